@@ -1,0 +1,39 @@
+# mem: make (no target) lists the targets.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_WS := examples/workspace
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: help demo test test-long docs bench clean
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev,local]'
+	touch $@
+
+demo: $(BIN)/.installed  ## set up .venv, index the sample workspace and run a few searches
+	$(BIN)/mem -w $(DEMO_WS) reindex
+	$(BIN)/mem -w $(DEMO_WS) search "database choice"
+	$(BIN)/mem -w $(DEMO_WS) search "ECONNREFUSED"
+	$(BIN)/mem -w $(DEMO_WS) search "部署流程" --limit 2
+	$(BIN)/mem -w $(DEMO_WS) get MEMORY.md --lines 12
+
+test: $(BIN)/.installed  ## set up .venv with the dev extra and run the test suite
+	$(BIN)/python -m pytest -q
+
+test-long: $(BIN)/.installed  ## the full reliability campaigns too
+	$(BIN)/python -m pytest -q -m "long or not long"
+
+docs: $(BIN)/.installed  ## regenerate man/ and completions/ from the CLI
+	$(BIN)/python -m memcli.cli.docgen
+
+bench: $(BIN)/.installed  ## benchmarks (JSON on stdout; not part of the tests)
+	$(BIN)/python bench/bench_index.py
+
+clean:  ## remove the virtualenv and derived state of the sample workspace
+	rm -rf $(VENV) $(DEMO_WS)/mem_metadata

@@ -1,0 +1,3 @@
+from memcli.cli.main import main
+
+main()

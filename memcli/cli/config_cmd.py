@@ -1,0 +1,35 @@
+"""`mem config`: print the resolved configuration, secrets masked."""
+
+
+from memcli.cli.context import Context, invoke
+
+HELP = """Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > agent.json > defaults).
+
+API keys are always shown masked."""
+
+
+def execute(ctx: Context, as_json: bool = False) -> int:
+    from memcli.vault.config import masked
+
+    ws = ctx.open()
+    shown = masked(ws.config)
+    for key in ws.ignored_keys:
+        ctx.warn(f"agent.json key '{key}' is not used by mem")
+    if as_json:
+        ctx.json({"workspace": str(ws.root), "config": shown})
+    else:
+        import yaml
+
+        ctx.out(f"# workspace: {ws.root}\n" + yaml.safe_dump(shown, sort_keys=False, allow_unicode=True))
+    return 0
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("config", help=HELP)
+    def config_cmd(
+        tctx: typer.Context,
+        as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, as_json))

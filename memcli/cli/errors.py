@@ -1,0 +1,52 @@
+"""The one place where errors become exit codes and one-line messages."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from contextlib import contextmanager
+
+from memcli import errors
+
+
+def report(exc: BaseException, verbose: bool, stderr=None) -> int:
+    stderr = stderr or sys.stderr
+    if isinstance(exc, KeyboardInterrupt):
+        stderr.write("mem: interrupted\n")
+        return errors.INTERRUPTED
+    if isinstance(exc, BrokenPipeError):
+        return 0  # `mem search ... | head`: the reader left; not an error
+    if isinstance(exc, errors.MemError):
+        if verbose:
+            traceback.print_exc(file=stderr)
+        stderr.write(f"mem: error: {exc.line()}\n")
+        return exc.exit_code
+    if verbose:
+        traceback.print_exc(file=stderr)
+    detail = str(exc).replace("\n", " ")[:300]
+    stderr.write(f"mem: internal error: {type(exc).__name__}: {detail} (rerun with -v for details)\n")
+    return errors.JOB_FAILED
+
+
+@contextmanager
+def guarded(verbose: bool):
+    """Run a command body; map any exception to an exit code via SystemExit."""
+    try:
+        yield
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - this is the single mapping point
+        code = report(exc, verbose)
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+        raise SystemExit(code) from None
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,92 @@
+"""Start-up fast path for `mem search` and `mem get`.
+
+Importing typer costs ~0.1 s, most of a cold search's budget. These two commands,
+the ones agents call in loops, are parsed here by a small table-driven parser and
+run the same `execute` function as their typer commands. Anything unusual
+(--help, an unknown option, a bad value) returns None and the typer app handles
+it, with its usual messages.
+"""
+
+from __future__ import annotations
+
+GLOBAL_VALUE = {"-w": "workspace", "--workspace": "workspace"}
+GLOBAL_FLAG = {"-v": "verbose", "--verbose": "verbose"}
+
+
+def _commands():
+    from memcli.cli import get, search
+
+    return {"search": search, "get": get}
+
+
+def parse(argv: list[str]):
+    """(command module, global options, command kwargs) or None to defer to typer."""
+    glob: dict = {}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        arg = argv[i]
+        name, eq, val = arg.partition("=")
+        if name in GLOBAL_VALUE:
+            if not eq:
+                if i + 1 >= len(argv):
+                    return None
+                val = argv[i + 1]
+                i += 1
+            glob[GLOBAL_VALUE[name]] = val
+        elif arg in GLOBAL_FLAG:
+            glob[GLOBAL_FLAG[arg]] = True
+        else:
+            return None
+        i += 1
+    if i >= len(argv) or argv[i] not in ("search", "get"):
+        return None
+    module = _commands()[argv[i]]
+    kwargs: dict = {}
+    words: list[str] = []
+    rest = argv[i + 1:]
+    j = 0
+    only_words = False
+    while j < len(rest):
+        arg = rest[j]
+        if only_words or not arg.startswith("-") or arg == "-":
+            words.append(arg)
+        elif arg == "--":
+            only_words = True
+        else:
+            name, eq, val = arg.partition("=")
+            if name in ("-h", "--help") or name not in module.OPTIONS:
+                return None
+            key, kind = module.OPTIONS[name]
+            if kind is bool:
+                if eq:
+                    return None
+                kwargs[key] = True
+            else:
+                if not eq:
+                    if j + 1 >= len(rest):
+                        return None
+                    val = rest[j + 1]
+                    j += 1
+                try:
+                    kwargs[key] = kind(val)
+                except ValueError:
+                    return None
+        j += 1
+    if not words:
+        return None
+    first = "query" if module.__name__.endswith("search") else "path"
+    kwargs[first] = words
+    return module, glob, kwargs
+
+
+def run(argv: list[str]) -> int | None:
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    module, glob, kwargs = parsed
+    from memcli.cli.context import Context
+    from memcli.cli.errors import guarded
+
+    ctx = Context(workspace=glob.get("workspace"), verbose=bool(glob.get("verbose")))
+    with guarded(ctx.verbose):
+        return module.execute(ctx, **kwargs)

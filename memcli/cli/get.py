@@ -1,0 +1,39 @@
+"""`mem get`: print a memory file or a line range of it (OpenClaw's memory_get)."""
+
+
+from memcli.cli.context import Context, invoke
+
+HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.
+
+Only Markdown files under MEMORY.md, the daily folder and the digest folder are
+readable; absolute paths, `..` and symlinks are refused."""
+
+OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_json", bool)}
+
+
+def execute(ctx: Context, path: list[str], start: int = 1, lines: int | None = None, as_json: bool = False) -> int:
+    from memcli.errors import BadInput
+    from memcli.jobs import get
+
+    if len(path) != 1:
+        raise BadInput("give exactly one PATH")
+    excerpt = get.run(ctx.open(), path[0], start=start, lines=lines)
+    if as_json:
+        ctx.json(excerpt.to_json())
+    else:
+        ctx.out(excerpt.text)
+    return 0
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("get", help=HELP)
+    def get_cmd(
+        tctx: typer.Context,
+        path: list[str] = typer.Argument(..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."),
+        start: int = typer.Option(1, "--from", metavar="N", help="First line to print (1-based)."),
+        lines: int = typer.Option(None, "--lines", metavar="N", help="How many lines to print (default: to the end)."),
+        as_json: bool = typer.Option(False, "--json", help="Print path, range and text as JSON."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, path, start, lines, as_json))

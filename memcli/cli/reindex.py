@@ -1,0 +1,45 @@
+"""`mem reindex`: make the search index current, or rebuild it."""
+
+
+from memcli.cli.context import Context, invoke
+from memcli.cli.progress import progress_bar
+
+HELP = """Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.
+
+Only one rebuild runs at a time: a second exits 75 with `Memory index rebuild is
+already running`. Searches keep answering from the previous index meanwhile."""
+
+
+def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool = False) -> int:
+    from memcli.jobs import reindex
+
+    ws = ctx.open()
+    with progress_bar(ctx, "Indexing") as progress:
+        rep = reindex.run(ws, full=full, scope=scope, progress=progress)
+    for path, reason in rep.sync.skipped:
+        ctx.warn(f"skipped {path}: {reason}")
+    for path, reason in rep.sync.warnings:
+        ctx.warn(f"{path}: {reason}")
+    if ctx.verbose and rep.sync.reason:
+        ctx.info(f"full rebuild: {rep.sync.reason}")
+    if as_json:
+        ctx.json(rep.to_json())
+    else:
+        s = rep.sync
+        kind = "Rebuilt" if s.full else "Indexed"
+        ctx.out(f"{kind} {s.files} files, {s.chunks} chunks ({len(s.added)} added, {len(s.changed)} changed, "
+                f"{len(s.deleted)} deleted, {len(s.skipped)} skipped) in {rep.seconds:.2f}s")
+    return 0
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("reindex", help=HELP)
+    def reindex_cmd(
+        tctx: typer.Context,
+        full: bool = typer.Option(False, "--full", help="Rebuild everything from the Markdown."),
+        scope: str = typer.Option("all", "--scope", metavar="SCOPE", help="all, bm25 or embedding."),
+        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, full, scope, as_json))

@@ -1,0 +1,57 @@
+"""`mem search`: hybrid/keyword memory search with ReMe's exact output format."""
+
+
+from memcli.cli.context import Context, invoke
+
+HELP = """Search memory (MEMORY.md, daily notes, digest) for QUERY.
+
+Prints each hit as `========== path:start-end [score=…] ==========` followed by the
+chunk text and its wikilink neighbours; `(no memory results)` when nothing matches."""
+
+# The option table the fast path parses; a test keeps it equal to the typer command.
+OPTIONS = {
+    "--limit": ("limit", int), "-n": ("limit", int),
+    "--min-score": ("min_score", float),
+    "--since": ("since", str), "--until": ("until", str),
+    "--mode": ("mode", str),
+    "--json": ("as_json", bool), "--no-links": ("no_links", bool), "--no-sync": ("no_sync", bool),
+}
+
+
+def execute(ctx: Context, query: list[str], limit: int | None = None, min_score: float = 0.0,
+            since: str | None = None, until: str | None = None, mode: str = "auto",
+            as_json: bool = False, no_links: bool = False, no_sync: bool = False) -> int:
+    from memcli.jobs import search
+
+    ws = ctx.open()
+    result = search.run(ws, " ".join(query), limit=limit, min_score=min_score, since=since, until=until,
+                        links=not no_links, mode=mode, auto_sync=not no_sync)
+    for w in result.warnings:
+        ctx.warn(w)
+    if ctx.verbose:
+        ctx.info(result.log_line)
+    if as_json:
+        ctx.json(result.to_json())
+    else:
+        ctx.out(result.text())
+    return 0
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("search", help=HELP)
+    def search_cmd(
+        tctx: typer.Context,
+        query: list[str] = typer.Argument(..., metavar="QUERY...", help="Words to search for."),
+        limit: int = typer.Option(None, "--limit", "-n", metavar="N", help="Results to return (default 5, config search.limit)."),
+        min_score: float = typer.Option(0.0, "--min-score", metavar="X", help="Drop results scoring below this."),
+        since: str = typer.Option(None, "--since", metavar="DATE", help="Only daily notes dated on/after YYYY-MM-DD."),
+        until: str = typer.Option(None, "--until", metavar="DATE", help="Only daily notes dated on/before YYYY-MM-DD."),
+        mode: str = typer.Option("auto", "--mode", metavar="MODE", help="auto, hybrid, keyword or vector."),
+        as_json: bool = typer.Option(False, "--json", help="Print results as one JSON document."),
+        no_links: bool = typer.Option(False, "--no-links", help="Do not list wikilink neighbours."),
+        no_sync: bool = typer.Option(False, "--no-sync", help="Do not index changed files first."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, query, limit, min_score, since, until, mode, as_json, no_links,
+                                no_sync))

@@ -1,0 +1,1 @@
+"""Chunking, stores (jsonl.zst chunk store, graph, catalogs) and incremental sync."""

@@ -1,0 +1,46 @@
+"""Read one indexed Markdown file into what the index keeps: frontmatter, links, chunks."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from memcli.index import links as linkmod
+from memcli.index.chunker import Chunk, chunk_lines
+from memcli.vault import frontmatter
+
+MAX_NOTE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass
+class ParsedNote:
+    sha: str
+    front_matter: dict = field(default_factory=dict)
+    links: list[list[str]] = field(default_factory=list)  # [target_path, target_anchor]
+    chunks: list[Chunk] = field(default_factory=list)
+    problem: str | None = None  # why the file is not (fully) indexed
+    skipped: bool = False
+
+
+def read_note(rel: str, data: bytes, target: int, overlap: int) -> ParsedNote:
+    sha = hashlib.sha256(data).hexdigest()
+    if len(data) > MAX_NOTE_BYTES:
+        return ParsedNote(sha, problem="larger than 10 MiB", skipped=True)
+    if b"\0" in data[:8192]:
+        return ParsedNote(sha, problem="binary content", skipped=True)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ParsedNote(sha, problem=f"not valid UTF-8 (byte {exc.start})", skipped=True)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    fm_src, fm_lines = frontmatter.split(text)
+    fm, problem = frontmatter.parse(fm_src)
+    body = lines[fm_lines:]
+    note = ParsedNote(sha, front_matter=fm, problem=problem)
+    note.links = [[ln["target_path"], ln["target_anchor"]] for ln in linkmod.extract(rel, body)]
+    note.chunks = chunk_lines(lines, fm_lines, target, overlap)
+    return note

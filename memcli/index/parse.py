@@ -1,0 +1,116 @@
+"""Turn changed Markdown files into index material, in parallel for big batches.
+
+Reading, chunking and tokenizing a 2,000-note vault is most of a full build, so
+large batches are split across worker processes. Workers return compact data
+(term hashes and counts as numpy arrays, store lines as bytes), so handing the
+results back costs little.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from memcli.index import store
+from memcli.index.notes import read_note
+from memcli.retrieval import tokenizer
+
+PARALLEL_MIN_FILES = 300
+MAX_READ = 64 * 1024 * 1024
+
+
+@dataclass
+class FileResult:
+    rel: str
+    sha: str = ""
+    unchanged: bool = False  # same hash as the indexed version
+    error: str | None = None  # unreadable
+    front_matter: dict = field(default_factory=dict)
+    links: list = field(default_factory=list)
+    problem: str | None = None
+    skipped: bool = False
+    spans: list = field(default_factory=list)  # (start_line, end_line, crumb_lines)
+    texts: list = field(default_factory=list)  # utf-8 bytes per chunk
+    ids: list = field(default_factory=list)  # 32-byte digests
+    lines: list = field(default_factory=list)  # chunk store lines
+    doc_len: list = field(default_factory=list)
+    post_hash: object = None  # numpy uint64, per posting
+    post_chunk: object = None  # numpy uint32, chunk number within the file
+    post_tf: object = None  # numpy uint32
+
+
+def _process(root: str, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:
+    import numpy as np
+
+    res = FileResult(rel)
+    try:
+        with open(os.path.join(root, rel), "rb") as fh:
+            data = fh.read(MAX_READ)
+    except OSError as exc:
+        res.error = f"unreadable: {exc.strerror}"
+        return res
+    res.sha = hashlib.sha256(data).hexdigest()
+    if known_sha == res.sha:
+        res.unchanged = True
+        return res
+    note = read_note(rel, data, target, overlap)
+    res.front_matter, res.links, res.problem, res.skipped = note.front_matter, note.links, note.problem, note.skipped
+    terms: list[str] = []
+    tfs: list[int] = []
+    owner: list[int] = []
+    for i, ch in enumerate(note.chunks):
+        cid = store.chunk_id(rel, ch.start_line, ch.end_line, ch.text)
+        counts = Counter(tokenizer.tokenize(ch.text))
+        terms.extend(counts.keys())
+        tfs.extend(counts.values())
+        owner.extend([i] * len(counts))
+        res.spans.append((ch.start_line, ch.end_line, ch.crumb_lines))
+        res.texts.append(ch.text.encode("utf-8"))
+        res.ids.append(bytes.fromhex(cid))
+        res.lines.append(store.chunk_line(cid, ch.text, rel, ch.start_line, ch.end_line))
+        res.doc_len.append(sum(counts.values()))
+    for t in terms:
+        if t not in cache:
+            cache[t] = tokenizer.term_hash(t)
+    res.post_hash = np.fromiter(map(cache.__getitem__, terms), dtype=np.uint64, count=len(terms))
+    res.post_chunk = np.array(owner, dtype=np.uint32)
+    res.post_tf = np.array(tfs, dtype=np.uint32)
+    return res
+
+
+def _batch(args: tuple) -> list[FileResult]:
+    root, items, target, overlap = args
+    cache: dict[str, int] = {}
+    return [_process(root, rel, sha, target, overlap, cache) for rel, sha in items]
+
+
+def process(root: str, items: list[tuple[str, str | None]], target: int, overlap: int,
+            progress=None) -> list[FileResult]:
+    """Process (path, known hash) pairs; results come back in input order."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(items) < PARALLEL_MIN_FILES or workers < 2:
+        cache: dict[str, int] = {}
+        out = []
+        for i, (rel, sha) in enumerate(items):
+            out.append(_process(root, rel, sha, target, overlap, cache))
+            if progress and (i % 50 == 0 or i == len(items) - 1):
+                progress("chunk", i + 1, len(items))
+        return out
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    n_batches = workers * 4
+    batches = [items[i::n_batches] for i in range(n_batches)]
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    results: dict[str, FileResult] = {}
+    done = 0
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for batch in pool.map(_batch, [(root, b, target, overlap) for b in batches]):
+            for r in batch:
+                results[r.rel] = r
+            done += len(batch)
+            if progress:
+                progress("chunk", done, len(items))
+    return [results[rel] for rel, _ in items]

@@ -1,0 +1,139 @@
+"""The search snapshot: one memory-mappable file holding everything a search reads.
+
+A cold `mem search` must answer in well under 0.15 s, so it cannot decompress and
+parse the chunk store. The snapshot keeps, in fixed-width little-endian arrays,
+the BM25 postings (keyed by 64-bit term hashes, sorted for binary search), per-
+chunk lengths, line ranges and ids, and the chunk texts; plus a small JSON table
+of indexed files (stat, hash, frontmatter, links) used for staleness checks and
+link expansion. Reading needs only mmap and memoryview (no numpy); writing uses
+numpy. It is derived state: replaced atomically as a whole, rebuilt on any doubt.
+
+Layout: b"MEMSNAP1" | u32 header length | header JSON | 8-aligned sections.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import struct
+from bisect import bisect_left
+from pathlib import Path
+
+from memcli.index.store import CorruptStore
+
+MAGIC = b"MEMSNAP1"
+VERSION = 1
+# section name -> memoryview format
+SECTIONS = {
+    "terms": "Q",  # sorted term hashes
+    "term_off": "Q",  # n_terms + 1 offsets into the postings
+    "post_doc": "I",
+    "post_tf": "I",
+    "doc_len": "I",
+    "doc_meta": "I",  # 4 per chunk: file index, start_line, end_line, breadcrumb lines
+    "text_off": "Q",  # n_docs + 1 offsets into text
+    "text": "B",
+    "ids": "B",  # 32 raw sha256 bytes per chunk
+    "files": "B",  # JSON list of file records
+}
+
+
+def write(path: Path, header: dict, arrays: dict) -> None:
+    """Write a snapshot; `arrays` maps section name -> bytes-like (numpy arrays allowed)."""
+    from memcli.vault import atomic
+
+    blobs = {name: bytes(memoryview(arrays[name]).cast("B")) if not isinstance(arrays[name], bytes)
+             else arrays[name] for name in SECTIONS}
+    sections = {}
+    offset = 0
+    for name in SECTIONS:
+        sections[name] = [offset, len(blobs[name])]
+        offset += (len(blobs[name]) + 7) & ~7
+    head = dict(header, version=VERSION, sections=sections)
+    hjson = json.dumps(head, separators=(",", ":")).encode()
+    base = len(MAGIC) + 4 + len(hjson)
+    pad0 = (-base) & 7
+    parts = [MAGIC, struct.pack("<I", len(hjson) + pad0), hjson, b" " * pad0]
+    for name in SECTIONS:
+        b = blobs[name]
+        parts.append(b)
+        parts.append(b"\0" * ((-len(b)) & 7))
+    atomic.write_bytes(path, b"".join(parts))
+
+
+class Snapshot:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            with open(self.path, "rb") as fh:
+                self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise CorruptStore(f"search snapshot unreadable: {exc}") from None
+        mv = memoryview(self._mm)
+        try:
+            if mv[:8] != MAGIC:
+                raise ValueError("bad magic")
+            (hlen,) = struct.unpack_from("<I", mv, 8)
+            self.header = json.loads(bytes(mv[12:12 + hlen]))
+            base = 12 + hlen
+            self._sec = {}
+            for name, fmt in SECTIONS.items():
+                off, length = self.header["sections"][name]
+                start = base + off
+                if start + length > len(mv):
+                    raise ValueError("truncated")
+                self._sec[name] = mv[start:start + length].cast(fmt)
+        except (ValueError, KeyError, TypeError, struct.error) as exc:
+            raise CorruptStore(f"search snapshot {self.path.name} is damaged ({exc})") from None
+        self.n_docs = int(self.header["n_docs"])
+        self.avgdl = float(self.header["avgdl"])
+        self.terms = self._sec["terms"]
+        self.term_off = self._sec["term_off"]
+        self.post_doc = self._sec["post_doc"]
+        self.post_tf = self._sec["post_tf"]
+        self.doc_len = self._sec["doc_len"]
+        self.doc_meta = self._sec["doc_meta"]
+        self.text_off = self._sec["text_off"]
+        if len(self.doc_len) != self.n_docs or len(self.text_off) != self.n_docs + 1:
+            raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
+        self._files: list[dict] | None = None
+
+    @property
+    def files(self) -> list[dict]:
+        if self._files is None:
+            try:
+                self._files = json.loads(bytes(self._sec["files"]))
+            except ValueError:
+                raise CorruptStore(f"search snapshot {self.path.name}: file table damaged") from None
+        return self._files
+
+    def postings(self, h: int) -> tuple[int, int] | None:
+        """(start, end) into post_doc/post_tf for term hash `h`, or None."""
+        i = bisect_left(self.terms, h)
+        if i < len(self.terms) and self.terms[i] == h:
+            return self.term_off[i], self.term_off[i + 1]
+        return None
+
+    def meta(self, doc: int) -> tuple[int, int, int, int]:
+        m = self.doc_meta
+        j = doc * 4
+        return m[j], m[j + 1], m[j + 2], m[j + 3]
+
+    def text(self, doc: int) -> str:
+        a, b = self.text_off[doc], self.text_off[doc + 1]
+        return bytes(self._sec["text"][a:b]).decode("utf-8")
+
+    def chunk_id(self, doc: int) -> str:
+        return bytes(self._sec["ids"][doc * 32:doc * 32 + 32]).hex()
+
+    def raw(self, name: str) -> memoryview:
+        return self._sec[name]
+
+    def close(self) -> None:
+        for v in getattr(self, "_sec", {}).values():
+            v.release()
+        self._sec = {}
+        try:
+            self._mm.close()
+        except (BufferError, AttributeError):
+            pass

@@ -1,0 +1,110 @@
+"""The zstd-compressed JSONL stores under mem_metadata/ (formats as ReMe writes them).
+
+Chunk store: file_store/file_chunks_default_v1.jsonl.zst; graph:
+file_graph/default.jsonl.zst; catalogs: file_catalog/<name>.jsonl.zst. Each is one
+zstd frame (level 3) of UTF-8 JSON lines, written atomically. A store that does
+not decode completely raises CorruptStore: the caller rebuilds from the Markdown
+rather than working from half a store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Iterable
+
+from memcli.errors import JobFailed
+from memcli.vault import atomic
+
+CHUNK_STORE = "file_store/file_chunks_default_v1.jsonl.zst"
+GRAPH_STORE = "file_graph/default.jsonl.zst"
+CATALOG_DIR = "file_catalog"
+ZSTD_LEVEL = 3
+MAX_DECOMPRESSED = 8 << 30
+
+
+class CorruptStore(JobFailed):
+    pass
+
+
+def chunk_id(path: str, start: int, end: int, text: str) -> str:
+    return hashlib.sha256(f"{path} {start} {end} {text}".encode("utf-8")).hexdigest()
+
+
+def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: str | None = None) -> bytes:
+    rec = {"id": cid, "text": text, "metadata": {}, "path": path, "start_line": start,
+           "end_line": end, "scores": {}}
+    if emb_b64:
+        rec["_embedding_f16_b64"] = emb_b64
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def compress(data: bytes) -> bytes:
+    import zstandard
+
+    # threads only split the work; the output is still one frame
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1 if len(data) > 4 << 20 else 0).compress(data)
+
+
+def decompress(raw: bytes, name: str) -> bytes:
+    import zstandard
+
+    try:
+        dctx = zstandard.ZstdDecompressor()
+        # decompressobj handles frames without a content size and reports truncation
+        obj = dctx.decompressobj()
+        out = obj.decompress(raw)
+        if not obj.eof:
+            raise CorruptStore(f"{name} is truncated")
+        if obj.unused_data:
+            raise CorruptStore(f"{name} has trailing garbage")
+        return out
+    except zstandard.ZstdError as exc:
+        raise CorruptStore(f"{name} does not decode: {exc}") from None
+
+
+def write_lines(path: Path, lines: Iterable[bytes]) -> bytes:
+    """Write JSON lines as one zstd frame; returns the compressed bytes."""
+    body = b"".join(line + b"\n" for line in lines)
+    raw = compress(body)
+    atomic.write_bytes(path, raw)
+    return raw
+
+
+def read_raw_lines(path: Path) -> list[bytes]:
+    """Decompressed lines of a store (no JSON parsing); [] when the store is absent."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    data = decompress(raw, path.name)
+    if data and not data.endswith(b"\n"):
+        raise CorruptStore(f"{path.name} ends mid-record")
+    return data.split(b"\n")[:-1] if data else []
+
+
+def read_records(path: Path) -> list[dict]:
+    out = []
+    for i, line in enumerate(read_raw_lines(path), 1):
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise CorruptStore(f"{path.name} line {i} is not JSON") from None
+        if not isinstance(rec, dict):
+            raise CorruptStore(f"{path.name} line {i} is not an object")
+        out.append(rec)
+    return out
+
+
+def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], front_matter: dict) -> bytes:
+    fm = {"name": front_matter.get("name", "") or "", "description": front_matter.get("description", "") or ""}
+    fm.update({k: v for k, v in front_matter.items() if k not in fm})
+    rec = {"path": path, "st_mtime": st_mtime,
+           "links": [{"source_path": path, "target_path": t, "target_anchor": a} for t, a in links],
+           "chunk_ids": chunk_ids, "front_matter": fm}
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def catalog_line(path: str, st_mtime: float) -> bytes:
+    return graph_line(path, st_mtime, [], [], {})

@@ -1,0 +1,279 @@
+"""Incremental indexing: bring the stores and the search snapshot up to date.
+
+Change detection: a file whose mtime and size match the snapshot is unchanged,
+unless its mtime is so close to the last index time that an edit in the same
+clock tick could hide (then its hash decides, as git does for "racy" files). A
+file whose stat differs is re-hashed; only a different hash re-chunks it.
+Unchanged files keep their chunks, postings, texts and store lines (and any
+vectors in them) as they are.
+
+Write order: chunk store, then snapshot (which records the store's hash), then
+graph and catalog. A crash between leaves a snapshot whose store hash does not
+match; the next sync sees that and rebuilds from the Markdown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from memcli.index import store
+from memcli.index import snapshot as snapmod
+from memcli.retrieval import tokenizer
+from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
+
+RACY_NS = 2_000_000_000
+K1, B = 1.5, 0.75
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    files: int = 0
+    chunks: int = 0
+    full: bool = False
+    wrote: bool = False
+    reason: str = ""
+
+    @property
+    def changes(self) -> int:
+        return len(self.added) + len(self.changed) + len(self.deleted)
+
+
+def snapshot_path(ws: Workspace) -> Path:
+    return ws.metadata / "keyword_index" / f"bm25_default_{tokenizer.NAME}_{tokenizer.FINGERPRINT}_v1.snap"
+
+
+def chunking_params(ws: Workspace) -> dict:
+    c = ws.config["chunking"]
+    return {"target_tokens": int(c["target_tokens"]), "overlap_tokens": int(c["overlap_tokens"])}
+
+
+def open_snapshot(ws: Workspace) -> snapmod.Snapshot | None:
+    p = snapshot_path(ws)
+    return snapmod.Snapshot(p) if p.exists() else None
+
+
+def scan(ws: Workspace) -> dict[str, os.stat_result]:
+    return dict(ws.iter_watched())
+
+
+def stale_paths(snap: snapmod.Snapshot | None, current: dict[str, os.stat_result]) -> list[str]:
+    """Paths whose stat differs from the snapshot (added, changed, deleted): no reads."""
+    known = {f["path"]: f for f in snap.files} if snap else {}
+    out = [p for p, st in current.items()
+           if p not in known or known[p]["mtime_ns"] != st.st_mtime_ns or known[p]["size"] != st.st_size]
+    out += [p for p in known if p not in current]
+    return sorted(out)
+
+
+def _load_previous(ws: Workspace, params: dict, report: SyncReport):
+    """The current snapshot and its aligned store lines, or (None, []) if they cannot be trusted."""
+    store_file = ws.metadata / store.CHUNK_STORE
+    try:
+        old = open_snapshot(ws)
+        if old is None:
+            if store_file.exists():
+                report.reason = "no search snapshot"
+            return None, []
+        if old.header.get("chunking") != params:
+            report.reason = "chunking settings changed"
+        else:
+            raw = store_file.read_bytes() if store_file.exists() else b""
+            if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
+                report.reason = "chunk store does not match the search snapshot"
+            else:
+                lines = store.read_raw_lines(store_file)
+                if len(lines) == old.n_docs:
+                    return old, lines
+                report.reason = "chunk store record count differs"
+        old.close()
+    except (store.CorruptStore, OSError) as exc:
+        report.reason = str(exc)
+    return None, []
+
+
+def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+    """Update derived state from the Markdown. The caller holds the index lock."""
+    report = SyncReport()
+    params = chunking_params(ws)
+    old, old_lines = (None, []) if full else _load_previous(ws, params, report)
+    report.full = old is None
+    if progress:
+        progress("scan", 0, 0)
+    current = scan(ws)
+    known = {f["path"]: f for f in old.files} if old else {}
+    racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
+    keep: dict[str, dict] = {}
+    todo: list[tuple[str, str | None]] = []
+    for rel, st in sorted(current.items()):
+        f = known.get(rel)
+        if f is not None and f["mtime_ns"] == st.st_mtime_ns and f["size"] == st.st_size \
+                and st.st_mtime_ns < racy_limit:
+            keep[rel] = f
+        else:
+            todo.append((rel, f["sha"] if f else None))
+    report.deleted = sorted(p for p in known if p not in current)
+
+    from memcli.index import parse  # deferred: searches import this module only to check staleness
+
+    fresh: dict = {}
+    for res in parse.process(str(ws.root), todo, params["target_tokens"], params["overlap_tokens"], progress):
+        if res.error:
+            report.skipped.append((res.rel, res.error))
+        elif res.unchanged:
+            keep[res.rel] = known[res.rel]
+        else:
+            fresh[res.rel] = res
+            (report.changed if res.rel in known else report.added).append(res.rel)
+            if res.skipped:
+                report.skipped.append((res.rel, res.problem or "skipped"))
+            elif res.problem:
+                report.warnings.append((res.rel, res.problem))
+    report.files = len(keep) + len(fresh)
+    touched = any(known[p]["mtime_ns"] != current[p].st_mtime_ns for p in keep)
+    if old is not None and not fresh and not report.deleted and not touched:
+        report.chunks = old.n_docs
+        old.close()
+        return report
+    _write(ws, old, old_lines, keep, fresh, current, params, report, progress)
+    if old is not None:
+        old.close()
+    for p in snapshot_path(ws).parent.glob("bm25_default_*.snap"):
+        if p != snapshot_path(ws):
+            atomic.remove(p)  # snapshot of an older tokenizer: never read again
+    return report
+
+
+def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -> None:
+    """Assemble and write the new stores: kept documents first (old order), then fresh ones.
+
+    Kept documents are carried over with whole-array numpy operations, so a
+    one-file update costs about the same as copying the snapshot.
+    """
+    import numpy as np
+
+    if progress:
+        progress("write", 0, 0)
+    files: list[dict] = []
+    h_parts, d_parts, t_parts, metas, lens = [], [], [], [], []
+    texts: list[bytes] = []
+    ids: list[bytes] = []
+    lines: list[bytes] = []
+    n = 0
+    if old is not None and keep:
+        mask = np.zeros(old.n_docs, dtype=bool)
+        kept = sorted(keep.values(), key=lambda f: f["first"])
+        for f in kept:
+            mask[f["first"]:f["first"] + f["count"]] = True
+        newpos = np.cumsum(mask) - 1
+        o_meta = np.frombuffer(old.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
+        fidx = np.repeat(np.arange(len(kept), dtype=np.uint32), [f["count"] for f in kept])
+        o_meta[:, 0] = fidx
+        metas.append(o_meta)
+        lens.append(np.frombuffer(old.raw("doc_len"), dtype=np.uint32)[mask])
+        o_off = np.frombuffer(old.raw("text_off"), dtype=np.uint64).astype(np.int64)
+        text_lens = [np.diff(o_off)[mask]]
+        # copy kept documents run by run: only changed files break the runs
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
+        o_text, o_ids = old.raw("text"), old.raw("ids")
+        for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
+            texts.append(bytes(o_text[int(o_off[a]):int(o_off[b])]))
+            ids.append(bytes(o_ids[a * 32:b * 32]))
+            lines.extend(old_lines[a:b])
+        o_terms = np.frombuffer(old.raw("terms"), dtype=np.uint64)
+        o_toff = np.frombuffer(old.raw("term_off"), dtype=np.uint64).astype(np.int64)
+        o_doc = np.frombuffer(old.raw("post_doc"), dtype=np.uint32)
+        ok = mask[o_doc]
+        h_parts.append(np.repeat(o_terms, np.diff(o_toff))[ok])
+        d_parts.append(newpos[o_doc[ok]].astype(np.uint32))
+        t_parts.append(np.frombuffer(old.raw("post_tf"), dtype=np.uint32)[ok])
+        for f in kept:
+            st = current[f["path"]]
+            files.append(dict(f, first=int(newpos[f["first"]]) if f["count"] else n,
+                              mtime_ns=st.st_mtime_ns, size=st.st_size, mtime=st.st_mtime))
+            n += f["count"]
+    else:
+        text_lens = []
+    for rel in sorted(fresh):
+        r = fresh[rel]
+        st = current[rel]
+        cnt = len(r.spans)
+        if cnt:
+            m = np.empty((cnt, 4), dtype=np.uint32)
+            m[:, 0] = len(files)
+            m[:, 1:] = np.array(r.spans, dtype=np.uint32)
+            metas.append(m)
+            lens.append(np.array(r.doc_len, dtype=np.uint32))
+            h_parts.append(r.post_hash)
+            d_parts.append(r.post_chunk.astype(np.uint32) + np.uint32(n))
+            t_parts.append(r.post_tf)
+            texts.extend(r.texts)
+            text_lens.append(np.fromiter(map(len, r.texts), dtype=np.int64, count=cnt))
+            ids.extend(r.ids)
+            lines.extend(r.lines)
+        files.append({"path": rel, "sha": r.sha, "fm": r.front_matter, "links": r.links, "problem": r.problem,
+                      "first": n, "count": cnt, "mtime_ns": st.st_mtime_ns, "size": st.st_size,
+                      "mtime": st.st_mtime})
+        n += cnt
+
+    p_h = np.concatenate(h_parts) if h_parts else np.zeros(0, np.uint64)
+    p_d = np.concatenate(d_parts) if d_parts else np.zeros(0, np.uint32)
+    p_t = np.concatenate(t_parts) if t_parts else np.zeros(0, np.uint32)
+    if old is not None and keep and len(h_parts) > 1:
+        # carried postings are sorted by (term, doc) and fresh docs number after them:
+        # sort fresh postings the same way, then one stable sort by term merges both
+        carried = len(h_parts[0])
+        fresh_order = np.lexsort((p_d[carried:], p_h[carried:])) + carried
+        order = np.concatenate((np.arange(carried), fresh_order))
+        p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
+        order = np.argsort(p_h, kind="stable")
+    else:
+        order = np.lexsort((p_d, p_h))
+    p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
+    terms, starts = np.unique(p_h, return_index=True)
+    term_off = np.append(starts, len(p_h)).astype(np.uint64)
+    dl = np.concatenate(lens) if lens else np.zeros(0, np.uint32)
+    meta = np.concatenate(metas) if metas else np.zeros((0, 4), np.uint32)
+    text_off = np.zeros(n + 1, dtype=np.uint64)
+    if n:
+        np.cumsum(np.concatenate(text_lens).astype(np.uint64), out=text_off[1:])
+    id_blob = b"".join(ids)
+
+    raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
+    header = {
+        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
+        "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
+        "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
+        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
+    }
+    snapmod.write(snapshot_path(ws), header, {
+        "terms": np.ascontiguousarray(terms), "term_off": term_off,
+        "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
+        "doc_len": dl, "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
+        "text": b"".join(texts), "ids": id_blob,
+        "files": json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+    })
+    hexids = id_blob.hex()
+    graph, catalog = [], []
+    for rec in sorted(files, key=lambda r: r["path"]):
+        a, cnt = rec["first"], rec["count"]
+        cids = [hexids[64 * d:64 * d + 64] for d in range(a, a + cnt)]
+        graph.append(store.graph_line(rec["path"], rec["mtime"], rec["links"], cids, rec["fm"]))
+        catalog.append(store.catalog_line(rec["path"], rec["mtime"]))
+    store.write_lines(ws.metadata / store.GRAPH_STORE, graph)
+    store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
+    report.chunks = n
+    report.wrote = True

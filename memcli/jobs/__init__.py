@@ -1,0 +1,1 @@
+"""One module per job; each exposes run(...) returning a typed report."""

@@ -1,0 +1,48 @@
+"""Keep the search snapshot current before reading it, when that is cheap.
+
+A user who edits a note and searches must not get silently stale results. Up to
+`sync_before_search_max_files` changed files are synced in place (only if no
+other rebuild holds the index lock); beyond that, or when busy, the search
+answers from the last complete snapshot and says so on stderr.
+"""
+
+from __future__ import annotations
+
+from memcli.index import snapshot as snapmod
+from memcli.index import sync
+from memcli.vault.lock import Lock
+from memcli.vault.workspace import Workspace
+from memcli.errors import Busy
+
+REBUILD_BUSY = "Memory index rebuild is already running"
+
+
+def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
+    return Lock(ws.lock_path("index"), job, wait=wait, busy_message=REBUILD_BUSY)
+
+
+def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True) -> snapmod.Snapshot | None:
+    snap = sync.open_snapshot(ws)
+    current = sync.scan(ws)
+    stale = sync.stale_paths(snap, current)
+    if not stale:
+        return snap
+    limit = int(ws.config["search"]["sync_before_search_max_files"])
+    first_build = snap is None
+    if auto_sync and (first_build or len(stale) <= limit):
+        try:
+            # a first build has nothing to fall back on, so it may wait for a running one
+            with index_lock(ws, "search-sync", wait=30.0 if first_build else 0.0):
+                if snap is not None:
+                    snap.close()
+                sync.sync(ws)
+                return sync.open_snapshot(ws)
+        except Busy:
+            pass
+        except OSError as exc:  # read-only workspace: answer from what is there
+            warnings.append(f"could not update the index ({exc.strerror}); results may be stale")
+            return snap
+    if snap is not None:
+        warnings.append(f"{len(stale)} file(s) changed since the last index; results may be stale "
+                        f"(run `mem reindex`)")
+    return snap

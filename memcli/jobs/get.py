@@ -1,0 +1,74 @@
+"""Read a memory file, or a line range of it, by workspace-relative path (memory_get)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from memcli.errors import BadInput
+from memcli.vault.workspace import Workspace
+
+MAX_BYTES = 10 * 1024 * 1024
+
+
+@dataclass
+class Excerpt:
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+                "total_lines": self.total_lines, "text": self.text}
+
+
+def check_path(ws: Workspace, path: str) -> str:
+    """Validate an agent-supplied path; returns its normalized workspace-relative form."""
+    raw = (path or "").strip()
+    if not raw:
+        raise BadInput("path is empty")
+    if any(ord(c) < 32 for c in raw) or "\\" in raw:
+        raise BadInput(f"invalid path {raw!r}")
+    p = PurePosixPath(raw)
+    if p.is_absolute() or ".." in p.parts:
+        raise BadInput(f"path {raw!r} must be relative to the workspace and must not contain '..'")
+    rel = p.as_posix()
+    if not rel.endswith(".md"):
+        raise BadInput(f"{rel} is not a Markdown memory file (.md)")
+    if not ws.is_watched_path(rel):
+        raise BadInput(f"{rel} is outside the memory areas (MEMORY.md, "
+                       f"{ws.config['daily_dir']}/, {ws.config['digest_dir']}/)")
+    cur = ws.root
+    for part in p.parts:
+        cur = cur / part
+        if os.path.islink(cur):
+            raise BadInput(f"{rel} goes through a symlink; refusing to follow it")
+    if not cur.is_file():
+        raise BadInput(f"{rel} does not exist", "find paths with `mem search`")
+    return rel
+
+
+def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -> Excerpt:
+    rel = check_path(ws, path)
+    if start < 1:
+        raise BadInput(f"--from must be at least 1, got {start}")
+    if lines is not None and lines < 1:
+        raise BadInput(f"--lines must be at least 1, got {lines}")
+    full = ws.root / rel
+    if full.stat().st_size > MAX_BYTES:
+        raise BadInput(f"{rel} is larger than 10 MiB; read it with --from/--lines from a smaller file")
+    try:
+        text = full.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{rel} is not valid UTF-8 (byte {exc.start})") from None
+    all_lines = text.split("\n")
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()
+    total = len(all_lines)
+    if start > max(total, 1):
+        raise BadInput(f"--from {start} is past the end of {rel} ({total} lines)")
+    end = total if lines is None else min(total, start + lines - 1)
+    return Excerpt(rel, start, end, total, "\n".join(all_lines[start - 1:end]))

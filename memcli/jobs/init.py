@@ -1,0 +1,73 @@
+"""Create a workspace: the folders and a commented mem.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli.errors import BadInput
+from memcli.vault import atomic
+
+MEM_YAML = """\
+# mem workspace configuration. Every key is optional; defaults are shown.
+# Keys match QwenPaw's running.reme_light_memory_config, so the same values work there.
+# Precedence: command-line flag > MEM_* environment > this file > agent.json > defaults.
+
+# daily_dir: memory            # daily notes: memory/YYYY-MM-DD/<note>.md
+# digest_dir: digest           # long-term nodes: digest/{personal,procedure,wiki}/
+# resource_dir: resource       # external files picked up by `mem resource scan`
+# session_dir: mem_session     # sanitized conversations: mem_session/dialog/<id>.jsonl
+# metadata_dir: mem_metadata   # derived state, rebuilt by `mem reindex`
+# auto_memory_interval: 5      # extract after this many new user turns
+# summarize_when_compact: true # honour `mem ingest --flush` before a context compaction
+# dream_cron_enabled: true
+# dream_cron: "0 23 * * *"     # when `mem dream --if-due` consolidates notes
+# timezone: ""                 # e.g. Europe/Berlin; empty = this machine's zone
+
+# embedding_model_config:      # vector search; without it search is keyword-only
+#   backend: openai            # openai | dashscope | gemini | ollama | voyage | local | none
+#   base_url: https://api.openai.com/v1
+#   model_name: text-embedding-3-small
+#   api_key: ""                # better: export MEM_EMBEDDING_API_KEY
+#   dimensions: 1024
+
+# llm_model_config:            # fact extraction; without it a rule-based extractor runs
+#   backend: openai
+#   base_url: https://api.openai.com/v1
+#   model_name: gpt-4o-mini
+#   api_key: ""                # better: export MEM_LLM_API_KEY
+
+# search:
+#   limit: 5
+#   vector_weight: 0.7
+#   candidate_multiplier: 3.0
+#   rrf_k: 60
+"""
+
+FOLDERS = ("memory", "digest/personal", "digest/procedure", "digest/wiki", "resource",
+           "mem_session/dialog", "mem_metadata")
+
+
+@dataclass
+class InitReport:
+    root: Path
+    created: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"workspace": str(self.root), "created": self.created}
+
+
+def run(root: Path) -> InitReport:
+    if root.exists() and not root.is_dir():
+        raise BadInput(f"{root} exists and is not a folder")
+    report = InitReport(root)
+    for sub in FOLDERS:
+        d = root / sub
+        if not d.is_dir():
+            d.mkdir(parents=True, exist_ok=True)
+            report.created.append(sub + "/")
+    cfg = root / "mem.yaml"
+    if not cfg.exists():
+        atomic.write_text(cfg, MEM_YAML)
+        report.created.append("mem.yaml")
+    return report

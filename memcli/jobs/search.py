@@ -1,0 +1,188 @@
+"""Search job: keyword (BM25) and vector branches, fusion, merging, link expansion."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from memcli.errors import BadInput
+from memcli.jobs.freshness import fresh_snapshot
+from memcli.retrieval import bm25
+from memcli.retrieval import links as linkmod
+from memcli.vault.workspace import Workspace
+
+MAX_CANDIDATES = 200
+
+
+@dataclass
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    vector: float | None = None
+    keyword: float | None = None
+    docs: list[int] = field(default_factory=list)
+    links: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+                "text": self.text, "score": self.score, "vector": self.vector, "keyword": self.keyword,
+                "links": self.links}
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    candidates: int
+    vector_hits: int = 0
+    keyword_hits: int = 0
+    hybrid: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def log_line(self) -> str:
+        return (f"[SearchStep] query={self.query!r} candidates={self.candidates} "
+                f"vector_hits={self.vector_hits} keyword_hits={self.keyword_hits}")
+
+    def text(self) -> str:
+        """ReMe's exact text format; `(no memory results)` when empty."""
+        if not self.hits:
+            return "(no memory results)"
+        out: list[str] = []
+        for h in self.hits:
+            if self.hybrid:
+                v = f"{h.vector:.4f}" if h.vector is not None else "-"
+                k = f"{h.keyword:.4f}" if h.keyword is not None else "-"
+                scores = f"score={h.score:.4f} vector={v} keyword={k}"
+            else:
+                scores = f"score={h.score:.4f}"
+            out.append(f"========== {h.path}:{h.start_line}-{h.end_line} [{scores}] ==========\n{h.text}")
+            out.extend(linkmod.render(h.links))
+        return "\n".join(out)
+
+    def to_json(self) -> dict:
+        return {"query": self.query, "results": [h.to_json() for h in self.hits],
+                "counts": {"candidates": self.candidates, "vector": self.vector_hits,
+                           "keyword": self.keyword_hits, "returned": len(self.hits), "hybrid": self.hybrid},
+                "log": self.log_line, "warnings": self.warnings}
+
+
+def parse_date(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip()).isoformat()
+    except ValueError:
+        raise BadInput(f"{flag} must be a date like 2026-05-18, got {value!r}") from None
+
+
+def _doc_hit(snap, files, doc: int, score: float) -> Hit:
+    fidx, start, end, crumb = snap.meta(doc)
+    return Hit(files[fidx]["path"], start, end, snap.text(doc), score, docs=[doc])
+
+
+def _merge(snap, hits: list[Hit]) -> list[Hit]:
+    """Fold hits of one file whose line ranges overlap or touch into the better-ranked one."""
+    kept: list[Hit] = []
+    for h in hits:
+        target = next((k for k in kept if k.path == h.path
+                       and h.start_line <= k.end_line + 1 and h.end_line >= k.start_line - 1), None)
+        if target is None:
+            kept.append(h)
+            continue
+        target.docs += h.docs
+        if target.vector is None or (h.vector is not None and h.vector > target.vector):
+            target.vector = h.vector if h.vector is not None else target.vector
+        if target.keyword is None or (h.keyword is not None and h.keyword > target.keyword):
+            target.keyword = h.keyword if h.keyword is not None else target.keyword
+        _rebuild_text(snap, target)
+    return kept
+
+
+def _rebuild_text(snap, hit: Hit) -> None:
+    """Text of merged chunks: the first chunk's breadcrumb, then the union of their lines."""
+    by_line: dict[int, str] = {}
+    crumb_of_first: list[str] = []
+    first_start = None
+    for d in hit.docs:
+        _, start, end, crumb = snap.meta(d)
+        lines = snap.text(d).split("\n")
+        if first_start is None or start < first_start:
+            first_start, crumb_of_first = start, lines[:crumb]
+        for i, line in enumerate(lines[crumb:]):
+            by_line.setdefault(start + i, line)
+    lo, hi = min(by_line), max(by_line)
+    hit.start_line, hit.end_line = lo, hi
+    hit.text = "\n".join(crumb_of_first + [by_line.get(i, "") for i in range(lo, hi + 1)])
+
+
+def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float = 0.0,
+        since: str | None = None, until: str | None = None, links: bool = True,
+        mode: str = "auto", auto_sync: bool = True) -> SearchResult:
+    query = (query or "").strip()
+    if not query:
+        raise BadInput("query is empty", "pass the words to search for")
+    cfg = ws.config["search"]
+    limit = int(cfg["limit"]) if limit is None else limit
+    if limit < 1:
+        raise BadInput(f"--limit must be at least 1, got {limit}")
+    if mode not in ("auto", "hybrid", "keyword", "vector"):
+        raise BadInput(f"--mode must be hybrid, keyword or vector, got {mode!r}")
+    since, until = parse_date(since, "--since"), parse_date(until, "--until")
+    candidates = min(MAX_CANDIDATES, max(1, int(limit * float(cfg["candidate_multiplier"]))))
+    result = SearchResult(query, [], candidates)
+    snap = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
+    if snap is None or snap.n_docs == 0:
+        return result
+    files = snap.files
+    allowed = None
+    if since or until:
+        lo, hi = since or "0000-00-00", until or "9999-99-99"
+        ok_files = [bool((d := ws.date_of(f["path"])) and lo <= d <= hi) for f in files]
+        allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
+
+    keyword: list[tuple[int, float]] = []
+    if mode != "vector":
+        keyword = bm25.top(bm25.score(snap, query, allowed), candidates)
+    vector: list[tuple[int, float]] = []
+    result.keyword_hits, result.vector_hits = len(keyword), len(vector)
+
+    if keyword and vector:
+        result.hybrid = True
+        hits = _fuse(snap, files, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]))
+    else:
+        hits = [_doc_hit(snap, files, d, s) for d, s in (keyword or vector)]
+        for h in hits:
+            if keyword:
+                h.keyword = h.score
+            else:
+                h.vector = h.score
+    if min_score > 0:
+        hits = [h for h in hits if h.score >= min_score]
+    hits = _merge(snap, hits)[:limit]
+    if links:
+        expansion = linkmod.expand(files, list(dict.fromkeys(h.path for h in hits)),
+                                   int(cfg["max_links_per_direction"]))
+        for h in hits:
+            h.links = expansion.get(h.path, {})
+    result.hits = hits
+    return result
+
+
+def _fuse(snap, files, vector, keyword, vector_weight: float, k: int) -> list[Hit]:
+    """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing."""
+    merged: dict[int, Hit] = {}
+    for rank, (d, s) in enumerate(vector, 1):
+        h = merged[d] = _doc_hit(snap, files, d, vector_weight / (k + rank))
+        h.vector = s
+    for rank, (d, s) in enumerate(keyword, 1):
+        contrib = (1.0 - vector_weight) / (k + rank)
+        h = merged.get(d)
+        if h is None:
+            h = merged[d] = _doc_hit(snap, files, d, 0.0)
+        h.score += contrib
+        h.keyword = s
+    return sorted(merged.values(), key=lambda h: -h.score)

@@ -1,0 +1,1 @@
+"""Tokenizer, BM25 and vector scoring, fusion, link expansion."""

@@ -1,0 +1,1 @@
+"""Workspace, configuration, atomic writes, locks and note files: the bottom layer."""

@@ -1,0 +1,76 @@
+"""Atomic file writes: temp file in the same folder, fsync, rename, fsync the folder.
+
+A crash at any instant leaves either the old file or the new one under the final
+name; a leftover temp file is a dot-file that no walker treats as a note.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+TEMP_MARK = ".mem-tmp-"
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f"{TEMP_MARK}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
+    write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def remove(path: Path) -> None:
+    """Delete a file if present and make the deletion durable."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return
+    _fsync_dir(Path(path).parent)
+
+
+def clean_temp_files(folder: Path) -> int:
+    """Remove temp files a killed writer left behind; returns how many."""
+    n = 0
+    if not folder.is_dir():
+        return 0
+    for p in folder.rglob(f"{TEMP_MARK}*"):
+        try:
+            p.unlink()
+            n += 1
+        except OSError:
+            pass
+    return n

@@ -1,0 +1,229 @@
+"""Configuration: defaults < agent.json < mem.yaml < MEM_* environment < flags.
+
+Key names follow QwenPaw's `running.reme_light_memory_config`, so a QwenPaw agent
+workspace works as it is. Settings are resolved once, by the CLI, and passed down;
+nothing below the CLI reads the environment.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from memcli.errors import ConfigError
+
+SECRET_KEYS = frozenset({"api_key"})
+FREEFORM = frozenset({"headers"})  # provider extra HTTP headers: any string keys
+MASK = "***"
+
+EMBEDDING_DEFAULTS: dict[str, Any] = {
+    "backend": "",  # "" = automatic: local model when installed, else keyword-only
+    "api_key": "",
+    "base_url": "",
+    "model_name": "",
+    "dimensions": 1024,
+    "enable_cache": True,
+    "use_dimensions": False,
+    "max_cache_size": 10000,
+    "max_input_length": 8192,
+    "max_batch_size": 10,
+    "timeout": 30.0,
+    "max_retries": 3,
+    "headers": {},
+}
+
+DEFAULTS: dict[str, Any] = {
+    "metadata_dir": "mem_metadata",
+    "session_dir": "mem_session",
+    "mem_session_dir": "mem_agent",
+    "resource_dir": "resource",
+    "daily_dir": "memory",
+    "digest_dir": "digest",
+    "summarize_when_compact": True,
+    "inbox_push_enabled": True,
+    "auto_memory_interval": 5,
+    "dream_cron_enabled": True,
+    "dream_cron": "0 23 * * *",
+    "auto_memory_search_config": {"enabled": False, "max_results": 2},
+    "embedding_model_config": EMBEDDING_DEFAULTS,
+    "llm_model_config": {"backend": "", "base_url": "", "api_key": "", "model_name": "", "timeout": 60.0, "max_retries": 2,
+                         "headers": {}},
+    "search": {
+        "vector_weight": 0.7,
+        "candidate_multiplier": 3.0,
+        "rrf_k": 60,
+        "limit": 5,
+        "max_links_per_direction": 10,
+        "sync_before_search_max_files": 50,
+    },
+    "chunking": {"target_tokens": 400, "overlap_tokens": 80},
+    "extra_paths": [],
+    "timezone": "",
+    "backup_dir": "",
+}
+
+# Environment variables the CLI honours, mapped to a config path.
+ENV_KEYS: dict[str, tuple[str, ...]] = {
+    "MEM_EMBEDDING_BACKEND": ("embedding_model_config", "backend"),
+    "MEM_EMBEDDING_MODEL": ("embedding_model_config", "model_name"),
+    "MEM_EMBEDDING_BASE_URL": ("embedding_model_config", "base_url"),
+    "MEM_EMBEDDING_API_KEY": ("embedding_model_config", "api_key"),
+    "MEM_EMBEDDING_DIMENSIONS": ("embedding_model_config", "dimensions"),
+    "MEM_LLM_BACKEND": ("llm_model_config", "backend"),
+    "MEM_LLM_MODEL": ("llm_model_config", "model_name"),
+    "MEM_LLM_BASE_URL": ("llm_model_config", "base_url"),
+    "MEM_LLM_API_KEY": ("llm_model_config", "api_key"),
+    "MEM_TIMEZONE": ("timezone",),
+    "MEM_BACKUP_DIR": ("backup_dir",),
+}
+
+# The provider's usual key variable, used only when no api_key is configured.
+PROVIDER_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "dashscope": "DASHSCOPE_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "voyage": "VOYAGE_API_KEY",
+}
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+
+
+def _coerce(path: str, default: Any, value: Any) -> Any:
+    """Check `value` against the type of its default; allow int where float is expected."""
+    if value is None:
+        return default
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+    elif isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif isinstance(default, str):
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            return str(value)
+    elif isinstance(default, list):
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {value!r:.60}",
+                      "fix it in mem.yaml")
+
+
+def merge(base: dict, layer: Mapping, *, source: str, strict: bool, prefix: str = "") -> list[str]:
+    """Merge `layer` into `base` in place, validating types; returns unknown keys.
+
+    With `strict`, an unknown key is a ConfigError (mem.yaml is ours); otherwise it
+    is only reported (agent.json belongs to QwenPaw and may carry keys we do not use).
+    """
+    unknown: list[str] = []
+    for key, value in layer.items():
+        path = f"{prefix}{key}"
+        if key not in base:
+            if strict:
+                raise ConfigError(f"unknown config key '{path}' in {source}", "see `mem config` for valid keys")
+            unknown.append(path)
+            continue
+        default = base[key]
+        if isinstance(default, dict):
+            if value is None:
+                continue
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"config key '{path}' in {source} must be a mapping, got {value!r:.60}")
+            if key in FREEFORM:
+                if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                    raise ConfigError(f"config key '{path}' in {source} must map strings to strings")
+                base[key] = dict(value)
+                continue
+            unknown += merge(default, value, source=source, strict=strict, prefix=f"{path}.")
+        else:
+            base[key] = _coerce(path, default, value)
+    return unknown
+
+
+def _set_path(cfg: dict, keys: tuple[str, ...], value: Any, source: str) -> None:
+    node = cfg
+    for k in keys[:-1]:
+        node = node[k]
+    node[keys[-1]] = _coerce(".".join(keys), node[keys[-1]], value)
+
+
+def load_yaml_file(path: Path) -> dict:
+    import yaml  # deferred: only needed when the workspace has a mem.yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read {path.name}: not valid UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path.name}: {exc.strerror}") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}",
+                          "fix the YAML syntax") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} must be a mapping of config keys, got {type(data).__name__}")
+    return data
+
+
+def load_agent_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read agent.json: {exc}") from None
+    section = data.get("running", {}).get("reme_light_memory_config", {}) if isinstance(data, dict) else {}
+    if not isinstance(section, dict):
+        raise ConfigError("agent.json: running.reme_light_memory_config must be an object")
+    return section
+
+
+def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
+    """Build the effective config for `workspace`; returns (config, ignored agent.json keys)."""
+    cfg = copy.deepcopy(DEFAULTS)
+    ignored: list[str] = []
+    agent = workspace / "agent.json"
+    if agent.is_file():
+        ignored = merge(cfg, load_agent_json(agent), source="agent.json", strict=False)
+    native = workspace / "mem.yaml"
+    if native.is_file():
+        merge(cfg, load_yaml_file(native), source="mem.yaml", strict=True)
+    for var, keys in ENV_KEYS.items():
+        if env.get(var):
+            _set_path(cfg, keys, env[var], var)
+    for section in ("embedding_model_config", "llm_model_config"):
+        sec = cfg[section]
+        if not sec.get("api_key"):
+            var = PROVIDER_KEY_ENV.get(str(sec.get("backend", "")))
+            if var and env.get(var):
+                sec["api_key"] = env[var]
+    for dotted, value in (overrides or {}).items():
+        _set_path(cfg, tuple(dotted.split(".")), value, "flag")
+    return cfg, ignored
+
+
+def masked(cfg: Any) -> Any:
+    """A copy of `cfg` safe to print: every secret replaced by a mask."""
+    if isinstance(cfg, dict):
+        return {k: (MASK if k in SECRET_KEYS and v else masked(v)) for k, v in cfg.items()}
+    if isinstance(cfg, list):
+        return [masked(v) for v in cfg]
+    return cfg

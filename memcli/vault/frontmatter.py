@@ -1,0 +1,84 @@
+"""Frontmatter: split it off a note, parse it safely, render it with sorted keys.
+
+Parsing never raises: a broken or non-mapping frontmatter reads as {} with a
+problem string, so one bad note cannot stop indexing of the others. Values are
+flattened to JSON-safe scalars and short lists, which also defuses YAML alias
+bombs (a deeply shared structure is never expanded).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+_MAX_LIST = 50
+
+
+def split(text: str) -> tuple[str | None, int]:
+    """Return (frontmatter source or None, number of lines it occupies incl. fences)."""
+    if not text.startswith("---"):
+        return None, 0
+    first_nl = text.find("\n")
+    if first_nl < 0 or text[:first_nl].rstrip() != "---":
+        return None, 0
+    pos = first_nl + 1
+    line_no = 1
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        line = text[pos:] if nl < 0 else text[pos:nl]
+        line_no += 1
+        if line.rstrip() in ("---", "..."):
+            return text[first_nl + 1:pos], line_no
+        if nl < 0:
+            break
+        pos = nl + 1
+    return None, 0  # no closing fence: treat the whole file as body
+
+
+def _scalar(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return v.isoformat()
+    return str(v)
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_scalar(x) if not isinstance(x, (list, dict)) else str(x)[:200] for x in v[:_MAX_LIST]]
+    if isinstance(v, dict):
+        return {str(k): _scalar(x) if not isinstance(x, (list, dict)) else str(x)[:200]
+                for k, x in list(v.items())[:_MAX_LIST]}
+    return _scalar(v)
+
+
+def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
+    """Parse frontmatter YAML; returns (mapping, problem or None)."""
+    if source is None or not source.strip():
+        return {}, None
+    if len(source) > MAX_FRONTMATTER_BYTES:
+        return {}, "frontmatter too large"
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(source, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return {}, f"broken frontmatter{f' at line {mark.line + 2}' if mark else ''}"
+    except RecursionError:
+        return {}, "frontmatter nested too deeply"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, "frontmatter is not a mapping"
+    return {str(k): _clean(v) for k, v in data.items()}, None
+
+
+def render(meta: dict[str, Any]) -> str:
+    """Frontmatter block with sorted keys, as ReMe writes it."""
+    import yaml
+
+    body = yaml.safe_dump(meta, allow_unicode=True, sort_keys=True, default_flow_style=False, width=100000)
+    return f"---\n{body}---\n"
