@@ -137,3 +137,18 @@ class Snapshot:
             self._mm.close()
         except (BufferError, AttributeError):
             pass
+
+
+def rewrite_header(path: Path, updates: dict) -> None:
+    """Replace header fields (e.g. the chunk store hash) keeping every section as it is."""
+    from memcli.vault import atomic
+
+    data = Path(path).read_bytes()
+    if data[:8] != MAGIC:
+        raise CorruptStore(f"search snapshot {Path(path).name} is damaged (bad magic)")
+    (hlen,) = struct.unpack_from("<I", data, 8)
+    header = json.loads(data[12:12 + hlen])
+    header.update(updates)
+    hjson = json.dumps(header, separators=(",", ":")).encode()
+    pad = (-(len(MAGIC) + 4 + len(hjson))) & 7
+    atomic.write_bytes(path, MAGIC + struct.pack("<I", len(hjson) + pad) + hjson + b" " * pad + data[12 + hlen:])

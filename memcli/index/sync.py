@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,8 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     report = SyncReport()
     params = chunking_params(ws)
     old, old_lines = (None, []) if full else _load_previous(ws, params, report)
+    if full and not report.reason:
+        report.reason = "full rebuild requested"
     report.full = old is None
     if progress:
         progress("scan", 0, 0)
@@ -173,8 +176,9 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     ids: list[bytes] = []
     lines: list[bytes] = []
     n = 0
+    keep_mask = None
     if old is not None and keep:
-        mask = np.zeros(old.n_docs, dtype=bool)
+        mask = keep_mask = np.zeros(old.n_docs, dtype=bool)
         kept = sorted(keep.values(), key=lambda f: f["first"])
         for f in kept:
             mask[f["first"]:f["first"] + f["count"]] = True
@@ -252,8 +256,13 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         np.cumsum(np.concatenate(text_lens).astype(np.uint64), out=text_off[1:])
     id_blob = b"".join(ids)
 
+    text_blob = b"".join(texts)
+    generation = secrets.token_hex(8)
+    _write_vectors(ws, old, keep_mask, fresh, lines,
+                   lambda d: text_blob[int(text_off[d]):int(text_off[d + 1])].decode("utf-8"), generation)
     raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
     header = {
+        "generation": generation,
         "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
         "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
         "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
@@ -263,7 +272,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         "terms": np.ascontiguousarray(terms), "term_off": term_off,
         "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
         "doc_len": dl, "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
-        "text": b"".join(texts), "ids": id_blob,
+        "text": text_blob, "ids": id_blob,
         "files": json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
     })
     hexids = id_blob.hex()
@@ -277,3 +286,56 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
     report.chunks = n
     report.wrote = True
+
+
+def _write_vectors(ws, old, keep_mask, fresh, lines, text_of, generation) -> None:
+    """Carry the active space's vectors to the new document order; reuse vectors of equal text.
+
+    Kept documents keep their rows. A fresh chunk gets a vector when the same text
+    had one before (in the old matrix, the old chunk store or the request cache),
+    so re-chunking after an edit does not call the embedding provider again.
+    `lines` (chunk store lines, new order) get `_embedding_f16_b64` for those.
+    """
+    import numpy as np
+
+    from memcli.index import vectors
+
+    space = vectors.active_space(ws.metadata)
+    if space is None:
+        return
+    dims = int(space["dims"])
+    n = len(lines)
+    rows = np.zeros((n, dims), dtype="<f2")
+    mask = np.zeros(n, dtype=np.uint8)
+    n_kept = int(keep_mask.sum()) if keep_mask is not None else 0
+    lookup: dict = {}
+    if old is not None:
+        m = vectors.open_matrix(ws.metadata, space, old.header.get("generation", ""))
+        if m is not None and m.n_docs == old.n_docs:
+            if keep_mask is not None:
+                rows[:n_kept] = m.rows[keep_mask]
+                mask[:n_kept] = m.mask[keep_mask]
+            if fresh:
+                for d in np.flatnonzero(m.mask).tolist():
+                    lookup[vectors.text_key(old.text(d))] = m.rows[d]
+    elif fresh:
+        try:
+            lookup = vectors.store_vectors(store.read_raw_lines(ws.metadata / store.CHUNK_STORE), dims)
+        except store.CorruptStore:
+            lookup = {}
+    if n > n_kept:
+        cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), dims)
+        for d in range(n_kept, n):
+            key = vectors.text_key(text_of(d))
+            vec = lookup.get(key)
+            if vec is None:
+                vec = cache.get(key)
+            if vec is not None:
+                rows[d] = vec
+                mask[d] = 1
+                rec = json.loads(lines[d])
+                rec["_embedding_f16_b64"] = vectors.f16_b64(vec)
+                lines[d] = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    vectors.write_matrix(vectors.matrix_path(ws.metadata, space["id"]),
+                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
+                          "dims": dims, "n_docs": n}, mask, rows)

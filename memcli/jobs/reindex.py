@@ -1,17 +1,28 @@
-"""Reindex job: make the derived state current (or rebuild it) from the Markdown."""
+"""Reindex job: make the derived state current (or rebuild it) from the Markdown.
+
+The keyword index is brought up to date first and never waits for embeddings;
+then, with an embedding backend configured, chunks without a vector are
+embedded (resumable; see memcli.index.embed). A whole run holds the rebuild
+lock, so a second reindex exits at once; the index lock is taken only while
+derived files are written, so searches and ingests carry on meanwhile.
+"""
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass
 
 from memcli.errors import BadInput
-from memcli.index import sync
-from memcli.jobs.freshness import index_lock
+from memcli.index import embed, sync
+from memcli.jobs import embedding
+from memcli.jobs.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
+from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 
 SCOPES = ("all", "bm25", "embedding")
+INDEX_WAIT = 30.0
 
 
 @dataclass
@@ -19,21 +30,48 @@ class ReindexReport:
     sync: sync.SyncReport
     seconds: float
     scope: str
+    embed: embed.EmbedReport | None = None
+    embedding_note: str = ""
 
     def to_json(self) -> dict:
         s = self.sync
-        return {"scope": self.scope, "full": s.full, "files": s.files, "chunks": s.chunks,
-                "added": s.added, "changed": s.changed, "deleted": s.deleted,
-                "skipped": [{"path": p, "reason": r} for p, r in s.skipped],
-                "warnings": [{"path": p, "reason": r} for p, r in s.warnings],
-                "rebuild_reason": s.reason, "seconds": round(self.seconds, 3)}
+        out = {"scope": self.scope, "full": s.full, "files": s.files, "chunks": s.chunks,
+               "added": s.added, "changed": s.changed, "deleted": s.deleted,
+               "skipped": [{"path": p, "reason": r} for p, r in s.skipped],
+               "warnings": [{"path": p, "reason": r} for p, r in s.warnings],
+               "rebuild_reason": s.reason, "seconds": round(self.seconds, 3), "embedding": None}
+        if self.embed is not None:
+            e = self.embed
+            out["embedding"] = {"space": e.space, "switched": e.switched, "embedded": e.embedded,
+                                "reused": e.reused, "chunks_with_vectors": e.with_vectors, "chunks": e.total,
+                                "seconds": round(e.seconds, 3)}
+        elif self.embedding_note:
+            out["embedding"] = {"skipped": self.embedding_note}
+        return out
 
 
 def run(ws: Workspace, *, full: bool = False, scope: str = "all", progress=None) -> ReindexReport:
     if scope not in SCOPES:
         raise BadInput(f"--scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     t0 = time.perf_counter()
-    with index_lock(ws, "reindex"):
-        atomic.clean_temp_files(ws.metadata)
-        report = sync.sync(ws, full=full, progress=progress)
-    return ReindexReport(report, time.perf_counter() - t0, scope)
+    with Lock(ws.lock_path("rebuild"), "reindex", busy_message=REBUILD_BUSY):
+        with index_lock(ws, "reindex", wait=INDEX_WAIT):
+            atomic.clean_temp_files(ws.metadata)
+            report = sync.sync(ws, full=full and scope != "embedding", progress=progress)
+        rep = ReindexReport(report, 0.0, scope)
+        if scope != "bm25":
+            backend = embedding.configured(ws)
+            if backend is None:
+                rep.embedding_note = embedding.why_off(ws) or "no embedding backend configured"
+            else:
+                if full:
+                    shutil.rmtree(ws.metadata / "embedding_store", ignore_errors=True)
+                cfg = ws.config["embedding_model_config"]
+                rep.embed = embed.run(
+                    ws, backend.space, backend.embedder.embed_batch, int(cfg["max_batch_size"]),
+                    lambda: index_lock(ws, "embed-checkpoint", wait=INDEX_WAIT),
+                    max_cache=int(cfg["max_cache_size"]), progress=progress)
+                backend.embedder.close()
+    rep.seconds = time.perf_counter() - t0
+    return rep
+

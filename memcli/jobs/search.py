@@ -148,6 +148,8 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if mode != "vector":
         keyword = bm25.top(bm25.score(snap, query, allowed), candidates)
     vector: list[tuple[int, float]] = []
+    if mode != "keyword":
+        vector = _vector_branch(ws, snap, query, candidates, allowed, result.warnings, required=mode != "auto")
     result.keyword_hits, result.vector_hits = len(keyword), len(vector)
 
     if keyword and vector:
@@ -186,3 +188,49 @@ def _fuse(snap, files, vector, keyword, vector_weight: float, k: int) -> list[Hi
         h.score += contrib
         h.keyword = s
     return sorted(merged.values(), key=lambda h: -h.score)
+
+
+def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
+                   required: bool) -> list[tuple[int, float]]:
+    """Exact cosine over the chunk vectors; [] (with one warning) whenever it cannot run.
+
+    Never an error unless the user forced --mode vector/hybrid without any backend:
+    a failing provider, changed embedding settings or missing vectors degrade the
+    search to keyword-only and say why on stderr.
+    """
+    from memcli.errors import ProviderError
+    from memcli.index import vectors
+    from memcli.jobs import embedding
+
+    space = vectors.active_space(ws.metadata)
+    explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")
+    if space is None and not required and not explicit:
+        return []  # keyword-only workspace: no vectors were ever computed, nothing to load
+    backend = embedding.configured(ws)
+    if backend is None:
+        if required:
+            raise BadInput("vector search needs an embedding backend",
+                           embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
+        return []
+    if space is None:
+        warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)")
+        return []
+    if space["id"] != backend.space["id"]:
+        warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
+                        "vector search paused until `mem reindex --scope embedding`")
+        return []
+    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""))
+    if matrix is None or matrix.n_docs != snap.n_docs:
+        warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
+        return []
+    try:
+        q = backend.embedder.embed_batch([query])[0]
+    except ProviderError as exc:
+        warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
+        return []
+    finally:
+        backend.embedder.close()
+    from memcli.retrieval import vector as vecmod
+
+    return vecmod.top(matrix.rows, matrix.mask, q, candidates,
+                      None if allowed is None else allowed)
