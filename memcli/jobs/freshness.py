@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from memcli.index import snapshot as snapmod
 from memcli.index import sync
+from memcli.index.store import CorruptStore
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.errors import Busy
@@ -22,7 +23,11 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
 
 
 def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True) -> snapmod.Snapshot | None:
-    snap = sync.open_snapshot(ws)
+    try:
+        snap = sync.open_snapshot(ws)
+    except CorruptStore as exc:
+        warnings.append(f"{exc}; rebuilding it")
+        snap = None
     current = sync.scan(ws)
     stale = sync.stale_paths(snap, current)
     if not stale:

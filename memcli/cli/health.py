@@ -1,0 +1,46 @@
+"""`mem health`: check the embedding provider, the stores and the config."""
+
+from memcli.cli.context import Context, invoke
+
+HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
+graph/chunk consistency, files changed since indexing, config and cron validity.
+
+Exit 0 when healthy, 5 when not. With no embedding backend the embedding line says so
+and the workspace can still be healthy."""
+
+MARK = {"ok": "OK", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
+
+
+def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
+    from memcli.errors import BadInput
+    from memcli.jobs import health
+
+    if timeout <= 0:
+        raise BadInput("--timeout must be positive")
+    rep = health.run(ctx.open(), timeout=timeout)
+    if as_json:
+        ctx.json(rep.to_json())
+    else:
+        lines = [rep.embedding_line]
+        for c in rep.checks:
+            if c.name == "embedding":
+                continue
+            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes")
+            lines.append(f"[{c.name.upper()}] {figs} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
+            if "store_bytes" in c.figures:
+                lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
+        lines.append(rep.verdict)
+        ctx.out("\n".join(lines))
+    return 0 if rep.healthy else 5
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("health", help=HELP)
+    def health_cmd(
+        tctx: typer.Context,
+        as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+        timeout: float = typer.Option(15.0, "--timeout", metavar="S", help="Embedding request timeout in seconds."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, as_json, timeout))

@@ -1,0 +1,192 @@
+"""Health job: embedding provider, stores, graph, staleness and config, each with figures.
+
+Unhealthy means something is wrong that mem cannot silently work around: a store
+that does not decode or disagrees with another, a failing embedding provider,
+an invalid config or cron expression. Stale or skipped files and missing
+folders are warnings: search syncs stale files itself, and `mem reindex` fixes
+everything derived.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from memcli import __version__
+from memcli.errors import ProviderError
+from memcli.vault.workspace import Workspace
+
+OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    message: str = ""
+    figures: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "message": self.message, "figures": self.figures}
+
+
+@dataclass
+class HealthReport:
+    workspace: str
+    embedding_line: str
+    checks: list[Check]
+
+    @property
+    def healthy(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    @property
+    def verdict(self) -> str:
+        return f"✅ mem {__version__} - healthy" if self.healthy else f"❌ mem {__version__} - unhealthy"
+
+    def to_json(self) -> dict:
+        return {"healthy": self.healthy, "version": __version__, "workspace": self.workspace,
+                "embedding": self.embedding_line, "checks": [c.to_json() for c in self.checks]}
+
+
+def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
+    """One ["ping"] request with a timeout, checking the dimension (ReMe's exact line)."""
+    from memcli.jobs import embedding
+    from memcli.providers.http import ProviderTimeout
+
+    head = f"[EMBEDDING HEALTH CHECK] name=default workspace_dir={ws.root} ->"
+    try:
+        backend = embedding.configured(ws, timeout=timeout)
+    except ProviderError as exc:
+        return f"{head} FAIL timeout={timeout}s elapsed=0.000s error={type(exc).__name__}: {exc}", \
+            Check("embedding", FAIL, str(exc))
+    if backend is None:
+        why = embedding.why_off(ws) or "no embedding backend configured"
+        return f"{head} SKIP ({why}; search is keyword-only)", Check("embedding", SKIP, why)
+    t0 = time.perf_counter()
+    try:
+        vecs = backend.embedder.embed_batch(["ping"])
+        dims = len(vecs[0])
+        if dims != backend.space["dims"]:
+            raise ProviderError(f"embedding dimension mismatch: {dims} != {backend.space['dims']}")
+    except ProviderTimeout:
+        el = time.perf_counter() - t0
+        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error=timeout({timeout}s)", \
+            Check("embedding", FAIL, f"timeout after {timeout}s", {"elapsed_s": round(el, 3)})
+    except Exception as exc:  # noqa: BLE001 - any provider failure is reported, not raised
+        el = time.perf_counter() - t0
+        msg = str(exc).replace("\n", " ")
+        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error={type(exc).__name__}: {msg}", \
+            Check("embedding", FAIL, msg, {"elapsed_s": round(el, 3)})
+    finally:
+        backend.embedder.close()
+    el = time.perf_counter() - t0
+    return f"{head} OK timeout={timeout}s elapsed={el:.3f}s", \
+        Check("embedding", OK, backend.space["identity"], {"elapsed_s": round(el, 3), "dims": dims})
+
+
+def store_checks(ws: Workspace) -> list[Check]:
+    from memcli.index import store, sync, vectors
+
+    meta = ws.metadata
+    sizes = {str(p.relative_to(meta)): p.stat().st_size for p in sorted(meta.rglob("*"))
+             if p.is_file() and "locks" not in p.parts}
+    try:
+        snap = sync.open_snapshot(ws)
+    except store.CorruptStore as exc:
+        return [Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes})]
+    current = sync.scan(ws)
+    if snap is None:
+        status = WARN if current else OK
+        msg = "not indexed yet; run `mem reindex`" if current else "empty workspace"
+        return [Check("index", status, msg, {"files": len(current)})]
+    checks = []
+    try:
+        problems = []
+        lines = store.read_raw_lines(meta / store.CHUNK_STORE)
+        recs = [json.loads(x) for x in lines]
+        store_ids = [r.get("id") for r in recs]
+        snap_ids = [snap.chunk_id(d) for d in range(snap.n_docs)]
+        graph = store.read_records(meta / store.GRAPH_STORE)
+        for name in ("default",):
+            store.read_records(meta / store.CATALOG_DIR / f"{name}.jsonl.zst")
+        graph_ids = [c for g in graph for c in g.get("chunk_ids", [])]
+        if store_ids != snap_ids:
+            problems.append("keyword index chunks differ from the chunk store")
+        if sorted(graph_ids) != sorted(store_ids):
+            problems.append("graph chunk ids differ from the chunk store")
+        space = vectors.active_space(meta)
+        dims_seen = {len(r["_embedding_f16_b64"]) for r in recs if "_embedding_f16_b64" in r}
+        with_vec = sum(1 for r in recs if "_embedding_f16_b64" in r)
+        if len(dims_seen) > 1:
+            problems.append("chunk vectors have different dimensions")
+        if space is not None:
+            m = vectors.open_matrix(meta, space, snap.header.get("generation", ""))
+            if m is None:
+                problems.append("vector matrix missing or out of date")
+            else:
+                with_vec = int(m.mask.sum())
+        indexed = {g["path"] for g in graph}
+        edges = sum(len(g.get("links", [])) for g in graph)
+        pending = sum(1 for g in graph for ln in g.get("links", [])
+                      if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
+        figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "vocabulary": snap.header["n_terms"],
+                   "graph_nodes": len(graph), "graph_edges": edges, "pending_links": pending,
+                   "vector_space": space.get("identity") if space else None, "store_bytes": sizes}
+        if not problems and hashlib_sha(meta / store.CHUNK_STORE) != snap.header.get("store_sha"):
+            problems.append("chunk store does not match the search snapshot")
+        checks.append(Check("index", FAIL if problems else OK,
+                            "; ".join(problems) + ("; run `mem reindex`" if problems else ""), figures))
+    except (store.CorruptStore, ValueError, KeyError, TypeError) as exc:
+        checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
+    stale = sync.stale_paths(snap, current)
+    skipped = [f["path"] for f in snap.files if f.get("count", 0) == 0 and f.get("problem")]
+    msg = []
+    if stale:
+        msg.append(f"{len(stale)} changed since indexing (e.g. {stale[0]}); `mem reindex` or any search syncs them")
+    if skipped:
+        msg.append(f"{len(skipped)} not indexable (e.g. {skipped[0]})")
+    checks.append(Check("files", WARN if msg else OK, "; ".join(msg),
+                        {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}))
+    snap.close()
+    return checks
+
+
+def hashlib_sha(path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def config_check(ws: Workspace) -> Check:
+    problems, warnings = [], []
+    cfg = ws.config
+    if cfg.get("dream_cron_enabled"):
+        from croniter import croniter
+
+        if not croniter.is_valid(str(cfg.get("dream_cron", ""))) or len(str(cfg["dream_cron"]).split()) != 5:
+            problems.append(f"dream_cron {cfg.get('dream_cron')!r} is not a valid 5-field cron expression")
+    if cfg.get("timezone"):
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(cfg["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            problems.append(f"timezone {cfg['timezone']!r} is unknown")
+    for key in ("daily_dir", "digest_dir"):
+        if not (ws.root / cfg[key]).is_dir():
+            warnings.append(f"{cfg[key]}/ does not exist")
+    if ws.ignored_keys:
+        warnings.append(f"agent.json keys not used by mem: {', '.join(ws.ignored_keys)}")
+    status = FAIL if problems else WARN if warnings else OK
+    return Check("config", status, "; ".join(problems + warnings))
+
+
+def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
+    line, emb = embedding_check(ws, timeout)
+    checks = [emb, *store_checks(ws), config_check(ws)]
+    return HealthReport(str(ws.root), line, checks)
