@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring as _enc
 from pathlib import Path
 from typing import Iterable
 
@@ -33,11 +34,12 @@ def chunk_id(path: str, start: int, end: int, text: str) -> str:
 
 
 def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: str | None = None) -> bytes:
-    rec = {"id": cid, "text": text, "metadata": {}, "path": path, "start_line": start,
-           "end_line": end, "scores": {}}
-    if emb_b64:
-        rec["_embedding_f16_b64"] = emb_b64
-    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """One chunk record, byte-identical to json.dumps(..., ensure_ascii=False, compact) of
+    {id, text, metadata, path, start_line, end_line, scores[, _embedding_f16_b64]}, built
+    with the C string encoder because a full build writes tens of thousands of them."""
+    tail = f',"_embedding_f16_b64":"{emb_b64}"' if emb_b64 else ""
+    return (f'{{"id":"{cid}","text":{_enc(text)},"metadata":{{}},"path":{_enc(path)},'
+            f'"start_line":{int(start)},"end_line":{int(end)},"scores":{{}}{tail}}}').encode("utf-8")
 
 
 def compress(data: bytes) -> bytes:
