@@ -32,8 +32,8 @@ test-long: $(BIN)/.installed  ## the full reliability campaigns too
 docs: $(BIN)/.installed  ## regenerate man/ and completions/ from the CLI
 	$(BIN)/python -m memcli.cli.docgen
 
-bench: $(BIN)/.installed  ## benchmarks (JSON on stdout; not part of the tests)
-	$(BIN)/python bench/bench_index.py
+bench: $(BIN)/.installed  ## benchmarks (JSON on stdout; not part of the tests); BENCH_ARGS="--vault DIR --repeat 3"
+	$(BIN)/python bench/bench_index.py --mem $(BIN)/mem $(BENCH_ARGS)
 
 clean:  ## remove the virtualenv and derived state of the sample workspace
 	rm -rf $(VENV) $(DEMO_WS)/mem_metadata

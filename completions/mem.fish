@@ -2,7 +2,7 @@
 function __mem_commands
     switch $argv[1]
         case 'mem'
-            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get'
+            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get' 'health'
     end
 end
 
@@ -16,6 +16,8 @@ function __mem_takes_value
             printf '%s\n' '--limit' '-n' '--min-score' '--since' '--until' '--mode'
         case 'mem get'
             printf '%s\n' '--from' '--lines'
+        case 'mem health'
+            printf '%s\n' '--timeout'
     end
 end
 
@@ -46,18 +48,19 @@ complete -c mem -n '__mem_at \'mem\'' -a 'config' -d 'Print the effective config
 complete -c mem -n '__mem_at \'mem\'' -a 'reindex' -d 'Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.'
 complete -c mem -n '__mem_at \'mem\'' -a 'search' -d 'Search memory (MEMORY.md, daily notes, digest) for QUERY.'
 complete -c mem -n '__mem_at \'mem\'' -a 'get' -d 'Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.'
+complete -c mem -n '__mem_at \'mem\'' -a 'health' -d 'Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity, graph/chunk consistency, files changed since indexing, config and cron validity.'
 complete -c mem -n '__mem_at \'mem\'' -l 'workspace' -s 'w' -r -F -d 'Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).'
 complete -c mem -n '__mem_at \'mem\'' -l 'verbose' -s 'v' -d 'Log steps on stderr; show tracebacks.'
 complete -c mem -n '__mem_at \'mem\'' -l 'version' -d 'Print the version and exit.'
-complete -c mem -n '__mem_at \'mem\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem init\'' -l 'json' -d 'Print what was created as JSON.'
-complete -c mem -n '__mem_at \'mem init\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem init\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem config\'' -l 'json' -d 'Print as JSON.'
-complete -c mem -n '__mem_at \'mem config\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem config\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem reindex\'' -l 'full' -d 'Rebuild everything from the Markdown.'
 complete -c mem -n '__mem_at \'mem reindex\'' -l 'scope' -x -d 'all, bm25 or embedding.'
 complete -c mem -n '__mem_at \'mem reindex\'' -l 'json' -d 'Print the report as JSON.'
-complete -c mem -n '__mem_at \'mem reindex\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem reindex\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'limit' -s 'n' -x -d 'Results to return (default 5, config search.limit).'
 complete -c mem -n '__mem_at \'mem search\'' -l 'min-score' -x -d 'Drop results scoring below this.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'since' -x -d 'Only daily notes dated on/after YYYY-MM-DD.'
@@ -66,8 +69,11 @@ complete -c mem -n '__mem_at \'mem search\'' -l 'mode' -x -d 'auto, hybrid, keyw
 complete -c mem -n '__mem_at \'mem search\'' -l 'json' -d 'Print results as one JSON document.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'no-links' -d 'Do not list wikilink neighbours.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'no-sync' -d 'Do not index changed files first.'
-complete -c mem -n '__mem_at \'mem search\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem search\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem get\'' -l 'from' -x -d 'First line to print (1-based).'
 complete -c mem -n '__mem_at \'mem get\'' -l 'lines' -x -d 'How many lines to print (default: to the end).'
 complete -c mem -n '__mem_at \'mem get\'' -l 'json' -d 'Print path, range and text as JSON.'
-complete -c mem -n '__mem_at \'mem get\'' -s 'h' -l 'help' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem get\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem health\'' -l 'json' -d 'Print the checks as JSON.'
+complete -c mem -n '__mem_at \'mem health\'' -l 'timeout' -x -d 'Embedding request timeout in seconds.'
+complete -c mem -n '__mem_at \'mem health\'' -l 'help' -s 'h' -d 'Show this message and exit.'

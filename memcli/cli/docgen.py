@@ -40,41 +40,31 @@ class Node:
         return " ".join(self.path)
 
     def params(self, kind: str) -> list:
-        return [p for p in self.cmd.get_params(self.ctx)
-                if p.param_type_name == kind and not getattr(p, "hidden", False)]
+        return [p for p in self.cmd.get_params(self.ctx) if p.param_type_name == kind and not getattr(p, "hidden", 0)]
 
 
-def walk(cmd, ctx, path: tuple[str, ...]) -> Node:
+def walk(cmd, ctx, path: tuple[str, ...] = ("mem",)) -> Node:
+    """The command tree below `cmd`; anything with `.commands` is a group (click's or typer's)."""
     node = Node(path, cmd, ctx)
     for name in cmd.list_commands(ctx) if hasattr(cmd, "commands") else []:
         sub = cmd.commands[name]
         if not getattr(sub, "hidden", False):
-            node.children.append(walk(sub, sub.context_class(sub, info_name=name, parent=ctx,
-                                                            **sub.context_settings), (*path, name)))
+            sub_ctx = sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings)
+            node.children.append(walk(sub, sub_ctx, (*path, name)))
     return node
-
-
-def tree() -> Node:
-    import typer
-
-    from memcli.cli.app import build
-
-    cmd = typer.main.get_command(build())
-    return walk(cmd, cmd.context_class(cmd, info_name="mem", **cmd.context_settings), ("mem",))
 
 
 def flatten(node: Node) -> list[Node]:
     return [node] + [n for c in node.children for n in flatten(c)]
 
 
+def summary(node: Node) -> str:
+    return (paragraphs(node.cmd) or [""])[0].removeprefix("mem: ")
+
+
 def paragraphs(cmd) -> list[str]:
     text = (cmd.help or "").split("\f")[0].replace("\b", "")
     return [" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip()]
-
-
-def summary(node: Node) -> str:
-    first = (paragraphs(node.cmd) or [""])[0]
-    return first.removeprefix("mem: ")
 
 
 def choices(p) -> list[str]:
@@ -83,190 +73,221 @@ def choices(p) -> list[str]:
     return [str(getattr(c, "value", c)) for c in values or ()]
 
 
+def opt_names(p) -> list[str]:
+    """Long names first; sorted because click keeps the help option's names in a set."""
+    return sorted([*p.opts, *getattr(p, "secondary_opts", [])], key=lambda o: (not o.startswith("--"), o))
+
+
 def takes_value(p) -> bool:
     return not getattr(p, "is_flag", False) and not getattr(p, "count", False)
 
 
 def wants_files(p) -> bool:
-    desc = getattr(p, "type_descriptor", None)
-    return bool(getattr(desc, "is_path", False) or "PATH" in (p.metavar or "") or "DIR" in (p.metavar or ""))
+    return bool(getattr(getattr(p, "type_descriptor", None), "is_path", False) or
+                any(word in (p.metavar or "") for word in ("PATH", "DIR", "FILE")))
 
 
-# man pages -----------------------------------------------------------------
+# man pages -------------------------------------------------------------------
 def esc(text: str) -> str:
     out = text.replace("\\", "\\e").replace("-", "\\-")
     return "\\&" + out if out.startswith((".", "'")) else out
 
 
-def items(node: Node, kind: str) -> list[str]:
+def tp(term: str, text: str) -> list[str]:
+    return [".TP", term, esc(" ".join(text.split()))]
+
+
+def items(node: Node, *kinds: str) -> list[str]:
     out = []
-    for p in node.params(kind):
+    for p in (p for kind in kinds for p in node.params(kind)):
         term, help_text = p.get_help_record(node.ctx) or (p.name, "")
         *names, last = term.split(", ")
-        last, _, meta = last.partition(" ")
-        line = ", ".join(f"\\fB{esc(n)}\\fR" for n in [*names, last]) + (f" \\fI{esc(meta)}\\fR" if meta else "")
-        out += [".TP", line, esc(" ".join(help_text.split()))]
+        last, _, meta = last.partition(" ")  # "-n, --limit N": names bold, metavar italic
+        out += tp(", ".join(f"\\fB{esc(n)}\\fR" for n in [*names, last]) + (f" \\fI{esc(meta)}\\fR" if meta else ""),
+                  help_text)
     return out
 
 
 def synopsis(node: Node) -> str:
     usage = node.cmd.get_usage(node.ctx).removeprefix("Usage: ")
-    rest = usage[len(node.name):]
-    return f"\\fB{esc(node.name)}\\fR{esc(rest)}"
+    return f"\\fB{esc(node.name)}\\fR{esc(usage[len(node.name):])}"
 
 
-def describe(node: Node) -> list[str]:
-    out: list[str] = []
-    for i, para in enumerate(paragraphs(node.cmd)):
-        out += ([".PP"] if i else []) + [esc(para)]
-    return out
-
-
-def man_page(node: Node, nodes: list[Node], version: str) -> str:
-    title = node.name.replace(" ", "-")
-    out = [f'.TH "{title.upper()}" "1" "" "mem {version}" "mem manual"', f".\\\" {HEADER}",
-           ".SH NAME", f"{esc(title)} \\- {esc(summary(node))}", ".SH SYNOPSIS", synopsis(node),
-           ".SH DESCRIPTION", *describe(node)]
-    if node.params("argument"):
-        out += [".SH ARGUMENTS", *items(node, "argument")]
-    if len(node.path) == 1:
-        out += [".SH GLOBAL OPTIONS", *items(node, "option"), ".SH COMMANDS"]
-        for sub in nodes[1:]:
-            out += [f'.SS "{esc(sub.name)}"', synopsis(sub), ".PP", *describe(sub),
-                    *items(sub, "argument"), *items(sub, "option")]
-        out += [".SH EXIT STATUS"]
-        for code, text in EXIT_STATUS:
-            out += [".TP", f"\\fB{code}\\fR", esc(text)]
-        out += [".SH ENVIRONMENT", *environment(), ".SH FILES"]
-        for path, text in FILES:
-            out += [".TP", f"\\fI{esc(path)}\\fR", esc(text)]
-        see = [sub.name.replace(" ", "-") for sub in nodes[1:]]
-    else:
-        out += [".SH OPTIONS", *items(node, "option")]
-        if node.children:
-            out += [".SH COMMANDS"]
-            for sub in node.children:
-                out += [".TP", f"\\fB{esc(sub.path[-1])}\\fR", esc(summary(sub))]
-        see = ["mem"] + [sub.name.replace(" ", "-") for sub in node.children]
-    out += [".SH SEE ALSO", ",\n".join(f"\\fB{esc(s)}\\fR(1)" for s in see)]
-    return "\n".join(out) + "\n"
+def describe(node: Node) -> str:
+    return "\n.PP\n".join(esc(p) for p in paragraphs(node.cmd))
 
 
 def environment() -> list[str]:
     from memcli.vault.config import ENV_KEYS, PROVIDER_KEY_ENV
 
     out = [esc("Precedence: command-line flag > MEM_* environment > <ws>/mem.yaml > <ws>/agent.json > defaults."),
-           ".TP", "\\fBMEM_WORKSPACE\\fR", esc("Workspace folder when -w/--workspace is not given.")]
+           *tp("\\fBMEM_WORKSPACE\\fR", "Workspace folder when -w/--workspace is not given.")]
     for var, keys in ENV_KEYS.items():
         secret = " Never printed; `mem config` shows it masked." if keys[-1] == "api_key" else ""
-        out += [".TP", f"\\fB{esc(var)}\\fR", esc(f"Sets the config key {'.'.join(keys)}.{secret}")]
-    names = ", ".join(f"{v} ({k})" for k, v in PROVIDER_KEY_ENV.items())
-    out += [".TP", "\\fB" + esc(", ".join(PROVIDER_KEY_ENV.values())) + "\\fR",
-            esc(f"The provider's usual key, used when no api_key is configured for that backend: {names}.")]
-    return out
+        out += tp(f"\\fB{esc(var)}\\fR", f"Sets the config key {'.'.join(keys)}.{secret}")
+    return out + tp("\\fB" + esc(", ".join(PROVIDER_KEY_ENV.values())) + "\\fR",
+                    f"The api_key of the {', '.join(PROVIDER_KEY_ENV)} backend when none is configured.")
 
 
-# completions ----------------------------------------------------------------
+def man_page(node: Node, nodes: list[Node], version: str) -> str:
+    title = node.name.replace(" ", "-")
+    out = [f'.TH "{title.upper()}" "1" "" "mem {version}" "mem manual"', f".\\\" {HEADER}", ".nh",
+           ".SH NAME", f"{esc(title)} \\- {esc(summary(node))}", ".SH SYNOPSIS", synopsis(node),
+           ".SH DESCRIPTION", describe(node)]
+    if node.params("argument"):
+        out += [".SH ARGUMENTS", *items(node, "argument")]
+    if len(node.path) == 1:
+        out += [".SH GLOBAL OPTIONS", *items(node, "option"), ".SH COMMANDS"]
+        for sub in nodes[1:]:
+            out += [f'.SS "{esc(sub.name)}"', synopsis(sub), ".PP", describe(sub), *items(sub, "argument", "option")]
+        out += [".SH EXIT STATUS", *(line for code, text in EXIT_STATUS for line in tp(f"\\fB{code}\\fR", text))]
+        out += [".SH ENVIRONMENT", *environment(), ".SH FILES",
+                *(line for path, text in FILES for line in tp(f"\\fI{esc(path)}\\fR", text))]
+        see = [sub.name for sub in nodes[1:]]
+    else:
+        out += [".SH OPTIONS", *items(node, "option")]
+        if node.children:
+            out += [".SH COMMANDS", *(line for c in node.children for line in tp(f"\\fB{c.path[-1]}\\fR", summary(c)))]
+        see = ["mem"] + [sub.name for sub in node.children]
+    return "\n".join(out + [".SH SEE ALSO", ",\n".join(f"\\fB{esc(s.replace(' ', '-'))}\\fR(1)" for s in see)]) + "\n"
+
+
+# completions: per-shell lookup tables plus a fixed walker that finds the command path
+BASH_MAIN = r"""_mem() {
+    local cur=${COMP_WORDS[COMP_CWORD]} cmd=mem w i=1
+    COMPREPLY=()
+    while ((i < COMP_CWORD)); do
+        w=${COMP_WORDS[i]}
+        if [[ $w == -* && " $(_mem_takes_value "$cmd") " == *" $w "* ]]; then
+            if ((i + 1 == COMP_CWORD)); then
+                COMPREPLY=($(compgen -W "$(_mem_choices "$cmd|$w")" -- "$cur"))
+                return 0  # nothing offered: `-o default` completes file names
+            fi
+            ((i += 2))
+            continue
+        fi
+        [[ $w != -* && " $(_mem_commands "$cmd") " == *" $w "* ]] && cmd="$cmd $w"
+        ((i++))
+    done
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_mem_options "$cmd")" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -W "$(_mem_commands "$cmd")" -- "$cur"))
+    fi
+}
+complete -o default -F _mem mem
+"""
+ZSH_MAIN = r"""_mem() {
+  local cmdpath=mem w
+  local -a reply described
+  local -i i=2
+  while (( i < CURRENT )); do
+    w=${words[i]}
+    _mem_takes_value "$cmdpath"
+    if [[ $w == -* ]] && (( ${reply[(Ie)$w]} )); then
+      if (( i + 1 == CURRENT )); then
+        _mem_choices "$cmdpath|$w"
+        (( $#reply )) && { compadd -a reply; return }
+        _mem_files "$cmdpath"
+        if (( ${reply[(Ie)$w]} )); then _files; else _message -e values "value for $w"; fi
+        return
+      fi
+      (( i += 2 ))
+      continue
+    fi
+    _mem_commands "$cmdpath"
+    [[ $w != -* ]] && (( ${reply[(Ie)$w]} )) && cmdpath="$cmdpath $w"
+    (( i++ ))
+  done
+  if [[ $PREFIX == -* ]]; then
+    _mem_option_help "$cmdpath"; described=($reply)
+    _describe -t options option described
+  else
+    _mem_command_help "$cmdpath"; described=($reply)
+    if (( $#described )); then _describe -t commands command described; else _files; fi
+  fi
+}
+
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then _mem "$@"; else compdef _mem mem; fi
+"""
+FISH_MAIN = r"""function __mem_path
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l cmd mem
+    set -l skip 0
+    for w in $tokens
+        if test $skip -eq 1
+            set skip 0
+        else if contains -- $w (__mem_takes_value $cmd)
+            set skip 1
+        else if not string match -q -- '-*' $w; and contains -- $w (__mem_commands $cmd)
+            set cmd "$cmd $w"
+        end
+    end
+    echo $cmd
+end
+
+function __mem_at
+    test (__mem_path) = "$argv[1]"
+end
+
+complete -c mem -f"""
+
+
 def sq(text: str) -> str:
-    """Single-quote for bash and zsh."""
-    return "'" + text.replace("'", "'\\''") + "'"
+    return "'" + text.replace("'", "'\\''") + "'"  # single-quoted for bash and zsh
 
 
 def fq(text: str) -> str:
-    """Single-quote for fish."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"  # single-quoted for fish
 
 
-def opt_names(p) -> list[str]:
-    return [*p.opts, *getattr(p, "secondary_opts", [])]
+def one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def tables(nodes: list[Node]) -> dict[str, list[tuple[str, list[str]]]]:
+    """What the completion scripts look up, keyed by command path (plus `|option` for choices)."""
+    opts = [(n, p, o) for n in nodes for p in n.params("option") for o in opt_names(p)]
+
+    def per_node(pick) -> list[tuple[str, list[str]]]:
+        return [(n.name, [pick(p, o) for m, p, o in opts if m is n and pick(p, o)]) for n in nodes]
+
+    return {"commands": [(n.name, [c.path[-1] for c in n.children]) for n in nodes],
+            "command_help": [(n.name, [f"{c.path[-1]}:{summary(c)}" for c in n.children]) for n in nodes],
+            "options": per_node(lambda p, o: o),
+            "option_help": per_node(lambda p, o: f"{o}:{one_line(p.help)}"),
+            "takes_value": per_node(lambda p, o: o if takes_value(p) else ""),
+            "files": per_node(lambda p, o: o if takes_value(p) and wants_files(p) else ""),
+            "choices": [(f"{n.name}|{o}", choices(p)) for n, p, o in opts]}
+
+
+def case(fn: str, rows, emit, otherwise: str = "") -> list[str]:
+    return [f"_mem_{fn}() {{", '  case "$1" in', *(f"    ({sq(k)}) {emit(v)} ;;" for k, v in rows if v),
+            *([f"    (*) {otherwise} ;;"] if otherwise else []), "  esac", "}"]
 
 
 def bash(nodes: list[Node]) -> str:
-    def table(fn, rows):
-        return [f"{fn}() {{", '    case "$1" in',
-                *(f"        {sq(k)}) echo {sq(v)} ;;" for k, v in rows if v), "    esac", "}"]
-
-    options = [(n.name, " ".join(o for p in n.params("option") for o in opt_names(p))) for n in nodes]
-    valued = [(n.name, " ".join(o for p in n.params("option") if takes_value(p) for o in opt_names(p)))
-              for n in nodes]
-    values = [(f"{n.name}|{o}", " ".join(choices(p))) for n in nodes for p in n.params("option") for o in opt_names(p)]
-    return "\n".join([
-        f"# bash completion for mem. {HEADER}",
-        *table("_mem_commands", [(n.name, " ".join(c.path[-1] for c in n.children)) for n in nodes]),
-        *table("_mem_options", options), *table("_mem_takes_value", valued), *table("_mem_choices", values),
-        "_mem() {",
-        "    local cur=${COMP_WORDS[COMP_CWORD]} cmd=mem w i=1",
-        "    COMPREPLY=()",
-        "    while ((i < COMP_CWORD)); do",
-        "        w=${COMP_WORDS[i]}",
-        '        if [[ $w == -* && " $(_mem_takes_value "$cmd") " == *" $w "* ]]; then',
-        "            if ((i + 1 == COMP_CWORD)); then",
-        '                COMPREPLY=($(compgen -W "$(_mem_choices "$cmd|$w")" -- "$cur"))',
-        "                return 0",
-        "            fi",
-        "            ((i += 2))",
-        "            continue",
-        "        fi",
-        '        [[ $w != -* && " $(_mem_commands "$cmd") " == *" $w "* ]] && cmd="$cmd $w"',
-        "        ((i++))",
-        "    done",
-        "    if [[ $cur == -* ]]; then",
-        '        COMPREPLY=($(compgen -W "$(_mem_options "$cmd")" -- "$cur"))',
-        "    else",
-        '        COMPREPLY=($(compgen -W "$(_mem_commands "$cmd")" -- "$cur"))',
-        "    fi",
-        "}",
-        "complete -o default -F _mem mem", ""])
+    t, echo = tables(nodes), (lambda words: f"echo {sq(' '.join(words))}")
+    return "\n".join([f"# bash completion for mem. {HEADER}",
+                      *(ln for fn in ("commands", "options", "takes_value", "choices") for ln in case(fn, t[fn], echo)),
+                      BASH_MAIN])
 
 
 def zsh(nodes: list[Node]) -> str:
-    out = ["#compdef mem", f"# zsh completion for mem. {HEADER}", "", "_mem_spec() {",
-           "  cmds=() cmd_descs=() opts=() vals=() files=()", "  case $1 in"]
-    for n in nodes:
-        out.append(f"    ({sq(n.name)})")
-        ps = n.params("option")
-        rows = {"cmds": [c.path[-1] for c in n.children],
-                "cmd_descs": [f"{c.path[-1]}:{summary(c)}" for c in n.children],
-                "opts": [f"{o}:{' '.join((p.help or '').split())}" for p in ps for o in opt_names(p)],
-                "vals": [o for p in ps if takes_value(p) for o in opt_names(p)],
-                "files": [o for p in ps if takes_value(p) and wants_files(p) for o in opt_names(p)]}
-        out += [f"      {k}=({' '.join(sq(v) for v in vs)})" for k, vs in rows.items() if vs] + ["      ;;"]
-    out += ["  esac", "}", "", "_mem_choices() {", "  reply=()", '  case "$1|$2" in']
-    out += [f"    ({sq(n.name + '|' + o)}) reply=({' '.join(sq(c) for c in choices(p))}) ;;"
-            for n in nodes for p in n.params("option") if choices(p) for o in opt_names(p)]
-    out += ["  esac", "}", "", "_mem() {", "  local cmdpath=mem w", "  local -a cmds cmd_descs opts vals files reply",
-            "  local -i i=2", "  while (( i < CURRENT )); do", "    w=${words[i]}", '    _mem_spec "$cmdpath"',
-            "    if [[ $w == -* ]] && (( ${vals[(Ie)$w]} )); then",
-            "      if (( i + 1 == CURRENT )); then",
-            '        _mem_choices "$cmdpath" "$w"',
-            "        if (( $#reply )); then compadd -a reply",
-            "        elif (( ${files[(Ie)$w]} )); then _files",
-            '        else _message -e values "value for $w"; fi',
-            "        return", "      fi", "      (( i += 2 ))", "      continue", "    fi",
-            '    [[ $w != -* ]] && (( ${cmds[(Ie)$w]} )) && cmdpath="$cmdpath $w"', "    (( i++ ))", "  done",
-            '  _mem_spec "$cmdpath"', "  if [[ $PREFIX == -* ]]; then", "    _describe -t options option opts",
-            "  elif (( $#cmds )); then", "    _describe -t commands command cmd_descs", "  else", "    _files",
-            "  fi", "}", "", "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then", '  _mem "$@"', "else",
-            "  compdef _mem mem", "fi", ""]
-    return "\n".join(out)
+    t, assign = tables(nodes), (lambda words: f"reply=({' '.join(sq(w) for w in words)})")
+    return "\n".join(["#compdef mem", f"# zsh completion for mem. {HEADER}",
+                      *(ln for fn in t for ln in case(fn, t[fn], assign, "reply=()")), "", ZSH_MAIN])
 
 
 def fish(nodes: list[Node]) -> str:
-    def table(fn, rows):
-        return [f"function {fn}", "    switch $argv[1]",
-                *(f"        case {fq(k)}\n            printf '%s\\n' {' '.join(fq(v) for v in vs)}" for k, vs in rows
-                  if vs), "    end", "end", ""]
-
-    out = [f"# fish completion for mem. {HEADER}",
-           *table("__mem_commands", [(n.name, [c.path[-1] for c in n.children]) for n in nodes]),
-           *table("__mem_takes_value", [(n.name, [o for p in n.params("option") if takes_value(p)
-                                                  for o in opt_names(p)]) for n in nodes]),
-           "function __mem_path", "    set -l tokens (commandline -opc)", "    set -e tokens[1]",
-           "    set -l cmd mem", "    set -l skip 0", "    for w in $tokens", "        if test $skip -eq 1",
-           "            set skip 0", "        else if contains -- $w (__mem_takes_value $cmd)", "            set skip 1",
-           "        else if not string match -q -- '-*' $w; and contains -- $w (__mem_commands $cmd)",
-           '            set cmd "$cmd $w"', "        end", "    end", "    echo $cmd", "end", "",
-           "function __mem_at", '    test (__mem_path) = "$argv[1]"', "end", "", "complete -c mem -f"]
+    t = tables(nodes)
+    out = [f"# fish completion for mem. {HEADER}"]
+    for fn in ("commands", "takes_value"):
+        out += [f"function __mem_{fn}", "    switch $argv[1]",
+                *(f"        case {fq(k)}\n            printf '%s\\n' {' '.join(map(fq, vs))}" for k, vs in t[fn] if vs),
+                "    end", "end", ""]
+    out.append(FISH_MAIN)
     for n in nodes:
         cond = f"-n {fq('__mem_at ' + fq(n.name))}"
         out += [f"complete -c mem {cond} -a {fq(c.path[-1])} -d {fq(summary(c))}" for c in n.children]
@@ -274,29 +295,28 @@ def fish(nodes: list[Node]) -> str:
             flags = " ".join(f"-l {fq(o[2:])}" if o.startswith("--") else f"-s {fq(o[1:])}" if len(o) == 2
                              else f"-o {fq(o[1:])}" for o in opt_names(p))
             if takes_value(p):
-                cs = choices(p)
-                flags += f" -x -a {fq(' '.join(cs))}" if cs else (" -r -F" if wants_files(p) else " -x")
-            out.append(f"complete -c mem {cond} {flags} -d {fq(' '.join((p.help or '').split()))}")
+                flags += (f" -x -a {fq(' '.join(choices(p)))}" if choices(p) else " -r -F" if wants_files(p) else " -x")
+            out.append(f"complete -c mem {cond} {flags} -d {fq(one_line(p.help))}")
     return "\n".join(out) + "\n"
 
 
 def render() -> dict[str, str]:
-    from memcli import __version__
+    import typer
 
-    root = tree()
-    nodes = flatten(root)
+    from memcli import __version__
+    from memcli.cli.app import build
+
+    cmd = typer.main.get_command(build())
+    nodes = flatten(walk(cmd, cmd.context_class(cmd, info_name="mem", **cmd.context_settings)))
     files = {f"man/{n.name.replace(' ', '-')}.1": man_page(n, nodes, __version__) for n in nodes}
-    files.update({"completions/mem.bash": bash(nodes), "completions/mem.zsh": zsh(nodes),
-                  "completions/mem.fish": fish(nodes)})
-    return files
+    return files | {"completions/mem.bash": bash(nodes), "completions/mem.zsh": zsh(nodes),
+                    "completions/mem.fish": fish(nodes)}
 
 
 def main(argv: list[str] | None = None, out: Path = ROOT) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    check = "--check" in argv
+    check = "--check" in (sys.argv[1:] if argv is None else argv)
     files = render()
-    stale = sorted(p.relative_to(out).as_posix() for p in (out / "man").glob("mem*.1")
-                   if p.relative_to(out).as_posix() not in files)
+    stale = sorted(rel for p in (out / "man").glob("mem*.1") if (rel := f"man/{p.name}") not in files)
     drifted = [rel for rel, text in files.items()
                if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text]
     if check:
@@ -308,7 +328,7 @@ def main(argv: list[str] | None = None, out: Path = ROOT) -> int:
         (out / rel).write_text(files[rel], encoding="utf-8")
     for rel in stale:
         (out / rel).unlink()
-    print(f"wrote {len(drifted)} file(s), removed {len(stale)}, {len(files) - len(drifted)} unchanged", file=sys.stderr)
+    print(f"docgen: wrote {len(drifted)}, removed {len(stale)}, {len(files) - len(drifted)} unchanged", file=sys.stderr)
     return 0
 
 
