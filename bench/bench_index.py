@@ -94,7 +94,7 @@ def main() -> None:
         sys.exit(f"bench: {source}/queries.txt is missing or empty")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
     env.update({"MEM_EMBEDDING_BACKEND": args.backend, "NO_COLOR": "1"})
-    mem = str(args.mem)
+    mem = os.path.abspath(args.mem)
 
     scratch = Path(tempfile.mkdtemp(prefix="mem-bench-"))
     try:
