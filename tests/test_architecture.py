@@ -34,10 +34,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def is_module(name: str) -> bool:
+    return (PACKAGE / name).is_dir() or (PACKAGE / f"{name}.py").is_file()
+
+
 def imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) for every import in the file, nested ones included.
 
-    `from memcli import errors` yields memcli.errors (the name may be a submodule);
+    `from memcli import errors` also yields memcli.errors (when the name is a module);
     relative imports are resolved against the file's own package.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -53,7 +57,8 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([node.module] if node.module else []))
             found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names if base == "memcli"]
+            found += [(node.lineno, f"memcli.{alias.name}") for alias in node.names
+                      if base == "memcli" and is_module(alias.name)]
     return found
 
 
