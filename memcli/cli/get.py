@@ -11,13 +11,16 @@ readable; absolute paths, `..` and symlinks are refused."""
 OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_json", bool)}
 
 
-def execute(ctx: Context, path: list[str], start: int = 1, lines: int | None = None, as_json: bool = False) -> int:
+def execute(ctx: Context, path: str | list[str], start: int = 1, lines: int | None = None,
+            as_json: bool = False) -> int:
     from memcli.errors import BadInput
     from memcli.jobs import get
 
-    if len(path) != 1:
-        raise BadInput("give exactly one PATH")
-    excerpt = get.run(ctx.open(), path[0], start=start, lines=lines)
+    if isinstance(path, list):  # from the fast path, which collects every word
+        if len(path) != 1:
+            raise BadInput("give exactly one PATH")
+        path = path[0]
+    excerpt = get.run(ctx.open(), path, start=start, lines=lines)
     if as_json:
         ctx.json(excerpt.to_json())
     else:
@@ -31,7 +34,7 @@ def register(app) -> None:
     @app.command("get", help=HELP)
     def get_cmd(
         tctx: typer.Context,
-        path: list[str] = typer.Argument(..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."),
+        path: str = typer.Argument(..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."),
         start: int = typer.Option(1, "--from", metavar="N", help="First line to print (1-based)."),
         lines: int = typer.Option(None, "--lines", metavar="N", help="How many lines to print (default: to the end)."),
         as_json: bool = typer.Option(False, "--json", help="Print path, range and text as JSON."),

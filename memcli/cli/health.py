@@ -26,7 +26,8 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
             if c.name == "embedding":
                 continue
             figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes")
-            lines.append(f"[{c.name.upper()}] {figs} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
+            head = f"[{c.name.upper()}] {figs}".rstrip()
+            lines.append(f"{head} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
             if "store_bytes" in c.figures:
                 lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
         lines.append(rep.verdict)

@@ -29,7 +29,7 @@ def register(app) -> None:
     @app.command("init", help=HELP)
     def init_cmd(
         tctx: typer.Context,
-        path: str = typer.Argument(None, metavar="[PATH]", help="Folder to create or complete."),
+        path: str = typer.Argument(None, metavar="PATH", help="Folder to create or complete."),
         as_json: bool = typer.Option(False, "--json", help="Print what was created as JSON."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, path, as_json))

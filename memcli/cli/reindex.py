@@ -33,13 +33,17 @@ def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool 
 
 
 def register(app) -> None:
+    import enum
+
     import typer
+
+    Scope = enum.Enum("Scope", {m: m for m in ("all", "bm25", "embedding")}, type=str)
 
     @app.command("reindex", help=HELP)
     def reindex_cmd(
         tctx: typer.Context,
         full: bool = typer.Option(False, "--full", help="Rebuild everything from the Markdown."),
-        scope: str = typer.Option("all", "--scope", metavar="SCOPE", help="all, bm25 or embedding."),
+        scope: Scope = typer.Option("all", "--scope", help="What to bring up to date: all, bm25 (keyword) or embedding."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     ) -> None:
-        raise typer.Exit(invoke(tctx, execute, full, scope, as_json))
+        raise typer.Exit(invoke(tctx, execute, full, scope.value, as_json))

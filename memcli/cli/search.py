@@ -38,20 +38,24 @@ def execute(ctx: Context, query: list[str], limit: int | None = None, min_score:
 
 
 def register(app) -> None:
+    import enum
+
     import typer
+
+    Mode = enum.Enum("Mode", {m: m for m in ("auto", "hybrid", "keyword", "vector")}, type=str)
 
     @app.command("search", help=HELP)
     def search_cmd(
         tctx: typer.Context,
-        query: list[str] = typer.Argument(..., metavar="QUERY...", help="Words to search for."),
+        query: list[str] = typer.Argument(..., metavar="QUERY", help="Words to search for."),
         limit: int = typer.Option(None, "--limit", "-n", metavar="N", help="Results to return (default 5, config search.limit)."),
         min_score: float = typer.Option(0.0, "--min-score", metavar="X", help="Drop results scoring below this."),
         since: str = typer.Option(None, "--since", metavar="DATE", help="Only daily notes dated on/after YYYY-MM-DD."),
         until: str = typer.Option(None, "--until", metavar="DATE", help="Only daily notes dated on/before YYYY-MM-DD."),
-        mode: str = typer.Option("auto", "--mode", metavar="MODE", help="auto, hybrid, keyword or vector."),
+        mode: Mode = typer.Option("auto", "--mode", help="Force a branch; auto = hybrid when vectors exist."),
         as_json: bool = typer.Option(False, "--json", help="Print results as one JSON document."),
         no_links: bool = typer.Option(False, "--no-links", help="Do not list wikilink neighbours."),
         no_sync: bool = typer.Option(False, "--no-sync", help="Do not index changed files first."),
     ) -> None:
-        raise typer.Exit(invoke(tctx, execute, query, limit, min_score, since, until, mode, as_json, no_links,
+        raise typer.Exit(invoke(tctx, execute, query, limit, min_score, since, until, mode.value, as_json, no_links,
                                 no_sync))

@@ -10,6 +10,8 @@ from memcli.index.chunker import Chunk, chunk_lines
 from memcli.vault import frontmatter
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
+# Bumped whenever chunk boundaries or texts change for the same input: forces a rebuild.
+PARSER_VERSION = 2
 
 
 @dataclass
@@ -42,5 +44,31 @@ def read_note(rel: str, data: bytes, target: int, overlap: int) -> ParsedNote:
     body = lines[fm_lines:]
     note = ParsedNote(sha, front_matter=fm, problem=problem)
     note.links = [[ln["target_path"], ln["target_anchor"]] for ln in linkmod.extract(rel, body)]
-    note.chunks = chunk_lines(lines, fm_lines, target, overlap)
+    note.chunks = chunk_lines(_without_generated(lines), fm_lines, target, overlap)
     return note
+
+
+AUTO_OPEN, AUTO_CLOSE = "<!-- notes:auto -->", "<!-- /notes:auto -->"
+
+
+def _without_generated(lines: list[str]) -> list[str]:
+    """Blank the generated list of a day index page (between the notes:auto markers).
+
+    It repeats every note's name and description, so indexing it as text makes
+    the day page outrank the notes themselves; its wikilinks still enter the graph,
+    so the page still shows up as an inlink of each note.
+    """
+    if not any(AUTO_OPEN in x for x in lines):
+        return lines
+    out, inside = [], False
+    for line in lines:
+        s = line.strip()
+        if s == AUTO_OPEN:
+            inside = True
+            out.append("")
+        elif s == AUTO_CLOSE:
+            inside = False
+            out.append("")
+        else:
+            out.append("" if inside else line)
+    return out

@@ -59,7 +59,10 @@ def snapshot_path(ws: Workspace) -> Path:
 
 def chunking_params(ws: Workspace) -> dict:
     c = ws.config["chunking"]
-    return {"target_tokens": int(c["target_tokens"]), "overlap_tokens": int(c["overlap_tokens"])}
+    from memcli.index.notes import PARSER_VERSION
+
+    return {"target_tokens": int(c["target_tokens"]), "overlap_tokens": int(c["overlap_tokens"]),
+            "parser": PARSER_VERSION}
 
 
 def open_snapshot(ws: Workspace) -> snapmod.Snapshot | None:

@@ -28,6 +28,10 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
     except CorruptStore as exc:
         warnings.append(f"{exc}; rebuilding it")
         snap = None
+    if snap is not None and snap.header.get("chunking") != sync.chunking_params(ws):
+        warnings.append("chunking settings or mem version changed; rebuilding the index")
+        snap.close()
+        snap = None  # treated like a first build: nothing it holds can be reused
     current = sync.scan(ws)
     stale = sync.stale_paths(snap, current)
     if not stale:

@@ -63,7 +63,7 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
             Check("embedding", FAIL, str(exc))
     if backend is None:
         why = embedding.why_off(ws) or "no embedding backend configured"
-        return f"{head} SKIP ({why}; search is keyword-only)", Check("embedding", SKIP, why)
+        return f"{head} SKIP ({why})", Check("embedding", SKIP, why)
     t0 = time.perf_counter()
     try:
         vecs = backend.embedder.embed_batch(["ping"])

@@ -1,0 +1,2 @@
+"""Model providers: embedding backends (`embedding/`), LLM backends (`llm/`) and the one
+httpx client factory they all use (`http`). Nothing here imports httpx at module level."""
