@@ -77,6 +77,9 @@ def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int 
         except httpx.TimeoutException:
             raise ProviderTimeout(f"POST {endpoint} timed out after {seconds:g}s", seconds,
                                   "raise the provider's timeout or check that the server is up") from None
+        except httpx.UnsupportedProtocol:
+            raise ProviderError(_redact(f"cannot POST {endpoint}: the URL must start with http:// or https://",
+                                        secrets), "fix base_url") from None
         except httpx.TransportError as exc:
             if last:
                 msg = f"POST {endpoint} failed: cannot connect ({type(exc).__name__}: {exc})"

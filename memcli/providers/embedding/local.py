@@ -84,10 +84,11 @@ class LocalEmbedder(BaseEmbedder):
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
 
-    def _load(self) -> None:
+    def _load(self):
+        """(tokenizer, session), loaded on first use."""
         with self._lock:
             if self._session is not None:
-                return
+                return self._tokenizer, self._session
             try:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
@@ -121,13 +122,13 @@ class LocalEmbedder(BaseEmbedder):
             self._cls, self._sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
             self._inputs = {i.name for i in session.get_inputs()}
             self._tokenizer, self._session = tokenizer, session
+            return tokenizer, session
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 
-        if self._session is None:
-            self._load()
-        pieces = [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
+        tokenizer, session = self._load()
+        pieces = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
         owner: list[int] = []
         weight: list[float] = []
         seqs: list[list[int]] = []
@@ -140,13 +141,13 @@ class LocalEmbedder(BaseEmbedder):
         order = sorted(range(len(seqs)), key=lambda k: len(seqs[k]))  # similar lengths pad little
         for b in range(0, len(order), RUN_BATCH):
             group = order[b:b + RUN_BATCH]
-            vecs[group] = self._run([seqs[k] for k in group])
+            vecs[group] = self._run(session, [seqs[k] for k in group])
         out = np.zeros((len(texts), DIMS), dtype=np.float32)
         # A text's vector: its window vectors averaged, weighted by window length, renormalised.
         np.add.at(out, np.asarray(owner), vecs * np.asarray(weight, dtype=np.float32)[:, None])
         return normalize(out)
 
-    def _run(self, seqs: list[list[int]]) -> np.ndarray:
+    def _run(self, session, seqs: list[list[int]]) -> np.ndarray:
         import numpy as np
 
         width = max(len(s) for s in seqs)
@@ -158,7 +159,7 @@ class LocalEmbedder(BaseEmbedder):
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
         return normalize(pooled)
