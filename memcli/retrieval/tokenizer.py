@@ -5,9 +5,10 @@
   adds itself; camelCase and snake_case add their parts (`handleWebSocketReconnect`
   adds `handle`, `web`, `socket`, `reconnect`). So an exact identifier ranks first
   and its parts still match.
-- Han: every character (minus a few particles) and every adjacent pair, so a one-
-  character query matches and word order still counts; kana and hangul runs give
-  pairs (a hangul word with a particle, `메모리를`, still matches `메모리`).
+- CJK runs (Han, kana, hangul): every adjacent pair, so word order counts and a
+  hangul word with a particle (`메모리를`) still matches `메모리`; plus every Han
+  character (minus a few particles) and any lone kana/hangul character, so a one-
+  character query matches.
 
 Each rule is one regex pass in C: indexing 16 MB of notes must take well under a
 second, so there is no per-token Python logic except for the rare identifiers.
@@ -19,25 +20,24 @@ import hashlib
 import re
 
 NAME = "mixcjk"
-_CJK_CLASS = r"\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+# CJK scripts, without the CJK punctuation block (U+3000-303F), which separates words
+_CJK_CLASS = r"\u2e80-\u2fff\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _WIDE = re.compile(rf"[{_CJK_CLASS}]+")
 _WORD = re.compile(r"\w\w+")
 # \b anchors and possessive quantifiers keep these linear on long texts
 _COMPOUND = re.compile(r"\b\w++(?:[-.:/@+#]\w++)+")
 _CAMEL_TOKEN = re.compile(r"\b\w*[a-z][A-Z]\w*")
 _SNAKE_TOKEN = re.compile(r"\b\w*[^\W_]_[^\W_]\w*")
+_COMPOUND_HINT = re.compile(r"\w[-.:/@+#]\w")
+_CAMEL_HINT = re.compile(r"[a-z][A-Z]")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _HAN = r"\u3400-\u9fff\uf900-\ufaff"
-_KANA = r"\u3040-\u30ff\uff66-\uff9f"
-_HANGUL = r"\uac00-\ud7af"
 _HAN_CHAR = re.compile(rf"[{_HAN}]")
-_RUNS = re.compile(rf"[{_HAN}]{{2,}}|[{_KANA}]{{2,}}|[{_HANGUL}]{{2,}}")
 _PAIRS = re.compile(r"(?=(\S\S))")
-_LONE = re.compile(rf"(?<![{_KANA}])[{_KANA}](?![{_KANA}])|(?<![{_HANGUL}])[{_HANGUL}](?![{_HANGUL}])")
 # Han characters too common to mean anything on their own (still used in pairs).
 HAN_STOP = frozenset("的了是在和有我你他她它们这那也就都而及与或之于以其被把给")
 
-SPEC = ("mixcjk;v2;word2+;compound[-.:/@+#];camel;snake;"
+SPEC = ("mixcjk;v3;word2+;compound[-.:/@+#];camel;snake;"
         f"han=uni+bi-stop{''.join(sorted(HAN_STOP))};kana=bi;hangul=bi")
 FINGERPRINT = hashlib.sha1(SPEC.encode()).hexdigest()[:10]
 
@@ -47,20 +47,21 @@ def tokenize(text: str) -> list[str]:
     plain = _WIDE.sub(" ", text) if wide else text
     low = plain.lower()
     out = _WORD.findall(low)
-    if "-" in plain or "." in plain or ":" in plain or "/" in plain or "@" in plain or "+" in plain or "#" in plain:
+    # cheap one-pass hints first: most prose has no identifiers at all
+    if _COMPOUND_HINT.search(low):
         out += _COMPOUND.findall(low)
-    if not plain.islower():
+    if _CAMEL_HINT.search(plain):
         for tok in _CAMEL_TOKEN.findall(plain):
             out += [p.lower() for p in _CAMEL_PART.findall(tok) if len(p) > 1]
     if "_" in plain:
         for tok in _SNAKE_TOKEN.findall(low):
             out += [p for p in tok.split("_") if len(p) > 1]
     if wide:
-        out += [c for c in _HAN_CHAR.findall(text) if c not in HAN_STOP]
-        runs = _RUNS.findall(text)
-        if runs:
-            out += _PAIRS.findall(" ".join(runs))
-        out += _LONE.findall(text)
+        runs = _WIDE.findall(text)
+        joined = " ".join(runs)
+        out += [c for c in _HAN_CHAR.findall(joined) if c not in HAN_STOP]
+        out += _PAIRS.findall(joined)
+        out += [r for r in runs if len(r) == 1 and not _HAN_CHAR.match(r)]  # lone kana/hangul
     return out
 
 
