@@ -94,11 +94,74 @@ def run_mem(tmp_path):
     return run
 
 
-def assert_clean_failure(code: int, out: str, err: str, expected: int) -> str:
+def assert_clean_failure(result, expected: int) -> str:
     """A failure as STYLE.md wants it: the exit code, empty stdout, one `mem: error:` line."""
+    code, out, err = result
     assert code == expected, (code, out, err)
+    assert out == "", out
     assert "Traceback" not in err, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("mem: error:"), err
     return lines[0]
+
+
+@pytest.fixture
+def clean_failure():
+    return assert_clean_failure
+
+
+def open_workspace(root: Path):
+    """The workspace as the CLI would open it with `-w root` (in-process, same environment)."""
+    from memcli.vault.workspace import open_workspace as _open
+
+    return _open(Path(root).resolve(), dict(os.environ))
+
+
+def index_workspace(root: Path, *, full: bool = False):
+    """Bring the index of `root` up to date in-process; returns the sync report."""
+    from memcli.index import sync
+
+    return sync.sync(open_workspace(root), full=full)
+
+
+@pytest.fixture
+def index():
+    return index_workspace
+
+
+@pytest.fixture
+def open_ws():
+    return open_workspace
+
+
+@pytest.fixture
+def mem(capsys, monkeypatch, tmp_path):
+    """mem(*args, env=None, cwd=None) -> (returncode, stdout, stderr), in-process.
+
+    The same entry path as the console script (fast path, else the typer app), for
+    tests about behaviour rather than process-level streams; run_mem covers those.
+    """
+    from memcli.cli import fast
+    from memcli.cli.app import run as app_run
+
+    def run(*args, env=None, cwd=None):
+        argv = [str(a) for a in args]
+        with monkeypatch.context() as m:
+            for var, value in (env or {}).items():
+                if value is None:
+                    m.delenv(var, raising=False)
+                else:
+                    m.setenv(var, value)
+            m.chdir(cwd or tmp_path)
+            capsys.readouterr()
+            try:
+                code = fast.run(argv)
+                if code is None:
+                    code = app_run(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

@@ -1,0 +1,147 @@
+"""BM25 scores equal an independent reference (rank_bm25 with DESIGN §5's idf)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+from rank_bm25 import BM25Okapi
+
+from memcli.index import store, sync
+from memcli.retrieval import bm25
+from memcli.retrieval.tokenizer import query_terms, tokenize
+
+QUERIES = [
+    "fusion",
+    "reciprocal rank fusion",
+    "ECONNREFUSED",
+    "handleWebSocketReconnect",
+    "socket reconnect",
+    "INV-20931-QX",
+    "向量数据库",
+    "메모리",
+    "memory memory memory agent",  # repeated terms count once
+    "the",  # in most chunks: idf small but positive
+    "qzxv nothing matches this",
+    "PostgreSQL database choice",
+]
+
+VOCAB = ("memory agent search index chunk vector keyword fusion digest dream session resource "
+         "workspace token budget overlap heading table fence the a of to and database choice "
+         "reciprocal rank socket reconnect deploy release review postgres").split()
+
+
+def build_corpus(root, rng: random.Random) -> None:
+    def write(rel, text):
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+    write("MEMORY.md", "# Long-term memory\n\nWe chose PostgreSQL as the main database.\n"
+                       "The user prefers reciprocal rank fusion.\n")
+    for day in range(1, 6):
+        date = f"2026-05-{day:02d}"
+        for n in range(4):
+            body = []
+            for s in range(rng.randint(1, 3)):
+                body.append(f"## Part {s}\n")
+                for _ in range(rng.randint(1, 8)):
+                    body.append(" ".join(rng.choice(VOCAB) for _ in range(rng.randint(3, 60))) + "\n")
+            if rng.random() < 0.3:
+                body.append("The client hit ECONNREFUSED in handleWebSocketReconnect.\n")
+            if rng.random() < 0.2:
+                body.append("Invoice INV-20931-QX was paid twice.\n")
+            write(f"memory/{date}/note-{n}.md",
+                  f"---\nname: note-{n}\ndescription: note {n} of {date}\n---\n# Note {n}\n\n" + "\n".join(body))
+    long_lines = [" ".join(rng.choice(VOCAB) for _ in range(15)) for _ in range(300)]
+    write("memory/2026-05-06/long.md", "# Long log\n\n" + "\n".join(long_lines) + "\n")
+    write("memory/2026-05-06/zh.md", "# 部署\n\n我们决定使用向量数据库来存储长期记忆。\n部署流程需要两步。\n")
+    write("memory/2026-05-06/ko.md", "에이전트는 메모리를 파일로 저장한다.\n메모리 검색은 빠르다.\n")
+    write("digest/wiki/rrf.md", "---\nname: rrf\ndescription: Reciprocal rank fusion.\n---\n"
+                                "Reciprocal rank fusion merges ranked lists from keyword and vector search.\n")
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    from memcli.vault.workspace import open_workspace
+
+    root = tmp_path_factory.mktemp("bm25") / "ws"
+    root.mkdir()
+    build_corpus(root, random.Random(20260518))
+    env = {"HOME": str(root.parent), "MEM_EMBEDDING_BACKEND": "none"}
+    ws = open_workspace(root, env)
+    sync.sync(ws, full=True)
+    records = store.read_records(ws.metadata / store.CHUNK_STORE)
+    snap = sync.open_snapshot(ws)
+    yield root, ws, snap, records, env
+    snap.close()
+
+
+def reference_scores(records: list[dict], query: str) -> dict[str, float]:
+    corpus = [tokenize(r["text"]) for r in records]
+    ref = BM25Okapi(corpus, k1=1.5, b=0.75)
+    n = len(corpus)
+    df: dict[str, int] = {}
+    for doc in corpus:
+        for t in set(doc):
+            df[t] = df.get(t, 0) + 1
+    ref.idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    scores = ref.get_scores(query_terms(query))
+    return {r["id"]: float(s) for r, s in zip(records, scores) if s > 0}
+
+
+def test_corpus_is_big_enough(indexed):
+    _, _, snap, records, _ = indexed
+    assert snap.n_docs == len(records) >= 40
+    assert len({r["path"] for r in records}) >= 20
+    assert sum(1 for r in records if r["path"] == "memory/2026-05-06/long.md") > 3
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_scores_match_reference(indexed, query):
+    _, _, snap, records, _ = indexed
+    ours = {snap.chunk_id(d): s for d, s in bm25.score(snap, query).items()}
+    ref = reference_scores(records, query)
+    assert set(ours) == set(ref), (query, len(ours), len(ref))
+    for cid, s in ref.items():
+        assert ours[cid] == pytest.approx(s, abs=1e-6, rel=0), (query, cid)
+    if query.startswith("qzxv"):
+        assert ours == {}
+    else:
+        assert ours, query
+
+
+def test_only_positive_scores_and_top_order(indexed):
+    _, _, snap, _, _ = indexed
+    scores = bm25.score(snap, "memory agent fusion")
+    assert scores and all(s > 0 for s in scores.values())
+    top = bm25.top(scores, 7)
+    assert len(top) == 7
+    assert [s for _, s in top] == sorted((s for _, s in top), reverse=True)
+    assert top[0][1] == max(scores.values())
+
+
+def test_snapshot_doc_lengths_are_token_counts(indexed):
+    _, _, snap, records, _ = indexed
+    by_id = {r["id"]: r for r in records}
+    for d in range(snap.n_docs):
+        rec = by_id[snap.chunk_id(d)]
+        assert snap.doc_len[d] == len(tokenize(rec["text"]))
+        assert snap.text(d) == rec["text"]
+    assert snap.avgdl == pytest.approx(sum(len(tokenize(r["text"])) for r in records) / len(records))
+
+
+def test_cli_reports_the_same_best_score(indexed, run_mem):
+    root, _, snap, records, _ = indexed
+    code, out, err = run_mem("-w", root, "search", "handleWebSocketReconnect", "--json", "--limit", "1",
+                             "--no-links", "--no-sync")
+    assert code == 0, err
+    res = json.loads(out)["results"]
+    ref = reference_scores(records, "handleWebSocketReconnect")
+    best = max(ref, key=ref.get)
+    assert len(res) == 1
+    assert res[0]["score"] == pytest.approx(ref[best], abs=1e-6)
+    assert res[0]["keyword"] == pytest.approx(ref[best], abs=1e-6)
+    assert res[0]["path"] == next(r["path"] for r in records if r["id"] == best)

@@ -1,0 +1,152 @@
+"""The search tokenizer: words, identifiers, CJK n-grams, a stable fingerprint."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from memcli.retrieval import tokenizer
+from memcli.retrieval.tokenizer import query_terms, tokenize
+
+
+def test_english_words_lowercased_and_one_char_dropped():
+    toks = tokenize("The Quick brown FOX a I x 7 jumps")
+    assert toks == ["the", "quick", "brown", "fox", "jumps"]
+
+
+def test_punctuation_is_not_part_of_words():
+    assert tokenize("Hello, world! (tea) 'coffee'?") == ["hello", "world", "tea", "coffee"]
+
+
+@pytest.mark.parametrize("text, whole, parts", [
+    ("handleWebSocketReconnect", "handlewebsocketreconnect", ["handle", "web", "socket", "reconnect"]),
+    ("ECONNREFUSED", "econnrefused", []),
+    ("INV-20931-QX", "inv-20931-qx", ["inv", "20931", "qx"]),
+    ("7.4.119-beta", "7.4.119-beta", ["119", "beta"]),
+    ("retry_backoff_seconds", "retry_backoff_seconds", ["retry", "backoff", "seconds"]),
+    ("parseJSONResponse", "parsejsonresponse", ["parse", "json", "response"]),
+])
+def test_identifiers_give_whole_and_part_tokens(text, whole, parts):
+    toks = tokenize(f"error in {text} today")
+    assert whole in toks
+    for p in parts:
+        assert p in toks, (p, toks)
+    assert "error" in toks and "today" in toks
+    # no token is a single character
+    assert all(len(t) > 1 for t in toks)
+
+
+def test_identifier_query_matches_its_exact_form_and_parts():
+    doc = set(tokenize("The client crashed in handleWebSocketReconnect with ECONNREFUSED."))
+    assert set(query_terms("handleWebSocketReconnect")) <= doc
+    assert "reconnect" in doc and "socket" in doc
+    assert set(query_terms("econnrefused")) <= doc
+
+
+def test_query_terms_are_deduplicated_in_first_seen_order():
+    assert query_terms("fusion Rank fusion rank FUSION") == ["fusion", "rank"]
+    assert len(query_terms("数据库 数据库")) == len(set(query_terms("数据库")))
+
+
+def test_chinese_gives_unigrams_and_bigrams():
+    toks = tokenize("向量数据库")
+    for t in ["向量", "量数", "数据", "据库", "向", "量", "数", "据", "库"]:
+        assert t in toks, (t, toks)
+    # word order matters: the reversed pair is not produced
+    assert "库据" not in toks
+
+
+def test_chinese_query_terms_are_in_a_chinese_document():
+    doc = set(tokenize("我们决定使用向量数据库来存储记忆。部署流程需要两步。"))
+    for q in ("向量数据库", "部署流程", "记忆"):
+        terms = query_terms(q)
+        assert terms and set(terms) <= doc, (q, terms)
+
+
+def test_korean_word_with_particle_matches_bare_word():
+    doc = set(tokenize("에이전트는 메모리를 파일로 저장한다"))
+    terms = query_terms("메모리")
+    assert terms and set(terms) <= doc, (terms, doc)
+    assert set(query_terms("저장")) <= doc
+
+
+def test_japanese_query_terms_are_in_a_japanese_document():
+    doc = set(tokenize("エージェントはメモリを検索する。東京で会議があった。"))
+    for q in ("メモリ", "検索", "東京", "会議"):
+        terms = query_terms(q)
+        assert terms and set(terms) <= doc, (q, terms)
+
+
+def test_mixed_script_text_keeps_both_parts():
+    toks = tokenize("PostgreSQL部署在server上")
+    assert "postgresql" in toks and "server" in toks
+    assert "部署" in toks
+
+
+def test_unrelated_cjk_does_not_match():
+    assert not set(query_terms("天气")) & set(tokenize("向量数据库"))
+
+
+def test_fingerprint_is_a_hash_of_the_spec():
+    import hashlib
+
+    assert tokenizer.FINGERPRINT == hashlib.sha1(tokenizer.SPEC.encode()).hexdigest()[:10]
+    assert len(tokenizer.FINGERPRINT) == 10
+    int(tokenizer.FINGERPRINT, 16)
+
+
+def test_fingerprint_tokens_and_term_hashes_are_stable_across_processes():
+    """Hash randomisation must not leak into anything the index stores."""
+    code = ("import json; from memcli.retrieval import tokenizer as t; "
+            "toks = t.tokenize('handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX'); "
+            "print(json.dumps([t.NAME, t.FINGERPRINT, toks, [t.term_hash(x) for x in toks]]))")
+    outs = []
+    for seed in ("1", "2"):
+        env = {**__import__("os").environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        outs.append(json.loads(proc.stdout))
+    assert outs[0] == outs[1]
+    name, fp, toks, hashes = outs[0]
+    assert (name, fp) == (tokenizer.NAME, tokenizer.FINGERPRINT)
+    assert toks == tokenize("handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX")
+    assert hashes == [tokenizer.term_hash(x) for x in toks]
+    assert all(0 <= h < 2 ** 64 for h in hashes)
+    assert len(set(hashes)) == len(set(toks))
+
+
+def test_index_file_name_carries_tokenizer_name_and_fingerprint(ws, note, index):
+    note(ws, "memory/2026-05-18/a.md", "some text\n")
+    index(ws)
+    names = [p.name for p in (ws / "mem_metadata" / "keyword_index").iterdir()]
+    assert any(n.startswith(f"bm25_default_{tokenizer.NAME}_{tokenizer.FINGERPRINT}_v1.") for n in names), names
+
+
+# End to end: a note in one language is found by a query in that language.
+
+def _search_paths(run_mem, ws, query):
+    code, out, err = run_mem("-w", ws, "search", query, "--json", "--no-links")
+    assert code == 0, err
+    return [r["path"] for r in json.loads(out)["results"]]
+
+
+def test_cjk_notes_found_by_queries_in_their_language(ws, note, run_mem):
+    note(ws, "memory/2026-05-18/zh.md", "我们决定使用向量数据库来存储长期记忆。\n", name="zh", description="中文笔记")
+    note(ws, "memory/2026-05-18/ko.md", "에이전트는 메모리를 파일로 저장한다.\n", name="ko", description="한국어")
+    note(ws, "memory/2026-05-18/ja.md", "エージェントはメモリを検索する。東京で会議があった。\n", name="ja", description="日本語")
+    note(ws, "memory/2026-05-18/en.md", "We decided to use a vector database for long-term memory.\n",
+         name="en", description="English")
+
+    zh = _search_paths(run_mem, ws, "向量数据库")
+    assert zh and zh[0] == "memory/2026-05-18/zh.md", zh
+    assert "memory/2026-05-18/en.md" not in zh
+
+    ko = _search_paths(run_mem, ws, "메모리")
+    assert ko and ko[0] == "memory/2026-05-18/ko.md", ko
+
+    ja = _search_paths(run_mem, ws, "会議")
+    assert ja and ja[0] == "memory/2026-05-18/ja.md", ja
+    ja2 = _search_paths(run_mem, ws, "メモリを検索")
+    assert ja2 and ja2[0] == "memory/2026-05-18/ja.md", ja2
