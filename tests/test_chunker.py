@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import subprocess
@@ -432,9 +433,25 @@ def test_binary_file_is_skipped():
     assert note.skipped and note.chunks == [] and isinstance(note.problem, str)
 
 
+def test_oversized_note_is_skipped():
+    data = b"# Huge\n" + b"x" * (10 * 1024 * 1024)
+    note = read_note("a.md", data, 400, 80)
+    assert note.skipped and note.chunks == [] and isinstance(note.problem, str)
+
+
 def test_invalid_utf8_is_skipped():
     note = read_note("a.md", "fine text\n".encode() + b"\xff\xfe broken\n", 400, 80)
     assert note.skipped and note.chunks == [] and "UTF-8" in note.problem
+
+
+def test_frontmatter_values_are_json_safe():
+    text = "---\nname: 2026-05-18\ndescription: 3 note(s) today.\ntags: [a, b]\nwhen: 2026-05-18 10:00:00\n---\nbody\n"
+    note = read_note("memory/2026-05-18.md", text.encode(), 400, 80)
+    assert note.front_matter["name"] == "2026-05-18"
+    assert note.front_matter["description"] == "3 note(s) today."
+    assert note.front_matter["tags"] == ["a", "b"]
+    assert isinstance(note.front_matter["when"], str)
+    json.dumps(note.front_matter)
 
 
 def test_sha_is_of_the_raw_bytes():

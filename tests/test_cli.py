@@ -173,6 +173,16 @@ def test_init_json_lists_what_was_created(mem, tmp_path):
     assert json.loads(out)["created"] == []
 
 
+def test_init_without_path_uses_the_resolved_workspace(mem, tmp_path, pinned_env):
+    target = tmp_path / "from-env"
+    code, out, err = mem("init", env={"MEM_WORKSPACE": str(target)})
+    assert code == 0, err
+    assert (target / "mem.yaml").is_file()
+    code, out, err = mem("init")
+    assert code == 0, err
+    assert (pinned_env / ".mem" / "workspace" / "mem.yaml").is_file()
+
+
 def test_init_on_a_file_is_exit_2(mem, tmp_path, clean_failure):
     f = tmp_path / "afile"
     f.write_text("x")
@@ -220,6 +230,16 @@ def test_config_masks_api_key_from_environment(mem, ws):
     cfg = config_json(mem, ws, env=env)
     assert cfg["embedding_model_config"]["api_key"] == "***"
     assert cfg["llm_model_config"]["api_key"] == "***"
+
+
+def test_config_masks_secret_headers(run_mem, ws):
+    """Provider headers carry credentials too (Authorization, x-api-key): never printed."""
+    (ws / "mem.yaml").write_text("embedding_model_config:\n  headers:\n"
+                                 f"    Authorization: Bearer {SECRET}\n    x-api-key: {SECRET}-2\n")
+    code, out, err = run_mem("-w", ws, "config")
+    assert code == 0, err
+    assert SECRET not in out and SECRET not in err
+    assert "Authorization" in out
 
 
 def test_config_shows_empty_key_as_empty(mem, ws):
@@ -313,6 +333,12 @@ def test_workspace_from_mem_workspace(mem, ws):
     assert json.loads(out)["workspace"] == str(ws.resolve())
 
 
+def test_relative_workspace_flag_is_relative_to_cwd(mem, ws, tmp_path):
+    code, out, err = mem("-w", "ws", "config", "--json", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["workspace"] == str(ws.resolve())
+
+
 def test_flag_beats_mem_workspace(mem, ws, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
@@ -360,6 +386,7 @@ def test_reindex_summary_and_json(run_mem, mem, ws, note):
     assert code == 0, err
     assert out.startswith("Rebuilt 2 files, 2 chunks (2 added, 0 changed, 0 deleted, 0 skipped) in ")
     assert out.endswith("s\n") and out.count("\n") == 1
+    assert err == ""  # no progress drawing when stderr is not a terminal
     code, out, err = mem("-w", ws, "reindex", "--json")
     assert code == 0, err
     rep = json.loads(out)

@@ -141,9 +141,11 @@ def test_fast_path_and_typer_give_identical_output(indexed, capsys, case, glob):
     ["search", "--limit", "abc", "fusion"],
     ["search", "--min-score", "high", "fusion"],
     ["get", "MEMORY.md", "--from", "x"],
-], ids=["bad-choice", "bad-int", "bad-float", "bad-get-int"])
+    ["search", "-n=1", "fusion"],
+], ids=["bad-choice", "bad-int", "bad-float", "bad-get-int", "short-option-with-equals"])
 def test_bad_values_give_typer_messages(indexed, capsys, case):
-    """A bad option value is reported the same way whichever parser sees it first."""
+    """A bad option value is reported the same way whichever parser sees it first
+    (click reads `-n=1` as the value "=1", which is not an integer)."""
     argv = ["-w", str(indexed), *case]
     (fc, fo, fe), (tc, to, te) = run_both(argv, capsys)
     assert (fc, fo, fe) == (tc, to, te)

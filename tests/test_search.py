@@ -240,6 +240,13 @@ def test_since_until_keep_dated_daily_notes_only(golden, note, run_mem):
     assert paths("--until", "2030-01-01") == sorted([KICKOFF, "memory/2026-05-20/later.md"])
 
 
+def test_undated_daily_folder_notes_are_excluded_by_date_filters(golden, note, run_mem):
+    note(golden, "memory/projects/roadmap.md", "The fusion roadmap.\n")
+    code, out, err = run_mem("-w", golden, "search", "fusion", "--json", "--since", "2000-01-01")
+    assert code == 0, err
+    assert [r["path"] for r in json.loads(out)["results"]] == [KICKOFF]
+
+
 def test_since_applies_to_day_pages(golden, run_mem):
     day = golden / DAY
     day.write_text(day.read_text(encoding="utf-8") + "\nRetro: the kickoff went well.\n", encoding="utf-8")
@@ -283,6 +290,23 @@ def test_alias_and_anchor_links_resolve(ws, note, run_mem):
     assert code == 0, err
     outl = json.loads(out)["results"][0]["links"]["outlinks"]
     assert [n["path"] for n in outl] == [RRF]
+
+
+def test_watched_files_extra_paths_and_ignored_ones(ws, note, tmp_path, run_mem):
+    (ws / "mem.yaml").write_text('extra_paths: ["projects", "../outside"]\n')
+    note(ws, "projects/p.md", "the otter in an extra path\n")
+    note(tmp_path, "outside/o.md", "the otter outside the workspace\n")
+    note(ws, "memory/.trash/t.md", "the otter in a dot folder\n")
+    note(ws, "memory/2026-05-18/.draft.md", "the otter in a dot file\n")
+    note(ws, "memory/2026-05-18/n.txt", "the otter in a text file\n")
+    note(ws, "resource/r.md", "the otter in a resource\n")
+    note(ws, "mem_session/dialog/s.md", "the otter in a session\n")
+    note(ws, "memory/2026-05-18/n.md", "the otter in a daily note\n")
+    note(ws, "digest/wiki/d.md", "the otter in the digest\n")
+    code, out, err = run_mem("-w", ws, "search", "otter", "--json", "--limit", "20")
+    assert code == 0, err
+    assert sorted(r["path"] for r in json.loads(out)["results"]) == [
+        "digest/wiki/d.md", "memory/2026-05-18/n.md", "projects/p.md"]
 
 
 # ---------------------------------------------------------------- merging
