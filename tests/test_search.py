@@ -168,12 +168,6 @@ def test_json_output_shape(golden, run_mem):
     assert res[0]["links"]["outlinks"] == []
 
 
-def test_query_quoting_in_log_line(golden, run_mem):
-    code, out, err = run_mem("-w", golden, "search", "fusion's", "--json", "--limit", "2")
-    assert code == 0, err
-    assert json.loads(out)["log"] == ('[SearchStep] query="fusion\'s" candidates=6 vector_hits=0 keyword_hits=2')
-
-
 def test_verbose_logs_the_search_step_on_stderr(golden, run_mem):
     code, out, err = run_mem("-w", golden, "-v", "search", "fusion")
     assert code == 0, err
