@@ -26,6 +26,8 @@ _mem_takes_value() {
 }
 _mem_choices() {
   case "$1" in
+    ('mem reindex|--scope') echo 'all bm25 embedding' ;;
+    ('mem search|--mode') echo 'auto hybrid keyword vector' ;;
   esac
 }
 _mem() {

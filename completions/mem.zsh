@@ -29,8 +29,8 @@ _mem_option_help() {
     ('mem') reply=('--workspace:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '-w:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '--verbose:Log steps on stderr; show tracebacks.' '-v:Log steps on stderr; show tracebacks.' '--version:Print the version and exit.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem init') reply=('--json:Print what was created as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem config') reply=('--json:Print as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
-    ('mem reindex') reply=('--full:Rebuild everything from the Markdown.' '--scope:all, bm25 or embedding.' '--json:Print the report as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
-    ('mem search') reply=('--limit:Results to return (default 5, config search.limit).' '-n:Results to return (default 5, config search.limit).' '--min-score:Drop results scoring below this.' '--since:Only daily notes dated on/after YYYY-MM-DD.' '--until:Only daily notes dated on/before YYYY-MM-DD.' '--mode:auto, hybrid, keyword or vector.' '--json:Print results as one JSON document.' '--no-links:Do not list wikilink neighbours.' '--no-sync:Do not index changed files first.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
+    ('mem reindex') reply=('--full:Rebuild everything from the Markdown.' '--scope:What to bring up to date: all, bm25 (keyword) or embedding.' '--json:Print the report as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
+    ('mem search') reply=('--limit:Results to return (default 5, config search.limit).' '-n:Results to return (default 5, config search.limit).' '--min-score:Drop results scoring below this.' '--since:Only daily notes dated on/after YYYY-MM-DD.' '--until:Only daily notes dated on/before YYYY-MM-DD.' '--mode:Force a branch; auto = hybrid when vectors exist.' '--json:Print results as one JSON document.' '--no-links:Do not list wikilink neighbours.' '--no-sync:Do not index changed files first.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem get') reply=('--from:First line to print (1-based).' '--lines:How many lines to print (default: to the end).' '--json:Print path, range and text as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem health') reply=('--json:Print the checks as JSON.' '--timeout:Embedding request timeout in seconds.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     (*) reply=() ;;
@@ -54,6 +54,8 @@ _mem_files() {
 }
 _mem_choices() {
   case "$1" in
+    ('mem reindex|--scope') reply=('all' 'bm25' 'embedding') ;;
+    ('mem search|--mode') reply=('auto' 'hybrid' 'keyword' 'vector') ;;
     (*) reply=() ;;
   esac
 }

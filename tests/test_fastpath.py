@@ -25,7 +25,7 @@ def option_kind(param):
     if ann in (int, float, str):
         return ann
     if isinstance(ann, type) and issubclass(ann, enum.Enum):
-        return str  # a choice: the fast path passes the string on
+        return tuple(m.value for m in ann)  # a choice: the fast path checks the same values
     name = getattr(getattr(param, "type", None), "name", "")
     return {"integer": int, "float": float, "text": str}.get(name, name)
 

@@ -25,7 +25,8 @@ def parse(argv: list[str]):
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
         arg = argv[i]
-        name, eq, val = arg.partition("=")
+        # only long options take an attached "=value"; click reads "-w=x" as the value "=x"
+        name, eq, val = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if name in GLOBAL_VALUE:
             if not eq:
                 if i + 1 >= len(argv):
@@ -53,7 +54,7 @@ def parse(argv: list[str]):
         elif arg == "--":
             only_words = True
         else:
-            name, eq, val = arg.partition("=")
+            name, eq, val = arg.partition("=") if arg.startswith("--") else (arg, "", "")
             if name in ("-h", "--help") or name not in module.OPTIONS:
                 return None
             key, kind = module.OPTIONS[name]
@@ -67,10 +68,15 @@ def parse(argv: list[str]):
                         return None
                     val = rest[j + 1]
                     j += 1
-                try:
-                    kwargs[key] = kind(val)
-                except ValueError:
-                    return None
+                if isinstance(kind, tuple):  # a choice: typer words the error for a bad one
+                    if val not in kind:
+                        return None
+                    kwargs[key] = val
+                else:
+                    try:
+                        kwargs[key] = kind(val)
+                    except ValueError:
+                        return None
         j += 1
     if not words:
         return None

@@ -13,7 +13,7 @@ OPTIONS = {
     "--limit": ("limit", int), "-n": ("limit", int),
     "--min-score": ("min_score", float),
     "--since": ("since", str), "--until": ("until", str),
-    "--mode": ("mode", str),
+    "--mode": ("mode", ("auto", "hybrid", "keyword", "vector")),
     "--json": ("as_json", bool), "--no-links": ("no_links", bool), "--no-sync": ("no_sync", bool),
 }
 

@@ -43,16 +43,17 @@ class _Block:
     tokens: int
     heading: int = 0  # heading level, 0 = not a heading
     atomic: bool = False  # fence or table: keep whole if possible
+    blank: bool = False
 
 
-def _blocks(lines: list[str], first: int) -> list[_Block]:
+def _blocks(lines: list[str], first: int, tok: list[int]) -> list[_Block]:
     out: list[_Block] = []
     i, n = first, len(lines)
     while i < n:
         line = lines[i]
         s = line.lstrip()
         if not s:
-            out.append(_Block(i, i + 1, 1))
+            out.append(_Block(i, i + 1, tok[i], blank=True))
             i += 1
             continue
         if s.startswith("```") or s.startswith("~~~"):
@@ -61,12 +62,12 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             while j < n and not lines[j].lstrip().startswith(mark):
                 j += 1
             j = min(j + 1, n)
-            out.append(_Block(i, j, sum(estimate_tokens(x) for x in lines[i:j]), atomic=True))
+            out.append(_Block(i, j, sum(tok[i:j]), atomic=True))
             i = j
             continue
         m = _HEADING.match(line)
         if m:
-            out.append(_Block(i, i + 1, estimate_tokens(line), heading=len(m.group(1))))
+            out.append(_Block(i, i + 1, tok[i], heading=len(m.group(1))))
             i += 1
             continue
         table = s.startswith("|")
@@ -78,84 +79,111 @@ def _blocks(lines: list[str], first: int) -> list[_Block]:
             if table != t.startswith("|"):
                 break
             j += 1
-        out.append(_Block(i, j, sum(estimate_tokens(x) for x in lines[i:j]), atomic=table))
+        out.append(_Block(i, j, sum(tok[i:j]), atomic=table))
         i = j
     return out
+
+
+class _Packer:
+    """Greedy packing of blocks into chunks; see the module docstring for the rules."""
+
+    def __init__(self, lines: list[str], body_start: int, target: int, overlap: int):
+        self.lines, self.target, self.overlap = lines, target, overlap
+        self.tok = [estimate_tokens(x) if i >= body_start else 0 for i, x in enumerate(lines)]
+        self.blocks = _blocks(lines, body_start, self.tok)
+        self.heading_level = {b.start: b.heading for b in self.blocks if b.heading}
+        self.headings = sorted(self.heading_level.items())
+        self.atomic_end = {i: (b.start, b.end) for b in self.blocks if b.atomic for i in range(b.start, b.end)}
+        self.chunks: list[Chunk] = []
+        self.start: int | None = None  # first line of the open chunk
+        self.size = 0  # its estimated tokens
+        self.body = False  # whether it holds anything but headings and blank lines
+
+    def crumbs(self, a: int) -> list[str]:
+        """Ancestor headings of line `a` (not counting `a` itself)."""
+        stack: list[tuple[int, int]] = []
+        for idx, lvl in self.headings:
+            if idx >= a:
+                break
+            while stack and stack[-1][1] >= lvl:
+                stack.pop()
+            stack.append((idx, lvl))
+        own = self.heading_level.get(a)
+        if own:
+            while stack and stack[-1][1] >= own:
+                stack.pop()
+        return [self.lines[idx] for idx, _ in stack]
+
+    def emit(self, a: int, b: int) -> None:
+        lines = self.lines
+        while a < b and not lines[a].strip():
+            a += 1
+        while b > a and not lines[b - 1].strip():
+            b -= 1
+        if a < b:
+            crumb = self.crumbs(a)
+            self.chunks.append(Chunk(a + 1, b, "\n".join(crumb + lines[a:b]), len(crumb)))
+
+    def tail(self, lo: int, hi: int) -> int:
+        """Start of an overlap tail of lines[lo:hi]: about `overlap` tokens, never reaching
+        back over a heading (into another section) nor starting inside a fence or table."""
+        acc, i = 0, hi
+        while i > lo + 1 and self.overlap > 0:
+            j = i - 1
+            if j in self.heading_level or acc + self.tok[j] > self.overlap:
+                break
+            acc += self.tok[j]
+            i = j
+        span = self.atomic_end.get(i)
+        if span and span[0] < i and span[1] <= hi:
+            i = span[1]
+        return i
+
+    def cut(self, at: int) -> None:
+        """Close the open chunk before line `at` and open the next one with an overlap tail."""
+        tail = self.tail(self.start, at)
+        self.emit(self.start, at)
+        self.start, self.size = tail, sum(self.tok[tail:at])
+        self.body = any(self.lines[i].strip() for i in range(tail, at))
+
+    def run(self) -> list[Chunk]:
+        target = self.target
+        for blk in self.blocks:
+            if self.start is None:
+                self.start, self.size, self.body = blk.start, 0, False
+            if blk.heading:
+                if self.body and self.size + blk.tokens > target:
+                    # the next section does not fit: cut before its heading, no overlap across sections
+                    self.emit(self.start, blk.start)
+                    self.start, self.size, self.body = blk.start, 0, False
+                self.size += blk.tokens
+            elif blk.blank:
+                self.size += blk.tokens
+            elif self.size + blk.tokens <= target:
+                self.size += blk.tokens
+                self.body = True
+            elif not self.body and blk.tokens <= target:
+                # only headings so far: keep them with their first block (a chunk of bare
+                # headings finds nothing), even if that overflows by the heading lines
+                self.size += blk.tokens
+                self.body = True
+            elif blk.tokens <= target:
+                self.cut(blk.start)  # the block fits a chunk of its own: start one before it
+                self.size += blk.tokens
+                self.body = True
+            else:  # larger than any chunk: cut between its lines
+                for i in range(blk.start, blk.end):
+                    if self.body and self.size + self.tok[i] > target and i > self.start:
+                        self.cut(i)
+                    self.size += self.tok[i]
+                    self.body = True
+        if self.start is not None:
+            self.emit(self.start, len(self.lines))
+        return self.chunks
 
 
 def chunk_lines(lines: list[str], body_start: int, target: int = 400, overlap: int = 80) -> list[Chunk]:
     """Chunk `lines` (the whole file, split on newlines) from index `body_start` on."""
     target = max(target, 16)
     overlap = max(0, min(overlap, target // 2))
-    blocks = _blocks(lines, body_start)
-    chunks: list[Chunk] = []
-    crumbs: list[tuple[int, int]] = []  # stack of (level, line index) of open headings
-
-    def emit(a: int, b: int, stack: list[tuple[int, int]]) -> None:
-        while a < b and not lines[a].strip():
-            a += 1
-        while b > a and not lines[b - 1].strip():
-            b -= 1
-        if a >= b:
-            return
-        crumb = [lines[idx] for lvl, idx in stack if idx < a]
-        text = "\n".join(crumb + lines[a:b])
-        chunks.append(Chunk(a + 1, b, text, len(crumb)))
-
-    cur_start: int | None = None
-    cur_tokens = 0
-    cur_stack: list[tuple[int, int]] = []
-
-    def flush(end: int) -> None:
-        nonlocal cur_start, cur_tokens
-        if cur_start is not None:
-            emit(cur_start, end, cur_stack)
-        cur_start, cur_tokens = None, 0
-
-    for blk in blocks:
-        if blk.heading:
-            while crumbs and crumbs[-1][0] >= blk.heading:
-                crumbs.pop()
-            # a new section starts here: close the current chunk if it cannot take the heading
-            if cur_start is not None and cur_tokens + blk.tokens > target:
-                flush(blk.start)
-        if cur_start is None:
-            cur_start, cur_tokens, cur_stack = blk.start, 0, list(crumbs)
-        if cur_tokens + blk.tokens <= target or cur_tokens == 0 and blk.tokens <= target:
-            cur_tokens += blk.tokens
-        elif blk.tokens <= target and (blk.atomic or blk.end - blk.start > 1):
-            # the block fits a chunk of its own: cut before it, carrying an overlap tail
-            tail = _overlap_start(lines, cur_start, blk.start, overlap) if not blk.atomic else blk.start
-            flush(blk.start)
-            cur_start, cur_stack = tail, list(crumbs)
-            cur_tokens = sum(estimate_tokens(x) for x in lines[tail:blk.end])
-        else:
-            # the block is larger than a chunk (or a single line): cut between its lines
-            for i in range(blk.start, blk.end):
-                t = estimate_tokens(lines[i])
-                if cur_start is None:
-                    cur_start, cur_tokens, cur_stack = i, 0, list(crumbs)
-                if cur_tokens + t > target and cur_tokens > 0 and i > cur_start:
-                    tail = _overlap_start(lines, cur_start, i, overlap)
-                    flush(i)
-                    cur_start, cur_stack = tail, list(crumbs)
-                    cur_tokens = sum(estimate_tokens(x) for x in lines[tail:i])
-                cur_tokens += t
-        if blk.heading:
-            crumbs.append((blk.heading, blk.start))
-    flush(len(lines))
-    return chunks
-
-
-def _overlap_start(lines: list[str], lo: int, hi: int, overlap: int) -> int:
-    """First line index of a tail of lines[lo:hi] holding about `overlap` tokens."""
-    if overlap <= 0:
-        return hi
-    acc, i = 0, hi
-    while i > lo + 1:
-        t = estimate_tokens(lines[i - 1])
-        if acc + t > overlap:
-            break
-        acc += t
-        i -= 1
-    return i
+    return _Packer(lines, body_start, target, overlap).run()

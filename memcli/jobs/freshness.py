@@ -44,7 +44,9 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
             with index_lock(ws, "search-sync", wait=30.0 if first_build else 0.0):
                 if snap is not None:
                     snap.close()
-                sync.sync(ws)
+                rep = sync.sync(ws)
+                warnings.extend(f"skipped {path}: {why}" for path, why in rep.skipped)
+                warnings.extend(f"{path}: {why}" for path, why in rep.warnings)
                 return sync.open_snapshot(ws)
         except Busy:
             pass

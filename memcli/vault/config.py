@@ -221,9 +221,14 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
 
 
 def masked(cfg: Any) -> Any:
-    """A copy of `cfg` safe to print: every secret replaced by a mask."""
+    """A copy of `cfg` safe to print: every secret replaced by a mask.
+
+    Extra HTTP headers are masked whole: they typically carry Authorization or
+    x-api-key values, and a header name alone is enough to debug with."""
     if isinstance(cfg, dict):
-        return {k: (MASK if k in SECRET_KEYS and v else masked(v)) for k, v in cfg.items()}
+        return {k: (MASK if k in SECRET_KEYS and v else
+                    {h: MASK for h in v} if k in FREEFORM and isinstance(v, dict) else masked(v))
+                for k, v in cfg.items()}
     if isinstance(cfg, list):
         return [masked(v) for v in cfg]
     return cfg

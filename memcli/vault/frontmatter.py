@@ -1,9 +1,9 @@
 """Frontmatter: split it off a note, parse it safely, render it with sorted keys.
 
 Parsing never raises: a broken or non-mapping frontmatter reads as {} with a
-problem string, so one bad note cannot stop indexing of the others. Values are
-flattened to JSON-safe scalars and short lists, which also defuses YAML alias
-bombs (a deeply shared structure is never expanded).
+problem string, so one bad note cannot stop indexing of the others. Frontmatter
+with YAML aliases is refused (an alias bomb expands exponentially); values are
+flattened to JSON-safe scalars and short lists.
 """
 
 from __future__ import annotations
@@ -103,6 +103,9 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
+        if "*" in source and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(source, Loader=loader)):
+            # aliases can make a few lines stand for an exponentially large value
+            return {}, "frontmatter uses YAML aliases"
         data = yaml.load(source, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
