@@ -2,7 +2,7 @@
 function __mem_commands
     switch $argv[1]
         case 'mem'
-            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get' 'health'
+            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get' 'health' 'ingest' 'remember' 'inbox'
     end
 end
 
@@ -18,6 +18,10 @@ function __mem_takes_value
             printf '%s\n' '--from' '--lines'
         case 'mem health'
             printf '%s\n' '--timeout'
+        case 'mem ingest'
+            printf '%s\n' '--session-id' '-s' '--date' '--format' '--wait'
+        case 'mem remember'
+            printf '%s\n' '--tag' '-t' '--session-id' '-s' '--wait'
     end
 end
 
@@ -49,6 +53,9 @@ complete -c mem -n '__mem_at \'mem\'' -a 'reindex' -d 'Index changed Markdown fi
 complete -c mem -n '__mem_at \'mem\'' -a 'search' -d 'Search memory (MEMORY.md, daily notes, digest) for QUERY.'
 complete -c mem -n '__mem_at \'mem\'' -a 'get' -d 'Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.'
 complete -c mem -n '__mem_at \'mem\'' -a 'health' -d 'Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity, graph/chunk consistency, files changed since indexing, config and cron validity.'
+complete -c mem -n '__mem_at \'mem\'' -a 'ingest' -d 'Save a conversation to mem_session/dialog/<ID>.jsonl and extract what is worth remembering into the session\'s daily note memory/<date>/<name>.md.'
+complete -c mem -n '__mem_at \'mem\'' -a 'remember' -d 'Write TEXT as one fact into today\'s note of a manual session (memory/<today>/remembered-facts.md).'
+complete -c mem -n '__mem_at \'mem\'' -a 'inbox' -d 'List the inbox: one record per job run (ingest, remember, dream, resource scan) that changed memory, with its time and changed files. --clear empties it after listing.'
 complete -c mem -n '__mem_at \'mem\'' -l 'workspace' -s 'w' -r -F -d 'Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).'
 complete -c mem -n '__mem_at \'mem\'' -l 'verbose' -s 'v' -d 'Log steps on stderr; show tracebacks.'
 complete -c mem -n '__mem_at \'mem\'' -l 'version' -d 'Print the version and exit.'
@@ -77,3 +84,19 @@ complete -c mem -n '__mem_at \'mem get\'' -l 'help' -s 'h' -d 'Show this message
 complete -c mem -n '__mem_at \'mem health\'' -l 'json' -d 'Print the checks as JSON.'
 complete -c mem -n '__mem_at \'mem health\'' -l 'timeout' -x -d 'Embedding request timeout in seconds.'
 complete -c mem -n '__mem_at \'mem health\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'session-id' -s 's' -x -d 'The conversation\'s session id (a file name: no / \\ : * ? " < > |).'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'date' -x -d 'Date of the note (default: the newest message\'s date, else today).'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'format' -x -a 'auto agentscope openai jsonl' -d 'Input format; auto detects all of them.'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'force' -d 'Extract now, whatever auto_memory_interval says.'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'flush' -d 'Extract what is pending, before a context compaction (honoured when summarize_when_compact).'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'json' -d 'Print the report as JSON.'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'wait' -x -d 'How long to wait for another writer before exiting 75.'
+complete -c mem -n '__mem_at \'mem ingest\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem remember\'' -l 'tag' -s 't' -x -d 'A tag for the fact (repeatable).'
+complete -c mem -n '__mem_at \'mem remember\'' -l 'session-id' -s 's' -x -d 'Session whose note of today receives the fact.'
+complete -c mem -n '__mem_at \'mem remember\'' -l 'json' -d 'Print the report as JSON.'
+complete -c mem -n '__mem_at \'mem remember\'' -l 'wait' -x -d 'How long to wait for another writer before exiting 75.'
+complete -c mem -n '__mem_at \'mem remember\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem inbox\'' -l 'clear' -d 'Empty the inbox after listing it.'
+complete -c mem -n '__mem_at \'mem inbox\'' -l 'json' -d 'Print the records as one JSON document.'
+complete -c mem -n '__mem_at \'mem inbox\'' -l 'help' -s 'h' -d 'Show this message and exit.'

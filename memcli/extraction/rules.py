@@ -1,0 +1,236 @@
+"""The offline extractor: keep what a speaker states, drop small talk. No model, no guessing.
+
+Each message is cut into sentences; a sentence is kept verbatim (prefixed by its
+speaker) when it states a decision, a preference, a plan, or a fact: identity,
+first-person statements, numbers, names. Questions, greetings, thanks and short
+reactions are dropped. The assistant is kept only when it confirms something
+("Got it, we'll use PostgreSQL 16"), because what it says alone may be wrong.
+Nothing is paraphrased, so nothing is invented; the same input always gives the
+same note. English and Chinese are handled; other languages fall back to the
+number/name rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from memcli.extraction import Draft, Request
+from memcli.extraction.messages import text_of
+
+SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps")
+MAX_SENTENCE = 400
+FALLBACK_NAME = "conversation-notes"
+
+_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
+
+
+def _rx(*alts: str) -> re.Pattern:
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+_I = r"\b(?:i|we)(?:['’](?:m|re|ve|ll|d))?\b"
+CUES = {
+    "Decisions": _rx(r"\b(?:i|we)(?:'ve| have)? (?:finally |just |already )?(?:decided|chose|chosen|picked|agreed|"
+                     r"settled on|went with|opted|switched|replaced|moved to)\b",
+                     r"\b(?:we|i)(?:'re| are| will|'ll) (?:go(?:ing)? with|use|switch|stick with)\b",
+                     r"\blet'?s (?:go with|use|switch|stick with|do)\b", r"\bdecision\b", r"\binstead of\b",
+                     r"决定|决策|选定|选了|选择了|采用|改用|换成|改成|就用|敲定|定下"),
+    "Preferences": _rx(r"\b(?:i|we) (?:really |also |still |much |usually |always |)(?:prefer|like|love|enjoy|"
+                       r"hate|dislike|avoid|can't stand|don't like|do not like|'d rather|would rather)\b",
+                       r"\bmy (?:favou?rite|preferred)\b", r"\bplease (?:always|never|don't|do not)\b",
+                       r"\byou (?:prefer|like|love|want|don't like|hate)\b",
+                       r"喜欢|偏好|最爱|讨厌|习惯用|倾向于|更愿意|请不要|请总是"),
+    "Next steps": _rx(r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to| plan to|"
+                      r"'m planning to| need to| have to| must| intend to)\b",
+                      r"\b(?:next step|todo|to-do|remind me|deadline|tomorrow|next week|next month)\b",
+                      r"打算|计划|准备|下一步|明天|下周|后天|待办|需要|提醒我|截止|之前要|要在"),
+}
+IDENTITY = _rx(r"\bmy name is\b", r"\bi(?:'m| am) (?:a|an|the) \w+", r"\bi work (?:as|at|for|on)\b",
+               r"\bi live in\b", r"\bi(?:'m| am) from\b", r"\bi(?:'m| am) \d+\b",
+               r"我是|我叫|我的名字|我住在|我来自|我在.{1,12}(?:工作|上班|读书|上学)")
+FIRST_PERSON = _rx(_I, r"\b(?:my|our|me|us|mine)\b", r"我")
+SECOND_PERSON = _rx(r"\byou(?:r|'re|'ve|'ll|rs)?\b", r"你|您")
+CONFIRM = _rx(r"^(?:noted|got it|understood|confirmed|done|okay|ok|sure|perfect|great|i'll remember|"
+              r"i will remember|i(?:'ve| have) (?:noted|saved|recorded)|saved|recorded)\b",
+              r"^(?:好的|明白|收到|已记录|记住了|已确认|了解)")
+SMALL_TALK = _rx(r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
+                 r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
+                 r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
+                 r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
+                 r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
+                 r"bad|true|right|exciting|impressive|incredible)\b",
+                 r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$")
+STOP = frozenset("""a about above after again against all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just let like me more most my
+myself no nor not now of off on once only or other our ours out over own really same she should so some such
+than that the their theirs them then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself also been going got get gets
+one thing things lot lots much many well yes yeah okay ok sure still even ever maybe kind sort way make made
+said say says tell told know think thought feel felt want wanted need needed use used going gonna really always
+never something anything everything someone today yesterday tomorrow week weeks day days time times year years
+new good great nice last next first back see seen look looking come came take took give gave around since though
+decided decide chose chosen picked agreed prefer preferred love loved enjoy enjoyed hate plan planned planning
+replace replaced switch switched instead because every draft will shall must please remind remember
+""".split())
+HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有个把被给对吗呢吧啊呀哦嗯要会能可以很太更最不没")
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for part in _SPLIT.split(text):
+        part = _BULLET.sub("", part or "").strip()
+        if part:
+            out.append(part if len(part) <= MAX_SENTENCE else part[:MAX_SENTENCE - 1].rstrip() + "…")
+    return out
+
+
+def _size(s: str) -> int:
+    """Words in `s`, counting two Han characters as one word."""
+    return len(_WORD.findall(s)) + len(_HAN.findall(s)) // 2
+
+
+def _has_name(s: str, skip: set[str]) -> bool:
+    """A capitalised word not at the start (a name, a product), an identifier, or a number."""
+    if re.search(r"\d", s):
+        return True
+    words = re.findall(r"[A-Za-z][\w'’.-]*", s)
+    for i, w in enumerate(words):
+        if i and w[0].isupper() and w.lower() not in skip and w not in ("I", "I'm", "I've", "I'll", "I'd"):
+            return True
+        if re.search(r"[a-z][A-Z]|_[a-z]|\w\.\w+\(", w):
+            return True
+    return False
+
+
+def classify(s: str, role: str, names: set[str]) -> str | None:
+    """The section a sentence belongs to, or None for small talk and questions."""
+    if s.rstrip().endswith(("?", "？")) or re.search(r"[吗呢]$", s.rstrip()):
+        return None
+    size = _size(s)
+    if role == "assistant":
+        if not CONFIRM.search(s) or size < 4:
+            return None
+        rest = CONFIRM.sub("", s, count=1)
+        for section, cue in CUES.items():
+            if cue.search(rest):
+                return section
+        return "Facts" if _has_name(rest, names) else None
+    if role != "user" or size < 3 or (SMALL_TALK.search(s) and size < 8):
+        return None
+    for section, cue in CUES.items():
+        if cue.search(s):
+            return section
+    if IDENTITY.search(s):
+        return "Facts"
+    if size < 5:
+        return None
+    first, second = FIRST_PERSON.search(s), SECOND_PERSON.search(s)
+    if second and not first and not _has_name(s, names):
+        return None  # about the listener ("you did great"): a reaction, not a fact
+    if first or _has_name(s, names) or size >= 7:
+        return "Facts"
+    return None
+
+
+def _label(rec: dict) -> str:
+    name, role = rec.get("name") or rec["role"], rec["role"]
+    return role.capitalize() if name == role else name
+
+
+def findings(messages: list[dict]) -> dict[str, list[str]]:
+    names = {str(m.get("name", "")).lower() for m in messages} | {"user", "assistant"}
+    found: dict[str, list[str]] = {s: [] for s in SECTIONS}
+    seen: set[str] = set()
+    for rec in messages:
+        for s in sentences(text_of(rec)):
+            section = classify(s, rec["role"], names)
+            if section is None:
+                continue
+            item = f"- {_label(rec)}: {s}"
+            if _norm(item) not in seen:
+                seen.add(_norm(item))
+                found[section].append(item)
+    return found
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.strip().lstrip("-*").split()).lower()
+
+
+def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
+    """Kebab-case name from the words most sentences share; names (capitalised mid-sentence,
+    identifiers) count double. Ties go to the word seen first, so the name is stable."""
+    counts: Counter = Counter()
+    first: dict[str, int] = {}
+    for item in (i for s in SECTIONS for i in found[s]):
+        text = item.split(": ", 1)[-1]
+        terms = dict.fromkeys(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP
+                              and w not in skip)
+        names = {w.lower() for w in re.findall(r"(?<=[\w,;:] )[A-Z][A-Za-z]*[A-Z0-9]?[A-Za-z]*", text)}
+        for run in re.findall(r"[\u3400-\u9fff]+", text):
+            terms.update(dict.fromkeys(run[i:i + 2] for i in range(len(run) - 1) if not set(run[i:i + 2]) & HAN_STOP))
+        for t in terms:
+            counts[t] += 2 if t in names else 1
+            first.setdefault(t, len(first))
+    picked: list[str] = []
+    for term, _ in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]])):
+        if any(set(term) & set(p) for p in picked if _HAN.match(term) and _HAN.match(p)):
+            continue  # overlapping Han bigrams (部署, 署流) name the same thing
+        picked.append(term)
+        if len(picked) == 3:
+            break
+    return "-".join(picked)[:60].strip("-") or FALLBACK_NAME
+
+
+def describe(found: dict[str, list[str]]) -> str:
+    for section in ("Decisions", "Preferences", "Facts", "Next steps"):
+        if found[section]:
+            text = found[section][0][2:]
+            text = text.split(": ", 1)[1] if text.startswith(("User: ", "Assistant: ")) else text
+            return text if len(text) <= 160 else text[:159].rstrip() + "…"
+    return ""
+
+
+def render(name: str, found: dict[str, list[str]]) -> str:
+    title = name.replace("-", " ")
+    parts = [f"# {title[:1].upper()}{title[1:]}"]
+    for section in SECTIONS:
+        if found[section]:
+            parts += ["", f"## {section}", *found[section]]
+    return "\n".join(parts) + "\n"
+
+
+def merge_body(body: str, found: dict[str, list[str]]) -> str:
+    """Add the new items to their sections of an existing body; everything there stays."""
+    lines = body.rstrip("\n").split("\n") if body.strip() else []
+    have = {_norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
+    for section in SECTIONS:
+        new = [i for i in found[section] if _norm(i) not in have]
+        if not new:
+            continue
+        head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)
+        if head is None:
+            lines += ["", f"## {section}", *new] if lines else [f"## {section}", *new]
+            continue
+        end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+        while end > head + 1 and not lines[end - 1].strip():
+            end -= 1
+        lines[end:end] = new
+    return "\n".join(lines) + "\n"
+
+
+def extract(req: Request) -> Draft | None:
+    found = findings(req.messages)
+    if not any(found.values()):
+        return None
+    if req.existing is not None:
+        ex = req.existing
+        return Draft(ex.name, ex.description or describe(found), merge_body(ex.body, found))
+    names = {str(m.get("name", "")).lower() for m in req.messages}
+    name = topic_name(found, names)
+    return Draft(name, describe(found), render(name, found))

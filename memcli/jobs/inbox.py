@@ -1,0 +1,88 @@
+"""The inbox: one record per job run that changed memory (QwenPaw's "Inbox Results").
+
+`push` appends {job, time, changes, summary} to `mem_metadata/inbox/inbox.jsonl`
+when `inbox_push_enabled`, and POSTs the same JSON to `inbox_webhook_url` when one
+is set. A webhook failure is a warning, never an error: the memory was written
+and the record is in the inbox file either way. ingest, remember, dream and
+resource scan all report through here.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from memcli.vault import atomic
+from memcli.vault.lock import Lock
+from memcli.vault.workspace import Workspace
+
+MAX_RECORDS = 1000  # oldest records are dropped beyond this: an unread inbox must not grow forever
+WEBHOOK_TIMEOUT = 5.0
+
+
+def path(ws: Workspace):
+    return ws.metadata / "inbox" / "inbox.jsonl"
+
+
+def read(ws: Workspace) -> list[dict]:
+    try:
+        text = path(ws).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a damaged line is not worth failing a job for; the rest is still news
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _write(ws: Workspace, records: list[dict]) -> None:
+    atomic.write_text(path(ws), "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+                                        for r in records))
+
+
+def push(ws: Workspace, job: str, changes: list[tuple[str, str]], summary: str = "",
+         now: datetime | None = None) -> list[str]:
+    """Record a job's changes; returns warnings (webhook failures)."""
+    if not changes or not ws.config.get("inbox_push_enabled", True):
+        return []
+    record = {"job": job, "time": (now or datetime.now().astimezone()).isoformat(timespec="seconds"),
+              "changes": [{"path": p, "action": a} for p, a in changes], "summary": summary}
+    with Lock(ws.lock_path("inbox"), job, wait=10.0):
+        _write(ws, (read(ws) + [record])[-MAX_RECORDS:])
+    url = str(ws.config.get("inbox_webhook_url", "") or "").strip()
+    return [w for w in [_post(url, record)] if w] if url else []
+
+
+def clear(ws: Workspace, shown: list[dict] | None = None) -> int:
+    """Remove the records in `shown` (all when None); a record pushed since it was listed stays."""
+    with Lock(ws.lock_path("inbox"), "inbox", wait=10.0):
+        records = read(ws)
+        keep = [r for r in records if shown is not None and r not in shown]
+        if len(keep) != len(records):
+            _write(ws, keep)
+        return len(records) - len(keep)
+
+
+def _post(url: str, record: dict) -> str | None:
+    """POST the record; a warning on failure (the URL shown without query or user info)."""
+    import httpx
+
+    from memcli.providers import http
+
+    try:
+        shown = str(httpx.URL(url).copy_with(username=None, password=None, query=None, fragment=None))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return "inbox_webhook_url is not a valid URL"
+    try:
+        with http.make_client("", timeout=WEBHOOK_TIMEOUT) as client:
+            resp = client.post(url, json=record)
+    except httpx.HTTPError as exc:
+        return f"inbox webhook {shown} failed: {type(exc).__name__}"
+    if resp.status_code >= 300:
+        return f"inbox webhook {shown} failed: HTTP {resp.status_code}"
+    return None

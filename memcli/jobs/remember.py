@@ -1,0 +1,103 @@
+"""Remember: one fact written straight into today's note of a manual session.
+
+OpenClaw's rule "when someone says remember this, write it down", without a
+model: the text is kept verbatim as a bullet under "## Facts" of the session's
+note of the day (tags as #tag, and in the frontmatter `tags`). The fact also goes
+into the session log, so the note's source_conversation link holds it, and is
+marked extracted there, so a later ingest of that session does not add it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memcli.errors import BadInput
+from memcli.extraction import rules
+from memcli.jobs import ingest
+from memcli.vault import notes, session
+from memcli.vault.lock import Lock
+from memcli.vault.workspace import Workspace
+
+DEFAULT_SESSION = "manual"
+NOTE_NAME = "remembered-facts"
+MAX_FACT = 2000
+_TAG = re.compile(r"^[^\W_][\w-]{0,49}$")
+
+
+@dataclass
+class RememberReport:
+    path: str
+    day: str
+    session_id: str
+    text: str
+    tags: list[str]
+    new: bool = True
+    changes: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "date": self.day, "session_id": self.session_id, "text": self.text,
+                "tags": self.tags, "new": self.new,
+                "changes": [{"path": p, "action": a} for p, a in self.changes], "warnings": self.warnings}
+
+
+def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
+    fact = " ".join((text or "").split())
+    if not fact:
+        raise BadInput("nothing to remember: TEXT is empty")
+    if len(fact) > MAX_FACT:
+        raise BadInput(f"TEXT is longer than {MAX_FACT} characters", "remember one fact at a time")
+    clean = []
+    for tag in tags:
+        tag = tag.strip().lstrip("#")
+        if not _TAG.match(tag):
+            raise BadInput(f"tag {tag!r} is not a word", "use letters, digits, '-' or '_'")
+        if tag not in clean:
+            clean.append(tag)
+    return fact, clean
+
+
+def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: str = DEFAULT_SESSION,
+        wait: float = 30.0, now: datetime | None = None) -> RememberReport:
+    fact, tags = check(text, list(tags or []))
+    sid = session.validate_session_id(session_id)
+    now = (now or datetime.now()).astimezone(notes.zone(ws))
+    day = now.date().isoformat()
+    item = f"- {fact}" + "".join(f" #{t}" for t in tags)
+    record = {"id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
+              "name": "user", "role": "user", "content": [{"type": "text", "text": fact}],
+              "timestamp": now.isoformat()}
+    with Lock(ws.lock_path("workspace"), "remember", wait=wait):
+        log_path = ws.sessions / f"{sid}.jsonl"
+        old = session.read_log(log_path)
+        merged, _, _ = session.merge(old, [record])
+        note = notes.find_session_note(ws, day, sid)
+        if note is None:
+            path, name = notes.free_path(ws, day, NOTE_NAME)
+            note = notes.Note(path, {"name": name, "session_id": sid,
+                                     "source_conversation": notes.conversation_link(ws, sid)},
+                              "# Remembered facts\n")
+        rep = RememberReport(ws.rel(note.path), day, sid, fact, tags)
+        body = rules.merge_body(note.body, {"Facts": [item], "Decisions": [], "Preferences": [], "Next steps": []})
+        rep.new = body != note.body
+        if not rep.new:
+            return rep  # already in today's note: nothing is written twice
+        facts = sum(1 for line in body.split("\n") if line.startswith("- "))
+        had = note.meta.get("tags") or []
+        all_tags = sorted({*map(str, had if isinstance(had, list) else [had]), *tags})
+        note.meta = {**note.meta, "description": f"Facts the user asked to remember ({facts}).",
+                     **({"tags": all_tags} if all_tags else {})}
+        note.body = body
+        action = "added" if not note.path.exists() else "updated"
+        session.write_log(log_path, old, merged)
+        notes.write(note)
+        rep.changes.append((rep.path, action))
+        index_path, index_action = notes.update_day_index(ws, day)
+        if index_action != "unchanged":
+            rep.changes.append((ws.rel(index_path), index_action))
+        ingest.save_state(ws, sid, ingest.load_state(ws, sid) | {record["id"]})
+        ingest.finish(ws, "remember", rep.changes, rep.warnings, f"remembered: {fact[:100]}", now)
+    return rep
