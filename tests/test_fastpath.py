@@ -10,6 +10,7 @@ import typer.main
 
 from memcli.cli import app, fast
 from memcli.cli import get as get_cmd
+from memcli.cli import reindex as reindex_cmd
 from memcli.cli import search as search_cmd
 
 
@@ -42,7 +43,7 @@ def typer_options(command) -> dict[str, tuple[str, type]]:
     return out
 
 
-@pytest.mark.parametrize("name, module", [("search", search_cmd), ("get", get_cmd)])
+@pytest.mark.parametrize("name, module", [("search", search_cmd), ("get", get_cmd), ("reindex", reindex_cmd)])
 def test_option_table_matches_typer_command(name, module):
     command = click_command().commands[name]
     assert module.OPTIONS == typer_options(command)
@@ -53,6 +54,7 @@ def test_positional_argument_and_execute_signature(name, module, first):
     command = click_command().commands[name]
     args = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
     assert args == [first]
+    assert module.POSITIONAL == first
     params = inspect.signature(module.execute).parameters
     assert first in params
     for key, _ in module.OPTIONS.values():
@@ -160,7 +162,9 @@ def test_bad_values_give_typer_messages(indexed, capsys, case):
     ["search", "x", "--limit"],
     ["get", "MEMORY.md", "--json=yes"],
     ["--version"],
-    ["reindex"],
+    ["reindex", "extra-argument"],
+    ["reindex", "--scope", "vectors"],
+    ["init"],
 ])
 def test_unusual_argv_is_left_to_typer(argv):
     assert fast.parse(["-w", "/tmp", *argv]) is None

@@ -1,8 +1,8 @@
-"""Start-up fast path for `mem search` and `mem get`.
+"""Start-up fast path for `mem search`, `mem get` and `mem reindex`.
 
-Importing typer costs ~0.1 s, most of a cold search's budget. These two commands,
-the ones agents call in loops, are parsed here by a small table-driven parser and
-run the same `execute` function as their typer commands. Anything unusual
+Importing typer costs ~0.1 s, most of a cold search's budget. These commands, the
+ones agents, hooks and cron call in loops, are parsed here by a small table-driven
+parser and run the same `execute` function as their typer commands. Anything unusual
 (--help, an unknown option, a bad value) returns None and the typer app handles
 it, with its usual messages.
 """
@@ -13,10 +13,13 @@ GLOBAL_VALUE = {"-w": "workspace", "--workspace": "workspace"}
 GLOBAL_FLAG = {"-v": "verbose", "--verbose": "verbose"}
 
 
-def _commands():
-    from memcli.cli import get, search
+FAST = ("search", "get", "reindex")
 
-    return {"search": search, "get": get}
+
+def _commands():
+    from memcli.cli import get, reindex, search
+
+    return {"search": search, "get": get, "reindex": reindex}
 
 
 def parse(argv: list[str]):
@@ -39,7 +42,7 @@ def parse(argv: list[str]):
         else:
             return None
         i += 1
-    if i >= len(argv) or argv[i] not in ("search", "get"):
+    if i >= len(argv) or argv[i] not in FAST:
         return None
     module = _commands()[argv[i]]
     kwargs: dict = {}
@@ -78,10 +81,11 @@ def parse(argv: list[str]):
                     except ValueError:
                         return None
         j += 1
-    if not words:
-        return None
-    first = "query" if module.__name__.endswith("search") else "path"
-    kwargs[first] = words
+    positional = getattr(module, "POSITIONAL", None)
+    if bool(words) != bool(positional):
+        return None  # missing or unexpected arguments: typer says what is wrong
+    if positional:
+        kwargs[positional] = words
     return module, glob, kwargs
 
 

@@ -8,6 +8,7 @@ HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of
 Only Markdown files under MEMORY.md, the daily folder and the digest folder are
 readable; absolute paths, `..` and symlinks are refused."""
 
+POSITIONAL = "path"
 OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_json", bool)}
 
 

@@ -10,6 +10,10 @@ Only one rebuild runs at a time: a second exits 75 with `Memory index rebuild is
 already running`. Searches keep answering from the previous index meanwhile."""
 
 
+# The option table the fast path parses; a test keeps it equal to the typer command.
+OPTIONS = {"--full": ("full", bool), "--scope": ("scope", ("all", "bm25", "embedding")), "--json": ("as_json", bool)}
+
+
 def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool = False) -> int:
     from memcli.jobs import reindex
 

@@ -9,6 +9,7 @@ Prints each hit as `========== path:start-end [score=…] ==========` followed b
 chunk text and its wikilink neighbours; `(no memory results)` when nothing matches."""
 
 # The option table the fast path parses; a test keeps it equal to the typer command.
+POSITIONAL = "query"
 OPTIONS = {
     "--limit": ("limit", int), "-n": ("limit", int),
     "--min-score": ("min_score", float),

@@ -91,7 +91,8 @@ def _write_store_vectors(ws: Workspace, snap, rows, mask) -> None:
             changed = True
     if changed:
         raw = store.write_lines(store_file, lines)
-        snapmod.rewrite_header(sync.snapshot_path(ws), {"store_sha": hashlib.sha256(raw).hexdigest()})
+        snapmod.rewrite_header(sync.snapshot_path(ws), {"store_sha": hashlib.sha256(raw).hexdigest(),
+                                                        "store_stamp": sync.store_stamp(store_file)})
 
 
 def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,

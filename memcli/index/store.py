@@ -74,12 +74,13 @@ def write_lines(path: Path, lines: Iterable[bytes]) -> bytes:
     return raw
 
 
-def read_raw_lines(path: Path) -> list[bytes]:
+def read_raw_lines(path: Path, raw: bytes | None = None) -> list[bytes]:
     """Decompressed lines of a store (no JSON parsing); [] when the store is absent."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return []
+    if raw is None:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return []
     data = decompress(raw, path.name)
     if data and not data.endswith(b"\n"):
         raise CorruptStore(f"{path.name} ends mid-record")

@@ -83,37 +83,54 @@ def stale_paths(snap: snapmod.Snapshot | None, current: dict[str, os.stat_result
     return sorted(out)
 
 
+def store_stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _load_previous(ws: Workspace, params: dict, report: SyncReport):
-    """The current snapshot and its aligned store lines, or (None, []) if they cannot be trusted."""
+    """The current snapshot if it can be trusted as the base of an update, else None.
+
+    Cheap by design (a no-change reindex runs this): the chunk store is only
+    stat-ed here; its lines are read, and its hash checked, when a write needs them.
+    """
     store_file = ws.metadata / store.CHUNK_STORE
     try:
         old = open_snapshot(ws)
         if old is None:
             if store_file.exists():
                 report.reason = "no search snapshot"
-            return None, []
+            return None
         if old.header.get("chunking") != params:
             report.reason = "chunking settings changed"
+        elif not store_file.exists() or store_stamp(store_file) != old.header.get("store_stamp"):
+            report.reason = "chunk store does not match the search snapshot"
         else:
-            raw = store_file.read_bytes() if store_file.exists() else b""
-            if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
-                report.reason = "chunk store does not match the search snapshot"
-            else:
-                lines = store.read_raw_lines(store_file)
-                if len(lines) == old.n_docs:
-                    return old, lines
-                report.reason = "chunk store record count differs"
+            return old
         old.close()
     except (store.CorruptStore, OSError) as exc:
         report.reason = str(exc)
-    return None, []
+    return None
+
+
+def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
+    """Store lines aligned with the old snapshot, or None when the store disagrees with it."""
+    store_file = ws.metadata / store.CHUNK_STORE
+    try:
+        raw = store_file.read_bytes()
+        if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
+            return None
+        lines = store.read_raw_lines(store_file, raw)
+    except (store.CorruptStore, OSError):
+        return None
+    return lines if len(lines) == old.n_docs else None
 
 
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     """Update derived state from the Markdown. The caller holds the index lock."""
     report = SyncReport()
     params = chunking_params(ws)
-    old, old_lines = (None, []) if full else _load_previous(ws, params, report)
+    old = None if full else _load_previous(ws, params, report)
     if full and not report.reason:
         report.reason = "full rebuild requested"
     report.full = old is None
@@ -154,6 +171,13 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
         report.chunks = old.n_docs
         old.close()
         return report
+    old_lines: list[bytes] = []
+    if old is not None:
+        old_lines = _previous_lines(ws, old)
+        if old_lines is None:  # the store changed under the snapshot: start over from the Markdown
+            old.close()
+            report.reason, report.full = "chunk store does not match the search snapshot", True
+            return sync(ws, full=True, progress=progress)
     _write(ws, old, old_lines, keep, fresh, current, params, report, progress)
     if old is not None:
         old.close()
@@ -270,6 +294,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
         "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
         "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
+        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE),
     }
     snapmod.write(snapshot_path(ws), header, {
         "terms": np.ascontiguousarray(terms), "term_off": term_off,
