@@ -101,12 +101,17 @@ def read_records(path: Path) -> list[dict]:
 
 
 def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], front_matter: dict) -> bytes:
+    """One graph record; same bytes as json.dumps(..., ensure_ascii=False, compact), assembled
+    by hand because every index update writes one per file."""
     fm = {"name": front_matter.get("name", "") or "", "description": front_matter.get("description", "") or ""}
     fm.update({k: v for k, v in front_matter.items() if k not in fm})
-    rec = {"path": path, "st_mtime": st_mtime,
-           "links": [{"source_path": path, "target_path": t, "target_anchor": a} for t, a in links],
-           "chunk_ids": chunk_ids, "front_matter": fm}
-    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    epath = _enc(path)
+    link_parts = ",".join(f'{{"source_path":{epath},"target_path":{_enc(t)},"target_anchor":{_enc(a)}}}'
+                          for t, a in links)
+    ids = '","'.join(chunk_ids)
+    return (f'{{"path":{epath},"st_mtime":{float(st_mtime)!r},"links":[{link_parts}],'
+            f'"chunk_ids":[{f"{chr(34)}{ids}{chr(34)}" if chunk_ids else ""}],'
+            f'"front_matter":{json.dumps(fm, ensure_ascii=False, separators=(",", ":"))}}}').encode("utf-8")
 
 
 def catalog_line(path: str, st_mtime: float) -> bytes:
