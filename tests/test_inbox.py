@@ -1,0 +1,74 @@
+"""The inbox: records of job runs that changed memory, `mem inbox`, and the optional webhook."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "providers"))
+from fake_provider import Reply, serve  # noqa: E402
+
+from memcli.jobs import inbox  # noqa: E402
+
+WHEN = datetime(2026, 6, 29, 10, 0, tzinfo=timezone.utc)
+
+
+def test_empty_inbox(ws, mem):
+    assert mem("-w", ws, "inbox") == (0, "(inbox is empty)\n", "")
+    code, out, _ = mem("-w", ws, "inbox", "--json")
+    assert json.loads(out) == {"records": []}
+
+
+def test_list_then_clear(ws, mem, open_ws):
+    w = open_ws(ws)
+    inbox.push(w, "dream", [("digest/wiki/rrf.md", "added")], "1 unit", WHEN)
+    inbox.push(w, "ingest", [("memory/2026-06-29/a.md", "updated"), ("memory/2026-06-29.md", "updated")], "", WHEN)
+    inbox.push(w, "ingest", [], "no changes: no record", WHEN)
+    code, out, err = mem("-w", ws, "inbox", "--clear")
+    assert code == 0 and err == "Cleared 2 record(s)\n"
+    assert out == ("2026-06-29T10:00:00+00:00 dream: 1 unit\n  - [digest/wiki/rrf.md][ADDED]\n"
+                   "2026-06-29T10:00:00+00:00 ingest\n  - [memory/2026-06-29/a.md][UPDATED]\n"
+                   "  - [memory/2026-06-29.md][UPDATED]\n")
+    assert mem("-w", ws, "inbox")[1] == "(inbox is empty)\n"
+
+
+def test_clear_keeps_records_pushed_after_listing(ws, open_ws):
+    w = open_ws(ws)
+    inbox.push(w, "a", [("x.md", "added")], now=WHEN)
+    shown = inbox.read(w)
+    inbox.push(w, "b", [("y.md", "added")], now=WHEN)
+    assert inbox.clear(w, shown) == 1 and [r["job"] for r in inbox.read(w)] == ["b"]
+
+
+def test_disabled_and_capped(ws, open_ws):
+    w = open_ws(ws)
+    w.config["inbox_push_enabled"] = False
+    inbox.push(w, "a", [("x.md", "added")], now=WHEN)
+    assert inbox.read(w) == []
+    w.config["inbox_push_enabled"] = True
+    records = [{"job": str(i), "time": "t", "changes": [], "summary": ""} for i in range(inbox.MAX_RECORDS)]
+    inbox._write(w, records)
+    inbox.push(w, "last", [("x.md", "added")], now=WHEN)
+    got = inbox.read(w)
+    assert len(got) == inbox.MAX_RECORDS and got[0]["job"] == "1" and got[-1]["job"] == "last"
+
+
+def test_webhook_receives_the_record_and_failures_only_warn(ws, open_ws):
+    state, stop = serve()
+    try:
+        w = open_ws(ws)
+        w.config["inbox_webhook_url"] = state.url + "/hook?token=s3cret"
+        state.script(Reply(204, b""), Reply(500, "down"))
+        assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == []
+        assert state.seen[0].path == "/hook?token=s3cret"
+        assert state.seen[0].body == {"job": "ingest", "time": "2026-06-29T10:00:00+00:00",
+                                      "changes": [{"path": "m.md", "action": "added"}], "summary": "s"}
+        warnings = inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN)
+        assert warnings == [f"inbox webhook {state.url}/hook failed: HTTP 500"]
+        assert len(inbox.read(w)) == 2
+    finally:
+        stop()
+    w.config["inbox_webhook_url"] = "http://127.0.0.1:9/x"  # nothing listens on the discard port
+    assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == ["inbox webhook http://127.0.0.1:9/x failed: ConnectError"]
