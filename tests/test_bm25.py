@@ -99,9 +99,12 @@ def test_corpus_is_big_enough(indexed):
     assert sum(1 for r in records if r["path"] == "memory/2026-05-06/long.md") > 3
 
 
+@pytest.mark.parametrize("vectorized", [False, True], ids=["python", "numpy"])
 @pytest.mark.parametrize("query", QUERIES)
-def test_scores_match_reference(indexed, query):
+def test_scores_match_reference(indexed, query, vectorized, monkeypatch):
     _, _, snap, records, _ = indexed
+    # both scoring paths (pure Python for few postings, numpy for many) must agree with the oracle
+    monkeypatch.setattr(bm25, "NUMPY_POSTINGS", 0 if vectorized else 10**12)
     ours = {snap.chunk_id(d): s for d, s in bm25.score(snap, query).items()}
     ref = reference_scores(records, query)
     assert set(ours) == set(ref), (query, len(ours), len(ref))

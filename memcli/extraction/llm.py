@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from memcli.errors import ProviderError
 from memcli.extraction import Draft, Request, prompts

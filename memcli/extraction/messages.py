@@ -133,7 +133,7 @@ def _timestamp(item: dict, where: str, tz: tzinfo) -> datetime | None:
                     seconds = value / 1000 if value > 1e11 else value  # milliseconds since the epoch
                     return datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz)
                 if isinstance(value, str):
-                    dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+                    dt = datetime.fromisoformat(value.strip())
                     return dt if dt.tzinfo else dt.replace(tzinfo=tz)
             except (ValueError, OverflowError, OSError):
                 pass

@@ -22,7 +22,7 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 
 MAGIC = b"MEMSNAP1"
-VERSION = 1
+VERSION = 2
 # section name -> memoryview format
 SECTIONS = {
     "terms": "Q",  # sorted term hashes
@@ -30,6 +30,7 @@ SECTIONS = {
     "post_doc": "I",
     "post_tf": "I",
     "doc_len": "I",
+    "doc_norm": "f",  # BM25 length normalisation per chunk: k1 * (1 - b + b * len / avgdl)
     "doc_meta": "I",  # 4 per chunk: file index, start_line, end_line, breadcrumb lines
     "text_off": "Q",  # n_docs + 1 offsets into text
     "text": "B",
@@ -75,6 +76,8 @@ class Snapshot:
                 raise ValueError("bad magic")
             (hlen,) = struct.unpack_from("<I", mv, 8)
             self.header = json.loads(bytes(mv[12:12 + hlen]))
+            if self.header.get("version") != VERSION:
+                raise ValueError(f"format version {self.header.get('version')}, expected {VERSION}")
             base = 12 + hlen
             self._sec = {}
             for name, fmt in SECTIONS.items():
@@ -92,9 +95,11 @@ class Snapshot:
         self.post_doc = self._sec["post_doc"]
         self.post_tf = self._sec["post_tf"]
         self.doc_len = self._sec["doc_len"]
+        self.doc_norm = self._sec["doc_norm"]
         self.doc_meta = self._sec["doc_meta"]
         self.text_off = self._sec["text_off"]
-        if len(self.doc_len) != self.n_docs or len(self.text_off) != self.n_docs + 1:
+        if len(self.doc_len) != self.n_docs or len(self.doc_norm) != self.n_docs \
+                or len(self.text_off) != self.n_docs + 1:
             raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
         self._files: list[dict] | None = None
 

@@ -299,7 +299,9 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     snapmod.write(snapshot_path(ws), header, {
         "terms": np.ascontiguousarray(terms), "term_off": term_off,
         "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
-        "doc_len": dl, "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
+        "doc_len": dl,
+        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float32),
+        "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
         "text": text_blob, "ids": id_blob,
         "files": json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
     })

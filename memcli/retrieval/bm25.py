@@ -13,38 +13,53 @@ import math
 from memcli.retrieval import tokenizer
 
 
+NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
+
+
 def score(snap, query: str, allowed=None) -> dict[int, float]:
     """BM25 score of every chunk matching `query`; `allowed(doc) -> bool` filters docs."""
     n = snap.n_docs
     if n == 0:
         return {}
     k1 = float(snap.header.get("k1", 1.5))
-    b = float(snap.header.get("b", 0.75))
-    avgdl = snap.avgdl or 1.0
-    dl = snap.doc_len
-    post_doc, post_tf = snap.post_doc, snap.post_tf
-    scores: dict[int, float] = {}
-    norm_cache: dict[int, float] = {}
+    terms = []
     for term in tokenizer.query_terms(query):
         span = snap.postings(tokenizer.term_hash(term))
-        if span is None:
-            continue
-        a, z = span
-        df = z - a
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        if idf <= 0:
-            continue
-        up = idf * (k1 + 1.0)
-        docs = post_doc[a:z].tolist()
-        tfs = post_tf[a:z].tolist()
-        for d, tf in zip(docs, tfs):
-            if allowed is not None and not allowed(d):
-                continue
-            norm = norm_cache.get(d)
-            if norm is None:
-                norm = norm_cache[d] = k1 * (1.0 - b + b * dl[d] / avgdl)
-            scores[d] = scores.get(d, 0.0) + up * tf / (tf + norm)
+        if span is not None:
+            a, z = span
+            idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
+            if idf > 0:
+                terms.append((a, z, idf * (k1 + 1.0)))
+    if not terms:
+        return {}
+    if sum(z - a for a, z, _ in terms) > NUMPY_POSTINGS:
+        scores = _score_numpy(snap, terms)
+    else:
+        norm = snap.doc_norm
+        acc: dict[int, float] = {}
+        get = acc.get
+        for a, z, up in terms:
+            for d, tf in zip(snap.post_doc[a:z].tolist(), snap.post_tf[a:z].tolist()):
+                acc[d] = get(d, 0.0) + up * tf / (tf + norm[d])
+        scores = acc
+    if allowed is not None:
+        return {d: s for d, s in scores.items() if s > 0 and allowed(d)}
     return {d: s for d, s in scores.items() if s > 0}
+
+
+def _score_numpy(snap, terms) -> dict[int, float]:
+    import numpy as np
+
+    acc = np.zeros(snap.n_docs, dtype=np.float64)
+    norm = np.frombuffer(snap.doc_norm, dtype=np.float32).astype(np.float64)
+    post_doc = np.frombuffer(snap.post_doc, dtype=np.uint32)
+    post_tf = np.frombuffer(snap.post_tf, dtype=np.uint32)
+    for a, z, up in terms:
+        docs = post_doc[a:z]
+        tf = post_tf[a:z].astype(np.float64)
+        acc[docs] += up * tf / (tf + norm[docs])  # a term lists each chunk once: no lost updates
+    hit = np.flatnonzero(acc > 0)
+    return dict(zip(hit.tolist(), acc[hit].tolist()))
 
 
 def top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
