@@ -210,7 +210,7 @@ def merge_body(body: str, found: dict[str, list[str]]) -> str:
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     have = {_norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
     for section in SECTIONS:
-        new = [i for i in found[section] if _norm(i) not in have]
+        new = [i for i in found.get(section, []) if _norm(i) not in have]
         if not new:
             continue
         head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)

@@ -147,19 +147,20 @@ def _chat_fn(client):
     return chat
 
 
-def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.Note | None) -> list[tuple[str, str]]:
-    """Write the session's note of `day` (new or updated); returns [(path, action)] if it changed."""
+def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.Note | None,
+              extra: dict | None = None) -> list[tuple[str, str]]:
+    """Write the session's note of `day` (new or updated), then the day index; returns the
+    [(path, action)] that changed. `extra` adds frontmatter keys (e.g. tags)."""
+    link = {"session_id": sid, "source_conversation": notes.conversation_link(ws, sid), **(extra or {})}
     if existing is not None:
         note = existing
-        note.meta = {**note.meta, "description": draft.description or note.meta.get("description", ""),
-                     "session_id": sid, "source_conversation": notes.conversation_link(ws, sid)}
+        note.meta = {**note.meta, "description": draft.description or note.meta.get("description", ""), **link}
         note.body = draft.body
         action = "updated"
     else:
         name = draft.name if notes.name_problem(draft.name) is None else rules.FALLBACK_NAME
         path, name = notes.free_path(ws, day, name)
-        note = notes.Note(path, {"description": draft.description, "name": name, "session_id": sid,
-                                 "source_conversation": notes.conversation_link(ws, sid)}, draft.body)
+        note = notes.Note(path, {"description": draft.description, "name": name, **link}, draft.body)
         action = "added"
     if not notes.write(note):
         return []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memcli.errors import BadInput
-from memcli.extraction import rules
+from memcli.extraction import Draft, rules
 from memcli.jobs import ingest
 from memcli.vault import notes, session
 from memcli.vault.lock import Lock
@@ -71,33 +71,21 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
               "name": "user", "role": "user", "content": [{"type": "text", "text": fact}],
               "timestamp": now.isoformat()}
     with Lock(ws.lock_path("workspace"), "remember", wait=wait):
-        log_path = ws.sessions / f"{sid}.jsonl"
-        old = session.read_log(log_path)
-        merged, _, _ = session.merge(old, [record])
         note = notes.find_session_note(ws, day, sid)
-        if note is None:
-            path, name = notes.free_path(ws, day, NOTE_NAME)
-            note = notes.Note(path, {"name": name, "session_id": sid,
-                                     "source_conversation": notes.conversation_link(ws, sid)},
-                              "# Remembered facts\n")
-        rep = RememberReport(ws.rel(note.path), day, sid, fact, tags)
-        body = rules.merge_body(note.body, {"Facts": [item], "Decisions": [], "Preferences": [], "Next steps": []})
-        rep.new = body != note.body
-        if not rep.new:
+        body = rules.merge_body(note.body if note else "# Remembered facts\n", {"Facts": [item]})
+        rep = RememberReport(ws.rel(note.path) if note else "", day, sid, fact, tags)
+        if note is not None and body == note.body:
+            rep.new = False
             return rep  # already in today's note: nothing is written twice
         facts = sum(1 for line in body.split("\n") if line.startswith("- "))
-        had = note.meta.get("tags") or []
+        had = (note.meta.get("tags") if note else None) or []
         all_tags = sorted({*map(str, had if isinstance(had, list) else [had]), *tags})
-        note.meta = {**note.meta, "description": f"Facts the user asked to remember ({facts}).",
-                     **({"tags": all_tags} if all_tags else {})}
-        note.body = body
-        action = "added" if not note.path.exists() else "updated"
-        session.write_log(log_path, old, merged)
-        notes.write(note)
-        rep.changes.append((rep.path, action))
-        index_path, index_action = notes.update_day_index(ws, day)
-        if index_action != "unchanged":
-            rep.changes.append((ws.rel(index_path), index_action))
+        log_path = ws.sessions / f"{sid}.jsonl"
+        old = session.read_log(log_path)
+        session.write_log(log_path, old, session.merge(old, [record])[0])
+        draft = Draft(NOTE_NAME, f"Facts the user asked to remember ({facts}).", body)
+        rep.changes = ingest.save_note(ws, day, sid, draft, note, {"tags": all_tags} if all_tags else None)
+        rep.path = rep.changes[0][0]
         ingest.save_state(ws, sid, ingest.load_state(ws, sid) | {record["id"]})
         ingest.finish(ws, "remember", rep.changes, rep.warnings, f"remembered: {fact[:100]}", now)
     return rep
