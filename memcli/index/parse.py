@@ -71,9 +71,8 @@ def _process(root: str, rel: str, known_sha: str | None, target: int, overlap: i
         res.ids.append(bytes.fromhex(cid))
         res.lines.append(store.chunk_line(cid, ch.text, rel, ch.start_line, ch.end_line))
         res.doc_len.append(sum(counts.values()))
-    for t in terms:
-        if t not in cache:
-            cache[t] = tokenizer.term_hash(t)
+    for t in set(terms).difference(cache):  # hash each distinct term once per worker
+        cache[t] = tokenizer.term_hash(t)
     res.post_hash = np.fromiter(map(cache.__getitem__, terms), dtype=np.uint64, count=len(terms))
     res.post_chunk = np.array(owner, dtype=np.uint32)
     res.post_tf = np.array(tfs, dtype=np.uint32)

@@ -30,7 +30,7 @@ SECTIONS = {
     "post_doc": "I",
     "post_tf": "I",
     "doc_len": "I",
-    "doc_norm": "f",  # BM25 length normalisation per chunk: k1 * (1 - b + b * len / avgdl)
+    "doc_norm": "d",  # BM25 length normalisation per chunk: k1 * (1 - b + b * len / avgdl)
     "doc_meta": "I",  # 4 per chunk: file index, start_line, end_line, breadcrumb lines
     "text_off": "Q",  # n_docs + 1 offsets into text
     "text": "B",
@@ -43,8 +43,7 @@ def write(path: Path, header: dict, arrays: dict) -> None:
     """Write a snapshot; `arrays` maps section name -> bytes-like (numpy arrays allowed)."""
     from memcli.vault import atomic
 
-    blobs = {name: bytes(memoryview(arrays[name]).cast("B")) if not isinstance(arrays[name], bytes)
-             else arrays[name] for name in SECTIONS}
+    blobs = {name: memoryview(arrays[name]).cast("B") for name in SECTIONS}  # no copies
     sections = {}
     offset = 0
     for name in SECTIONS:
@@ -59,7 +58,7 @@ def write(path: Path, header: dict, arrays: dict) -> None:
         b = blobs[name]
         parts.append(b)
         parts.append(b"\0" * ((-len(b)) & 7))
-    atomic.write_bytes(path, b"".join(parts))
+    atomic.write_parts(path, parts)
 
 
 class Snapshot:

@@ -68,8 +68,9 @@ def decompress(raw: bytes, name: str) -> bytes:
 
 def write_lines(path: Path, lines: Iterable[bytes]) -> bytes:
     """Write JSON lines as one zstd frame; returns the compressed bytes."""
-    body = b"".join(line + b"\n" for line in lines)
+    body = b"\n".join([*lines, b""])
     raw = compress(body)
+    del body
     atomic.write_bytes(path, raw)
     return raw
 

@@ -300,7 +300,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         "terms": np.ascontiguousarray(terms), "term_off": term_off,
         "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
         "doc_len": dl,
-        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float32),
+        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
         "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
         "text": text_blob, "ids": id_blob,
         "files": json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),

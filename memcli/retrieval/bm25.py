@@ -51,7 +51,7 @@ def _score_numpy(snap, terms) -> dict[int, float]:
     import numpy as np
 
     acc = np.zeros(snap.n_docs, dtype=np.float64)
-    norm = np.frombuffer(snap.doc_norm, dtype=np.float32).astype(np.float64)
+    norm = np.frombuffer(snap.doc_norm, dtype=np.float64)
     post_doc = np.frombuffer(snap.post_doc, dtype=np.uint32)
     post_tf = np.frombuffer(snap.post_tf, dtype=np.uint32)
     for a, z, up in terms:

@@ -27,12 +27,18 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    write_parts(path, (data,), mode=mode)
+
+
+def write_parts(path: Path, parts, *, mode: int | None = None) -> None:
+    """Atomically write the concatenation of `parts` without joining them in memory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f"{TEMP_MARK}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
     try:
         with open(tmp, "wb") as fh:
-            fh.write(data)
+            for data in parts:
+                fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if mode is not None:
