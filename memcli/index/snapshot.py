@@ -3,9 +3,10 @@
 A cold `mem search` must answer in well under 0.15 s, so it cannot decompress and
 parse the chunk store. The snapshot keeps, in fixed-width little-endian arrays,
 the BM25 postings (keyed by 64-bit term hashes, sorted for binary search), per-
-chunk lengths, line ranges and ids, and the chunk texts; plus a small JSON table
-of indexed files (stat, hash, frontmatter, links) used for staleness checks and
-link expansion. Reading needs only mmap and memoryview (no numpy); writing uses
+chunk lengths, line ranges and ids, and the chunk texts; plus a table of indexed
+files: paths and stats in flat arrays for the staleness check every search makes,
+and one JSON record per file (hash, frontmatter, links, inlinks), decoded only for
+the files a search shows. Reading needs only mmap and memoryview (no numpy); writing uses
 numpy. It is derived state: replaced atomically as a whole, rebuilt on any doubt.
 
 Layout: b"MEMSNAP1" | u32 header length | header JSON | 8-aligned sections.
@@ -22,7 +23,7 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 
 MAGIC = b"MEMSNAP1"
-VERSION = 2
+VERSION = 3
 # section name -> memoryview format
 SECTIONS = {
     "terms": "Q",  # sorted term hashes
@@ -35,7 +36,10 @@ SECTIONS = {
     "text_off": "Q",  # n_docs + 1 offsets into text
     "text": "B",
     "ids": "B",  # 32 raw sha256 bytes per chunk
-    "files": "B",  # JSON list of file records
+    "paths": "B",  # indexed file paths, NUL-separated, in file-table order
+    "fstat": "q",  # 2 per file: mtime_ns, size (what a staleness check compares)
+    "frec_off": "Q",  # n_files + 1 offsets into frecs
+    "frecs": "B",  # one JSON record per file: sha, fm, links, inlinks, first, count, ...
 }
 
 
@@ -100,16 +104,44 @@ class Snapshot:
         if len(self.doc_len) != self.n_docs or len(self.doc_norm) != self.n_docs \
                 or len(self.text_off) != self.n_docs + 1:
             raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
-        self._files: list[dict] | None = None
+        self._paths: list[str] | None = None
+        self._index: dict[str, int] | None = None
+        self._records: dict[int, dict] = {}
+
+    @property
+    def paths(self) -> list[str]:
+        if self._paths is None:
+            raw = bytes(self._sec["paths"]).decode("utf-8")
+            self._paths = raw.split("\0") if raw else []
+        return self._paths
+
+    def file_index(self, path: str) -> int | None:
+        if self._index is None:
+            self._index = {p: i for i, p in enumerate(self.paths)}
+        return self._index.get(path)
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) as indexed."""
+        st = self._sec["fstat"]
+        return {p: (st[2 * i], st[2 * i + 1]) for i, p in enumerate(self.paths)}
+
+    def record(self, i: int) -> dict:
+        rec = self._records.get(i)
+        if rec is None:
+            off = self._sec["frec_off"]
+            try:
+                rec = json.loads(bytes(self._sec["frecs"][off[i]:off[i + 1]]))
+            except (ValueError, IndexError):
+                raise CorruptStore(f"search snapshot {self.path.name}: file record {i} damaged") from None
+            st = self._sec["fstat"]
+            rec.update(path=self.paths[i], mtime_ns=st[2 * i], size=st[2 * i + 1])
+            self._records[i] = rec
+        return rec
 
     @property
     def files(self) -> list[dict]:
-        if self._files is None:
-            try:
-                self._files = json.loads(bytes(self._sec["files"]))
-            except ValueError:
-                raise CorruptStore(f"search snapshot {self.path.name}: file table damaged") from None
-        return self._files
+        """Every file record (for index updates and health; searches use record())."""
+        return [self.record(i) for i in range(len(self.paths))]
 
     def postings(self, h: int) -> tuple[int, int] | None:
         """(start, end) into post_doc/post_tf for term hash `h`, or None."""

@@ -76,9 +76,8 @@ def scan(ws: Workspace) -> dict[str, os.stat_result]:
 
 def stale_paths(snap: snapmod.Snapshot | None, current: dict[str, os.stat_result]) -> list[str]:
     """Paths whose stat differs from the snapshot (added, changed, deleted): no reads."""
-    known = {f["path"]: f for f in snap.files} if snap else {}
-    out = [p for p, st in current.items()
-           if p not in known or known[p]["mtime_ns"] != st.st_mtime_ns or known[p]["size"] != st.st_size]
+    known = snap.stats() if snap else {}
+    out = [p for p, st in current.items() if known.get(p) != (st.st_mtime_ns, st.st_size)]
     out += [p for p in known if p not in current]
     return sorted(out)
 
@@ -137,17 +136,16 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     if progress:
         progress("scan", 0, 0)
     current = scan(ws)
-    known = {f["path"]: f for f in old.files} if old else {}
+    known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     keep: dict[str, dict] = {}
     todo: list[tuple[str, str | None]] = []
     for rel, st in sorted(current.items()):
         f = known.get(rel)
-        if f is not None and f["mtime_ns"] == st.st_mtime_ns and f["size"] == st.st_size \
-                and st.st_mtime_ns < racy_limit:
-            keep[rel] = f
+        if f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit:
+            keep[rel] = None  # unchanged: its record is fetched only if a write happens
         else:
-            todo.append((rel, f["sha"] if f else None))
+            todo.append((rel, old.record(old.file_index(rel))["sha"] if f else None))
     report.deleted = sorted(p for p in known if p not in current)
 
     from memcli.index import parse  # deferred: searches import this module only to check staleness
@@ -157,7 +155,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
         if res.error:
             report.skipped.append((res.rel, res.error))
         elif res.unchanged:
-            keep[res.rel] = known[res.rel]
+            keep[res.rel] = None
         else:
             fresh[res.rel] = res
             (report.changed if res.rel in known else report.added).append(res.rel)
@@ -166,11 +164,13 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
             elif res.problem:
                 report.warnings.append((res.rel, res.problem))
     report.files = len(keep) + len(fresh)
-    touched = any(known[p]["mtime_ns"] != current[p].st_mtime_ns for p in keep)
+    touched = any(known[p] != (current[p].st_mtime_ns, current[p].st_size) for p in keep)
     if old is not None and not fresh and not report.deleted and not touched:
         report.chunks = old.n_docs
         old.close()
         return report
+    for rel in keep:
+        keep[rel] = old.record(old.file_index(rel))
     old_lines: list[bytes] = []
     if old is not None:
         old_lines = _previous_lines(ws, old)
@@ -302,8 +302,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         "doc_len": dl,
         "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
         "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
-        "text": text_blob, "ids": id_blob,
-        "files": json.dumps(files, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+        "text": text_blob, "ids": id_blob, **_file_sections(files),
     })
     hexids = id_blob.hex()
     graph, catalog = [], []
@@ -316,6 +315,33 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
     report.chunks = n
     report.wrote = True
+
+
+def _file_sections(files: list[dict]) -> dict:
+    """The snapshot's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each.
+
+    Each record also lists the file's inlinks (files whose wikilinks resolve to it),
+    so a search expands links without reading every other record.
+    """
+    import numpy as np
+
+    paths = [f["path"] for f in files]
+    indexed = set(paths)
+    inlinks: dict[str, list] = {}
+    for f in files:
+        for target, anchor in f["links"]:
+            real = target if target in indexed else target + ".md" if target + ".md" in indexed else None
+            if real is not None:
+                inlinks.setdefault(real, []).append([f["path"], anchor])
+    skip = ("path", "mtime_ns", "size", "in")
+    recs = [json.dumps({**{k: v for k, v in f.items() if k not in skip}, "in": inlinks.get(f["path"], [])},
+                       ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
+    off = np.zeros(len(recs) + 1, dtype=np.uint64)
+    if recs:
+        np.cumsum(np.fromiter(map(len, recs), dtype=np.uint64, count=len(recs)), out=off[1:])
+    return {"paths": "\0".join(paths).encode("utf-8"),
+            "fstat": np.array([(f["mtime_ns"], f["size"]) for f in files], dtype=np.int64).reshape(-1),
+            "frec_off": off, "frecs": b"".join(recs)}
 
 
 def _write_vectors(ws, old, keep_mask, fresh, lines, text_of, generation) -> None:

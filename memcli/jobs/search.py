@@ -79,9 +79,9 @@ def parse_date(value: str | None, flag: str) -> str | None:
         raise BadInput(f"{flag} must be a date like 2026-05-18, got {value!r}") from None
 
 
-def _doc_hit(snap, files, doc: int, score: float) -> Hit:
+def _doc_hit(snap, doc: int, score: float) -> Hit:
     fidx, start, end, crumb = snap.meta(doc)
-    return Hit(files[fidx]["path"], start, end, snap.text(doc), score, docs=[doc])
+    return Hit(snap.paths[fidx], start, end, snap.text(doc), score, docs=[doc])
 
 
 def _merge(snap, hits: list[Hit]) -> list[Hit]:
@@ -137,11 +137,10 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     snap = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     if snap is None or snap.n_docs == 0:
         return result
-    files = snap.files
     allowed = None
     if since or until:
         lo, hi = since or "0000-00-00", until or "9999-99-99"
-        ok_files = [bool((d := ws.date_of(f["path"])) and lo <= d <= hi) for f in files]
+        ok_files = [bool((d := ws.date_of(p)) and lo <= d <= hi) for p in snap.paths]
         allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
 
     keyword: list[tuple[int, float]] = []
@@ -154,9 +153,9 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
     if keyword and vector:
         result.hybrid = True
-        hits = _fuse(snap, files, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]))
+        hits = _fuse(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]))
     else:
-        hits = [_doc_hit(snap, files, d, s) for d, s in (keyword or vector)]
+        hits = [_doc_hit(snap, d, s) for d, s in (keyword or vector)]
         for h in hits:
             if keyword:
                 h.keyword = h.score
@@ -166,7 +165,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
         hits = [h for h in hits if h.score >= min_score]
     hits = _merge(snap, hits)[:limit]
     if links:
-        expansion = linkmod.expand(files, list(dict.fromkeys(h.path for h in hits)),
+        expansion = linkmod.expand(snap, list(dict.fromkeys(h.path for h in hits)),
                                    int(cfg["max_links_per_direction"]))
         for h in hits:
             h.links = expansion.get(h.path, {})
@@ -174,17 +173,17 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     return result
 
 
-def _fuse(snap, files, vector, keyword, vector_weight: float, k: int) -> list[Hit]:
+def _fuse(snap, vector, keyword, vector_weight: float, k: int) -> list[Hit]:
     """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing."""
     merged: dict[int, Hit] = {}
     for rank, (d, s) in enumerate(vector, 1):
-        h = merged[d] = _doc_hit(snap, files, d, vector_weight / (k + rank))
+        h = merged[d] = _doc_hit(snap, d, vector_weight / (k + rank))
         h.vector = s
     for rank, (d, s) in enumerate(keyword, 1):
         contrib = (1.0 - vector_weight) / (k + rank)
         h = merged.get(d)
         if h is None:
-            h = merged[d] = _doc_hit(snap, files, d, 0.0)
+            h = merged[d] = _doc_hit(snap, d, 0.0)
         h.score += contrib
         h.keyword = s
     return sorted(merged.values(), key=lambda h: -h.score)

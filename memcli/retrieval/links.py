@@ -3,50 +3,48 @@
 from __future__ import annotations
 
 
-def _resolve(target: str, indexed: dict) -> str | None:
-    if target in indexed:
-        return target
-    if not target.endswith(".md") and target + ".md" in indexed:
-        return target + ".md"
-    return None
-
-
-def expand(files: list[dict], paths: list[str], max_per_direction: int = 10) -> dict[str, dict]:
+def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dict]:
     """{path: {"outlinks": [...], "inlinks": [...]}}; items {path, meta, anchors}.
 
-    Only real links count (target is an indexed file). Neighbours keep first-seen
-    order and are capped per direction before their metadata is looked up.
+    Only real links count (the target is an indexed file); the snapshot keeps each
+    file's resolved inlinks, so only the shown files and their neighbours are read.
+    Neighbours keep first-seen order and are capped per direction.
     """
-    if not paths:
-        return {}
-    indexed = {f["path"]: f for f in files}
-    wanted = set(paths)
-    out: dict[str, dict[str, list[str]]] = {p: {} for p in paths}
-    inl: dict[str, dict[str, list[str]]] = {p: {} for p in paths}
-    for f in files:
-        src = f["path"]
-        for target, anchor in f.get("links", ()):
-            real = _resolve(target, indexed)
-            if real is None:
-                continue
-            if src in wanted:
-                out[src].setdefault(real, [])
-                if anchor:
-                    out[src][real].append(anchor)
-            if real in wanted:
-                inl[real].setdefault(src, [])
-                if anchor:
-                    inl[real][src].append(anchor)
+    def resolve(target: str) -> str | None:
+        if snap.file_index(target) is not None:
+            return target
+        if not target.endswith(".md") and snap.file_index(target + ".md") is not None:
+            return target + ".md"
+        return None
 
-    def attach(group: dict[str, list[str]]) -> list[dict]:
+    def group(pairs) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for npath, anchor in pairs:
+            if npath is None:
+                continue
+            anchors = out.setdefault(npath, [])
+            if anchor:
+                anchors.append(anchor)
+        return out
+
+    def attach(grouped: dict[str, list[str]]) -> list[dict]:
         items = []
-        for npath, anchors in list(group.items())[:max_per_direction]:
-            fm = indexed[npath].get("fm") or {}
+        for npath, anchors in list(grouped.items())[:max_per_direction]:
+            fm = snap.record(snap.file_index(npath)).get("fm") or {}
             meta = {k: str(fm[k]) for k in ("name", "description") if fm.get(k)}
             items.append({"path": npath, "meta": meta, "anchors": anchors})
         return items
 
-    return {p: {"outlinks": attach(out[p]), "inlinks": attach(inl[p])} for p in paths}
+    result = {}
+    for p in paths:
+        i = snap.file_index(p)
+        if i is None:
+            result[p] = {"outlinks": [], "inlinks": []}
+            continue
+        rec = snap.record(i)
+        result[p] = {"outlinks": attach(group((resolve(t), a) for t, a in rec.get("links", ()))),
+                     "inlinks": attach(group((src, a) for src, a in rec.get("in", ())))}
+    return result
 
 
 def render(expansion: dict, indent: str = "  ") -> list[str]:
