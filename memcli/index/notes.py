@@ -10,8 +10,6 @@ from memcli.index.chunker import Chunk, chunk_lines
 from memcli.vault import frontmatter
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
-# Bumped whenever chunk boundaries or texts change for the same input: forces a rebuild.
-PARSER_VERSION = 2
 
 
 @dataclass

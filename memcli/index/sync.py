@@ -59,7 +59,7 @@ def snapshot_path(ws: Workspace) -> Path:
 
 def chunking_params(ws: Workspace) -> dict:
     c = ws.config["chunking"]
-    from memcli.index.notes import PARSER_VERSION
+    from memcli.index import PARSER_VERSION
 
     return {"target_tokens": int(c["target_tokens"]), "overlap_tokens": int(c["overlap_tokens"]),
             "parser": PARSER_VERSION}

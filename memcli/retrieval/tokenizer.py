@@ -19,21 +19,34 @@ from __future__ import annotations
 import hashlib
 import re
 
+class _Lazy:
+    """A regex compiled on first use: compiling these Unicode-heavy patterns costs ~7 ms,
+    a visible share of a cold `mem search` whose query may need only two of them."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+
+    def __getattr__(self, name: str):
+        method = getattr(re.compile(self.pattern), name)
+        setattr(self, name, method)  # later calls skip __getattr__
+        return method
+
+
 NAME = "mixcjk"
 # CJK scripts, without the CJK punctuation block (U+3000-303F), which separates words
 _CJK_CLASS = r"\u2e80-\u2fff\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
-_WIDE = re.compile(rf"[{_CJK_CLASS}]+")
-_WORD = re.compile(r"\w\w+")
+_WIDE = _Lazy(rf"[{_CJK_CLASS}]+")
+_WORD = _Lazy(r"\w\w+")
 # \b anchors and possessive quantifiers keep these linear on long texts
-_COMPOUND = re.compile(r"\b\w++(?:[-.:/@+#]\w++)+")
-_CAMEL_TOKEN = re.compile(r"\b\w*[a-z][A-Z]\w*")
-_SNAKE_TOKEN = re.compile(r"\b\w*[^\W_]_[^\W_]\w*")
-_COMPOUND_HINT = re.compile(r"\w[-.:/@+#]\w")
-_CAMEL_HINT = re.compile(r"[a-z][A-Z]")
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_COMPOUND = _Lazy(r"\b\w++(?:[-.:/@+#]\w++)+")
+_CAMEL_TOKEN = _Lazy(r"\b\w*[a-z][A-Z]\w*")
+_SNAKE_TOKEN = _Lazy(r"\b\w*[^\W_]_[^\W_]\w*")
+_COMPOUND_HINT = _Lazy(r"\w[-.:/@+#]\w")
+_CAMEL_HINT = _Lazy(r"[a-z][A-Z]")
+_CAMEL_PART = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _HAN = r"\u3400-\u9fff\uf900-\ufaff"
-_HAN_CHAR = re.compile(rf"[{_HAN}]")
-_PAIRS = re.compile(r"(?=(\S\S))")
+_HAN_CHAR = _Lazy(rf"[{_HAN}]")
+_PAIRS = _Lazy(r"(?=(\S\S))")
 # Han characters too common to mean anything on their own (still used in pairs).
 HAN_STOP = frozenset("的了是在和有我你他她它们这那也就都而及与或之于以其被把给")
 

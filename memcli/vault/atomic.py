@@ -7,7 +7,6 @@ name; a leftover temp file is a dot-file that no walker treats as a note.
 from __future__ import annotations
 
 import os
-import secrets
 from pathlib import Path
 
 TEMP_MARK = ".mem-tmp-"
@@ -34,7 +33,7 @@ def write_parts(path: Path, parts, *, mode: int | None = None) -> None:
     """Atomically write the concatenation of `parts` without joining them in memory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f"{TEMP_MARK}{path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp = path.parent / f"{TEMP_MARK}{path.name}.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         with open(tmp, "wb") as fh:
             for data in parts:
