@@ -69,20 +69,12 @@ def clear(ws: Workspace, shown: list[dict] | None = None) -> int:
 
 
 def _post(url: str, record: dict) -> str | None:
-    """POST the record; a warning on failure (the URL shown without query or user info)."""
-    import httpx
-
+    """POST the record; a warning (never an error) on failure."""
+    from memcli.errors import ProviderError
     from memcli.providers import http
 
     try:
-        shown = str(httpx.URL(url).copy_with(username=None, password=None, query=None, fragment=None))
-    except (httpx.InvalidURL, TypeError, ValueError):
-        return "inbox_webhook_url is not a valid URL"
-    try:
-        with http.make_client("", timeout=WEBHOOK_TIMEOUT) as client:
-            resp = client.post(url, json=record)
-    except httpx.HTTPError as exc:
-        return f"inbox webhook {shown} failed: {type(exc).__name__}"
-    if resp.status_code >= 300:
-        return f"inbox webhook {shown} failed: HTTP {resp.status_code}"
+        http.notify(url, record, timeout=WEBHOOK_TIMEOUT)
+    except ProviderError as exc:
+        return f"inbox {exc}"
     return None

@@ -23,6 +23,8 @@ MEM_YAML = """\
 # dream_cron_enabled: true
 # dream_cron: "0 23 * * *"     # when `mem dream --if-due` consolidates notes
 # timezone: ""                 # e.g. Europe/Berlin; empty = this machine's zone
+# inbox_push_enabled: true     # record each job that changed memory (`mem inbox`)
+# inbox_webhook_url: ""        # also POST those records here
 
 # embedding_model_config:      # vector search; without it search is keyword-only
 #   backend: openai            # openai | dashscope | gemini | ollama | voyage | local | none
@@ -31,8 +33,8 @@ MEM_YAML = """\
 #   api_key: ""                # better: export MEM_EMBEDDING_API_KEY
 #   dimensions: 1024
 
-# llm_model_config:            # fact extraction; without it a rule-based extractor runs
-#   backend: openai
+# llm_model_config:            # fact extraction; without it (or backend: none) a rule-based
+#   backend: openai            #   extractor runs offline. openai | dashscope | ollama | vllm
 #   base_url: https://api.openai.com/v1
 #   model_name: gpt-4o-mini
 #   api_key: ""                # better: export MEM_LLM_API_KEY

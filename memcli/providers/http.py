@@ -203,3 +203,25 @@ def _parse_retry_after(value: str | None) -> float | None:
 
 def _sleep(seconds: float) -> None:
     time.sleep(seconds)
+
+
+def notify(url: str, payload: Any, *, timeout: float = 5.0) -> None:
+    """POST a JSON event once (webhooks): any 2xx is success, the body is ignored.
+
+    Raises ProviderError naming the endpoint without user info or query string
+    (where webhook tokens usually live)."""
+    import httpx
+
+    try:
+        shown = str(httpx.URL(url).copy_with(username=None, password=None, query=None, fragment=None))
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise ProviderError("webhook URL is not a valid URL") from None
+    try:
+        with make_client("", timeout=timeout) as client:
+            resp = client.post(url, json=payload)
+    except httpx.TimeoutException:
+        raise ProviderTimeout(f"webhook {shown} timed out", timeout) from None
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"webhook {shown} failed: {type(exc).__name__}") from None
+    if resp.status_code >= 300:
+        raise ProviderError(f"webhook {shown} failed: HTTP {resp.status_code}")

@@ -58,6 +58,19 @@ def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
     write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append to an existing file and fsync it (append-only logs; a torn tail is the
+    reader's to skip, the writer's next full rewrite repairs it)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def remove(path: Path) -> None:
     """Delete a file if present and make the deletion durable."""
     try:

@@ -62,6 +62,7 @@ DEFAULTS: dict[str, Any] = {
     "extra_paths": [],
     "timezone": "",
     "backup_dir": "",
+    "inbox_webhook_url": "",
 }
 
 # Environment variables the CLI honours, mapped to a config path.
@@ -77,6 +78,7 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "MEM_LLM_API_KEY": ("llm_model_config", "api_key"),
     "MEM_TIMEZONE": ("timezone",),
     "MEM_BACKUP_DIR": ("backup_dir",),
+    "MEM_INBOX_WEBHOOK_URL": ("inbox_webhook_url",),
 }
 
 # The provider's usual key variable, used only when no api_key is configured.

@@ -120,7 +120,7 @@ def write_log(path: Path, old: list[dict], merged: list[dict]) -> str:
         return "unchanged"
     lines = [dump(r) + "\n" for r in merged]
     if old and merged[:len(old)] == old and _intact(path):
-        _append(path, "".join(lines[len(old):]).encode("utf-8"))
+        atomic.append_bytes(path, "".join(lines[len(old):]).encode("utf-8"))
         return "appended"
     atomic.write_text(path, "".join(lines))
     return "rewritten"
@@ -139,12 +139,3 @@ def _intact(path: Path) -> bool:
         return False
 
 
-def _append(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
