@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_WS := examples/workspace
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test test-long docs bench clean
+.PHONY: help demo test test-long docs bench eval clean
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -34,6 +34,12 @@ docs: $(BIN)/.installed  ## regenerate man/ and completions/ from the CLI
 
 bench: $(BIN)/.installed  ## benchmarks (JSON on stdout; not part of the tests); BENCH_ARGS="--vault DIR --repeat 3"
 	$(BIN)/python bench/bench_index.py --mem $(BIN)/mem $(BENCH_ARGS)
+
+eval: $(BIN)/.installed  ## retrieval quality: LoCoMo and pydoc headline tables (docs/evaluation.md); EVAL_ARGS="--conversations 3"
+	@test -d bench/out/pylib/snowballstemmer || $(BIN)/pip install -q --target bench/out/pylib snowballstemmer
+	$(BIN)/python bench/locomo.py --sweep headline --out bench/out/eval/locomo.json --markdown bench/out/eval/locomo.md $(EVAL_ARGS)
+	$(BIN)/python bench/corpus_pydoc.py --sweep headline --out bench/out/eval/pydoc.json --markdown bench/out/eval/pydoc.md
+	@cat bench/out/eval/locomo.md bench/out/eval/pydoc.md
 
 clean:  ## remove the virtualenv and derived state of the sample workspace
 	rm -rf $(VENV) $(DEMO_WS)/mem_metadata

@@ -1,0 +1,983 @@
+#!/usr/bin/env python3
+"""Retrieval-quality evaluation of `mem search` on LoCoMo (issue 4).
+
+    python bench/locomo.py                                # keyword, one vault per conversation
+    python bench/locomo.py --mode hybrid --set search.vector_weight=0.3
+    python bench/locomo.py --mode hybrid --variant tok=stem,fuse=minmax
+    python bench/locomo.py --sweep headline --out bench/out/locomo/headline.json
+    python bench/locomo.py --one-vault --conversations 3 --via-cli 20
+
+Converts locomo10.json (CC BY-NC 4.0, Maharana et al., ACL 2024; see
+docs/evaluation.md) into vaults under bench/out/locomo (never committed): one file
+per session, `memory/<session date>/<conv>-session-<n>.md`, one line per turn
+carrying its dialog id (`[D1:3] Caroline: ...`, image captions kept as
+`[image: ...]`), so each evidence id is a file line. Every question of categories
+1-4 with evidence is searched with `memcli.jobs.search.run`, the job function
+`mem search` calls, in-process (`--via-cli N` runs N of them through `mem search
+--json` subprocesses as well and checks both give the same hits).
+
+Metrics, @5 from a `--limit 5` search and @10 from a `--limit 10` search (what a
+user gets; the candidate pool grows with the limit):
+  session level  item = a session holding evidence; a hit finds its file's session;
+  turn level     item = an evidence turn; a hit finds the evidence lines inside
+                 start_line..end_line, but only if it spans at most TURN_BUDGET
+                 lines (so returning whole files is not rewarded).
+  Recall@k = found items / items; MRR@10 = 1 / rank of the first hit finding one;
+  nDCG@10 with gain = items newly found by a hit, ideal = the best order any list
+  of hits within the budget could reach.
+JSON on stdout (or --out), a table on stderr. Embeddings (local all-MiniLM-L6-v2)
+are cached by text hash in bench/out/embeddings, so only the first vector run
+pays for the model. Code-level ideas (tokenizers, fusion, MMR, recency, merging)
+are prototyped here by patching memcli in this process only: see VARIANTS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import hashlib
+import inspect
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+PYLIB = HERE / "out" / "pylib"  # optional extras for prototypes (snowballstemmer), never required
+DEFAULT_LOCOMO = Path(os.environ.get("LOCOMO_JSON", REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"))
+DEFAULT_OUT = HERE / "out" / "locomo"
+EMB_CACHE_DIR = HERE / "out" / "embeddings"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# A hit counts at turn level only if the lines it returns hold at most this many estimated
+# tokens (len // 4 + 1 per line, memcli's chunking estimate frozen here): 1.5 x the 400-token
+# chunk of the baseline. On LoCoMo that is ~15 turn lines; every single 400-token chunk fits,
+# two neighbours merged into one hit do not.
+TURN_BUDGET = 600
+KS = (5, 10)
+
+
+def log(msg: str) -> None:
+    print(f"locomo: {msg}", file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- conversion
+
+@dataclass
+class Question:
+    qid: str
+    text: str
+    category: int
+    evidence: list[tuple[str, int, int]]  # (vault path, first line, last line) of each evidence item
+
+    @property
+    def sessions(self) -> set[str]:
+        return {e[0] for e in self.evidence}
+
+
+@dataclass
+class Vault:
+    name: str
+    root: Path
+    questions: list[Question] = field(default_factory=list)
+    now: str = ""  # date of the latest session: "today" for recency decay
+
+
+def session_date(value: str) -> dt.datetime:
+    return dt.datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def normalise_evidence(raw: list[str]) -> list[str]:
+    """Dialog ids, with the few malformed ones of locomo10.json repaired.
+
+    Seen: several ids in one string ('D8:6; D9:17', 'D9:1 D4:4'), 'D:11:26',
+    zero-padded 'D30:05', and a bare 'D' (dropped)."""
+    out = []
+    for item in raw:
+        for part in re.split(r"[;,\s]+", str(item)):
+            m = re.fullmatch(r"D:?(\d+):0*(\d+)", part.strip())
+            if m:
+                out.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return out
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Keep mtimes of unchanged notes, so existing indexes stay current."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def convert(locomo: Path, out: Path, *, one_vault: bool, conversations: int | None = None,
+            stats: dict | None = None) -> list[Vault]:
+    data = json.loads(locomo.read_text(encoding="utf-8"))
+    if conversations:
+        data = data[:conversations]
+    vaults: list[Vault] = []
+    root_all = out / "vaults" / "all"
+    shared = Vault("all", root_all) if one_vault else None
+    st = stats if stats is not None else {}
+    st.update(conversations=len(data), sessions=0, turns=0, questions=0, excluded_no_evidence=0,
+              dropped_evidence_ids=0)
+    for conv in data:
+        cid = conv["sample_id"]
+        c = conv["conversation"]
+        vault = shared or Vault(cid, out / "vaults" / cid)
+        where: dict[str, tuple[str, int]] = {}
+        n = 1
+        while f"session_{n}" in c:
+            turns = c[f"session_{n}"]
+            when = c[f"session_{n}_date_time"]
+            day = session_date(when).date().isoformat()
+            rel = f"memory/{day}/{cid}-session-{n}.md"
+            lines = [f"# {c['speaker_a']} and {c['speaker_b']}, session {n}: {when}", ""]
+            for t in turns:
+                line = f"[{t['dia_id']}] {t['speaker']}: {t['text']}".replace("\n", " ")
+                if t.get("blip_caption"):
+                    line += f" [image: {t['blip_caption']}]"
+                where[t["dia_id"]] = (rel, len(lines) + 1, len(lines) + 1)
+                lines.append(line)
+            write_if_changed(vault.root / rel, "\n".join(lines) + "\n")
+            vault.now = max(vault.now, day)
+            st["sessions"] += 1
+            st["turns"] += len(turns)
+            n += 1
+        for i, qa in enumerate(conv["qa"]):
+            if qa.get("category") not in CATEGORIES or not qa.get("evidence"):
+                continue
+            ids = normalise_evidence(qa["evidence"])
+            ev = sorted({where[d] for d in ids if d in where})
+            st["dropped_evidence_ids"] += sum(d not in where for d in ids)
+            if not ev:
+                st["excluded_no_evidence"] += 1
+                continue
+            vault.questions.append(Question(f"{cid}#{i}", str(qa["question"]), int(qa["category"]), ev))
+            st["questions"] += 1
+        if shared is None:
+            vaults.append(vault)
+    if shared is not None:
+        vaults.append(shared)
+    license_src = locomo.parent / "LICENSE.txt"
+    if license_src.exists():  # CC BY-NC 4.0: the license and attribution travel with derived data
+        shutil.copyfile(license_src, out / "LICENSE.txt")
+        write_if_changed(out / "NOTICE.txt", (
+            "Derived from LoCoMo (snap-research/LoCoMo, data/locomo10.json), CC BY-NC 4.0 (LICENSE.txt).\n"
+            "Maharana, Lee, Tulyakov, Bansal, Barbieri, Fang. Evaluating Very Long-Term Conversational Memory\n"
+            "of LLM Agents. ACL 2024 (arXiv:2402.17753). Converted by bench/locomo.py; not for commercial use.\n"))
+    return vaults
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+class EmbeddingCache:
+    """sha256(text) -> float16 vector, one .npz per vector space, shared by all runs."""
+
+    def __init__(self, space_id: str, dims: int):
+        import numpy as np
+
+        self.path = EMB_CACHE_DIR / f"{space_id}.npz"
+        self.dims = dims
+        self.vecs: dict[str, object] = {}
+        self.new = 0
+        if self.path.exists():
+            with np.load(self.path, allow_pickle=False) as z:
+                self.vecs = dict(zip(z["keys"].tolist(), z["embeddings"]))
+
+    def save(self) -> None:
+        import numpy as np
+
+        if not self.new:
+            return
+        EMB_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        keys = np.array(list(self.vecs), dtype="<U64")
+        emb = np.array(list(self.vecs.values()), dtype="<f2").reshape(len(keys), self.dims)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=keys, embeddings=emb)
+        os.replace(tmp, self.path)
+        self.new = 0
+
+
+class CachedEmbedder:
+    """The local model behind a text-hash cache; same identity and space as the real one."""
+
+    def __init__(self):
+        from memcli.providers.embedding.local import LocalEmbedder
+
+        self.inner = LocalEmbedder({"max_input_length": 8192, "max_batch_size": 10})
+        for a in ("backend", "model", "dims", "endpoint", "identity"):
+            setattr(self, a, getattr(self.inner, a))
+        from memcli.providers.embedding.base import vector_space_id
+
+        self.space = {"id": vector_space_id(self.backend, self.model, self.dims, self.endpoint),
+                      "identity": self.identity, "dims": int(self.dims)}
+        self.cache = EmbeddingCache(self.space["id"], int(self.dims))
+        self.model_texts = 0
+        self.model_seconds = 0.0
+        self.last_save = time.monotonic()
+
+    def embed_batch(self, texts: list[str]):
+        import numpy as np
+
+        keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        miss = [i for i, k in enumerate(keys) if k not in self.cache.vecs]
+        if miss:
+            t0 = time.perf_counter()
+            vecs = self.inner.embed_batch([texts[i] for i in miss])
+            self.model_seconds += time.perf_counter() - t0
+            self.model_texts += len(miss)
+            for i, v in zip(miss, vecs):
+                self.cache.vecs[keys[i]] = np.asarray(v, dtype="<f2")
+            self.cache.new += len(miss)
+            if time.monotonic() - self.last_save > 60:
+                self.cache.save()
+                self.last_save = time.monotonic()
+        return np.stack([np.asarray(self.cache.vecs[k], dtype=np.float32) for k in keys])
+
+    def close(self) -> None:
+        pass  # keep the model loaded across searches (the CLI loads it once per process)
+
+
+_EMBEDDER: CachedEmbedder | None = None
+
+
+def embedder() -> CachedEmbedder:
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        _EMBEDDER = CachedEmbedder()
+        from memcli.jobs import embedding
+
+        def configured(ws, *, timeout=None):
+            backend = str(ws.config["embedding_model_config"].get("backend") or "")
+            if backend not in ("", "local"):
+                return None
+            return embedding.Backend(_EMBEDDER, _EMBEDDER.space)
+
+        embedding.configured = configured  # reindex and search look it up on the module
+    return _EMBEDDER
+
+
+# ----------------------------------------------------------------------------- variants
+# Code-level prototypes, applied by patching memcli in this process only. A spec is a
+# comma list: tok=stem|stop|stem+stop|stopq|lightstem, fuse=rrf|minmax|maxnorm|...,
+# merge=off, mmr=<lambda>, recency=<half-life days>, qdw=<rule>.
+
+STOPWORDS = frozenset("""a about above after again against all am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
+she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
+there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
+we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
+with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split())
+STOPWORDS = STOPWORDS | {w.replace("'", "") for w in STOPWORDS} | {"ll", "ve", "re"}
+
+
+class Ctx:
+    """Per-search context the patched functions read (query, vault date, snapshot)."""
+    query = ""
+    now = ""
+    limit = 5
+    target = 400  # chunking target tokens of the running workspace
+
+
+def _stemmer():
+    if str(PYLIB) not in sys.path and PYLIB.exists():
+        sys.path.append(str(PYLIB))
+    try:
+        import snowballstemmer
+    except ImportError:
+        raise SystemExit("tok=stem needs snowballstemmer: pip install --target bench/out/pylib snowballstemmer")
+    st = snowballstemmer.stemmer("english")
+    memo: dict[str, str] = {}
+
+    def stem(w: str) -> str:
+        s = memo.get(w)
+        if s is None:
+            s = memo[w] = st.stemWord(w) if w.isascii() and w.isalpha() else w
+        return s
+    return stem
+
+
+_LIGHT = [("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")]
+
+
+def _light_stem(w: str) -> str:
+    """A dependency-free suffix stripper (plural/-ed/-ing), for comparison with Snowball."""
+    if not (w.isascii() and w.isalpha()) or len(w) <= 4 or w.endswith("ss"):
+        return w
+    for suf, rep in _LIGHT:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[:-len(suf)] + rep
+            if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]  # running -> run
+            return w
+    return w
+
+
+def tokenizer_variant(name: str):
+    """(index tokenize, query_terms) replacing memcli.retrieval.tokenizer's, or None for 'base'."""
+    from memcli.retrieval import tokenizer as tk
+
+    base = tk.tokenize
+    if name in ("base", ""):
+        return None
+    parts = set(name.split("+"))
+    stem = _stemmer() if "stem" in parts else _light_stem if "lightstem" in parts else None
+    stop = "stop" in parts
+
+    def tokenize(text: str) -> list[str]:
+        toks = base(text)
+        if stop:
+            toks = [t for t in toks if t not in STOPWORDS]
+        if stem is not None:
+            toks = [stem(t) for t in toks]
+        return toks
+
+    def query_terms(text: str) -> list[str]:
+        toks = tokenize(text)
+        if "stopq" in parts:
+            toks = [t for t in toks if t not in STOPWORDS]
+        return list(dict.fromkeys(toks))
+    return tokenize, query_terms
+
+
+def index_tag(spec: dict) -> str:
+    """What of a variant changes the index: the tokenizer ('stopq' only changes queries), k1, b."""
+    parts = [p for p in spec.get("tok", "base").split("+") if p not in ("stopq", "base", "")]
+    tag = "+".join(sorted(parts)) or "base"
+    for key in ("k1", "b"):
+        if key in spec:
+            tag += f"-{key}{spec[key]}"
+    return tag
+
+
+@contextlib.contextmanager
+def patched(spec: dict):
+    """Apply a variant spec to memcli in this process; restore everything afterwards."""
+    from memcli.jobs import search
+    from memcli.retrieval import tokenizer as tk
+
+    saved = [(tk, "tokenize", tk.tokenize), (tk, "query_terms", tk.query_terms),
+             (tk, "FINGERPRINT", tk.FINGERPRINT), (search, "_fuse", search._fuse),
+             (search, "_merge", search._merge)]
+    try:
+        tv = tokenizer_variant(spec.get("tok", "base"))
+        if tv is not None:
+            tk.tokenize, tk.query_terms = tv
+            tag = index_tag({"tok": spec["tok"]})
+            if tag != "base":
+                tk.FINGERPRINT = hashlib.sha1(f"{tk.FINGERPRINT}+{tag}".encode()).hexdigest()[:10]
+        if "k1" in spec or "b" in spec:  # index-time constants (chunk norms are precomputed)
+            from memcli.index import sync
+
+            saved += [(sync, "K1", sync.K1), (sync, "B", sync.B)]
+            sync.K1, sync.B = float(spec.get("k1", sync.K1)), float(spec.get("b", sync.B))
+        fuse = spec.get("fuse", "rrf")
+        qdw = spec.get("qdw")
+        if fuse != "rrf" or qdw:
+            search._fuse = make_fuse(fuse, qdw, saved[3][2])
+        orig_merge = saved[4][2]
+        how = spec.get("merge", "on")
+        mmr = float(spec["mmr"]) if "mmr" in spec else None
+        half = float(spec["recency"]) if "recency" in spec else None
+        if how != "on" or mmr is not None or half is not None:
+            def merge(snap, hits):
+                if half is not None:
+                    hits = recency(hits, half)
+                if mmr is not None:
+                    hits = mmr_order(snap, hits, mmr)
+                if how == "on":
+                    return orig_merge(snap, hits)
+                if how == "off":
+                    return hits
+                return merge_variant(snap, hits, how)
+            search._merge = merge
+        yield
+    finally:
+        for mod, name, value in saved:
+            setattr(mod, name, value)
+
+
+def _norm(pairs, how: str) -> dict[int, float]:
+    if not pairs:
+        return {}
+    vals = [s for _, s in pairs]
+    hi, lo = max(vals), min(vals)
+    if how == "minmax":
+        span = hi - lo
+        return {d: (s - lo) / span if span > 0 else 1.0 for d, s in pairs}
+    if how == "maxnorm":
+        return {d: s / hi if hi > 0 else 0.0 for d, s in pairs}
+    if how == "zscore":
+        mu = statistics.fmean(vals)
+        sd = statistics.pstdev(vals) or 1.0
+        return {d: (s - mu) / sd for d, s in pairs}
+    raise SystemExit(f"unknown fusion {how!r}")
+
+
+def query_vector_weight(snap, base_w: float, rule: str) -> float:
+    """Query-dependent weight of the vector branch.
+
+    rare:<idf frac>:<w>  a query term whose idf is above frac * ln(N+1) (a rare, exact
+                         token: a name, number, identifier) sets the weight to w.
+    len:<n>:<w>          queries of at most n tokens get weight w (short = lookup).
+    """
+    from memcli.retrieval import tokenizer as tk
+
+    kind, a, b = rule.split(":")
+    terms = tk.query_terms(Ctx.query)
+    if kind == "len":
+        return float(b) if len(terms) <= int(a) else base_w
+    n = snap.n_docs
+    top = 0.0
+    for t in terms:
+        span = snap.postings(tk.term_hash(t))
+        if span is None:
+            continue
+        df = span[1] - span[0]
+        top = max(top, math.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+    return float(b) if top >= float(a) * math.log(n + 1.0) else base_w
+
+
+def _doc_hit(snap, files, doc: int, score: float):
+    """search._doc_hit across its two signatures (with and without the file table)."""
+    from memcli.jobs import search
+
+    if "files" in inspect.signature(search._doc_hit).parameters:
+        return search._doc_hit(snap, files, doc, score)
+    return search._doc_hit(snap, doc, score)
+
+
+def make_fuse(how: str, qdw: str | None, rrf):
+    """A replacement for search._fuse (either signature: with or without `files`)."""
+
+    def fuse(snap, *args):
+        files, (vector, keyword, vector_weight, k) = (args[0], args[1:]) if len(args) == 5 else (None, args)
+        w = query_vector_weight(snap, vector_weight, qdw) if qdw else vector_weight
+        if how == "rrf":
+            head = (snap,) if files is None else (snap, files)
+            return rrf(*head, vector, keyword, w, k)
+        nv, nk = _norm(vector, how), _norm(keyword, how)
+        floor_v = min(nv.values()) if how == "zscore" and nv else 0.0
+        floor_k = min(nk.values()) if how == "zscore" and nk else 0.0
+        merged: dict[int, object] = {}
+        for d in list(nv) + [d for d in nk if d not in nv]:
+            merged[d] = _doc_hit(snap, files, d, w * nv.get(d, floor_v) + (1 - w) * nk.get(d, floor_k))
+        for d, s in vector:
+            merged[d].vector = s
+        for d, s in keyword:
+            merged[d].keyword = s
+        return sorted(merged.values(), key=lambda h: -h.score)
+    return fuse
+
+
+def _touches(a, b) -> bool:
+    return a.path == b.path and a.start_line <= b.end_line + 1 and a.end_line >= b.start_line - 1
+
+
+def _span_tokens(snap, a, b) -> int:
+    from memcli.index.chunker import estimate_tokens
+    from memcli.jobs import search
+
+    trial = search.Hit(a.path, a.start_line, a.end_line, a.text, a.score, docs=a.docs + b.docs)
+    search._rebuild_text(snap, trial)
+    return sum(estimate_tokens(x) for x in trial.text.split("\n"))
+
+
+def merge_variant(snap, hits, how: str):
+    """drop: a hit touching a better-ranked one is dropped (its slot freed, nothing grows).
+    cap<x>: merged as shipped while the merged text stays within x * chunking target
+    tokens; a hit that would grow it further is dropped instead (capkeep<x>: kept apart).
+    perfile<n>: no merging, but at most n hits of one file ahead of every other file's."""
+    from memcli.index.chunker import estimate_tokens
+    from memcli.jobs import search
+
+    if how.startswith("perfile"):  # unmerged, but at most N hits of one file before all others
+        n = int(how[7:])
+        count: dict[str, int] = {}
+        first, rest = [], []
+        for h in hits:
+            count[h.path] = count.get(h.path, 0) + 1
+            (first if count[h.path] <= n else rest).append(h)
+        return first + rest
+    keep = how.startswith("capkeep")
+    cap = float(how[7 if keep else 3:]) * Ctx.target if how.startswith("cap") else None
+    if how != "drop" and cap is None:
+        raise SystemExit(f"unknown merge variant {how!r}")
+    kept = []
+    for h in hits:
+        target = next((k for k in kept if _touches(h, k)), None)
+        if target is None:
+            kept.append(h)
+        elif cap is not None:
+            if keep and _span_tokens(snap, target, h) > cap:
+                kept.append(h)  # too big to merge: shown on its own
+                continue
+            trial = search.Hit(target.path, target.start_line, target.end_line, target.text, target.score,
+                               docs=target.docs + h.docs)
+            search._rebuild_text(snap, trial)
+            if sum(estimate_tokens(x) for x in trial.text.split("\n")) <= cap:
+                target.docs, target.start_line, target.end_line, target.text = \
+                    trial.docs, trial.start_line, trial.end_line, trial.text
+                for attr in ("vector", "keyword"):
+                    mine, theirs = getattr(target, attr), getattr(h, attr)
+                    if theirs is not None and (mine is None or theirs > mine):
+                        setattr(target, attr, theirs)
+    return kept
+
+
+def recency(hits, half_life: float):
+    """Score x 0.5^(age / half-life), age in days before the vault's newest note."""
+    if not Ctx.now:
+        return hits
+    now = dt.date.fromisoformat(Ctx.now)
+    for h in hits:
+        m = re.search(r"(\d{4}-\d{2}-\d{2})", h.path)
+        if m:
+            age = max(0, (now - dt.date.fromisoformat(m.group(1))).days)
+            h.score *= 0.5 ** (age / half_life)
+    return sorted(hits, key=lambda h: -h.score)
+
+
+def mmr_order(snap, hits, lam: float):
+    """Maximal marginal relevance over token sets (Jaccard), relevance = score / best score."""
+    from memcli.retrieval import tokenizer as tk
+
+    if len(hits) < 2:
+        return hits
+    best = max(h.score for h in hits) or 1.0
+    toks = [set(tk.tokenize(h.text)) for h in hits]
+    left = list(range(len(hits)))
+    order: list[int] = []
+    while left:
+        def value(i):
+            sim = max((len(toks[i] & toks[j]) / (len(toks[i] | toks[j]) or 1) for j in order), default=0.0)
+            return lam * hits[i].score / best - (1 - lam) * sim
+        i = max(left, key=value)
+        order.append(i)
+        left.remove(i)
+    return [hits[i] for i in order]
+
+
+def parse_variant(text: str) -> dict:
+    spec: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        key, _, value = part.partition("=")
+        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b"):
+            raise SystemExit(f"unknown variant part {part!r}")
+        spec[key] = value
+    return spec
+
+
+# ----------------------------------------------------------------------------- indexes
+
+def parse_sets(items: list[str]) -> dict:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--set wants key=value, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def workspace(root: Path, sets: dict, spec: dict):
+    """The vault's workspace with `sets` as config overrides and a metadata folder per
+    chunking x index tokenizer, so variants never rebuild each other's indexes."""
+    from memcli.vault.workspace import open_workspace
+
+    probe = open_workspace(root, {}, sets)
+    c = probe.config["chunking"]
+    tag = f"t{c['target_tokens']}o{c['overlap_tokens']}-{index_tag(spec)}"
+    return open_workspace(root, {}, dict(sets, metadata_dir=f"mem_metadata/{tag}"))
+
+
+def ensure_index(ws, vectors: bool) -> dict:
+    """Keyword index current; with `vectors`, every chunk has one (from the cache if known)."""
+    from memcli.index import sync
+    from memcli.index import vectors as vecmod
+    from memcli.jobs import reindex
+
+    t0 = time.perf_counter()
+    rep = reindex.run(ws, scope="bm25")
+    info = {"chunks": rep.sync.chunks, "rebuilt": rep.sync.wrote, "seconds": 0.0, "embedded": 0}
+    if vectors:
+        emb = embedder()
+        snap = sync.open_snapshot(ws)
+        try:
+            m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header.get("generation", ""))
+            complete = m is not None and m.n_docs == snap.n_docs and int(m.mask.sum()) == snap.n_docs
+        finally:
+            snap.close()
+        if not complete:
+            before = emb.model_texts
+            rep = reindex.run(ws, scope="embedding")
+            info["embedded"] = emb.model_texts - before
+            emb.cache.save()
+    info["seconds"] = time.perf_counter() - t0
+    return info
+
+
+# ----------------------------------------------------------------------------- metrics
+
+def dcg(gains: list[float]) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+
+
+def line_tokens(line: str) -> int:
+    return len(line) // 4 + 1 if line.isascii() else len(line.encode("utf-8")) // 3 + 1
+
+
+class Costs:
+    """Estimated tokens of any line range of a vault's files (prefix sums, read once)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.prefix: dict[str, list[int]] = {}
+
+    def __call__(self, path: str, a: int, b: int) -> int:
+        pre = self.prefix.get(path)
+        if pre is None:
+            lines = (self.root / path).read_text(encoding="utf-8").split("\n")
+            pre = [0]
+            for x in lines:
+                pre.append(pre[-1] + line_tokens(x))
+            self.prefix[path] = pre
+        b = min(b, len(pre) - 1)
+        return pre[b] - pre[a - 1] if b >= a else 0
+
+
+def ideal_turn_gains(evidence: list[tuple[str, int, int]], budget: int, k: int, cost) -> list[int]:
+    """Largest evidence counts any k hits within the budget could find, best first
+    (windows chosen greedily: the one covering most unfound evidence, repeatedly)."""
+    left = set(evidence)
+    gains = []
+    while left and len(gains) < k:
+        best = 0
+        best_set: set = set()
+        for p, line, _ in left:
+            win = {e for e in left if e[0] == p and line <= e[1] and cost(p, line, e[2]) <= budget}
+            if len(win) > best:
+                best, best_set = len(win), win
+        gains.append(best)
+        left -= best_set
+    return gains
+
+
+def score_question(q: Question, runs: dict[int, list[tuple[str, int, int]]], budget: int, cost) -> dict:
+    """Session and turn metrics of one question from its @5 and @10 hit lists."""
+    out: dict[str, float] = {}
+    sess = q.sessions
+    ev = set(q.evidence)
+    for k, hits in runs.items():
+        seen_s: set[str] = set()
+        seen_t: set = set()
+        g_s, g_t = [], []
+        for path, a, b in hits[:k]:
+            new_s = path in sess and path not in seen_s
+            seen_s.add(path)
+            g_s.append(1.0 if new_s else 0.0)
+            found = {e for e in ev if e[0] == path and a <= e[2] and e[1] <= b} \
+                if cost(path, a, b) <= budget else set()
+            g_t.append(float(len(found - seen_t)))
+            seen_t |= found
+        out[f"session_R@{k}"] = sum(g_s) / len(sess)
+        out[f"turn_R@{k}"] = sum(g_t) / len(ev)
+        if k == 10:
+            out["session_nDCG@10"] = dcg(g_s) / dcg([1.0] * min(len(sess), 10))
+            out["turn_nDCG@10"] = dcg(g_t) / dcg(ideal_turn_gains(q.evidence, budget, 10, cost))
+            out["session_MRR@10"] = next((1 / (i + 1) for i, g in enumerate(g_s) if g), 0.0)
+            out["turn_MRR@10"] = next((1 / (i + 1) for i, g in enumerate(g_t) if g), 0.0)
+        if k == 5:
+            out["lines@5"] = float(sum(b - a + 1 for _, a, b in hits[:5]))
+            out["tokens@5"] = float(sum(cost(p, a, b) for p, a, b in hits[:5]))
+    return out
+
+
+METRICS = ["session_R@5", "session_R@10", "session_nDCG@10", "session_MRR@10",
+           "turn_R@5", "turn_R@10", "turn_nDCG@10", "turn_MRR@10", "lines@5", "tokens@5"]
+
+
+def aggregate(rows: list[tuple[int, dict]], categories: dict[int, str]) -> dict:
+    groups: dict[str, list[dict]] = {"overall": [r for _, r in rows]}
+    for cat in categories:
+        groups[str(cat)] = [r for c, r in rows if c == cat]
+    return {g: {"n": len(rs), **{m: round(statistics.fmean(r[m] for r in rs), 4) for m in METRICS}}
+            for g, rs in groups.items() if rs}
+
+
+# ----------------------------------------------------------------------------- running
+
+def search_hits(ws, query: str, limit: int, mode: str) -> list[tuple[str, int, int]]:
+    from memcli.jobs import search
+
+    Ctx.query, Ctx.limit = query, limit
+    res = search.run(ws, query, limit=limit, mode=mode, auto_sync=False)
+    if res.warnings:
+        raise SystemExit(f"search warned ({mode}): {res.warnings}")
+    return [(h.path, h.start_line, h.end_line) for h in res.hits]
+
+
+def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: int = TURN_BUDGET,
+             details: bool = False, categories: dict[int, str] = CATEGORIES) -> dict:
+    """Run every question of every vault; returns the result document (see module docstring)."""
+    t0 = time.perf_counter()
+    rows: list[tuple[int, dict]] = []
+    per_q = []
+    index_info = []
+    search_s = 0.0
+    with patched(spec):
+        for v in vaults:
+            ws = workspace(v.root, sets, spec)
+            Ctx.target = int(ws.config["chunking"]["target_tokens"])
+            index_info.append(ensure_index(ws, vectors=mode != "keyword"))
+            Ctx.now = v.now
+            cost = Costs(v.root)
+            ts = time.perf_counter()
+            for q in v.questions:
+                runs = {k: search_hits(ws, q.text, k, mode) for k in KS}
+                r = score_question(q, runs, budget, cost)
+                rows.append((q.category, r))
+                if details:
+                    per_q.append({"qid": q.qid, "category": q.category, **r, "hits@10": runs[10]})
+            search_s += time.perf_counter() - ts
+    n_search = 2 * len(rows)
+    doc = {
+        "mode": mode, "set": sets, "variant": spec, "turn_budget_tokens": budget,
+        "vaults": len(vaults), "questions": len(rows),
+        "chunks": sum(i["chunks"] for i in index_info),
+        "categories": {str(c): name for c, name in categories.items()},
+        "metrics": aggregate(rows, categories),
+        "seconds": {"total": round(time.perf_counter() - t0, 1),
+                    "index": round(sum(i["seconds"] for i in index_info), 1),
+                    "per_search_ms": round(1000 * search_s / max(1, n_search), 2)},
+        "embedded_now": sum(i["embedded"] for i in index_info),
+    }
+    if details:
+        doc["per_question"] = per_q
+    return doc
+
+
+def via_cli(vaults: list[Vault], n: int, *, mode: str, sets: dict, spec: dict) -> dict:
+    """Run `n` questions through `mem search --json` subprocesses and compare with run()."""
+    import yaml
+
+    if any(k for k in spec):
+        raise SystemExit("--via-cli compares the shipped code: use it without --variant")
+    mem = shutil.which("mem", path=str(Path(sys.executable).parent)) or "mem"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
+    checked = agree = 0
+    diffs = []
+    per_vault = max(1, n // max(1, len(vaults)))
+    for v in vaults:
+        ws = workspace(v.root, sets, {})
+        ensure_index(ws, vectors=mode != "keyword")
+        conf: dict = {}
+        for key, value in dict(sets, metadata_dir=ws.config["metadata_dir"]).items():
+            node = conf
+            parts = key.split(".")
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+            node[parts[-1]] = yaml.safe_load(value) if isinstance(value, str) else value
+        cfg_file = v.root / "mem.yaml"
+        cfg_file.write_text(yaml.safe_dump(conf), encoding="utf-8")
+        try:
+            for q in v.questions[:per_vault]:
+                for k in KS:
+                    proc = subprocess.run([mem, "-w", str(v.root), "search", "--json", "--no-sync",
+                                           "--limit", str(k), "--mode", mode, "--", q.text],
+                                          capture_output=True, text=True, env=env, timeout=300)
+                    if proc.returncode != 0:
+                        raise SystemExit(f"mem search failed: {proc.stderr.strip()}")
+                    cli = [(r["path"], r["start_line"], r["end_line"]) for r in json.loads(proc.stdout)["results"]]
+                    inproc = search_hits(ws, q.text, k, mode)
+                    checked += 1
+                    if cli == inproc:
+                        agree += 1
+                    else:
+                        diffs.append({"qid": q.qid, "limit": k, "cli": cli, "in_process": inproc})
+        finally:
+            cfg_file.unlink()
+    return {"checked": checked, "agree": agree, "differences": diffs[:5]}
+
+
+def table(doc: dict, title: str = "") -> str:
+    head = (f"{'category':<12} {'n':>5} | {'sR@5':>6} {'sR@10':>6} {'sNDCG':>6} {'sMRR':>6} | "
+            f"{'tR@5':>6} {'tR@10':>6} {'tNDCG':>6} {'tMRR':>6} | {'lines@5':>7} {'tok@5':>6}")
+    out = [title, head, "-" * len(head)] if title else [head, "-" * len(head)]
+    for g, m in doc["metrics"].items():
+        name = "overall" if g == "overall" else f"{g} {doc['categories'][g]}"
+        out.append(f"{name:<12} {m['n']:>5} | " + " ".join(f"{m[x]:>6.3f}" for x in METRICS[:4]) + " | "
+                   + " ".join(f"{m[x]:>6.3f}" for x in METRICS[4:8]) + f" | {m['lines@5']:>7.1f} {m['tokens@5']:>6.0f}")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- sweeps
+# name -> list of (label, mode, --set dict, variant spec string)
+
+def _chunk(t: int, frac: int) -> dict:
+    return {"chunking.target_tokens": t, "chunking.overlap_tokens": t * frac // 100}
+
+
+def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
+    vw = "search.vector_weight"
+    out: dict[str, list] = {}
+    out["chunking"] = [(f"{mode} {t}/{t * frac // 100} merge={m}", mode, _chunk(t, frac), f"merge={m}")
+                       for mode in ("keyword",) for m in ("on", "off")
+                       for t in (100, 200, 400, 800) for frac in (0, 20)]
+    sizes = [(200, 20), (100, 20), (400, 0), (800, 20), (400, 20)]
+    out["vector-chunking"] = [(f"vector {t}/{t * frac // 100} merge={m}", "vector", _chunk(t, frac), f"merge={m}")
+                              for t, frac in sizes for m in ("off", "on")]
+    ss = "tok=stem+stop,merge=off"
+    full = [("BM25 baseline (400/80, shipped code)", "keyword", {}, "")]
+    full += [(f"keyword tok={t} merge=off", "keyword", {}, f"tok={t},merge=off")
+             for t in ("base", "stem", "lightstem", "stop", "stopq", "stem+stop")]
+    full += [(f"keyword stem+stop merge={m}", "keyword", {}, f"tok=stem+stop,merge={m}")
+             for m in ("on", "drop", "cap1.5", "capkeep1.5", "perfile1", "perfile2")]
+    full += [("keyword stem+stop k1=1.2 b=0.5", "keyword", {}, ss + ",k1=1.2,b=0.5"),
+             ("keyword stem+stop MMR 0.7", "keyword", {}, ss + ",mmr=0.7"),
+             ("keyword stem+stop recency 30d", "keyword", {}, ss + ",recency=30"),
+             ("keyword stem+stop recency 180d", "keyword", {}, ss + ",recency=180")]
+    full += [(f"shipped keyword, candidate_multiplier {c}", "keyword", {"search.candidate_multiplier": c}, "")
+             for c in (1, 5, 10)]
+    full += [("vector only (shipped code)", "vector", {}, ""),
+             ("vector only merge=off", "vector", {}, "merge=off"),
+             ("vector only 200/40 merge=off", "vector", _chunk(200, 20), "merge=off"),
+             ("vector only 100/20 merge=on", "vector", _chunk(100, 20), "")]
+    full += [(f"hybrid RRF {w} (shipped code)", "hybrid", {vw: w}, "") for w in (0.7, 0.3)]
+    full += [(f"hybrid RRF k=60 w={w}, stem+stop, merge=off", "hybrid", {vw: w}, ss) for w in (0.7, 0.5, 0.3, 0.2, 0.1)]
+    full += [(f"hybrid RRF k={k} w={w}, stem+stop, merge=off", "hybrid", {vw: w, "search.rrf_k": k}, ss)
+             for k, w in ((5, 0.2), (5, 0.3), (10, 0.3), (20, 0.3), (100, 0.3))]
+    full += [(f"hybrid {f} w={w}, stem+stop, merge=off", "hybrid", {vw: w}, ss + f",fuse={f}")
+             for f, w in (("minmax", 0.1), ("minmax", 0.2), ("minmax", 0.3), ("minmax", 0.5), ("maxnorm", 0.2),
+                          ("zscore", 0.2))]
+    full += [("hybrid minmax 0.3, rare token -> 0.1, stem+stop", "hybrid", {vw: 0.3}, ss + ",fuse=minmax,qdw=rare:0.7:0.1"),
+             ("hybrid minmax 0.2 candidate_multiplier 1", "hybrid", {vw: 0.2, "search.candidate_multiplier": 1},
+              ss + ",fuse=minmax"),
+             ("hybrid minmax 0.2 candidate_multiplier 10", "hybrid", {vw: 0.2, "search.candidate_multiplier": 10},
+              ss + ",fuse=minmax"),
+             ("hybrid minmax 0.2 200/40 merge=cap2", "hybrid", dict(_chunk(200, 20), **{vw: 0.2}),
+              "tok=stem+stop,merge=cap2,fuse=minmax")]
+    out["full"] = full
+    out["headline"] = [
+        ("BM25 baseline (400/80, shipped code)", "keyword", {}, ""),
+        ("hybrid 0.7 (reference weights)", "hybrid", {vw: 0.7}, ""),
+        ("hybrid 0.3", "hybrid", {vw: 0.3}, ""),
+    ]
+    return out
+
+
+def run_sweep(name: str, vaults, args, **kw) -> list[dict]:
+    sweeps = _sweeps()
+    if name not in sweeps:
+        raise SystemExit(f"unknown sweep {name!r}: {', '.join(sweeps)}")
+    docs = []
+    for label, mode, sets, variant in sweeps[name]:
+        sets = {k: str(v) for k, v in sets.items()}
+        sets.update(parse_sets(args.set))
+        doc = evaluate(vaults, mode=mode, sets=sets, spec=parse_variant(variant), **kw)
+        doc["label"] = label
+        print(table(doc, f"\n== {label}: mode={mode} set={sets} variant={variant or '-'} "
+                         f"({doc['seconds']['total']}s)"), file=sys.stderr, flush=True)
+        docs.append(doc)
+    return docs
+
+
+def markdown(docs: list[dict]) -> str:
+    """One row per run: overall and per-category session nDCG@10 / turn R@5."""
+    cats = docs[0]["categories"]
+    head = ("| variant | sR@5 | sR@10 | sNDCG@10 | sMRR | tR@5 | tR@10 | tNDCG@10 | tMRR | tokens@5 | "
+            + " | ".join(f"{c} {name} sNDCG / tR@5" for c, name in cats.items()) + " |")
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
+    for d in docs:
+        m = d["metrics"]["overall"]
+        cells = [f"{m[x]:.3f}" for x in METRICS[:8]] + [f"{m['tokens@5']:.0f}"]
+        cells += [f"{d['metrics'][c]['session_nDCG@10']:.3f} / {d['metrics'][c]['turn_R@5']:.3f}"
+                  if c in d["metrics"] else "-" for c in cats]
+        out.append(f"| {d.get('label', d['mode'])} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def finish(result: dict) -> None:
+    """Save the embedding cache and record what the model had to embed in this run."""
+    if _EMBEDDER is None:
+        return
+    _EMBEDDER.cache.save()
+    result["embedding"] = {"model_texts": _EMBEDDER.model_texts, "model_seconds": round(_EMBEDDER.model_seconds, 1)}
+    if _EMBEDDER.model_texts:
+        log(f"embedded {_EMBEDDER.model_texts} new texts with the local model in "
+            f"{_EMBEDDER.model_seconds:.0f}s ({_EMBEDDER.model_texts / _EMBEDDER.model_seconds:.1f}/s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO, help="locomo10.json")
+    ap.add_argument("--out-dir", type=Path, default=DEFAULT_OUT, help="vault cache (default bench/out/locomo)")
+    ap.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="keyword")
+    ap.add_argument("--one-vault", action="store_true", help="all conversations in one vault (harder)")
+    ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, e.g. chunking.target_tokens=200 (repeatable)")
+    ap.add_argument("--variant", default="", help="code-level prototype, e.g. tok=stem,fuse=minmax,merge=off")
+    ap.add_argument("--budget", type=int, default=TURN_BUDGET, help="turn-level token budget per hit")
+    ap.add_argument("--sweep", help="run a named list of configurations: " + ", ".join(_sweeps()))
+    ap.add_argument("--via-cli", type=int, default=0, metavar="N", help="also run N questions through `mem search`")
+    ap.add_argument("--details", action="store_true", help="per-question metrics and hits in the JSON")
+    ap.add_argument("--markdown", type=Path, help="write the sweep's markdown table here")
+    ap.add_argument("--out", type=Path, help="write the JSON here instead of stdout")
+    args = ap.parse_args(argv)
+    if not args.locomo.exists():
+        raise SystemExit(f"{args.locomo} not found: pass --locomo or set LOCOMO_JSON")
+    stats: dict = {}
+    t0 = time.perf_counter()
+    vaults = convert(args.locomo, args.out_dir, one_vault=args.one_vault, conversations=args.conversations,
+                     stats=stats)
+    log(f"{stats['conversations']} conversations, {stats['sessions']} sessions, {stats['turns']} turns, "
+        f"{stats['questions']} questions (categories 1-4 with evidence; {stats['excluded_no_evidence']} "
+        f"without a valid evidence id left out)")
+    if args.sweep:
+        docs = run_sweep(args.sweep, vaults, args)
+        result: dict = {"sweep": args.sweep, "data": stats, "one_vault": args.one_vault, "runs": docs}
+        md = markdown(docs)
+        print("\n" + md, file=sys.stderr)
+        if args.markdown:
+            args.markdown.parent.mkdir(parents=True, exist_ok=True)
+            args.markdown.write_text(md + "\n", encoding="utf-8")
+    else:
+        sets = parse_sets(args.set)
+        spec = parse_variant(args.variant)
+        result = evaluate(vaults, mode=args.mode, sets=sets, spec=spec, budget=args.budget, details=args.details)
+        result.update(data=stats, one_vault=args.one_vault)
+        print(table(result, f"mode={args.mode} set={sets} variant={args.variant or '-'}"), file=sys.stderr)
+        if args.via_cli:
+            result["via_cli"] = via_cli(vaults, args.via_cli, mode=args.mode, sets=sets, spec=spec)
+            vc = result["via_cli"]
+            log(f"via CLI: {vc['agree']}/{vc['checked']} searches gave the same hits as the job function")
+    finish(result)
+    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
