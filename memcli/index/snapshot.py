@@ -188,3 +188,30 @@ def rewrite_header(path: Path, updates: dict) -> None:
     hjson = json.dumps(header, separators=(",", ":")).encode()
     pad = (-(len(MAGIC) + 4 + len(hjson))) & 7
     atomic.write_bytes(path, MAGIC + struct.pack("<I", len(hjson) + pad) + hjson + b" " * pad + data[12 + hlen:])
+
+
+def file_sections(files: list[dict]) -> dict:
+    """The snapshot's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each.
+
+    Each record also lists the file's inlinks (files whose wikilinks resolve to it),
+    so a search expands links without reading every other record.
+    """
+    import numpy as np
+
+    paths = [f["path"] for f in files]
+    indexed = set(paths)
+    inlinks: dict[str, list] = {}
+    for f in files:
+        for target, anchor in f["links"]:
+            real = target if target in indexed else target + ".md" if target + ".md" in indexed else None
+            if real is not None:
+                inlinks.setdefault(real, []).append([f["path"], anchor])
+    skip = ("path", "mtime_ns", "size", "in")
+    recs = [json.dumps({**{k: v for k, v in f.items() if k not in skip}, "in": inlinks.get(f["path"], [])},
+                       ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
+    off = np.zeros(len(recs) + 1, dtype=np.uint64)
+    if recs:
+        np.cumsum(np.fromiter(map(len, recs), dtype=np.uint64, count=len(recs)), out=off[1:])
+    return {"paths": "\0".join(paths).encode("utf-8"),
+            "fstat": np.array([(f["mtime_ns"], f["size"]) for f in files], dtype=np.int64).reshape(-1),
+            "frec_off": off, "frecs": b"".join(recs)}

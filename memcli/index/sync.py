@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import store
+from memcli.index import store, vectors
 from memcli.index import snapshot as snapmod
 from memcli.retrieval import tokenizer
 from memcli.vault import atomic
@@ -285,7 +285,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
 
     text_blob = b"".join(texts)
     generation = secrets.token_hex(8)
-    _write_vectors(ws, old, keep_mask, fresh, lines,
+    vectors.carry(ws.metadata, old, keep_mask, bool(fresh), lines,
                    lambda d: text_blob[int(text_off[d]):int(text_off[d + 1])].decode("utf-8"), generation)
     raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
     header = {
@@ -302,7 +302,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         "doc_len": dl,
         "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
         "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
-        "text": text_blob, "ids": id_blob, **_file_sections(files),
+        "text": text_blob, "ids": id_blob, **snapmod.file_sections(files),
     })
     hexids = id_blob.hex()
     graph, catalog = [], []
@@ -315,83 +315,3 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
     report.chunks = n
     report.wrote = True
-
-
-def _file_sections(files: list[dict]) -> dict:
-    """The snapshot's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each.
-
-    Each record also lists the file's inlinks (files whose wikilinks resolve to it),
-    so a search expands links without reading every other record.
-    """
-    import numpy as np
-
-    paths = [f["path"] for f in files]
-    indexed = set(paths)
-    inlinks: dict[str, list] = {}
-    for f in files:
-        for target, anchor in f["links"]:
-            real = target if target in indexed else target + ".md" if target + ".md" in indexed else None
-            if real is not None:
-                inlinks.setdefault(real, []).append([f["path"], anchor])
-    skip = ("path", "mtime_ns", "size", "in")
-    recs = [json.dumps({**{k: v for k, v in f.items() if k not in skip}, "in": inlinks.get(f["path"], [])},
-                       ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
-    off = np.zeros(len(recs) + 1, dtype=np.uint64)
-    if recs:
-        np.cumsum(np.fromiter(map(len, recs), dtype=np.uint64, count=len(recs)), out=off[1:])
-    return {"paths": "\0".join(paths).encode("utf-8"),
-            "fstat": np.array([(f["mtime_ns"], f["size"]) for f in files], dtype=np.int64).reshape(-1),
-            "frec_off": off, "frecs": b"".join(recs)}
-
-
-def _write_vectors(ws, old, keep_mask, fresh, lines, text_of, generation) -> None:
-    """Carry the active space's vectors to the new document order; reuse vectors of equal text.
-
-    Kept documents keep their rows. A fresh chunk gets a vector when the same text
-    had one before (in the old matrix, the old chunk store or the request cache),
-    so re-chunking after an edit does not call the embedding provider again.
-    `lines` (chunk store lines, new order) get `_embedding_f16_b64` for those.
-    """
-    import numpy as np
-
-    from memcli.index import vectors
-
-    space = vectors.active_space(ws.metadata)
-    if space is None:
-        return
-    dims = int(space["dims"])
-    n = len(lines)
-    rows = np.zeros((n, dims), dtype="<f2")
-    mask = np.zeros(n, dtype=np.uint8)
-    n_kept = int(keep_mask.sum()) if keep_mask is not None else 0
-    lookup: dict = {}
-    if old is not None:
-        m = vectors.open_matrix(ws.metadata, space, old.header.get("generation", ""))
-        if m is not None and m.n_docs == old.n_docs:
-            if keep_mask is not None:
-                rows[:n_kept] = m.rows[keep_mask]
-                mask[:n_kept] = m.mask[keep_mask]
-            if fresh:
-                for d in np.flatnonzero(m.mask).tolist():
-                    lookup[vectors.text_key(old.text(d))] = m.rows[d]
-    elif fresh:
-        try:
-            lookup = vectors.store_vectors(store.read_raw_lines(ws.metadata / store.CHUNK_STORE), dims)
-        except store.CorruptStore:
-            lookup = {}
-    if n > n_kept:
-        cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), dims)
-        for d in range(n_kept, n):
-            key = vectors.text_key(text_of(d))
-            vec = lookup.get(key)
-            if vec is None:
-                vec = cache.get(key)
-            if vec is not None:
-                rows[d] = vec
-                mask[d] = 1
-                rec = json.loads(lines[d])
-                rec["_embedding_f16_b64"] = vectors.f16_b64(vec)
-                lines[d] = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    vectors.write_matrix(vectors.matrix_path(ws.metadata, space["id"]),
-                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
-                          "dims": dims, "n_docs": n}, mask, rows)

@@ -170,3 +170,56 @@ def store_vectors(lines: list[bytes], dims: int) -> dict:
         if vec is not None:
             out[text_key(rec.get("text", ""))] = vec
     return out
+
+
+def carry(metadata: Path, old, keep_mask, has_fresh: bool, lines: list[bytes], text_of, generation: str) -> None:
+    """Carry the active space's vectors to the new document order; reuse vectors of equal text.
+
+    Kept documents keep their rows. A fresh chunk gets a vector when the same text
+    had one before (in the old matrix, the old chunk store or the request cache),
+    so re-chunking after an edit does not call the embedding provider again.
+    `lines` (chunk store lines, new order) get `_embedding_f16_b64` for those.
+    """
+    import numpy as np
+
+    from memcli.index import store
+
+    space = active_space(metadata)
+    if space is None:
+        return
+    dims = int(space["dims"])
+    n = len(lines)
+    rows = np.zeros((n, dims), dtype="<f2")
+    mask = np.zeros(n, dtype=np.uint8)
+    n_kept = int(keep_mask.sum()) if keep_mask is not None else 0
+    lookup: dict = {}
+    if old is not None:
+        m = open_matrix(metadata, space, old.header.get("generation", ""))
+        if m is not None and m.n_docs == old.n_docs:
+            if keep_mask is not None:
+                rows[:n_kept] = m.rows[keep_mask]
+                mask[:n_kept] = m.mask[keep_mask]
+            if has_fresh:
+                for d in np.flatnonzero(m.mask).tolist():
+                    lookup[text_key(old.text(d))] = m.rows[d]
+    elif has_fresh:
+        try:
+            lookup = store_vectors(store.read_raw_lines(metadata / store.CHUNK_STORE), dims)
+        except store.CorruptStore:
+            lookup = {}
+    if n > n_kept:
+        cache = load_cache(cache_path(metadata, space["id"]), dims)
+        for d in range(n_kept, n):
+            key = text_key(text_of(d))
+            vec = lookup.get(key)
+            if vec is None:
+                vec = cache.get(key)
+            if vec is not None:
+                rows[d] = vec
+                mask[d] = 1
+                rec = json.loads(lines[d])
+                rec["_embedding_f16_b64"] = f16_b64(vec)
+                lines[d] = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    write_matrix(matrix_path(metadata, space["id"]),
+                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
+                          "dims": dims, "n_docs": n}, mask, rows)
