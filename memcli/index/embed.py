@@ -20,7 +20,7 @@ from memcli.index import snapshot as snapmod
 from memcli.index import store, sync, vectors
 from memcli.vault.workspace import Workspace
 
-CHECKPOINT_SECONDS = 10.0
+CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
 
 
 @dataclass
@@ -125,17 +125,23 @@ def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], 
     pending = list(todo.items())
     last = time.monotonic()
     batch_size = max(1, batch_size)
-    for i in range(0, len(pending), batch_size):
-        batch = pending[i:i + batch_size]
-        vecs = embed_batch([t for _, t in batch])
-        for (key, _), vec in zip(batch, vecs):
-            cache[key] = vec.astype("<f2")
-        rep.embedded += len(batch)
-        if progress:
-            progress("embed", rep.embedded, len(pending))
-        if time.monotonic() - last > CHECKPOINT_SECONDS:
+    try:
+        for i in range(0, len(pending), batch_size):
+            batch = pending[i:i + batch_size]
+            vecs = embed_batch([t for _, t in batch])
+            for (key, _), vec in zip(batch, vecs):
+                cache[key] = vec.astype("<f2")
+            rep.embedded += len(batch)
+            if progress:
+                progress("embed", rep.embedded, len(pending))
+            if time.monotonic() - last > CHECKPOINT_SECONDS:
+                _checkpoint(ws, space, cache, lock_factory, final=False, max_cache=max_cache)
+                last = time.monotonic()
+    except (Exception, KeyboardInterrupt):
+        # a failing provider or Ctrl-C: keep what was embedded so the next run resumes
+        if rep.embedded:
             _checkpoint(ws, space, cache, lock_factory, final=False, max_cache=max_cache)
-            last = time.monotonic()
+        raise
     rep.with_vectors, rep.total = _checkpoint(ws, space, cache, lock_factory, final=True, max_cache=max_cache)
     rep.seconds = time.perf_counter() - t0
     return rep
