@@ -2,7 +2,9 @@
 function __mem_commands
     switch $argv[1]
         case 'mem'
-            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get' 'health' 'ingest' 'remember' 'inbox'
+            printf '%s\n' 'init' 'config' 'reindex' 'search' 'get' 'health' 'ingest' 'remember' 'inbox' 'watch' 'resource'
+        case 'mem resource'
+            printf '%s\n' 'scan'
     end
 end
 
@@ -22,6 +24,10 @@ function __mem_takes_value
             printf '%s\n' '--session-id' '-s' '--date' '--format' '--wait'
         case 'mem remember'
             printf '%s\n' '--tag' '-t' '--session-id' '-s' '--wait'
+        case 'mem watch'
+            printf '%s\n' '--interval'
+        case 'mem resource scan'
+            printf '%s\n' '--wait'
     end
 end
 
@@ -56,6 +62,8 @@ complete -c mem -n '__mem_at \'mem\'' -a 'health' -d 'Check the workspace: one e
 complete -c mem -n '__mem_at \'mem\'' -a 'ingest' -d 'Save a conversation to mem_session/dialog/<ID>.jsonl and extract what is worth remembering into the session\'s daily note memory/<date>/<name>.md.'
 complete -c mem -n '__mem_at \'mem\'' -a 'remember' -d 'Write TEXT as one fact into today\'s note of a manual session (memory/<today>/remembered-facts.md).'
 complete -c mem -n '__mem_at \'mem\'' -a 'inbox' -d 'List the inbox: one record per job run (ingest, remember, dream, resource scan) that changed memory, with its time and changed files. --clear empties it after listing.'
+complete -c mem -n '__mem_at \'mem\'' -a 'watch' -d 'Watch the workspace and keep memory current as files change: a foreground loop for a terminal or a systemd service.'
+complete -c mem -n '__mem_at \'mem\'' -a 'resource' -d 'Work with resource/: external files (reports, exports, notes) interpreted into daily notes.'
 complete -c mem -n '__mem_at \'mem\'' -l 'workspace' -s 'w' -r -F -d 'Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).'
 complete -c mem -n '__mem_at \'mem\'' -l 'verbose' -s 'v' -d 'Log steps on stderr; show tracebacks.'
 complete -c mem -n '__mem_at \'mem\'' -l 'version' -d 'Print the version and exit.'
@@ -100,3 +108,12 @@ complete -c mem -n '__mem_at \'mem remember\'' -l 'help' -s 'h' -d 'Show this me
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'clear' -d 'Empty the inbox after listing it.'
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'json' -d 'Print the records as one JSON document.'
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem watch\'' -l 'interval' -x -d 'How often to look for changes (0 < SECONDS <= 3600).'
+complete -c mem -n '__mem_at \'mem watch\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem resource\'' -a 'scan' -d 'Scan resource/ and interpret added or modified files into daily notes; remove the notes of deleted files.'
+complete -c mem -n '__mem_at \'mem resource\'' -l 'help' -s 'h' -d 'Show this message and exit.'
+complete -c mem -n '__mem_at \'mem resource scan\'' -l 'dry-run' -d 'Show what would change; write nothing, call no model.'
+complete -c mem -n '__mem_at \'mem resource scan\'' -l 'no-interpret' -d 'Update the catalog only; notes are written by a later scan.'
+complete -c mem -n '__mem_at \'mem resource scan\'' -l 'json' -d 'Print the report as JSON.'
+complete -c mem -n '__mem_at \'mem resource scan\'' -l 'wait' -x -d 'How long to wait for another writer or scan before exiting 75.'
+complete -c mem -n '__mem_at \'mem resource scan\'' -l 'help' -s 'h' -d 'Show this message and exit.'

@@ -1,0 +1,226 @@
+"""What `resource/` holds and what was made of it: walking, reading, dating, the resource catalog.
+
+The catalog is `mem_metadata/file_catalog/resource.jsonl.zst` in the store format:
+one graph-shaped record per resource (`path`, `st_mtime`, empty `links`,
+`chunk_ids` and `front_matter`), then our fields: `st_size`, `sha256` of the
+content, `date` (stable across scans), `note` (the owning note, "" while not
+interpreted), `note_sha256` (the note as mem last wrote it, so hand edits are
+noticed), `interpreted` (the content hash the note reflects), `skipped` (why the
+content cannot be interpreted) and `checked_ns` (when the content was last
+hashed). Like everything under mem_metadata/ it can be lost: ownership is the
+note's frontmatter `source_resource: '[[resource/…]]'`, from which it is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from datetime import date as _date
+
+from memcli.index import store
+from memcli.vault import frontmatter
+from memcli.vault.workspace import DATE_DIR, Workspace
+
+SUFFIXES = frozenset({"md", "txt", "json", "jsonl", "csv", "yaml", "html"})
+MAX_BYTES = 10 * 1024 * 1024
+RACY_NS = 2_000_000_000  # a file changed this close to its last hash may hide a same-size edit
+OWNER_KEY = "source_resource"
+_HEAD_BYTES = 64 * 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass
+class Entry:
+    path: str
+    st_mtime: float
+    st_size: int = -1
+    sha256: str = ""
+    date: str = ""
+    note: str = ""
+    note_sha256: str = ""
+    interpreted: str = ""
+    skipped: str = ""
+    checked_ns: int = 0
+
+    def line(self) -> bytes:
+        head = store.catalog_line(self.path, self.st_mtime)[:-1]  # the standard record, minus its "}"
+        extra = {k: v for k, v in asdict(self).items() if k not in ("path", "st_mtime")}
+        return head + b"," + json.dumps(extra, ensure_ascii=False, separators=(",", ":")).encode("utf-8")[1:]
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        return self.st_mtime == st.st_mtime and self.st_size == st.st_size
+
+    @property
+    def pending(self) -> bool:
+        """Readable content that no note reflects yet."""
+        return not self.skipped and (not self.note or self.interpreted != self.sha256)
+
+
+def path(ws: Workspace):
+    return ws.metadata / store.CATALOG_DIR / "resource.jsonl.zst"
+
+
+def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
+    """The catalog by resource path, and a problem when it had to be dropped (absent is no problem)."""
+    out: dict[str, Entry] = {}
+    try:
+        records = store.read_records(path(ws))
+    except store.CorruptStore as exc:
+        return {}, f"{exc}; rebuilt from the notes' source_resource links"
+    except OSError as exc:
+        return {}, f"cannot read the resource catalog ({exc.strerror}); rebuilt from the notes"
+    blank = Entry("", 0.0)
+    for rec in records:
+        kw = {}
+        for key in Entry.__dataclass_fields__:
+            value, want = rec.get(key), type(getattr(blank, key))
+            if value is None:
+                continue  # a record written by ReMe has only path and st_mtime: the rest takes defaults
+            if want is float and isinstance(value, int):
+                value = float(value)
+            if not isinstance(value, want) or isinstance(value, bool):
+                kw = None
+                break
+            kw[key] = value
+        if kw and kw.get("path") and "st_mtime" in kw:
+            out[kw["path"]] = Entry(**kw)
+    return out, None
+
+
+def save(ws: Workspace, entries: dict[str, Entry]) -> None:
+    store.write_lines(path(ws), [entries[p].line() for p in sorted(entries)])
+
+
+def walk(ws: Workspace) -> dict[str, os.stat_result]:
+    """Every watched resource file (suffix in SUFFIXES, any case): workspace-relative path -> stat.
+
+    Dot-files, dot-folders and symlinks are skipped, as for notes: a link could lead
+    out of the workspace or loop.
+    """
+    root = str(ws.root)
+    cut = len(root) + 1
+    out: dict[str, os.stat_result] = {}
+    stack = [str(ws.resource)]
+    if os.path.islink(stack[0]):
+        return out
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                if e.name.startswith("."):
+                    continue
+                try:
+                    if e.is_symlink():
+                        continue
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES \
+                            and e.is_file(follow_symlinks=False):
+                        out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+    return out
+
+
+def path_date(ws: Workspace, rel: str) -> str | None:
+    """The date of `resource/YYYY-MM-DD/…` (any depth below it), else None."""
+    prefix = ws.config["resource_dir"].rstrip("/") + "/"
+    parts = rel[len(prefix):].split("/")
+    if len(parts) < 2 or not DATE_DIR.match(parts[0]):
+        return None
+    try:
+        _date.fromisoformat(parts[0])
+    except ValueError:
+        return None
+    return parts[0]
+
+
+def read(ws: Workspace, rel: str, st: os.stat_result) -> tuple[str | None, str, str | None]:
+    """(text, sha256, None) or (None, sha256 or "", why it is skipped)."""
+    if _CONTROL.search(rel):
+        return None, "", "file name has control characters"
+    if st.st_size > MAX_BYTES:
+        return None, "", f"larger than 10 MiB ({st.st_size / 1024 / 1024:.1f} MiB)"
+    try:
+        with open(ws.root / rel, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        return None, "", f"unreadable: {exc.strerror}"
+    sha = hashlib.sha256(data).hexdigest()
+    if len(data) > MAX_BYTES:
+        return None, sha, "larger than 10 MiB"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None, sha, "UTF-16 text; convert it to UTF-8"
+    if b"\0" in data:
+        return None, sha, "binary content"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return None, sha, f"not valid UTF-8 (line {line}, byte {exc.start})"
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    if not text.strip():
+        return None, sha, "empty"
+    return text, sha, None
+
+
+def note_sha(ws: Workspace, note: str) -> str | None:
+    try:
+        return hashlib.sha256((ws.root / note).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def link(rel: str) -> str:
+    return f"[[{rel}]]"
+
+
+def owned_by(ws: Workspace, note: str, rel: str) -> bool:
+    """True when `note` exists and its frontmatter names `rel` as its source."""
+    return _owner_target(ws.root / note) == rel
+
+
+def _owner_target(file) -> str | None:
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError:
+        return None
+    if OWNER_KEY.encode() not in head:
+        return None
+    src, _ = frontmatter.split(head.decode("utf-8", errors="replace").removeprefix("\ufeff").replace("\r\n", "\n"))
+    value = frontmatter.parse(src)[0].get(OWNER_KEY)
+    if not isinstance(value, str) or not value.startswith("[[") or not value.endswith("]]"):
+        return None
+    return value[2:-2]
+
+
+def owners(ws: Workspace) -> dict[str, str]:
+    """resource path -> its owning daily note, from every `memory/<date>/*.md` frontmatter.
+
+    Read when the catalog cannot say (first scan, lost catalog, a new resource);
+    when two notes claim one resource, the first by path wins.
+    """
+    out: dict[str, str] = {}
+    try:
+        days = sorted(e.name for e in os.scandir(ws.daily) if e.is_dir(follow_symlinks=False)
+                      and DATE_DIR.match(e.name))
+    except OSError:
+        return out
+    for day in days:
+        try:
+            names = sorted(e.name for e in os.scandir(ws.daily / day) if e.name.endswith(".md")
+                           and not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+        for name in names:
+            target = _owner_target(ws.daily / day / name)
+            if target and target not in out:
+                out[target] = ws.rel(ws.daily / day / name)
+    return out

@@ -1,0 +1,168 @@
+"""Watch: keep the search index and the resource notes current while files change.
+
+A foreground polling loop (os.scandir stats; no new dependency, works on network
+and synced folders where inotify does not). A change starts a batch once nothing
+has moved for DEBOUNCE seconds (an editor's save is several writes), or after
+MAX_DEFER seconds of constant change. A batch runs the resource scan when
+resource/ changed, then an incremental index sync under the index lock. Locks are
+taken per batch only, so `mem search` and `mem ingest` work beside a watcher. The
+caller decides when to stop (`stop`), and gets one log line per batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memcli.errors import BadInput, Busy, MemError
+from memcli.jobs import resource_catalog
+from memcli.vault.workspace import Workspace
+
+DEBOUNCE = 1.5
+MAX_DEFER = 10.0
+RETRY_FIRST, RETRY_MAX = 30.0, 600.0  # a failed batch is retried after this, doubling
+INDEX_WAIT = 30.0
+TICK = 0.2  # the longest sleep, so a stop request is seen quickly
+
+Stats = dict[str, tuple[int, int]]
+
+
+@dataclass
+class Batch:
+    indexed: int = 0  # watched Markdown files seen changing
+    resources: int = 0  # resource files seen changing
+    sync: object = None  # memcli.index.sync.SyncReport
+    scan: object = None  # memcli.jobs.resource.ResourceReport
+    error: str = ""
+    busy: bool = False
+    seconds: float = 0.0
+    written: set[str] = field(default_factory=set)  # Markdown the batch itself wrote
+    catch_up: bool = False
+
+    def line(self, when: datetime | None = None) -> str:
+        stamp = (when or datetime.now().astimezone()).strftime("%Y-%m-%dT%H:%M:%S")
+        seen = f"{self.indexed} note(s), {self.resources} resource(s) changed"
+        if self.catch_up:
+            seen = "catch-up"
+        parts = []
+        if self.sync is not None:
+            s = self.sync
+            parts.append(f"index {len(s.added)} added, {len(s.changed)} changed, {len(s.deleted)} deleted"
+                         + (f", {len(s.skipped)} skipped" if s.skipped else ""))
+        if self.scan is not None:
+            s = self.scan
+            parts.append(f"resources {len(s.added)} added, {len(s.modified)} modified, {len(s.deleted)} deleted, "
+                         f"{len(s.skipped)} skipped, {len(s.changes)} note file(s) written")
+        if self.error:
+            parts.append(f"{'busy' if self.busy else 'error'}: {self.error}")
+        return f"[{stamp}] {seen} -> {'; '.join(parts) or 'nothing to do'} ({self.seconds:.2f}s)"
+
+
+def snapshot(ws: Workspace) -> tuple[Stats, Stats]:
+    """(indexed Markdown, resource files): path -> (mtime_ns, size)."""
+    indexed = {p: (st.st_mtime_ns, st.st_size) for p, st in ws.iter_watched()}
+    resources = {p: (st.st_mtime_ns, st.st_size) for p, st in resource_catalog.walk(ws).items()}
+    return indexed, resources
+
+
+def changed(before: Stats, after: Stats) -> set[str]:
+    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+def run_batch(ws: Workspace, *, indexed: int = 0, resources: int = 0, scan: bool = True,
+              catch_up: bool = False) -> Batch:
+    """One round of work; errors are reported in the batch, never raised (the loop goes on)."""
+    from memcli.jobs import resource
+
+    b = Batch(indexed, resources, catch_up=catch_up)
+    t0 = time.perf_counter()
+    # the user's edits first; the scan then indexes the notes it writes itself
+    b.sync = _attempt(b, lambda: _sync(ws))
+    if scan:
+        b.scan = _attempt(b, lambda: resource.run(ws, wait=INDEX_WAIT))
+        b.written = {p for p, _ in b.scan.changes} if b.scan is not None else set()
+    b.seconds = time.perf_counter() - t0
+    return b
+
+
+def _attempt(b: Batch, step: Callable[[], object]):
+    """The step's result, or None with the failure noted in the batch."""
+    try:
+        return step()
+    except Busy as exc:
+        b.error, b.busy = exc.line(), True
+    except MemError as exc:  # e.g. the LLM is down: the files wait for the retry
+        b.error = exc.line()
+    except OSError as exc:  # e.g. a read-only or vanished folder
+        b.error = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+    return None
+
+
+def _sync(ws: Workspace):
+    from memcli.index import sync
+    from memcli.jobs.freshness import index_lock
+
+    with index_lock(ws, "watch", wait=INDEX_WAIT):
+        return sync.sync(ws)
+
+
+def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Callable[[str], None],
+        debounce: float = DEBOUNCE, retry_first: float = RETRY_FIRST) -> None:
+    """Watch until `stop` is set. A catch-up batch runs first: files may have changed while no one watched."""
+    if not 0 < interval <= 3600:
+        raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
+    log(f"watching {ws.root} (every {interval:g}s; resource scan on changes under {ws.config['resource_dir']}/)")
+    base_i, base_r = snapshot(ws)
+    todo_i: set[str] = set()
+    todo_r: set[str] = set()
+    catch_up = True  # files may have changed while no one watched
+    redo = False  # a failed catch-up is tried again like a change
+    first = last = not_before = 0.0
+    retry = retry_first
+    while not stop.is_set():
+        if not catch_up:
+            _sleep(stop, min(interval, TICK * 2) if todo_i or todo_r or redo else interval)
+            if stop.is_set():
+                break
+            cur_i, cur_r = snapshot(ws)
+            moved_i, moved_r = changed(base_i, cur_i), changed(base_r, cur_r)
+            base_i, base_r = cur_i, cur_r
+            now = time.monotonic()
+            if moved_i or moved_r:
+                first = first if todo_i or todo_r else now
+                last = now
+                todo_i |= moved_i
+                todo_r |= moved_r
+            if not (todo_i or todo_r or redo) or now < not_before:
+                continue
+            if now - last < debounce and now - first < MAX_DEFER:
+                continue
+        batch = run_batch(ws, indexed=len(todo_i), resources=len(todo_r), scan=catch_up or redo or bool(todo_r),
+                          catch_up=catch_up or redo)
+        log(batch.line())
+        redo = (catch_up or redo) and bool(batch.error)
+        catch_up = False
+        after_i, after_r = snapshot(ws)
+        # what the batch wrote itself is no news; anything else that moved meanwhile is
+        late_i, late_r = changed(base_i, after_i) - batch.written, changed(base_r, after_r)
+        base_i, base_r = after_i, after_r
+        if batch.error:
+            not_before, retry = time.monotonic() + retry, min(retry * 2, RETRY_MAX)
+            todo_i |= late_i
+            todo_r |= late_r
+        else:
+            not_before, retry = 0.0, retry_first
+            todo_i, todo_r = late_i, late_r
+        first = last = time.monotonic()
+
+
+def _sleep(stop: threading.Event, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while not stop.is_set():
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, TICK))
