@@ -25,6 +25,8 @@ FILES = [("<ws>/mem.yaml", "native configuration (optional)"),
          ("<ws>/resource/", "watched external files"),
          ("<ws>/mem_session/dialog/<session_id>.jsonl", "sanitized source conversations"),
          ("<ws>/mem_metadata/", "derived state (index, graph, catalogs, locks); rebuilt by `mem reindex`"),
+         ("<ws>/mem_metadata/file_catalog/resource.jsonl.zst",
+          "resource catalog: which note reads which file (`mem resource scan`)"),
          ("<ws>/mem_metadata/inbox/inbox.jsonl", "results of jobs that changed memory (`mem inbox`)"),
          ("<ws>/mem_metadata/ingest/<session_id>.json", "which messages of a session were already extracted"),
          ("~/.mem/workspace", "the workspace used when no other is found")]

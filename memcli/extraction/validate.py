@@ -18,7 +18,7 @@ class Invalid(ValueError):
     """Why a reply cannot be used; the text is fed back to the model once."""
 
 
-def _decode(content: str) -> dict:
+def decode_object(content: str) -> dict:
     text = content.strip()
     m = _FENCE.match(text)
     if m:
@@ -53,7 +53,7 @@ def parse_reply(content: str, finish_reason: str | None, existing: Existing | No
     """The validated draft, None for "nothing worth remembering", or Invalid."""
     if finish_reason == "length":
         raise Invalid("the reply was cut off (finish_reason=length); answer more briefly")
-    data = _decode(content)
+    data = decode_object(content)
     for key in ("name", "description", "body"):
         if not isinstance(data.get(key, "" if existing else None), str):
             raise Invalid(f'"{key}" must be a string')
@@ -82,3 +82,6 @@ def parse_reply(content: str, finish_reason: str | None, existing: Existing | No
     if not desc:
         raise Invalid('"description" is empty')
     return Draft(name, desc, body if body.endswith("\n") else body + "\n")
+
+
+_decode = decode_object  # older name, still imported by some modules
