@@ -1,0 +1,278 @@
+"""The backup file: one zip holding `<module>/<workspace path>` entries and a meta.json.
+
+Modules map to "slots", top-level workspace paths replaced whole on restore:
+vault = MEMORY.md, daily_dir, digest_dir; sessions = session_dir, mem_session_dir;
+resources = resource_dir; metadata = each child of metadata_dir but locks/ (a restore
+must never swap the lock it holds); config and secrets = mem.yaml, agent.json.
+meta.json lists every file with its size, sha256 and mtime_ns (restored, so the
+index sees a restored file as unchanged only when it really is) and every folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import stat
+import time
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from memcli import __version__
+from memcli.jobs.backup_secrets import CONFIG_FILES, config_entries
+from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
+
+FORMAT = "mem-backup"
+FORMAT_VERSION = 1
+MODULES = ("vault", "sessions", "resources", "metadata", "config", "secrets")
+DEFAULT_MODULES = ("vault", "sessions", "resources", "metadata", "config")
+FULL_MODULES = frozenset({"vault", "sessions", "resources", "config"})  # metadata can be rebuilt
+META = "meta.json"
+STAGING_PREFIX = ".mem-restore-"
+# Already compressed: deflating them again costs CPU and saves nothing.
+STORED_SUFFIXES = (".zst", ".npz", ".gz", ".zip", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".mp3", ".mp4")
+CHUNK = 1 << 20
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+Progress = Callable[[str, int, int], None]
+
+
+def name_problem(rel: str) -> str | None:
+    """Why `rel` is not a safe relative posix path (zip-slip and friends), or None."""
+    if not rel:
+        return "empty name"
+    if rel.startswith("/") or "\\" in rel:
+        return "absolute path or backslash"
+    if _CONTROL.search(rel):
+        return "control character in the name"
+    parts = rel.split("/")
+    if parts[0].endswith(":"):
+        return "drive letter"
+    if any(p in ("", ".", "..") for p in parts):
+        return "'..', '.' or an empty segment"
+    if len(rel.encode("utf-8", "surrogatepass")) > 4096:
+        return "name too long"
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "name is not UTF-8"
+    return None
+
+
+def within(path: str, slot: str) -> bool:
+    return path == slot or path.startswith(slot + "/")
+
+
+def _rel_dir(value: str) -> str:
+    return posixpath.normpath(str(value).replace(os.sep, "/")).strip("/")
+
+
+def module_slots(ws: Workspace) -> dict[str, list[str]]:
+    """Each module's slots in this workspace, as configured now."""
+    c = ws.config
+    vault = ["MEMORY.md", _rel_dir(c["daily_dir"]), _rel_dir(c["digest_dir"])]
+    for extra in c.get("extra_paths", []):  # OpenClaw extra notes inside the workspace are vault too
+        rel = _rel_dir(extra)
+        if not os.path.isabs(extra) and name_problem(rel) is None and not any(
+                within(rel, s) or within(s, rel) for s in vault):
+            vault.append(rel)
+    mdir = _rel_dir(c["metadata_dir"])
+    try:
+        children = sorted(e.name for e in os.scandir(ws.root / mdir)
+                          if e.name != "locks" and not e.name.startswith(atomic.TEMP_MARK))
+    except OSError:
+        children = []
+    sessions = list(dict.fromkeys([_rel_dir(c["session_dir"]), _rel_dir(c.get("mem_session_dir", "mem_agent"))]))
+    return {"vault": vault, "sessions": sessions, "resources": [_rel_dir(c["resource_dir"])],
+            "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
+            "secrets": list(CONFIG_FILES)}
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class Collected:
+    files: list[tuple[str, str, Path, os.stat_result]] = field(default_factory=list)  # module, rel, abs, stat
+    dirs: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def collect(ws: Workspace, modules, slots: dict[str, list[str]]) -> Collected:
+    """Regular files and folders of the modules' slots; symlinks and odd files are skipped."""
+    out = Collected()
+    for module in modules:
+        if module in ("config", "secrets"):
+            continue
+        for slot in slots[module]:
+            top = ws.root / slot
+            if not os.path.lexists(top):
+                continue
+            stack = [(slot, top)]
+            while stack:
+                rel, path = stack.pop()
+                try:
+                    st = os.lstat(path)
+                except OSError as exc:
+                    out.skipped.append((rel, exc.strerror or "unreadable"))
+                    continue
+                problem = name_problem(rel)
+                if stat.S_ISLNK(st.st_mode):
+                    out.skipped.append((rel, "symlink (not followed)"))
+                elif problem:
+                    out.skipped.append((rel, problem))
+                elif stat.S_ISDIR(st.st_mode):
+                    out.dirs.append((module, rel))
+                    try:
+                        names = sorted(os.listdir(path), reverse=True)
+                    except OSError as exc:
+                        out.skipped.append((rel, exc.strerror or "unreadable folder"))
+                        continue
+                    stack += [(f"{rel}/{n}", path / n) for n in names if not n.startswith(atomic.TEMP_MARK)]
+                elif stat.S_ISREG(st.st_mode):
+                    out.files.append((module, rel, path, st))
+                else:
+                    out.skipped.append((rel, "not a regular file"))
+    return out
+
+
+def _zinfo(name: str, st: os.stat_result, level: int) -> zipfile.ZipInfo:
+    date = time.localtime(st.st_mtime)[:6]
+    info = zipfile.ZipInfo(name, date_time=date if date[0] >= 1980 else (1980, 1, 1, 0, 0, 0))
+    info.external_attr = (stat.S_IFREG | (st.st_mode & 0o777)) << 16
+    info.compress_type = zipfile.ZIP_STORED if name.lower().endswith(STORED_SUFFIXES) else zipfile.ZIP_DEFLATED
+    # ZipFile.open(info, "w") takes the level from the ZipInfo: compress_level since 3.13, before that private
+    for attr in ("compress_level", "_compresslevel"):
+        try:
+            setattr(info, attr, level)
+            break
+        except AttributeError:
+            continue
+    return info
+
+
+def level_for(kind: str, module: str) -> int:
+    """Deflate level: 6 for what users keep for years, 1 (4-5x faster, ~10-20% larger) for
+    pre-restore snapshots and the big, rebuildable metadata."""
+    return 1 if kind == "snapshot" or module == "metadata" else 6
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a folder; the link is still atomic
+    finally:
+        os.close(fd)
+
+
+def _publish(tmp: Path, folder: Path, stem: str) -> Path:
+    """Give the finished temp file its final name without ever replacing another backup."""
+    for i in range(1000):
+        final = folder / (f"{stem}.zip" if i == 0 else f"{stem}-{i}.zip")
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            continue
+        os.unlink(tmp)
+        _fsync_dir(folder)
+        return final
+    raise OSError(f"too many backups named {stem}*.zip in {folder}")
+
+
+def safe_stem(name: str) -> str:
+    clean = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-")
+    return clean or "workspace"
+
+
+def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: str = "",
+          slots: dict[str, list[str]] | None = None, progress: Progress | None = None) -> tuple[Path, dict]:
+    """Write a backup of `modules` into `folder` atomically; returns (path, meta)."""
+    slots = slots or module_slots(ws)
+    modules = [m for m in MODULES if m in modules]
+    found = collect(ws, modules, slots)
+    conf, conf_skipped = config_entries(ws.root, modules)
+    skipped = found.skipped + conf_skipped
+    created = utc_now()
+    stem = f"{safe_stem(ws.root.name)}-{'pre-restore-' if kind == 'snapshot' else ''}{created:%Y%m%dT%H%M%SZ}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = folder / f"{atomic.TEMP_MARK}{stem}.zip.{os.getpid()}.{os.urandom(4).hex()}"
+    files: list[dict] = []
+    total = len(found.files) + len(conf)
+    # 0600: a backup is as private as the memory it holds (and may hold API keys)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+                for i, (module, rel, path, _st) in enumerate(found.files):
+                    if progress:
+                        progress("Archiving", i, total)
+                    rec = _add_file(zf, module, rel, path, level_for(kind, module), skipped)
+                    if rec:
+                        files.append(rec)
+                for module, name, data, st, n in conf:
+                    zf.writestr(_zinfo(f"{module}/{name}", st, 6), data)
+                    files.append({"module": module, "path": name, "size": len(data), "sha256": _sha256(data),
+                                  "mtime_ns": st.st_mtime_ns, **({"redacted": n} if module == "config" else {})})
+                meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mem_version": __version__,
+                        "kind": kind, "created_at": iso(created), "workspace": str(ws.root),
+                        "workspace_name": ws.root.name,
+                        "mode": "full" if FULL_MODULES <= set(modules) else "partial",
+                        "modules": modules, "note": note,
+                        "slots": {m: slots[m] for m in modules},
+                        "secrets_left_out": sum(n for m, _, _, _, n in conf if m == "config") if "secrets" not in modules else 0,
+                        "dirs": [{"module": m, "path": p} for m, p in found.dirs],
+                        "files": files, "skipped": [{"path": p, "reason": r} for p, r in skipped]}
+                zf.writestr(META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if progress:
+            progress("Archiving", total, total)
+        return _publish(tmp, folder, stem), meta
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _add_file(zf: zipfile.ZipFile, module: str, rel: str, path: Path, level: int, skipped) -> dict | None:
+    import hashlib
+
+    try:
+        # O_NOFOLLOW: a file swapped for a symlink since the walk is not followed out of the workspace
+        # (O_NONBLOCK: a FIFO put there since the walk must not hang the backup)
+        src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        skipped.append((rel, exc.strerror or "unreadable"))
+        return None
+    st = os.fstat(src)  # the opened file's own mtime: it may have been replaced since the walk
+    if not stat.S_ISREG(st.st_mode):
+        os.close(src)
+        skipped.append((rel, "not a regular file"))
+        return None
+    h, size = hashlib.sha256(), 0
+    with os.fdopen(src, "rb") as fh, zf.open(_zinfo(f"{module}/{rel}", st, level), "w",
+                                             force_zip64=st.st_size > (1 << 30)) as dst:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+            dst.write(chunk)
+            size += len(chunk)
+    return {"module": module, "path": rel, "size": size, "sha256": h.hexdigest(), "mtime_ns": st.st_mtime_ns}

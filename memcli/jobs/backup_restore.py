@@ -1,0 +1,243 @@
+"""Restoring: plan which slots are replaced, stage them, swap them in, refresh the index.
+
+The new content is written (and hash-checked) into a staging folder inside the
+workspace, `.mem-restore-<id>/new`, so a damaged backup is refused before anything
+of the workspace is touched. The swap then renames each slot aside into
+`.mem-restore-<id>/old` and the staged one into place: renames on one filesystem,
+undone in reverse if one fails. The caller holds the workspace, rebuild and index
+locks throughout and snapshots the current state before the swap.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from memcli.errors import BadInput, JobFailed, MemError
+from memcli.index import sync
+from memcli.jobs import backup_secrets
+from memcli.jobs.backup_archive import (
+    FULL_MODULES,
+    MODULES,
+    STAGING_PREFIX,
+    Progress,
+    module_slots,
+    within,
+)
+from memcli.jobs.backup_verify import Archive
+from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
+
+
+class SwapIncomplete(JobFailed):
+    """A swap failed and could not be fully undone: the staging folder must be kept."""
+
+
+@dataclass
+class Plan:
+    archive: Archive
+    modules: list[str]  # restored modules (secrets included when chosen)
+    full: bool
+    replace: dict[str, list[str]]  # module -> workspace slots replaced whole
+
+    def slots(self) -> list[str]:
+        return sorted({s for values in self.replace.values() for s in values})
+
+
+def merge_slots(*lists) -> list[str]:
+    """Union of slot lists without nesting (a slot inside another one is dropped)."""
+    every = sorted({s for values in lists for s in values})
+    return [s for s in every if not any(o != s and within(s, o) for o in every)]
+
+
+def plan(ws: Workspace, arc: Archive, modules: list[str] | None) -> Plan:
+    have = arc.meta["modules"]
+    if modules is None:
+        if not FULL_MODULES <= set(have):
+            raise BadInput(f"{arc.path.name} is a partial backup ({', '.join(have)}); a full restore needs "
+                           f"{', '.join(sorted(FULL_MODULES))}", f"restore some modules with --modules {','.join(have)}")
+        chosen, full = list(have), True
+    else:
+        missing = [m for m in modules if m not in have]
+        if missing:
+            raise BadInput(f"{arc.path.name} has no {', '.join(missing)} module (it holds {', '.join(have)})")
+        if "secrets" in modules and "config" not in modules:
+            raise BadInput("secrets are restored into mem.yaml/agent.json with the config module",
+                           "add config to --modules")
+        chosen, full = [m for m in MODULES if m in modules], False
+    current = module_slots(ws)
+    replace: dict[str, list[str]] = {}
+    for m in chosen:
+        if m == "secrets":
+            continue
+        if m == "config":
+            # only the files the backup has: a QwenPaw agent.json is never deleted for lack of a copy
+            replace[m] = sorted(r["path"] for r in arc.files({"config"}))
+            continue
+        # metadata: the backup's children replace all current ones (but locks/)
+        replace[m] = merge_slots(arc.meta["slots"][m], current["metadata"] if m == "metadata" else [])
+    _check_targets(ws, [s for values in replace.values() for s in values])
+    return Plan(arc, chosen, full, replace)
+
+
+def _check_targets(ws: Workspace, slots: list[str]) -> None:
+    locks = ws.rel(ws.lock_path("workspace").parent)
+    for slot in slots:
+        if within(slot, locks) or within(locks, slot):
+            raise BadInput(f"refusing to restore {slot}: it holds the workspace's lock folder {locks}")
+        parts = slot.split("/")
+        for i in range(1, len(parts)):
+            above = ws.root.joinpath(*parts[:i])
+            if above.is_symlink() or (above.exists() and not above.is_dir()):
+                raise BadInput(f"refusing to restore {slot}: {'/'.join(parts[:i])} is a symlink or a file")
+
+
+def leftovers(ws: Workspace) -> list[str]:
+    try:
+        return [f"{e.name} was left by an interrupted restore: its old/ folder may hold files the snapshot "
+                f"also has; delete it once you have checked" for e in os.scandir(ws.root)
+                if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def _perm(arc: Archive, rec: dict) -> int | None:
+    mode = (arc.zf.getinfo(arc.entry(rec)).external_attr >> 16) & 0o777
+    return (mode | 0o600) if mode else None  # owner can always read and write what it restores
+
+
+def _put(target: Path, parts, rec: dict, mode: int | None) -> None:
+    """Write one staged file. Not through atomic.py on purpose: nobody sees the staging folder,
+    and one os.sync() before the swap replaces a file and a folder fsync per file (~4 ms
+    each here, most of a restore's time); what enters the workspace does so by rename."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        for chunk in parts:
+            fh.write(chunk)
+    if mode:
+        os.chmod(target, mode)
+    mtime = rec.get("mtime_ns")
+    if mtime:
+        os.utime(target, ns=(mtime, mtime))
+
+
+def stage(ws: Workspace, p: Plan, new: Path, warnings: list[str], progress: Progress | None = None) -> int:
+    """Write the restored slots under `new`, checking every entry of the backup; returns files written."""
+    arc = p.archive
+    for rec in arc.meta.get("dirs", []):
+        if rec["module"] in p.replace:
+            (new / rec["path"]).mkdir(parents=True, exist_ok=True)
+    secret = {r["path"]: r for r in arc.files({"secrets"})} if "secrets" in p.modules else {}
+    records = arc.files()
+    written = 0
+    for i, rec in enumerate(records):
+        if progress:
+            progress("Restoring", i, len(records))
+        module = rec["module"]
+        if module not in p.replace:
+            for _ in arc.chunks(rec):
+                pass  # not restored, still checked: a backup damaged anywhere is refused
+        elif module == "config":
+            data = arc.read(secret.get(rec["path"], rec))
+            if rec["path"] not in secret:
+                data = _keep_current_keys(ws, rec, data, warnings)
+            _put(new / rec["path"], [data], rec, _perm(arc, rec))
+            written += 1
+        else:
+            _put(new / rec["path"], arc.chunks(rec), rec, _perm(arc, rec))
+            written += 1
+    if progress:
+        progress("Restoring", len(records), len(records))
+    os.sync()  # every staged byte on disk before anything is swapped in
+    return written
+
+
+def _keep_current_keys(ws: Workspace, rec: dict, data: bytes, warnings: list[str]) -> bytes:
+    """A config restored without secrets keeps the API keys the workspace has now."""
+    name = rec["path"]
+    cur = ws.root / name
+    try:
+        current = cur.read_text(encoding="utf-8") if cur.is_file() and not cur.is_symlink() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    try:
+        text, kept = backup_secrets.fill(data.decode("utf-8"), current, name.endswith(".json"))
+    except Exception:  # noqa: BLE001 - keep the backup's file as it is rather than fail the restore
+        text, kept = data.decode("utf-8", "replace"), 0
+    lost = int(rec.get("redacted", 0)) - kept
+    if lost > 0:
+        warnings.append(f"{name}: {lost} API key(s) left out of this backup are now empty; "
+                        f"set them again (or use MEM_*_API_KEY)")
+    return text.encode("utf-8")
+
+
+def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
+    """Move each current slot into staging/old and the staged one into place; undo on failure."""
+    done: list[tuple[Path, Path]] = []
+    touched = {ws.root}
+    slot = ""
+    try:
+        for slot in slots:
+            cur, new, old = ws.root / slot, staging / "new" / slot, staging / "old" / slot
+            if os.path.lexists(cur):
+                old.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(cur, old)
+                done.append((cur, old))
+            if os.path.lexists(new):
+                cur.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(new, cur)
+                done.append((new, cur))
+            touched.add(cur.parent)
+    except BaseException as exc:
+        stuck = []
+        for src, dst in reversed(done):
+            try:
+                os.rename(dst, src)
+            except OSError:
+                stuck.append(ws.rel(src) if src.is_relative_to(ws.root) else str(src))
+        if stuck:
+            raise SwapIncomplete(f"restore failed while replacing {slot} and could not put back "
+                                 f"{', '.join(stuck)}; the previous files are in {staging}/old",
+                                 "run `mem backup rollback` to return to the snapshot taken before") from exc
+        if isinstance(exc, OSError):
+            raise JobFailed(f"restore failed while replacing {slot} ({exc.strerror}); "
+                            f"the workspace was put back as it was") from None
+        raise
+    for folder in touched:
+        _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on a folder; the renames are still atomic
+    finally:
+        os.close(fd)
+
+
+def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None):
+    """Bring the search index in line with the restored Markdown (the caller holds the index lock).
+
+    If that cannot be done now, the snapshot is deleted: the next search or reindex then
+    rebuilds from the Markdown instead of answering from an index of the old content."""
+    target = ws
+    try:
+        target = reopen()
+        return sync.sync(target, progress=progress)
+    except (MemError, OSError) as exc:
+        why = exc.line() if isinstance(exc, MemError) else (exc.strerror or str(exc))
+        warnings.append(f"search index not rebuilt ({why}); the next `mem search` or `mem reindex` rebuilds it")
+        for w in (ws, target):
+            try:
+                atomic.remove(sync.snapshot_path(w))
+            except OSError:
+                pass
+        return None
+
