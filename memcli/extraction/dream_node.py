@@ -1,0 +1,175 @@
+"""Digest nodes `digest/<bucket>/<slug>.md` (DESIGN §6): parse, measure and grow them additively.
+
+A node is frontmatter (name, description; keys sorted), a short abstract body, and a
+`## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Every helper
+here only inserts lines: a link or a source, once written, is never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memcli.index.links import WIKILINK
+from memcli.vault import frontmatter
+from memcli.vault.notes import name_problem
+
+BUCKETS = ("personal", "procedure", "wiki")
+SOURCES = "## Sources"
+NOTE_MARK = "> note: contradicted by "
+RELATED = "Related: "
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LABEL = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:rule|why|how to apply|trigger|steps|preconditions|"
+                    r"failure modes|definition|properties|current)(?:\*\*)?:\s*", re.IGNORECASE)
+
+
+@dataclass
+class Node:
+    path: str  # workspace-relative
+    meta: dict
+    body: str
+    existed: bool = True
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or self.path.rsplit("/", 1)[-1][:-3])
+
+    @property
+    def description(self) -> str:
+        return str(self.meta.get("description") or "")
+
+    def text(self) -> str:
+        return frontmatter.render(self.meta) + self.body
+
+
+def parse(path: str, text: str) -> Node:
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    src, n = frontmatter.split(text)
+    meta, _ = frontmatter.parse(src)
+    body = "\n".join(text.split("\n")[n:]) if n else text
+    return Node(path, dict(meta), body)
+
+
+def slugify(text: str, limit: int = 60) -> str:
+    """A kebab-case node name: lowercase words (any script), no bare numbers, no dates."""
+    words = [w for w in re.findall(r"[^\W_]+", text.lower()) if not w.isdigit()]
+    out = ""
+    for w in words:
+        cand = f"{out}-{w}" if out else w
+        if len(cand) > limit:
+            break
+        out = cand
+    return out if out and name_problem(out) is None else "node"
+
+
+def words(text: str) -> int:
+    return len(_WORD.findall(text)) - len(_HAN.findall(text)) + (len(_HAN.findall(text)) + 1) // 2
+
+
+def split(body: str) -> tuple[list[str], list[str]]:
+    """(abstract lines, lines from `## Sources` on)."""
+    lines = body.rstrip("\n").split("\n")
+    at = next((i for i, x in enumerate(lines) if x.strip().lower() == SOURCES.lower()), len(lines))
+    return lines[:at], lines[at:]
+
+
+def abstract_words(body: str) -> int:
+    head, _ = split(body)
+    return sum(words(WIKILINK.sub("", x)) for x in head if not x.lstrip().startswith("#"))
+
+
+def links(body: str) -> list[str]:
+    """Link targets in the body, in order, without duplicates (anchors dropped)."""
+    fence, out = False, {}
+    for line in body.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and "[[" in line:
+            out.update((m.group(1).strip(), None) for m in WIKILINK.finditer(line) if m.group(1).strip())
+    return list(out)
+
+
+def cited(body: str) -> set[str]:
+    return set(links("\n".join(split(body)[1])))
+
+
+def statements(body: str) -> list[str]:
+    """What the node states: abstract sentences, contradiction notes and the facts quoted in Sources."""
+    head, tail = split(body)
+    out = []
+    for raw in head:
+        line = raw.strip()
+        if line.startswith(NOTE_MARK):
+            line = line.split(" - ", 1)[1] if " - " in line else ""
+        if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED):
+            continue
+        line = _LABEL.sub("", line.lstrip("> ").strip())
+        if line and "[[" not in line:
+            out.append(line)
+    for raw in tail[1:]:
+        if "]]: " in raw:
+            out.append(raw.split("]]: ", 1)[1].strip())
+    return out
+
+
+def _tail_index(head: list[str]) -> int:
+    """Where new abstract lines go: before a trailing `Related:` line and blank lines."""
+    end = len(head)
+    while end > 0 and (not head[end - 1].strip() or head[end - 1].startswith(RELATED)):
+        end -= 1
+    return end
+
+
+def join(head: list[str], tail: list[str]) -> str:
+    while head and not head[-1].strip():
+        head = head[:-1]
+    return "\n".join(head + ([""] if tail else []) + tail).rstrip("\n") + "\n"
+
+
+def add_sources(body: str, lines: list[str]) -> str:
+    """Append source lines to `## Sources` (created when missing); a line already there is not repeated."""
+    head, tail = split(body)
+    if not tail:
+        tail = [SOURCES]
+    have = {x.strip() for x in tail}
+    new = [x for x in lines if x.strip() not in have]
+    if not new:
+        return body
+    while len(tail) > 1 and not tail[-1].strip():
+        tail = tail[:-1]
+    return join(head, tail + new)
+
+
+def add_lines(body: str, lines: list[str], after: str | None = None) -> str:
+    """Insert lines into the abstract: after the line containing `after`, else at its end."""
+    head, tail = split(body)
+    have = {x.strip() for x in head}
+    new = [x for x in lines if x.strip() not in have]
+    if not new:
+        return body
+    at = next((i + 1 for i, x in enumerate(head) if after and after in x), None)
+    if at is None:
+        at = _tail_index(head)
+        # a list keeps growing as a list; prose gets a blank line before the new lines
+        if at and head[at - 1].strip() and not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", head[at - 1]) \
+                and not new[0].lstrip().startswith((">", "-", "*")):
+            new = [""] + new
+    return join(head[:at] + new + head[at:], tail)
+
+
+def add_related(body: str, paths: list[str]) -> str:
+    """Link related nodes from a `Related:` line (existing links are kept, new ones appended)."""
+    have = set(links(body))
+    new = [p for p in paths if p not in have]
+    if not new:
+        return body
+    head, tail = split(body)
+    listed = ", ".join(f"[[{p}]]" for p in new)
+    at = next((i for i in range(len(head) - 1, -1, -1) if head[i].startswith(RELATED)), None)
+    if at is not None:
+        head[at] = head[at].rstrip().rstrip(".") + f", {listed}."
+    else:
+        end = _tail_index(head)
+        head = head[:end] + ["", f"{RELATED}{listed}."] + head[end:]
+    return join(head, tail)

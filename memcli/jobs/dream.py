@@ -1,0 +1,184 @@
+"""Dream (auto_dream): consolidate the changed daily notes of the last days into the digest.
+
+1. Scan the window's day pages and notes against the dream catalog (dream_scan).
+2. Extract at most `max_units` units, by LLM or offline rules.
+3. Plan each unit's one action (CREATE / CORROBORATE / REFINE / CORRECT) against
+   recalled digest nodes (dream_integrate). LLM replies are all validated here,
+   before anything is written; model calls run without the workspace lock.
+4. Under the workspace lock: write the nodes (a node another writer changed
+   meanwhile is left alone and its unit retried next run), interests.yaml, the
+   catalog checkpoint (scan-time stat, failed units' sources left out), the state;
+   then index the changes and tell the inbox, which is dream's log of what
+   changed and why (see README "mem dream").
+Only one dream runs at a time (a second exits 75 at once).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from contextlib import nullcontext
+from datetime import datetime
+
+from memcli.errors import BadInput, ProviderError
+from memcli.jobs import dream_integrate, dream_scan, dream_topics, schedule
+from memcli.jobs.dream_report import DreamReport
+from memcli.vault import atomic, notes
+from memcli.vault.lock import Lock
+from memcli.vault.workspace import Workspace
+
+MAX_SCAN_DAYS = 366
+MAX_UNITS = 50
+MAX_INPUT = 10 * 1024 * 1024
+
+
+def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units: int = 5, dry_run: bool = False,
+        if_due: bool = False, jitter: bool = True, wait: float = 30.0, now: datetime | None = None,
+        sleep=time.sleep, rng=random.random) -> DreamReport:
+    """`now` (aware) fixes the clock for the schedule and the default date; `sleep`/`rng` drive the jitter."""
+    if day is not None:
+        notes.check_date(day)
+    if not 1 <= scan_days <= MAX_SCAN_DAYS:
+        raise BadInput(f"--scan-days must be between 1 and {MAX_SCAN_DAYS}, got {scan_days}")
+    if not 1 <= max_units <= MAX_UNITS:
+        raise BadInput(f"--max-units must be between 1 and {MAX_UNITS}, got {max_units}")
+    now = now or datetime.now().astimezone()
+    day = day or notes.today(ws, now)
+    rep = DreamReport(day, dream_scan.window(day, scan_days), dry_run=dry_run)
+    state = dream_scan.load_state(ws)
+    if if_due:
+        rep.schedule = schedule.due(ws, now, schedule.parse_time(state.get("last_success")))
+        if not rep.schedule.due:
+            rep.status = "not_due"
+            return rep
+        if jitter:
+            sleep(rng() * schedule.JITTER)  # many agents on one schedule should not hit the model at once
+    lock = nullcontext() if dry_run else Lock(ws.lock_path("dream"), "dream", busy_message="mem dream is already "
+                                                                                          "running")
+    with lock:
+        if if_due and not dry_run:  # a dream that held the lock meanwhile may have answered this slot
+            state = dream_scan.load_state(ws)
+            rep.schedule = schedule.due(ws, now, schedule.parse_time(state.get("last_success")))
+            if not rep.schedule.due:
+                rep.status = "not_due"
+                return rep
+        _dream(ws, rep, state, max_units, wait, now)
+    return rep
+
+
+def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: float, now: datetime) -> None:
+    sc = dream_scan.scan(ws, rep.day, len(rep.dates), state)
+    rep.scan, rep.warnings = sc, rep.warnings + sc.warnings
+    if not sc.changed:
+        rep.status = "no_change"
+        if not rep.dry_run:
+            with Lock(ws.lock_path("workspace"), "dream", wait=wait):
+                if sc.deleted:
+                    dream_scan.checkpoint(ws, sc, [], state)
+                _save_state(ws, state, now, success=True)
+        return
+    texts = _read(ws, sc.changed, rep)
+    chat = _chat(ws)
+    try:
+        rep.extractor = chat.identity if chat else "rules"
+        units, topics = _extract(ws, rep, texts, chat, max_units)
+        rep.units, rep.topics = units, topics
+        rep.plan = dream_integrate.plan(ws, units, _ask(chat) if chat else None, rep.extractor, texts)
+    except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
+        raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
+    finally:
+        if chat is not None:
+            chat.close()
+    if rep.plan.failed and not rep.plan.results and not rep.plan.skipped:
+        # every unit was rejected by the model: nothing to write, and nothing checkpointed
+        raise ProviderError("AutoDream failed: " + "; ".join(f"{u.name}: {why}" for u, why in rep.plan.failed[:3]),
+                        "nothing was written; the notes stay changed for the next run")
+    if rep.dry_run:
+        _topics(ws, rep, dry_run=True)
+        rep.status = rep.outcome()
+        return
+    with Lock(ws.lock_path("workspace"), "dream", wait=wait):
+        _write(ws, rep)
+        _topics(ws, rep, dry_run=False)
+        failed = {p for u in rep.failed_units() for p in u.paths}
+        rep.checkpointed = [p for p in sc.changed if p not in failed and p not in rep.unreadable]
+        dream_scan.checkpoint(ws, sc, rep.checkpointed, state)
+        # a failed unit makes the run unsuccessful, so `--if-due` retries it within the grace period
+        _save_state(ws, state, now, success=not failed)
+        rep.status = rep.outcome()
+        from memcli.jobs.ingest import finish
+
+        finish(ws, "dream", rep.inbox_changes(), rep.warnings, rep.inbox_summary(), now)
+
+
+def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
+    texts = {}
+    for rel in paths:
+        try:
+            data = (ws.root / rel).read_bytes()
+            if len(data) > MAX_INPUT or b"\0" in data[:8192]:
+                raise ValueError("binary or larger than 10 MiB")
+            texts[rel] = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+            rep.unreadable.append(rel)
+            rep.warnings.append(f"skipped {rel}: {getattr(exc, 'strerror', None) or exc}")
+    return texts
+
+
+def _chat(ws: Workspace):
+    from memcli.providers.llm.registry import get_chat
+
+    return get_chat(ws.config["llm_model_config"])
+
+
+def _ask(client):
+    """The provider client as the extraction layer's chat(messages) -> (content, finish_reason)."""
+    def chat(messages: list[dict]) -> tuple[str, str | None]:
+        reply = client.complete(messages)
+        return reply.content, reply.finish_reason
+    return chat
+
+
+def _extract(ws: Workspace, rep: DreamReport, texts: dict[str, str], chat, max_units: int):
+    if chat is not None:
+        from memcli.extraction import dream_llm
+
+        changed = [p for p in rep.scan.changed if p in texts]
+        return dream_llm.extract(_ask(chat), rep.day, rep.dates, changed, list(texts.items()), max_units,
+                                 chat.identity)
+    from memcli.extraction import dream_rules
+    from memcli.vault import frontmatter
+
+    parsed = []
+    for rel, text in texts.items():
+        src, n = frontmatter.split(text)
+        meta, _ = frontmatter.parse(src)
+        parsed.append((rel, "\n".join(text.split("\n")[n:]), meta))
+    return dream_rules.extract(parsed, max_units)
+
+
+def _write(ws: Workspace, rep: DreamReport) -> None:
+    p = rep.plan
+    moved = set(dream_integrate.moved(ws, p))
+    for res in list(p.results):
+        if res.target_path in moved:
+            # written by someone else since we read it: our text would overwrite theirs
+            p.results.remove(res)
+            p.failed.append((res.unit, f"{res.target_path} changed while dream ran; retried next run"))
+    for res in p.results:
+        node = p.nodes[res.target_path]
+        atomic.write_text(ws.root / node.path, node.text())
+        rep.written.append(node.path)
+
+
+def _topics(ws: Workspace, rep: DreamReport, *, dry_run: bool) -> None:
+    if not rep.topics and not (ws.daily / rep.day / dream_topics.FILE).exists():
+        return
+    rel, action, count = dream_topics.write(ws, rep.day, rep.topics, dry_run=dry_run)
+    rep.interests = (rel, action, count)
+
+
+def _save_state(ws: Workspace, state: dict, now: datetime, *, success: bool) -> None:
+    if success:
+        state["last_success"] = now.isoformat(timespec="seconds")
+    dream_scan.save_state(ws, state)

@@ -1,0 +1,130 @@
+"""Dream input: the scan window, change detection against the dream catalog, the checkpoint.
+
+Inputs are the day index pages `memory/<day>.md` and every note under
+`memory/<day>/` for the days of the window. The dream catalog
+(`mem_metadata/file_catalog/dream.jsonl.zst`, ReMe's record shape: path and
+st_mtime) remembers each input as it was when it was last dreamed; a file is
+changed when it is not there or its mtime differs, or its size differs from the
+size we keep beside it (ReMe's catalog has no size field). The checkpoint
+records the stat seen at scan time, so a file edited while dream runs is still
+changed next time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from memcli.index import store
+from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
+
+CATALOG = "dream.jsonl.zst"
+
+
+@dataclass
+class Scan:
+    day: str
+    dates: list[str]
+    current: dict[str, tuple[float, int]]  # path -> (st_mtime, st_size) at scan time
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    catalog: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def window(day: str, scan_days: int) -> list[str]:
+    base = date.fromisoformat(day)
+    return [(base - timedelta(days=i)).isoformat() for i in range(scan_days - 1, -1, -1)]
+
+
+def catalog_path(ws: Workspace):
+    return ws.metadata / store.CATALOG_DIR / CATALOG
+
+
+def state_path(ws: Workspace):
+    return ws.metadata / "dream" / "state.json"
+
+
+def load_state(ws: Workspace) -> dict:
+    """{"last_success": ISO time, "sizes": {path: size}}; {} when absent or unreadable."""
+    try:
+        data = json.loads(state_path(ws).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # no state: every input counts as changed, and the schedule starts afresh
+    return data if isinstance(data, dict) else {}
+
+
+def save_state(ws: Workspace, state: dict) -> None:
+    atomic.write_text(state_path(ws), json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def inputs(ws: Workspace, dates: list[str]) -> dict[str, tuple[float, int]]:
+    """Day pages and notes of `dates` (dot-files and symlinks skipped), with their stat."""
+    out: dict[str, tuple[float, int]] = {}
+    for day in dates:
+        page = ws.daily / f"{day}.md"
+        if page.is_file() and not page.is_symlink():
+            st = page.stat()
+            out[ws.rel(page)] = (st.st_mtime, st.st_size)
+        stack = [ws.daily / day]
+        while stack:
+            try:
+                entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith(".") or e.is_symlink():
+                    continue
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    out[os.path.relpath(e.path, ws.root).replace(os.sep, "/")] = (st.st_mtime, st.st_size)
+    return dict(sorted(out.items()))
+
+
+def load_catalog(ws: Workspace, warnings: list[str]) -> dict[str, float]:
+    try:
+        records = store.read_records(catalog_path(ws))
+    except store.CorruptStore as exc:
+        # the catalog is derived: starting from empty re-dreams the window, which changes no node twice
+        warnings.append(f"{exc}; every input in the window counts as changed")
+        return {}
+    out = {}
+    for rec in records:
+        if isinstance(rec.get("path"), str) and isinstance(rec.get("st_mtime"), (int, float)):
+            out[rec["path"]] = float(rec["st_mtime"])
+    return out
+
+
+def in_window(ws: Workspace, rel: str, dates: list[str]) -> bool:
+    return ws.date_of(rel) in dates
+
+
+def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
+    dates = window(day, scan_days)
+    sc = Scan(day, dates, inputs(ws, dates))
+    sc.catalog = load_catalog(ws, sc.warnings)
+    sizes = state.get("sizes") if isinstance(state.get("sizes"), dict) else {}
+    for rel, (mtime, size) in sc.current.items():
+        known = sc.catalog.get(rel)
+        same = known is not None and known == mtime and sizes.get(rel, size) == size
+        (sc.unchanged if same else sc.changed).append(rel)
+    sc.deleted = sorted(p for p in sc.catalog if p not in sc.current and in_window(ws, p, dates))
+    return sc
+
+
+def checkpoint(ws: Workspace, sc: Scan, done: list[str], state: dict) -> None:
+    """Record `done` inputs with their scan-time stat; drop deleted ones. Writes the catalog and
+    the sizes kept in the dream state (the caller saves the state)."""
+    catalog = {p: m for p, m in sc.catalog.items() if p not in sc.deleted}
+    sizes = {p: s for p, s in (state.get("sizes") or {}).items() if p not in sc.deleted and p in catalog}
+    for rel in done:
+        catalog[rel], sizes[rel] = sc.current[rel]
+    if catalog != sc.catalog or not catalog_path(ws).exists():
+        store.write_lines(catalog_path(ws), (store.catalog_line(p, m) for p, m in sorted(catalog.items())))
+    state["sizes"] = dict(sorted(sizes.items()))
