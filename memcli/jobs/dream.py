@@ -53,8 +53,8 @@ def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units:
             return rep
         if jitter:
             sleep(rng() * schedule.JITTER)  # many agents on one schedule should not hit the model at once
-    lock = nullcontext() if dry_run else Lock(ws.lock_path("dream"), "dream", busy_message="mem dream is already "
-                                                                                          "running")
+    busy = "mem dream is already running"
+    lock = nullcontext() if dry_run else Lock(ws.lock_path("dream"), "dream", busy_message=busy)
     with lock:
         if if_due and not dry_run:  # a dream that held the lock meanwhile may have answered this slot
             state = dream_scan.load_state(ws)
@@ -105,10 +105,10 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         dream_scan.checkpoint(ws, sc, rep.checkpointed, state)
         # a failed unit makes the run unsuccessful, so `--if-due` retries it within the grace period
         _save_state(ws, state, now, success=not failed)
-        rep.status = rep.outcome()
         from memcli.jobs.ingest import finish
 
         finish(ws, "dream", rep.inbox_changes(), rep.warnings, rep.inbox_summary(), now)
+    rep.status = rep.outcome()  # after indexing and the inbox, whose problems are warnings too
 
 
 def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:

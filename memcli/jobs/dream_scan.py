@@ -70,7 +70,7 @@ def inputs(ws: Workspace, dates: list[str]) -> dict[str, tuple[float, int]]:
         if page.is_file() and not page.is_symlink():
             st = page.stat()
             out[ws.rel(page)] = (st.st_mtime, st.st_size)
-        stack = [ws.daily / day]
+        stack = [] if (ws.daily / day).is_symlink() else [ws.daily / day]
         while stack:
             try:
                 entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
