@@ -41,7 +41,7 @@ MEM_YAML = """\
 
 # search:
 #   limit: 5
-#   vector_weight: 0.7
+#   vector_weight: 0.3           # share of the vector branch in fusion (ReMe: 0.7)
 #   candidate_multiplier: 3.0
 #   rrf_k: 60
 """

@@ -147,13 +147,15 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if mode != "vector":
         keyword = bm25.top(bm25.score(snap, query, allowed), candidates)
     vector: list[tuple[int, float]] = []
+    embedded = None
     if mode != "keyword":
-        vector = _vector_branch(ws, snap, query, candidates, allowed, result.warnings, required=mode != "auto")
+        vector, embedded = _vector_branch(ws, snap, query, candidates, allowed, result.warnings,
+                                          required=mode != "auto")
     result.keyword_hits, result.vector_hits = len(keyword), len(vector)
 
     if keyword and vector:
         result.hybrid = True
-        hits = _fuse(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]))
+        hits = _fuse(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]), embedded)
     else:
         hits = [_doc_hit(snap, d, s) for d, s in (keyword or vector)]
         for h in hits:
@@ -173,8 +175,14 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     return result
 
 
-def _fuse(snap, vector, keyword, vector_weight: float, k: int) -> list[Hit]:
-    """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing."""
+def _fuse(snap, vector, keyword, vector_weight: float, k: int, embedded=None) -> list[Hit]:
+    """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing.
+
+    Except for a chunk that has no vector yet (edited since the last embedding run):
+    the vector branch could not see it, so instead of 0 it is credited with its
+    keyword rank. Otherwise every embedded chunk, however dissimilar, would outrank
+    the best keyword match of a note written a minute ago.
+    """
     merged: dict[int, Hit] = {}
     for rank, (d, s) in enumerate(vector, 1):
         h = merged[d] = _doc_hit(snap, d, vector_weight / (k + rank))
@@ -183,15 +191,18 @@ def _fuse(snap, vector, keyword, vector_weight: float, k: int) -> list[Hit]:
         contrib = (1.0 - vector_weight) / (k + rank)
         h = merged.get(d)
         if h is None:
-            h = merged[d] = _doc_hit(snap, d, 0.0)
+            abstained = embedded is not None and not embedded(d)
+            h = merged[d] = _doc_hit(snap, d, vector_weight / (k + rank) if abstained else 0.0)
         h.score += contrib
         h.keyword = s
     return sorted(merged.values(), key=lambda h: -h.score)
 
 
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
-                   required: bool) -> list[tuple[int, float]]:
-    """Exact cosine over the chunk vectors; [] (with one warning) whenever it cannot run.
+                   required: bool) -> tuple[list[tuple[int, float]], object]:
+    """Exact cosine over the chunk vectors, and a has-a-vector test for chunks.
+
+    ([], None) (with one warning) whenever it cannot run.
 
     Never an error unless the user forced --mode vector/hybrid without any backend:
     a failing provider, changed embedding settings or missing vectors degrade the
@@ -204,32 +215,32 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     space = vectors.active_space(ws.metadata)
     explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")
     if space is None and not required and not explicit:
-        return []  # keyword-only workspace: no vectors were ever computed, nothing to load
+        return [], None  # keyword-only workspace: no vectors were ever computed, nothing to load
     backend = embedding.configured(ws)
     if backend is None:
         if required:
             raise BadInput("vector search needs an embedding backend",
                            embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
-        return []
+        return [], None
     if space is None:
         warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)")
-        return []
+        return [], None
     if space["id"] != backend.space["id"]:
         warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                         "vector search paused until `mem reindex --scope embedding`")
-        return []
+        return [], None
     matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""))
     if matrix is None or matrix.n_docs != snap.n_docs:
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
-        return []
+        return [], None
     try:
         q = backend.embedder.embed_batch([query])[0]
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
-        return []
+        return [], None
     finally:
         backend.embedder.close()
     from memcli.retrieval import vector as vecmod
 
-    return vecmod.top(matrix.rows, matrix.mask, q, candidates,
-                      None if allowed is None else allowed)
+    mask = matrix.mask
+    return vecmod.top(matrix.rows, mask, q, candidates, allowed), lambda d: bool(mask[d])
