@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import open_workspace
-
 D1, D2, D3 = "2026-06-01", "2026-06-02", "2026-06-03"
 WIKILINK = re.compile(r"\[\[([^\[\]|#]+)")
 

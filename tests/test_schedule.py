@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import open_workspace
 from test_dream import coffee_day
 
 UTC = timezone.utc
@@ -22,7 +22,9 @@ def at(day: int, hh: int, mm: int, ss: int = 0) -> datetime:
 def workspace(ws, **config):
     lines = "".join(f"{k}: {json.dumps(v)}\n" for k, v in {"timezone": "UTC", **config}.items())
     (ws / "mem.yaml").write_text(lines, encoding="utf-8")
-    return open_workspace(ws)
+    from memcli.vault.workspace import open_workspace  # as `mem -w ws` opens it, same environment
+
+    return open_workspace(ws.resolve(), dict(os.environ))
 
 
 class Sleeper:
