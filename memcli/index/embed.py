@@ -48,7 +48,7 @@ def _checkpoint(ws: Workspace, space: dict, cache: dict, lock_factory, *, final:
             gen = snap.header.get("generation", "")
             n = snap.n_docs
             prev = vectors.open_matrix(ws.metadata, space, gen) if vectors.active_space(ws.metadata) == space else None
-            rows = np.array(prev.rows) if prev is not None else np.zeros((n, dims), dtype="<f2")
+            rows = np.array(prev.rows) if prev is not None else np.zeros((n, dims), dtype=vectors.MATRIX_DTYPE)
             mask = np.array(prev.mask) if prev is not None else np.zeros(n, dtype=np.uint8)
             for d in np.flatnonzero(mask == 0).tolist():
                 vec = cache.get(vectors.text_key(snap.text(d)))

@@ -25,7 +25,10 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-MAGIC = b"MEMVEC01"
+MAGIC = b"MEMVEC02"
+# float32, not float16 like the store: BLAS multiplies float32 directly, while
+# converting 100k float16 rows costs more than the product itself
+MATRIX_DTYPE = "<f4"
 
 
 def text_key(text: str) -> str:
@@ -57,7 +60,7 @@ def write_matrix(path: Path, header: dict, mask, rows) -> None:
     import numpy as np
 
     mask = np.ascontiguousarray(mask, dtype=np.uint8)
-    rows = np.ascontiguousarray(rows, dtype="<f2")
+    rows = np.ascontiguousarray(rows, dtype=MATRIX_DTYPE)
     hjson = json.dumps(header, separators=(",", ":")).encode()
     head = MAGIC + struct.pack("<I", len(hjson)) + hjson
     head += b" " * ((-len(head)) & 7)
@@ -85,7 +88,7 @@ class Matrix:
             n, dims = int(self.header["n_docs"]), int(self.header["dims"])
             self.mask = np.frombuffer(self._mm, dtype=np.uint8, count=n, offset=off)
             off += n + ((-n) & 7)
-            self.rows = np.frombuffer(self._mm, dtype="<f2", count=n * dims, offset=off).reshape(n, dims)
+            self.rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n * dims, offset=off).reshape(n, dims)
         except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
             raise CorruptStore(f"vector matrix {path.name} is damaged ({exc})") from None
         self.n_docs, self.dims = n, dims
@@ -189,7 +192,7 @@ def carry(metadata: Path, old, keep_mask, has_fresh: bool, lines: list[bytes], t
         return
     dims = int(space["dims"])
     n = len(lines)
-    rows = np.zeros((n, dims), dtype="<f2")
+    rows = np.zeros((n, dims), dtype=MATRIX_DTYPE)
     mask = np.zeros(n, dtype=np.uint8)
     n_kept = int(keep_mask.sum()) if keep_mask is not None else 0
     lookup: dict = {}

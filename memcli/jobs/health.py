@@ -186,7 +186,27 @@ def config_check(ws: Workspace) -> Check:
     return Check("config", status, "; ".join(problems + warnings))
 
 
+def vector_space_check(ws: Workspace) -> Check | None:
+    """Warn when the vectors on disk belong to other embedding settings (search ignores them)."""
+    from memcli.index import vectors
+    from memcli.jobs import embedding
+
+    space = vectors.active_space(ws.metadata)
+    try:
+        backend = embedding.configured(ws)
+    except ProviderError:
+        return None
+    if backend is None or space is None or space["id"] == backend.space["id"]:
+        return None
+    return Check("vectors", WARN, f"vectors were computed with {space.get('identity')}, settings now say "
+                                  f"{backend.space['identity']}; vector search paused until "
+                                  "`mem reindex --scope embedding`")
+
+
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
     checks = [emb, *store_checks(ws), config_check(ws)]
+    paused = vector_space_check(ws)
+    if paused is not None:
+        checks.insert(1, paused)
     return HealthReport(str(ws.root), line, checks)

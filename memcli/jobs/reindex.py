@@ -9,7 +9,6 @@ derived files are written, so searches and ingests carry on meanwhile.
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 
@@ -65,7 +64,10 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", progress=None)
                 rep.embedding_note = embedding.why_off(ws) or "no embedding backend configured"
             else:
                 if full:
-                    shutil.rmtree(ws.metadata / "embedding_store", ignore_errors=True)
+                    # recompute every chunk's vector, but keep the request cache: the same
+                    # text in the same space gives the same vector, and paid providers bill
+                    # per request (delete embedding_store/ by hand to force new requests)
+                    _drop_matrix(ws)
                 cfg = ws.config["embedding_model_config"]
                 rep.embed = embed.run(
                     ws, backend.space, backend.embedder.embed_batch, int(cfg["max_batch_size"]),
@@ -75,3 +77,12 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", progress=None)
     rep.seconds = time.perf_counter() - t0
     return rep
 
+
+
+def _drop_matrix(ws: Workspace) -> None:
+    from memcli.index import vectors
+
+    space = vectors.active_space(ws.metadata)
+    if space:
+        atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))
+    vectors.set_active_space(ws.metadata, None)

@@ -1,4 +1,4 @@
-"""Exact cosine search over a float16 matrix, scored block by block with one matmul each."""
+"""Exact cosine search over the chunk matrix, scored block by block with one matmul each."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def top(rows, mask, query, k: int, allowed=None) -> list[tuple[int, float]]:
     q /= norm
     scores = np.empty(rows.shape[0], dtype=np.float32)
     for a in range(0, rows.shape[0], BLOCK):
-        scores[a:a + BLOCK] = rows[a:a + BLOCK].astype(np.float32) @ q
+        scores[a:a + BLOCK] = np.asarray(rows[a:a + BLOCK], dtype=np.float32) @ q  # no copy for float32
     scores[np.asarray(mask) == 0] = -np.inf
     if allowed is not None:
         keep = np.fromiter((allowed(d) for d in range(len(scores))), dtype=bool, count=len(scores))
