@@ -109,6 +109,7 @@ class FakeProvider:
 
 def _handler(state: FakeProvider):
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
         protocol_version = "HTTP/1.1"
 
         def log_message(self, *args):  # keep pytest output clean
