@@ -18,6 +18,9 @@ Reported (JSON on stdout, one line per conversation on stderr):
                     every cited file exists
   links_resolve     share of digest nodes whose every [[...]] points at an existing file
   abstract_words    min / median / max words above `## Sources`
+  rerun             the same nightly runs again with the dream catalog deleted (every fact seen
+                    twice): units that changed a node, and digest files added or changed (0 = no
+                    duplicates, no churn)
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ def dream_conversation(args, sample: dict, ws: Path) -> dict:
         skipped += len(rep.get("skipped") or [])
         failed += len(rep.get("failed") or [])
     return {"runs": runs, "actions": dict(counts), "skipped": skipped, "failed": failed}
+
+
+def digest_texts(ws: Path) -> dict[str, str]:
+    return {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8") for p in (ws / "digest").rglob("*.md")}
 
 
 def check_nodes(ws: Path) -> dict:
@@ -94,6 +101,13 @@ def main() -> None:
         ws = args.out / sample["sample_id"]
         il.ingest_conversation(args, sample, ws, args.out / "inputs")
         row = {"conversation": sample["sample_id"], **dream_conversation(args, sample, ws), **check_nodes(ws)}
+        before = digest_texts(ws)
+        (ws / "mem_metadata" / "file_catalog" / "dream.jsonl.zst").unlink()
+        again = dream_conversation(args, sample, ws)
+        after = digest_texts(ws)
+        row["rerun"] = {"changed_nodes_by_units": sum(again["actions"].values()),
+                        "files_added": len(after.keys() - before.keys()),
+                        "files_changed": sum(before[k] != after[k] for k in before.keys() & after.keys())}
         totals.update(row["actions"])
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
@@ -102,6 +116,7 @@ def main() -> None:
               "skipped": sum(r["skipped"] for r in rows), "failed": sum(r["failed"] for r in rows),
               "sources_resolve": round(sum(r["sources_resolve"] * r["nodes"] for r in rows) / nodes, 4),
               "links_resolve": round(sum(r["links_resolve"] * r["nodes"] for r in rows) / nodes, 4),
+              "rerun_files_changed": sum(r["rerun"]["files_added"] + r["rerun"]["files_changed"] for r in rows),
               "per_conversation": rows, "seconds": round(time.perf_counter() - t0, 1),
               "backend": "rules (offline)", "search": "keyword (MEM_EMBEDDING_BACKEND=none)",
               "max_units": args.max_units, "scan_days": args.scan_days}

@@ -114,3 +114,32 @@ def test_node_helpers():
     assert dream_node.slugify("User: Coffee & Tea 2026-06-01!") == "user-coffee-tea"
     assert dream_node.slugify("2026") == "node"
     assert dream_node.abstract_words(OLD) == 14
+
+
+def test_a_rerun_changes_nothing_even_with_new_neighbours():
+    from memcli.extraction import dream_write
+
+    cites_it = node("digest/personal/user-coffee.md",
+                    OLD.replace("[[memory/2026-06-01/a.md]]", "[[memory/2026-06-02/n.md]]"))
+    other = node("digest/personal/coffee-habits.md", OLD)  # states the same, cites another note
+    u = unit("I prefer coffee in the morning.")
+    d = dream_match.decide(u, [other, cites_it])
+    assert (d.action, d.node.path, d.new_facts, d.uncited) == ("CORROBORATE", cites_it.path, [], [])
+    # a node created since the first run is related now, but a link alone is no reason to write
+    assert dream_write.update(cites_it, u, d, lambda p: None, ["digest/wiki/new.md"]) is None
+
+
+def test_facts_stated_by_another_node_are_not_repeated():
+    elsewhere = node("digest/wiki/coffee-facts.md", "# C\n\n- User: I drink my coffee black, without sugar.\n")
+    c = node("digest/personal/user-coffee.md", OLD)
+    d = dream_match.decide(unit("I drink my coffee black, without sugar.", "I prefer coffee in the morning."),
+                           [c, elsewhere])
+    assert (d.action, d.node.path, d.new_facts, d.uncited) == ("REFINE", c.path, [], [])  # nothing to write
+
+
+@pytest.mark.parametrize("new,old", [
+    ("I prefer my coffee black, with no sugar at all.", "I prefer coffee in the morning."),
+    ("I prefer tea in the evening as well.", "I prefer tea in the morning."),
+])
+def test_a_value_that_starts_the_same_refines(new, old):
+    assert dream_match.contradicts(Fact(new, "p"), old) is False

@@ -61,11 +61,20 @@ def _bag(text: str) -> set[str]:
     return set(terms(text)) | set(values(text))
 
 
-def frame(text: str) -> tuple[set[str], set[str], bool] | None:
-    """(subject words, value words, explicit change) of a statement with an exclusive slot, or None."""
+def head(value: str) -> str:
+    """The first content word or value of a slot's value: "coffee" of "my coffee black, no sugar"."""
+    for tok in re.findall(r"\w[\w.:/'-]*", value.lower()):
+        found = values(tok) or terms(tok)  # "db-staging-3" is a value, not the word "db-staging"
+        if found:
+            return found[0]
+    return ""
+
+
+def frame(text: str) -> tuple[set[str], str, bool] | None:
+    """(subject words, value head, explicit change) of a statement with an exclusive slot, or None."""
     m = _CHANGE.match(text)
-    if m and _bag(m.group("val")):
-        return _bag(m.group("subj")), _bag(_VERSUS.sub("", m.group("val"))), True
+    if m and head(_VERSUS.sub("", m.group("val"))):
+        return _bag(m.group("subj")), head(_VERSUS.sub("", m.group("val"))), True
     for i, rx in enumerate(_FRAMES):
         m = rx.match(text)
         if not m:
@@ -75,13 +84,14 @@ def frame(text: str) -> tuple[set[str], set[str], bool] | None:
             continue  # "painting is a fun way to relax" is a property, not a value that can change
         subj = _bag(m.group("subj")) | ({f"fav:{w}" for w in terms(m.group("what"))} if "what" in rx.groupindex
                                          else set()) | {f"frame:{i}"}
-        if _bag(val):
-            return subj, _bag(val), False
+        if head(val):
+            return subj, head(val), False
     return None
 
 
 def contradicts(new: Fact, old: str) -> bool:
-    """True when `new` gives a different value for the slot `old` fills."""
+    """True when `new` gives a different value for the slot `old` fills (a value that starts the
+    same, "coffee black" after "coffee in the morning", refines it instead)."""
     a, b = frame(new.text), frame(_SPEAKER.sub("", old))
     if a is None or b is None:
         return False
@@ -89,7 +99,7 @@ def contradicts(new: Fact, old: str) -> bool:
     s1, s2 = {w for w in s1 if not w.startswith("frame:")} if change else s1, \
         {w for w in s2 if not w.startswith("frame:")} if change else s2
     same_slot = (s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))
-    return same_slot and bool(v1) and bool(v2) and not (v1 <= v2 or v2 <= v1)
+    return same_slot and v1 != v2
 
 
 def _speaker_ok(fact: Fact, old: str) -> bool:
@@ -106,7 +116,7 @@ def states(fact: Fact, said: list[str]) -> bool:
 def same_subject(unit: Unit, node: Node, said: list[str]) -> float:
     """How surely the node is about the unit's subject (0 = not at all)."""
     if node.name == unit.name:
-        return 1.0
+        return 2.0  # the unit's own node beats any word overlap
     name_words = set(node.name.split("-"))
     unit_words = set(unit.name.split("-"))
     if len(unit_words) > 1 and unit_words <= name_words:
@@ -123,13 +133,21 @@ def decide(unit: Unit, candidates: list[Node]) -> Decision:
         found = [(f, s) for f in unit.facts for s in said[c.path] if _speaker_ok(f, s) and contradicts(f, s)]
         if found:
             return _decision("CORRECT", unit, c, said[c.path], found, cited(c.body))
-    for c in candidates:
-        if unit.facts and all(states(f, said[c.path]) for f in unit.facts):
-            return _decision("CORROBORATE", unit, c, said[c.path], [], cited(c.body))
-    scored = sorted(((same_subject(unit, c, said[c.path]), i) for i, c in enumerate(candidates)), reverse=True)
+    stated = [c for c in candidates if unit.facts and all(states(f, said[c.path]) for f in unit.facts)]
+    # the node that already holds the unit and cites its notes first: then a re-run changes nothing
+    stated.sort(key=lambda c: not set(unit.paths) <= cited(c.body))
+    if stated:
+        return _decision("CORROBORATE", unit, stated[0], said[stated[0].path], [], cited(stated[0].body))
+    scored = sorted(((same_subject(unit, c, said[c.path]), -i) for i, c in enumerate(candidates)), reverse=True)
+    elsewhere = [s for c in candidates for s in said[c.path]]
     if scored and scored[0][0] > 0:
-        c = candidates[scored[0][1]]
-        return _decision("REFINE", unit, c, said[c.path], [], cited(c.body))
+        c = candidates[-scored[0][1]]  # ties go to the better-recalled node
+        # a fact another recalled node already states stays there: one place per statement
+        d = _decision("REFINE", unit, c, elsewhere, [], cited(c.body))
+        return d if d.new_facts else Decision("REFINE", c, [], [], [])  # nothing to add: leave it be
+    fresh = [f for f in unit.facts if not states(f, elsewhere)]
+    if unit.facts and not fresh:
+        return Decision("CREATE", None, [], [], [])  # every fact is in the digest already: nothing to create
     return Decision("CREATE", None, list(unit.facts), [], list(unit.paths))
 
 

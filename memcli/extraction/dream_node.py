@@ -20,6 +20,7 @@ NOTE_MARK = "> note: contradicted by "
 RELATED = "Related: "
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _LABEL = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:rule|why|how to apply|trigger|steps|preconditions|"
                     r"failure modes|definition|properties|current)(?:\*\*)?:\s*", re.IGNORECASE)
 
@@ -104,7 +105,7 @@ def statements(body: str) -> list[str]:
             line = line.split(" - ", 1)[1] if " - " in line else ""
         if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED):
             continue
-        line = _LABEL.sub("", line.lstrip("> ").strip())
+        line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
         if line and "[[" not in line:
             out.append(line)
     for raw in tail[1:]:

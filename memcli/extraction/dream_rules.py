@@ -33,13 +33,13 @@ taking show showed shown important share shared sharing provide provided togethe
 help helped helping forget forgot check checked creating create understand understanding difference different
 mean means meant remind reminds reminded found find finding told tell telling looked learn learned learning
 stay stayed keep keeps whole special huge tough awesome incredible super favorite fave chat chatting catch
-mel mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday
-january february march april june july august september october november december weekend tonight morning
-evening afternoon toward towards another forward closer""".split())
-# cue words say what kind of statement it is, not what it is about: never a unit's subject
+mel toward towards another forward closer""".split())
+# cue and time words say what kind of statement it is or when, not what it is about: never a unit's subject
 CUE_WORDS = frozenset("""keen passionate interested favorite favourite prefer prefers preferred fond like likes liked
 love loves loved enjoy enjoys enjoyed hate hates dislike want wants wanted wish rather usually always never
-name live lives work works working""".split())
+name live lives work works working mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday
+friday saturday sunday january february march april june july august september october november december weekend
+tonight morning evening afternoon""".split())
 IMPERATIVE = re.compile(
     r"^(?:please )?(?!check out\b)(?:run|use|install|open|set|deploy|merge|check|add|create|remove|delete|restart|build|push|pull|"
     r"configure|enable|disable|update|upgrade|copy|move|start|stop|call|send|write|make sure|ensure|avoid|don't|"
@@ -204,10 +204,10 @@ def _clusters(members: list[Fact], skip: frozenset[str]) -> list[tuple[str, list
     taken = {id(f) for _, steps in out for f in steps}
     left = [f for f in members if id(f) not in taken]
     while left:
-        counts: Counter = Counter(t for f in left for t in vocab[id(f)])
+        counts: Counter = Counter(t for f in left for t in vocab[id(f)] if t not in CUE_WORDS)
         if not counts:
             break
-        best, n = max(counts.items(), key=lambda kv: (kv[1], kv[0] not in CUE_WORDS, -_first(kv[0], left, vocab)))
+        best, n = max(counts.items(), key=lambda kv: (kv[1], -_first(kv[0], left, vocab)))
         if n < 2:
             break
         cluster = [f for f in left if best in vocab[id(f)]]

@@ -125,9 +125,10 @@ def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related:
     have = cited(body)
     lines = [source_line(verb, p, date_of) for p in decision.uncited if p not in have]
     lines += [source_line(verb, f.path, date_of, f) for f in overflow]
-    body = add_related(add_sources(body, lines), related)
+    body = add_sources(body, lines)
     if body == node.body:
-        return None
+        return None  # nothing new: related links alone do not make an update (re-runs change nothing)
+    body = add_related(body, related)
     return Node(node.path, dict(node.meta), body, node.existed)
 
 

@@ -114,6 +114,8 @@ def offline(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node]) -> 
     target = decision.node.path if decision.node else None
     related = dream_match.related(unit, recalled, target)
     if decision.node is None:
+        if not decision.new_facts:
+            return None  # every fact is stated by some node already
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, path, ws.date_of, related)
         return Result(unit, "CREATE", path, f"new {unit.bucket} node: {_first_words(unit.facts[0].line())}"), node
