@@ -38,8 +38,8 @@ def chat(content, finish="stop", delay=0.0) -> Reply:
 
 def units(*items) -> Reply:
     return chat({"units": [dict(zip(("name", "bucket", "summary", "paths"), it)) for it in items],
-                 "topics": [{"title": "Morning coffee", "reason": "The user talks about it.", "evidence": "prefers coffee",
-                             "keywords": ["coffee"], "paths": [NOTE]}]})
+                 "topics": [{"title": "Morning coffee", "reason": "The user talks about it.",
+                             "evidence": "prefers coffee", "keywords": ["coffee"], "paths": [NOTE]}]})
 
 
 COFFEE_UNIT = ("coffee-preference", "personal", "The user prefers coffee in the morning.", [NOTE])

@@ -41,7 +41,8 @@ name live lives work works working mon tue tues wed thu thur thurs fri sat sun m
 friday saturday sunday january february march april june july august september october november december weekend
 tonight morning evening afternoon""".split())
 IMPERATIVE = re.compile(
-    r"^(?:please )?(?!check out\b)(?:run|use|install|open|set|deploy|merge|check|add|create|remove|delete|restart|build|push|pull|"
+    r"^(?:please )?(?!check out\b)(?:run|use|install|open|set|deploy|merge|check|add|create|remove|delete|restart|"
+    r"build|push|pull|"
     r"configure|enable|disable|update|upgrade|copy|move|start|stop|call|send|write|make sure|ensure|avoid|don't|"
     r"do not|never|always|roll back|rollback|promote|tag|release|verify|test|wait|log in|login|click|select|type|"
     r"press|go to|download|upload|backup|back up|restore|export|import|fill|submit|reset|clean|drain)\b",

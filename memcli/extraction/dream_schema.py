@@ -142,7 +142,7 @@ def parse_units(content: str, finish: str | None, changed: list[str], max_units:
             raise Invalid(f'{where}"name" {name!r} is used twice; merge the two units or rename one')
         units.append(Unit(name, bucket if bucket in nodes.BUCKETS else "wiki", summary, paths))
     topics = []
-    for i, raw in enumerate(data.get("topics") or []):
+    for raw in data.get("topics") or []:
         # topics are proposals for proactive use: a malformed one is dropped, never worth a retry
         if isinstance(raw, dict) and isinstance(raw.get("title"), str) and isinstance(raw.get("reason"), str):
             try:

@@ -49,7 +49,7 @@ class DreamReport:
         if self.status == "no_change":
             return [f"No changed dream input for {', '.join(self.dates)}"]
         sc, p = self.scan, self.plan
-        head = "AutoDream completed with warnings" if self.status == "completed_with_warnings" else "AutoDream completed"
+        head = "AutoDream completed" + (" with warnings" if self.status == "completed_with_warnings" else "")
         out = [head, ""]
         if self.dry_run:
             out.append("- Dry run: nothing was written")
