@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from memtest import assert_clean_failure  # noqa: F401 - also used via the clean_failure fixture
 
 REPO = Path(__file__).resolve().parent.parent
 PROVIDER_KEYS = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")
@@ -92,18 +93,6 @@ def run_mem(tmp_path):
         return _run(args, input=input, env=env, cwd=cwd or tmp_path, timeout=timeout)
 
     return run
-
-
-def assert_clean_failure(result, expected: int) -> str:
-    """A failure as STYLE.md wants it: the exit code, empty stdout, one `mem: error:` line."""
-    code, out, err = result
-    assert code == expected, (code, out, err)
-    assert out == "", out
-    assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("mem: error:"), err
-    return lines[0]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_failure
+from memtest import assert_clean_failure
 
 BACKUPS = ".mem/backups"
 

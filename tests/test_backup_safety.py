@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean_failure
+from memtest import assert_clean_failure
 from test_backup import create, tree_hash
 
 
