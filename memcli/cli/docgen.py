@@ -27,8 +27,13 @@ FILES = [("<ws>/mem.yaml", "native configuration (optional)"),
          ("<ws>/mem_metadata/", "derived state (index, graph, catalogs, locks); rebuilt by `mem reindex`"),
          ("<ws>/mem_metadata/file_catalog/resource.jsonl.zst",
           "resource catalog: which note reads which file (`mem resource scan`)"),
+         ("<ws>/mem_metadata/file_catalog/dream.jsonl.zst", "dream catalog: the notes consolidated so far"),
+         ("<ws>/mem_metadata/dream/state.json", "dream state: note sizes and the last successful run"),
+         ("<ws>/memory/YYYY-MM-DD/interests.yaml", "topics of interest written by `mem dream`"),
          ("<ws>/mem_metadata/inbox/inbox.jsonl", "results of jobs that changed memory (`mem inbox`)"),
          ("<ws>/mem_metadata/ingest/<session_id>.json", "which messages of a session were already extracted"),
+         ("~/.mem/backups/", "backups (backup_dir, MEM_BACKUP_DIR); snapshots/ holds the snapshots taken "
+                             "before each restore"),
          ("~/.mem/workspace", "the workspace used when no other is found")]
 
 
