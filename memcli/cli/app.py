@@ -5,11 +5,12 @@ from __future__ import annotations
 import typer
 
 from memcli import __version__
-from memcli.cli import backup, config_cmd, dream, get, health, inbox, ingest, init, reindex, remember, resource, schedule, search, watch
+from memcli.cli import agent_prompt, backup, config_cmd, dream, get, health, inbox, ingest, init, mcp, reindex, remember, resource, schedule, search, watch
 from memcli.cli.context import Context
 from memcli.cli.errors import report
 
-COMMANDS = [init, config_cmd, reindex, search, get, health, ingest, remember, inbox, resource, watch, backup, dream, schedule]
+COMMANDS = [init, config_cmd, reindex, search, get, health, ingest, remember, inbox, resource, watch, backup, dream, schedule,
+            agent_prompt, mcp]
 
 HELP = """mem: long-term memory for AI agents, kept as plain Markdown files.
 

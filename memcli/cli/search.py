@@ -16,14 +16,20 @@ OPTIONS = {
     "--since": ("since", str), "--until": ("until", str),
     "--mode": ("mode", ("auto", "hybrid", "keyword", "vector")),
     "--json": ("as_json", bool), "--no-links": ("no_links", bool), "--no-sync": ("no_sync", bool),
+    "--citations": ("citations", bool), "--max-chars": ("max_chars", int),
 }
 
 
 def execute(ctx: Context, query: list[str], limit: int | None = None, min_score: float = 0.0,
             since: str | None = None, until: str | None = None, mode: str = "auto",
-            as_json: bool = False, no_links: bool = False, no_sync: bool = False) -> int:
+            as_json: bool = False, no_links: bool = False, no_sync: bool = False, citations: bool = False,
+            max_chars: int | None = None) -> int:
     from memcli.jobs import search
 
+    if max_chars is not None and max_chars < 1:
+        from memcli.errors import BadInput
+
+        raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
     ws = ctx.open()
     result = search.run(ws, " ".join(query), limit=limit, min_score=min_score, since=since, until=until,
                         links=not no_links, mode=mode, auto_sync=not no_sync)
@@ -32,9 +38,9 @@ def execute(ctx: Context, query: list[str], limit: int | None = None, min_score:
     if ctx.verbose:
         ctx.info(result.log_line)
     if as_json:
-        ctx.json(result.to_json())
+        ctx.json(result.to_json(citations, max_chars))
     else:
-        ctx.out(result.text())
+        ctx.out(result.text(citations, max_chars))
     return 0
 
 
@@ -57,6 +63,10 @@ def register(app) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print results as one JSON document."),
         no_links: bool = typer.Option(False, "--no-links", help="Do not list wikilink neighbours."),
         no_sync: bool = typer.Option(False, "--no-sync", help="Do not index changed files first."),
+        citations: bool = typer.Option(False, "--citations",
+                                       help="Follow each snippet with `Source: <path>#L<start>-L<end>`."),
+        max_chars: int = typer.Option(None, "--max-chars", metavar="N",
+                                      help="Cut each snippet to N characters, ending in '…' (default: whole chunk)."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, query, limit, min_score, since, until, mode.value, as_json, no_links,
-                                no_sync))
+                                no_sync, citations, max_chars))

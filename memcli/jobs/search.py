@@ -26,10 +26,19 @@ class Hit:
     docs: list[int] = field(default_factory=list)
     links: dict = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "text": self.text, "score": self.score, "vector": self.vector, "keyword": self.keyword,
-                "links": self.links}
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
+        out = {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+               "text": clip(self.text, max_chars), "score": self.score, "vector": self.vector,
+               "keyword": self.keyword, "links": self.links}
+        if max_chars is not None:
+            out["truncated"] = len(self.text) > max_chars
+        if citations:
+            out["citation"] = self.citation
+        return out
 
 
 @dataclass
@@ -47,8 +56,12 @@ class SearchResult:
         return (f"[SearchStep] query={self.query!r} candidates={self.candidates} "
                 f"vector_hits={self.vector_hits} keyword_hits={self.keyword_hits}")
 
-    def text(self) -> str:
-        """ReMe's exact text format; `(no memory results)` when empty."""
+    def text(self, citations: bool = False, max_chars: int | None = None) -> str:
+        """ReMe's exact text format; `(no memory results)` when empty.
+
+        For agents (--citations, --max-chars): each snippet capped at max_chars and
+        followed by OpenClaw's `Source: <path>#L<start>-L<end>` line.
+        """
         if not self.hits:
             return "(no memory results)"
         out: list[str] = []
@@ -59,15 +72,33 @@ class SearchResult:
                 scores = f"score={h.score:.4f} vector={v} keyword={k}"
             else:
                 scores = f"score={h.score:.4f}"
-            out.append(f"========== {h.path}:{h.start_line}-{h.end_line} [{scores}] ==========\n{h.text}")
+            out.append(f"========== {h.path}:{h.start_line}-{h.end_line} [{scores}] ==========\n"
+                       f"{clip(h.text, max_chars)}")
+            if citations:
+                out.append(f"Source: {h.citation}")
             out.extend(linkmod.render(h.links))
         return "\n".join(out)
 
-    def to_json(self) -> dict:
-        return {"query": self.query, "results": [h.to_json() for h in self.hits],
+    def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
+        return {"query": self.query, "results": [h.to_json(citations, max_chars) for h in self.hits],
                 "counts": {"candidates": self.candidates, "vector": self.vector_hits,
                            "keyword": self.keyword_hits, "returned": len(self.hits), "hybrid": self.hybrid},
                 "log": self.log_line, "warnings": self.warnings}
+
+
+def clip(text: str, max_chars: int | None) -> str:
+    """A snippet cut to at most max_chars characters, ending in '…' when cut.
+
+    The cut falls after the last whole word when one ends in the final fifth (text
+    without spaces, such as Chinese, is cut exactly).
+    """
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    cut = text[:max_chars - 1]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= 0.8 * len(cut):
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def parse_date(value: str | None, flag: str) -> str | None:

@@ -1,0 +1,51 @@
+"""`mem mcp`: serve memory_search, memory_get, remember and ingest over MCP on stdio."""
+
+
+from memcli.cli.context import Context, invoke
+from memcli.errors import BadInput
+
+HELP = """Run an MCP server on stdin/stdout for agent hosts that speak the Model Context Protocol.
+
+Tools: memory_search, memory_get, remember and ingest, answering with the same text as
+`mem search --citations --max-chars N`, `mem get`, `mem remember` and `mem ingest`. The
+workspace stays open between calls, and each search first indexes files changed since the
+last one. Messages are newline-delimited JSON-RPC 2.0; logs go to stderr. It runs until
+stdin closes (exit 0). mem.yaml is read at start: restart the server after changing it."""
+
+
+def execute(ctx: Context, max_chars: int = 700, wait: float = 30.0) -> int:
+    import signal
+    import sys
+
+    from memcli.jobs.agent_prompt import guidance
+    from memcli.mcp import server, tools
+
+    if max_chars < 1:
+        raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
+    ws = ctx.open()
+    memory = tools.Tools(ws, max_chars=max_chars, wait=wait)
+    session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars))
+    wire_in, wire_out = sys.stdin.buffer, sys.stdout.buffer
+    # stdout belongs to the protocol: anything else printed by accident goes to the log
+    sys.stdout = sys.stderr
+
+    def stop(signum, frame):
+        raise SystemExit(0)  # a host stopping its server is a normal end, not an error
+
+    signal.signal(signal.SIGTERM, stop)
+    session.say(f"serving {ws.root} on stdio (tools: {', '.join(memory.table)})")
+    return server.serve(session, wire_in, wire_out)
+
+
+def register(app) -> None:
+    import typer
+
+    @app.command("mcp", help=HELP)
+    def mcp_cmd(
+        tctx: typer.Context,
+        max_chars: int = typer.Option(700, "--max-chars", metavar="N",
+                                      help="Cut each memory_search snippet to N characters."),
+        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
+                                   help="How long remember and ingest wait for another writer."),
+    ) -> None:
+        raise typer.Exit(invoke(tctx, execute, max_chars, wait))

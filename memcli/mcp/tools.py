@@ -1,0 +1,159 @@
+"""The MCP tools: arguments checked against each tool's JSON Schema, then the same job as the CLI.
+
+Every tool returns the text the matching `mem` command prints on stdout, so an agent
+sees the same thing whether it runs `mem` in a shell or talks MCP. Nothing here runs a
+shell or a subprocess; paths are confined by memcli.jobs.get.check_path (inside get.run),
+sizes are capped by the schemas and by MAX_GET_CHARS.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from memcli.errors import BadInput
+from memcli.jobs import agent_prompt
+from memcli.vault.workspace import Workspace
+
+MAX_GET_CHARS = 100_000  # one memory_get answer; the rest is read with `from`
+
+
+@dataclass
+class Tools:
+    """The tools of one server: the workspace (opened once, kept warm) and its settings."""
+
+    ws: Workspace
+    max_chars: int = agent_prompt.SNIPPET_CHARS
+    wait: float = 30.0  # seconds a writer waits for the workspace lock, as the CLI's --wait
+    warnings: list[str] = field(default_factory=list)  # from the last calls, for the log
+
+    def __post_init__(self):
+        self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars), agent_prompt.ingest_tool()]}
+
+    def list(self) -> list[dict]:
+        return [t.mcp() for t in self.table.values()]
+
+    def call(self, name: str, raw_args) -> str:
+        """Tool `name`'s text result; KeyError for an unknown tool, MemError for a failed call."""
+        tool = self.table[name]
+        return HANDLERS[name](self, check_arguments(tool, raw_args))
+
+
+def check_arguments(tool: agent_prompt.Tool, args) -> dict:
+    """The arguments if they fit the tool's schema, else BadInput naming the first problem.
+
+    Integers sent as digit strings ("5") or whole floats (5.0), a common model slip,
+    are accepted as integers; anything else of the wrong type is refused.
+    """
+    schema = tool.parameters
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise BadInput(f"{tool.name}: arguments must be an object, got {type(args).__name__}")
+    props = schema["properties"]
+    unknown = sorted(set(args) - set(props))
+    if unknown:
+        raise BadInput(f"{tool.name}: unknown argument(s) {', '.join(unknown)}",
+                       f"expected {', '.join(props)}")
+    out = {}
+    for key in schema["required"]:
+        if args.get(key) is None:
+            raise BadInput(f"{tool.name}: missing required argument {key!r}")
+    for key, value in args.items():
+        if value is not None:
+            out[key] = _check(f"{tool.name}: {key}", props[key], value)
+    return out
+
+
+def _check(where: str, prop: dict, value):
+    kind = prop["type"]
+    if kind == "integer":
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadInput(f"{where} must be an integer, got {json.dumps(value)[:60]}")
+        if value < prop.get("minimum", value) or value > prop.get("maximum", value):
+            bounds = f"at least {prop['minimum']}" + (f" and at most {prop['maximum']}" if "maximum" in prop else "")
+            raise BadInput(f"{where} must be {bounds}, got {value}")
+        return value
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise BadInput(f"{where} must be true or false, got {json.dumps(value)[:60]}")
+        return value
+    if kind == "string":
+        if not isinstance(value, str):
+            raise BadInput(f"{where} must be a string, got {json.dumps(value)[:60]}")
+        if prop.get("minLength") and not value.strip():
+            raise BadInput(f"{where} is empty")
+        if len(value) > prop.get("maxLength", len(value)):
+            raise BadInput(f"{where} is longer than {prop['maxLength']} characters")
+        if "pattern" in prop and not re.search(prop["pattern"], value):  # only dates carry a pattern
+            raise BadInput(f"{where} must be a date like 2026-05-18, got {value[:40]!r}")
+        return value
+    if kind == "array":
+        if not isinstance(value, list):
+            raise BadInput(f"{where} must be a list, got {json.dumps(value)[:60]}")
+        if len(value) > prop.get("maxItems", len(value)):
+            raise BadInput(f"{where} has more than {prop['maxItems']} items")
+        return [_check(f"{where}[{i}]", prop["items"], v) for i, v in enumerate(value)]
+    if kind == "object":
+        if not isinstance(value, dict):
+            raise BadInput(f"{where} must be an object, got {json.dumps(value)[:60]}")
+        return value
+    raise AssertionError(f"schema type {kind} not handled")  # a programming error in our own schemas
+
+
+def _search(server: Tools, args: dict) -> str:
+    from memcli.jobs import search
+
+    # the same call as `mem search --citations --max-chars N`; search.run first
+    # indexes files changed since the last call, so an edited note is found at once
+    result = search.run(server.ws, args["query"], limit=args.get("limit"), since=args.get("since"),
+                        until=args.get("until"))
+    server.warnings.extend(result.warnings)
+    return result.text(citations=True, max_chars=server.max_chars)
+
+
+def _get(server: Tools, args: dict) -> str:
+    from memcli.jobs import get
+
+    excerpt = get.run(server.ws, args["path"], start=args.get("from", 1), lines=args.get("lines"))
+    if len(excerpt.text) <= MAX_GET_CHARS:
+        return excerpt.text
+    # whole lines up to the cap, then where to go on: one answer must fit a context window
+    kept, size = [], 0
+    for line in excerpt.text.split("\n"):
+        if size + len(line) + 1 > MAX_GET_CHARS and kept:
+            break
+        kept.append(line[:MAX_GET_CHARS])
+        size += len(line) + 1
+    last = excerpt.start_line + len(kept) - 1
+    return ("\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
+            f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]")
+
+
+def _remember(server: Tools, args: dict) -> str:
+    from memcli.jobs import remember
+
+    rep = remember.run(server.ws, args["text"], args.get("tags") or [], wait=server.wait)
+    server.warnings.extend(rep.warnings)
+    # the words `mem remember` prints (memcli/cli/remember.py)
+    return f"Remembered in {rep.path}" if rep.new else f"Already remembered in {rep.path}"
+
+
+def _ingest(server: Tools, args: dict) -> str:
+    from memcli.jobs import ingest
+
+    if ("messages" in args) == ("transcript" in args):
+        raise BadInput("ingest: give exactly one of `messages` or `transcript`")
+    text = args["transcript"] if "transcript" in args else json.dumps(args["messages"], ensure_ascii=False)
+    rep = ingest.run(server.ws, text, args["session_id"], day=args.get("date"), force=args.get("force", False),
+                     flush=args.get("flush", False), wait=server.wait)
+    server.warnings.extend(rep.warnings)
+    return "\n".join(rep.lines())
+
+
+HANDLERS = {"memory_search": _search, "memory_get": _get, "remember": _remember, "ingest": _ingest}
