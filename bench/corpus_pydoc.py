@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import locomo  # noqa: E402  (the runner, metrics, variants and sweeps)
+import locomo  # the runner, metrics, variants and sweeps (after the sys.path line above)
 
 DEFAULT_OUT = HERE / "out" / "pydoc"
 KINDS = {1: "function", 2: "class", 3: "method"}
@@ -105,7 +105,7 @@ def build(out: Path, max_queries: int = MAX_QUERIES) -> tuple[list[locomo.Vault]
             except ImportError:
                 continue
         rel = f"digest/wiki/{modname}.md"
-        summary, rest = _split(_doc(mod))
+        summary, _ = _split(_doc(mod))
         lines = [f"# {modname}", ""]
         if summary:
             lines += [summary, ""]

@@ -65,6 +65,8 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 # two neighbours merged into one hit do not.
 TURN_BUDGET = 600
 KS = (5, 10)
+# The variant docs/evaluation.md recommends shipping (prototyped here until memcli has it).
+RECOMMENDED = "tok=stem+stop,merge=capkeep1.5"
 
 
 def log(msg: str) -> None:
@@ -272,8 +274,15 @@ def embedder() -> CachedEmbedder:
 
 # ----------------------------------------------------------------------------- variants
 # Code-level prototypes, applied by patching memcli in this process only. A spec is a
-# comma list: tok=stem|stop|stem+stop|stopq|lightstem, fuse=rrf|minmax|maxnorm|...,
-# merge=off, mmr=<lambda>, recency=<half-life days>, qdw=<rule>.
+# comma list of:
+#   tok=stem|lightstem|stop|stopq|stem+stop|...  Snowball English / a light suffix stripper /
+#                      English stopwords dropped (stopq: from queries only); index and query
+#   merge=on|off|drop|cap<x>|capkeep<x>|perfile<n>   how hits of one file are folded
+#   fuse=rrf|minmax|maxnorm|zscore   fusion of the two branches (minmax etc.: weighted sum of
+#                      per-branch normalised scores over the candidates)
+#   qdw=rare:<f>:<w>|len:<n>:<w>   query-dependent vector weight
+#   mmr=<lambda>, recency=<half-life days>, k1=, b=, prf=<docs>:<terms>:<beta>,
+#   fileprior=<gamma>, vsub=<tokens> (vector branch scored on smaller chunks)
 
 STOPWORDS = frozenset("""a about above after again against all am an and any are aren't as at be because been
 before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
@@ -283,7 +292,7 @@ mustn't my myself no nor not of off on once only or other ought our ours ourselv
 she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
 there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
 we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
-with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split())
+with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split())  # noqa: SIM905
 STOPWORDS = STOPWORDS | {w.replace("'", "") for w in STOPWORDS} | {"ll", "ve", "re"}
 
 
@@ -293,6 +302,7 @@ class Ctx:
     now = ""
     limit = 5
     target = 400  # chunking target tokens of the running workspace
+    root = ""  # the vault being searched
 
 
 def _stemmer():
@@ -387,6 +397,22 @@ def patched(spec: dict):
 
             saved += [(sync, "K1", sync.K1), (sync, "B", sync.B)]
             sync.K1, sync.B = float(spec.get("k1", sync.K1)), float(spec.get("b", sync.B))
+        if "prf" in spec:
+            from memcli.retrieval import bm25
+
+            saved.append((bm25, "score", bm25.score))
+            bm25.score = make_prf(bm25.score, spec["prf"])
+        if "fileprior" in spec:
+            from memcli.retrieval import bm25
+
+            saved.append((bm25, "score", bm25.score))
+            bm25.score = make_file_prior(bm25.score, float(spec["fileprior"]), spec)
+        if "vsub" in spec:
+            from memcli.jobs import search as _s
+
+            saved.append((_s, "_vector_branch", _s._vector_branch))
+            _s._vector_branch = make_sub_vector_branch(
+                spec, pair="tuple" in str(inspect.signature(_s._vector_branch).return_annotation))
         fuse = spec.get("fuse", "rrf")
         qdw = spec.get("qdw")
         if fuse != "rrf" or qdw:
@@ -411,6 +437,153 @@ def patched(spec: dict):
     finally:
         for mod, name, value in saved:
             setattr(mod, name, value)
+
+
+def _term_scores(snap, term: str) -> dict[int, float]:
+    """BM25 contribution of one (already tokenized) term to each chunk holding it."""
+    from memcli.retrieval import tokenizer as tk
+
+    span = snap.postings(tk.term_hash(term))
+    if span is None:
+        return {}
+    a, z = span
+    n = snap.n_docs
+    up = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5)) * (float(snap.header.get("k1", 1.5)) + 1.0)
+    norm = snap.doc_norm
+    return {d: up * tf / (tf + norm[d]) for d, tf in zip(snap.post_doc[a:z].tolist(), snap.post_tf[a:z].tolist())}
+
+
+def make_prf(score, rule: str):
+    """Pseudo-relevance feedback (RM3-like): `docs:terms:beta`. The `terms` best terms of the
+    top `docs` chunks (tf x idf, not in the query, no stopwords) are added, each weighted
+    beta x (its weight / the best one's)."""
+    from collections import Counter
+
+    from memcli.retrieval import tokenizer as tk
+
+    n_docs, n_terms, beta = rule.split(":")
+    n_docs, n_terms, beta = int(n_docs), int(n_terms), float(beta)
+
+    def prf(snap, query, allowed=None):
+        base = score(snap, query, allowed)
+        if not base:
+            return base
+        top = sorted(base.items(), key=lambda kv: (-kv[1], kv[0]))[:n_docs]
+        q = set(tk.query_terms(query))
+        tf = Counter()
+        for d, _ in top:
+            tf.update(t for t in tk.tokenize(snap.text(d)) if t not in q and t not in STOPWORDS and len(t) > 2
+                      and not t.isdigit())
+        n = snap.n_docs
+        weighted = []
+        for t, c in tf.items():
+            span = snap.postings(tk.term_hash(t))
+            if span:
+                df = span[1] - span[0]
+                weighted.append((c * math.log(1.0 + (n - df + 0.5) / (df + 0.5)), t))
+        weighted.sort(reverse=True)
+        weighted = weighted[:n_terms]
+        if not weighted:
+            return base
+        best = weighted[0][0]
+        out = dict(base)
+        for w, t in weighted:
+            for d, v in _term_scores(snap, t).items():
+                if allowed is None or allowed(d):
+                    out[d] = out.get(d, 0.0) + beta * (w / best) * v
+        return out
+    return prf
+
+
+_FILE_SNAPS: dict = {}
+
+
+def make_file_prior(score, gamma: float, spec: dict):
+    """Add gamma x (best chunk score) x (the chunk's file's BM25 score / best file's): the
+    file scored as one document (an index of the same vault with one chunk per file)."""
+    from memcli.index import sync
+
+    def scored(snap, query, allowed=None):
+        base = score(snap, query, allowed)
+        if not base or getattr(snap, "_is_file_level", False):
+            return base
+        entry = _FILE_SNAPS.get(Ctx.root)
+        if entry is None:
+            fws = workspace(Path(Ctx.root), {"chunking.target_tokens": 1_000_000, "chunking.overlap_tokens": 0},
+                            {k: v for k, v in spec.items() if k in ("tok", "k1", "b")})
+            ensure_index(fws, vectors=False)
+            fsnap = sync.open_snapshot(fws)
+            fsnap._is_file_level = True
+            entry = _FILE_SNAPS[Ctx.root] = (fsnap, {_path(fsnap, fsnap.meta(d)[0]): d for d in range(fsnap.n_docs)})
+        fsnap, doc_of = entry
+        fs = score(fsnap, query)
+        if not fs:
+            return base
+        top_f = max(fs.values())
+        top_c = max(base.values())
+        out = {}
+        for d, v in base.items():
+            fd = doc_of.get(_path(snap, snap.meta(d)[0]))
+            out[d] = v + gamma * top_c * fs.get(fd, 0.0) / top_f
+        return out
+    return scored
+
+
+_SUB_CACHE: dict = {}
+
+
+def make_sub_vector_branch(spec: dict, pair: bool):
+    """Vector branch scored on small chunks: each (keyword-sized) chunk gets the best cosine
+    of the `vsub`-token chunks (20% overlap) of the same file that overlap its lines.
+    Those small chunks live in their own index (metadata folder) of the same vault."""
+    import numpy as np
+
+    from memcli.index import sync
+    from memcli.index import vectors as vecmod
+
+    target = int(spec["vsub"])
+
+    def branch(ws, snap, query, candidates, allowed, warnings, required):
+        key = (str(ws.root), snap.header.get("generation"), target)
+        entry = _SUB_CACHE.get(key)
+        if entry is None:
+            sub_ws = workspace(ws.root, {"chunking.target_tokens": target,
+                                         "chunking.overlap_tokens": target // 5}, {})
+            ensure_index(sub_ws, vectors=True)
+            sub = sync.open_snapshot(sub_ws)
+            m = vecmod.open_matrix(sub_ws.metadata, vecmod.active_space(sub_ws.metadata),
+                                   sub.header.get("generation", ""))
+            rows = np.asarray(m.rows, dtype=np.float32)
+            by_path: dict[str, list[tuple[int, int, int]]] = {}
+            for d in range(sub.n_docs):
+                f, a, b, _ = sub.meta(d)
+                by_path.setdefault(_path(sub, f), []).append((a, b, d))
+            owners, members = [], []
+            for d in range(snap.n_docs):
+                f, a, b, _ = snap.meta(d)
+                for sa, sb, sd in by_path.get(_path(snap, f), []):
+                    if sa <= b and sb >= a:
+                        owners.append(d)
+                        members.append(sd)
+            entry = _SUB_CACHE[key] = (rows, np.array(owners), np.array(members))
+            sub.close()
+        rows, owners, members = entry
+        q = embedder().embed_batch([query])[0]
+        cos = rows @ (q / (np.linalg.norm(q) or 1.0))
+        best = np.full(snap.n_docs, -np.inf, dtype=np.float32)
+        np.maximum.at(best, owners, cos[members])
+        if allowed is not None:
+            best[[not allowed(d) for d in range(snap.n_docs)]] = -np.inf
+        k = min(candidates, int(np.isfinite(best).sum()))
+        idx = np.argsort(-best, kind="stable")[:k]
+        found = [(int(d), float(best[d])) for d in idx]
+        return (found, None) if pair else found  # newer search.py also takes a has-vector test
+    return branch
+
+
+def _path(snap, fidx: int) -> str:
+    paths = getattr(snap, "paths", None)
+    return paths[fidx] if paths is not None else snap.files[fidx]["path"]
 
 
 def _norm(pairs, how: str) -> dict[int, float]:
@@ -464,14 +637,17 @@ def _doc_hit(snap, files, doc: int, score: float):
 
 
 def make_fuse(how: str, qdw: str | None, rrf):
-    """A replacement for search._fuse (either signature: with or without `files`)."""
+    """A replacement for search._fuse, whatever its exact signature (it has changed:
+    with or without `files`, with or without `embedded`)."""
+    sig = inspect.signature(rrf)
 
     def fuse(snap, *args):
-        files, (vector, keyword, vector_weight, k) = (args[0], args[1:]) if len(args) == 5 else (None, args)
-        w = query_vector_weight(snap, vector_weight, qdw) if qdw else vector_weight
+        a = sig.bind(snap, *args).arguments
+        vector, keyword = a["vector"], a["keyword"]
+        w = query_vector_weight(snap, a["vector_weight"], qdw) if qdw else a["vector_weight"]
         if how == "rrf":
-            head = (snap,) if files is None else (snap, files)
-            return rrf(*head, vector, keyword, w, k)
+            return rrf(**dict(a, vector_weight=w))
+        files = a.get("files")
         nv, nk = _norm(vector, how), _norm(keyword, how)
         floor_v = min(nv.values()) if how == "zscore" and nv else 0.0
         floor_k = min(nk.values()) if how == "zscore" and nk else 0.0
@@ -562,15 +738,16 @@ def mmr_order(snap, hits, lam: float):
         return hits
     best = max(h.score for h in hits) or 1.0
     toks = [set(tk.tokenize(h.text)) for h in hits]
-    left = list(range(len(hits)))
+    rel = [lam * h.score / best for h in hits]
+    sim = [0.0] * len(hits)  # highest Jaccard similarity to anything already picked
+    left = set(range(len(hits)))
     order: list[int] = []
     while left:
-        def value(i):
-            sim = max((len(toks[i] & toks[j]) / (len(toks[i] | toks[j]) or 1) for j in order), default=0.0)
-            return lam * hits[i].score / best - (1 - lam) * sim
-        i = max(left, key=value)
+        i = max(left, key=lambda j: (rel[j] - (1 - lam) * sim[j], -j))
         order.append(i)
-        left.remove(i)
+        left.discard(i)
+        for j in left:
+            sim[j] = max(sim[j], len(toks[i] & toks[j]) / (len(toks[i] | toks[j]) or 1))
     return [hits[i] for i in order]
 
 
@@ -578,7 +755,7 @@ def parse_variant(text: str) -> dict:
     spec: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
         key, _, value = part.partition("=")
-        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b"):
+        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b", "prf", "vsub", "fileprior"):
             raise SystemExit(f"unknown variant part {part!r}")
         spec[key] = value
     return spec
@@ -671,7 +848,8 @@ def ideal_turn_gains(evidence: list[tuple[str, int, int]], budget: int, k: int, 
         best = 0
         best_set: set = set()
         for p, line, _ in left:
-            win = {e for e in left if e[0] == p and line <= e[1] and cost(p, line, e[2]) <= budget}
+            # a hit from `line` within the budget finds every item starting inside it
+            win = {e for e in left if e[0] == p and line <= e[1] and cost(p, line, e[1]) <= budget}
             if len(win) > best:
                 best, best_set = len(win), win
         gains.append(best)
@@ -733,6 +911,18 @@ def search_hits(ws, query: str, limit: int, mode: str) -> list[tuple[str, int, i
     return [(h.path, h.start_line, h.end_line) for h in res.hits]
 
 
+def memcli_version() -> str:
+    """The commit of the memcli code measured (+dirty when memcli/ has local changes)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "memcli"],
+                               capture_output=True, text=True, check=False).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except OSError:
+        return "unknown"
+
+
 def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: int = TURN_BUDGET,
              details: bool = False, categories: dict[int, str] = CATEGORIES) -> dict:
     """Run every question of every vault; returns the result document (see module docstring)."""
@@ -746,7 +936,7 @@ def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: 
             ws = workspace(v.root, sets, spec)
             Ctx.target = int(ws.config["chunking"]["target_tokens"])
             index_info.append(ensure_index(ws, vectors=mode != "keyword"))
-            Ctx.now = v.now
+            Ctx.now, Ctx.root = v.now, str(v.root)
             cost = Costs(v.root)
             ts = time.perf_counter()
             for q in v.questions:
@@ -758,6 +948,7 @@ def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: 
             search_s += time.perf_counter() - ts
     n_search = 2 * len(rows)
     doc = {
+        "memcli": memcli_version(),
         "mode": mode, "set": sets, "variant": spec, "turn_budget_tokens": budget,
         "vaults": len(vaults), "questions": len(rows),
         "chunks": sum(i["chunks"] for i in index_info),
@@ -801,7 +992,7 @@ def via_cli(vaults: list[Vault], n: int, *, mode: str, sets: dict, spec: dict) -
                 for k in KS:
                     proc = subprocess.run([mem, "-w", str(v.root), "search", "--json", "--no-sync",
                                            "--limit", str(k), "--mode", mode, "--", q.text],
-                                          capture_output=True, text=True, env=env, timeout=300)
+                                          capture_output=True, text=True, env=env, timeout=300, check=False)
                     if proc.returncode != 0:
                         raise SystemExit(f"mem search failed: {proc.stderr.strip()}")
                     cli = [(r["path"], r["start_line"], r["end_line"]) for r in json.loads(proc.stdout)["results"]]
@@ -844,6 +1035,7 @@ def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
     out["vector-chunking"] = [(f"vector {t}/{t * frac // 100} merge={m}", "vector", _chunk(t, frac), f"merge={m}")
                               for t, frac in sizes for m in ("off", "on")]
     ss = "tok=stem+stop,merge=off"
+    rec = RECOMMENDED
     full = [("BM25 baseline (400/80, shipped code)", "keyword", {}, "")]
     full += [(f"keyword tok={t} merge=off", "keyword", {}, f"tok={t},merge=off")
              for t in ("base", "stem", "lightstem", "stop", "stopq", "stem+stop")]
@@ -859,25 +1051,66 @@ def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
              ("vector only merge=off", "vector", {}, "merge=off"),
              ("vector only 200/40 merge=off", "vector", _chunk(200, 20), "merge=off"),
              ("vector only 100/20 merge=on", "vector", _chunk(100, 20), "")]
-    full += [(f"hybrid RRF {w} (shipped code)", "hybrid", {vw: w}, "") for w in (0.7, 0.3)]
-    full += [(f"hybrid RRF k=60 w={w}, stem+stop, merge=off", "hybrid", {vw: w}, ss) for w in (0.7, 0.5, 0.3, 0.2, 0.1)]
-    full += [(f"hybrid RRF k={k} w={w}, stem+stop, merge=off", "hybrid", {vw: w, "search.rrf_k": k}, ss)
+    full += [(f"hybrid RRF k=60 {w} (shipped code)", "hybrid", {vw: w}, "") for w in (0.7, 0.3)]
+    full += [(f"hybrid RRF k=60 {w}, rec. keyword side", "hybrid", {vw: w}, rec) for w in (0.7, 0.5, 0.3, 0.2, 0.1)]
+    full += [(f"hybrid RRF k={k} {w}, rec. keyword side", "hybrid", {vw: w, "search.rrf_k": k}, rec)
              for k, w in ((5, 0.2), (5, 0.3), (10, 0.3), (20, 0.3), (100, 0.3))]
-    full += [(f"hybrid {f} w={w}, stem+stop, merge=off", "hybrid", {vw: w}, ss + f",fuse={f}")
-             for f, w in (("minmax", 0.1), ("minmax", 0.2), ("minmax", 0.3), ("minmax", 0.5), ("maxnorm", 0.2),
-                          ("zscore", 0.2))]
-    full += [("hybrid minmax 0.3, rare token -> 0.1, stem+stop", "hybrid", {vw: 0.3}, ss + ",fuse=minmax,qdw=rare:0.7:0.1"),
-             ("hybrid minmax 0.2 candidate_multiplier 1", "hybrid", {vw: 0.2, "search.candidate_multiplier": 1},
-              ss + ",fuse=minmax"),
-             ("hybrid minmax 0.2 candidate_multiplier 10", "hybrid", {vw: 0.2, "search.candidate_multiplier": 10},
-              ss + ",fuse=minmax"),
-             ("hybrid minmax 0.2 200/40 merge=cap2", "hybrid", dict(_chunk(200, 20), **{vw: 0.2}),
-              "tok=stem+stop,merge=cap2,fuse=minmax")]
+    full += [(f"hybrid {f} {w}, rec. keyword side", "hybrid", {vw: w}, rec + f",fuse={f}")
+             for f, w in (("minmax", 0.1), ("minmax", 0.2), ("minmax", 0.3), ("minmax", 0.5), ("maxnorm", 0.3),
+                          ("zscore", 0.3))]
+    full += [("hybrid minmax 0.3 merge=off", "hybrid", {vw: 0.3}, ss + ",fuse=minmax"),
+             ("hybrid minmax 0.3, rare query token -> 0.1", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,qdw=rare:0.7:0.1"),
+             ("hybrid minmax 0.3, short query -> 0.5", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,qdw=len:3:0.5"),
+             ("hybrid minmax 0.3 candidate_multiplier 1", "hybrid", {vw: 0.3, "search.candidate_multiplier": 1},
+              rec + ",fuse=minmax"),
+             ("hybrid minmax 0.3 candidate_multiplier 10", "hybrid", {vw: 0.3, "search.candidate_multiplier": 10},
+              rec + ",fuse=minmax"),
+             ("hybrid minmax 0.3 200/40 merge<=2x", "hybrid", dict(_chunk(200, 20), **{vw: 0.3}),
+              "tok=stem+stop,merge=capkeep2,fuse=minmax"),
+             ("hybrid minmax 0.3 MMR 0.7", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,mmr=0.7"),
+             ("vector only on 100-token sub-chunks", "vector", {}, "merge=capkeep1.5,vsub=100"),
+             ("hybrid minmax 0.3, vectors on 100-token sub-chunks", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,vsub=100"),
+             ("keyword rec. + PRF 3 docs 10 terms 0.3", "keyword", {}, rec + ",prf=3:10:0.3")]
     out["full"] = full
     out["headline"] = [
         ("BM25 baseline (400/80, shipped code)", "keyword", {}, ""),
-        ("hybrid 0.7 (reference weights)", "hybrid", {vw: 0.7}, ""),
-        ("hybrid 0.3", "hybrid", {vw: 0.3}, ""),
+        ("vector only (shipped code)", "vector", {}, ""),
+        ("hybrid RRF 0.7/0.3 (reference, shipped code)", "hybrid", {vw: 0.7}, ""),
+        ("hybrid RRF 0.3/0.7 (shipped code)", "hybrid", {vw: 0.3}, ""),
+        ("recommended keyword: stem+stop, merge<=1.5x", "keyword", {}, RECOMMENDED),
+        ("recommended hybrid: + min-max fusion 0.3", "hybrid", {vw: 0.3}, RECOMMENDED + ",fuse=minmax"),
+        ("+ vectors on 100-token sub-chunks", "hybrid", {vw: 0.3}, RECOMMENDED + ",fuse=minmax,vsub=100"),
+    ]
+    out["pydoc"] = [
+        ("BM25 baseline (400/80, shipped code)", "keyword", {}, ""),
+        ("keyword merge=off", "keyword", {}, "merge=off"),
+        ("keyword stem merge=off", "keyword", {}, "tok=stem,merge=off"),
+        ("keyword stop merge=off", "keyword", {}, "tok=stop,merge=off"),
+        ("keyword stem+stop merge=off", "keyword", {}, "tok=stem+stop,merge=off"),
+        ("keyword stem+stop merge<=1.5x (recommended)", "keyword", {}, rec),
+        ("keyword lightstem+stop merge<=1.5x (no dependency)", "keyword", {}, "tok=lightstem+stop,merge=capkeep1.5"),
+        ("keyword stem+stop 200/40 merge=off", "keyword", _chunk(200, 20), "tok=stem+stop,merge=off"),
+        ("keyword stem+stop 800/160 merge=off", "keyword", _chunk(800, 20), "tok=stem+stop,merge=off"),
+        ("keyword stem+stop MMR 0.7", "keyword", {}, rec + ",mmr=0.7"),
+        ("vector only (shipped code)", "vector", {}, ""),
+        ("vector only merge=off", "vector", {}, "merge=off"),
+        ("hybrid RRF 0.7 (reference, shipped code)", "hybrid", {vw: 0.7}, ""),
+        ("hybrid RRF 0.3 (shipped code)", "hybrid", {vw: 0.3}, ""),
+        ("hybrid RRF k=60 0.3, stem+stop merge<=1.5x", "hybrid", {vw: 0.3}, rec),
+        ("hybrid RRF k=5 0.2, stem+stop merge<=1.5x", "hybrid", {vw: 0.2, "search.rrf_k": 5}, rec),
+        ("hybrid min-max 0.2, stem+stop merge<=1.5x", "hybrid", {vw: 0.2}, rec + ",fuse=minmax"),
+        ("hybrid min-max 0.3, stem+stop merge<=1.5x (recommended)", "hybrid", {vw: 0.3}, rec + ",fuse=minmax"),
+        ("+ vectors on 100-token sub-chunks", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,vsub=100"),
+        ("hybrid min-max 0.5, stem+stop merge<=1.5x", "hybrid", {vw: 0.5}, rec + ",fuse=minmax"),
+    ]
+    out["one-vault"] = out["headline"]
+    rec = RECOMMENDED
+    out["extra"] = [
+        ("keyword rec. + file-level BM25 prior 0.2", "keyword", {}, rec + ",fileprior=0.2"),
+        ("hybrid minmax 0.3, vectors on 50-token sub-chunks", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,vsub=50"),
+        ("keyword lightstem+stop merge<=1.5x (no dependency)", "keyword", {}, "tok=lightstem+stop,merge=capkeep1.5"),
+        ("hybrid minmax 0.3, lightstem+stop merge<=1.5x", "hybrid", {vw: 0.3},
+         "tok=lightstem+stop,merge=capkeep1.5,fuse=minmax"),
     ]
     return out
 
@@ -913,6 +1146,28 @@ def markdown(docs: list[dict]) -> str:
     return "\n".join(out)
 
 
+def report(paths: list[Path]) -> str:
+    """Markdown tables (overall; per category) of the runs in sweep JSON files, for the docs."""
+    docs = [d for p in paths for d in json.loads(p.read_text(encoding="utf-8"))["runs"]]
+    cats = docs[0]["categories"]
+    out = ["| # | variant | mode | sR@5 | sR@10 | sNDCG@10 | sMRR@10 | tR@5 | tR@10 | tNDCG@10 | tMRR@10 | tokens@5 |",
+           "|---|---|---|" + "---|" * 9]
+    for i, d in enumerate(docs, 1):
+        m = d["metrics"]["overall"]
+        out.append(f"| {i} | {d['label']} | {d['mode']} | " + " | ".join(f"{m[x]:.3f}" for x in METRICS[:8])
+                   + f" | {m['tokens@5']:.0f} |")
+    out += ["", "| # | " + " | ".join(f"{c} {n}: sR@5 / sNDCG / tR@5 / tNDCG" for c, n in cats.items()) + " |",
+            "|---|" + "---|" * len(cats)]
+    for i, d in enumerate(docs, 1):
+        cells = []
+        for c in cats:
+            m = d["metrics"].get(c)
+            cells.append(" / ".join(f"{m[x]:.3f}" for x in ("session_R@5", "session_nDCG@10", "turn_R@5",
+                                                              "turn_nDCG@10")) if m else "-")
+        out.append(f"| {i} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def finish(result: dict) -> None:
     """Save the embedding cache and record what the model had to embed in this run."""
     if _EMBEDDER is None:
@@ -940,7 +1195,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--details", action="store_true", help="per-question metrics and hits in the JSON")
     ap.add_argument("--markdown", type=Path, help="write the sweep's markdown table here")
     ap.add_argument("--out", type=Path, help="write the JSON here instead of stdout")
+    ap.add_argument("--report", type=Path, nargs="+", help="print markdown tables of sweep JSON files and exit")
     args = ap.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return 0
     if not args.locomo.exists():
         raise SystemExit(f"{args.locomo} not found: pass --locomo or set LOCOMO_JSON")
     stats: dict = {}
