@@ -286,3 +286,55 @@ def test_the_server_package_stays_out_of_the_cli_layer():
         bad = [n for n in names if n.split(".")[0] in ("typer", "rich", "click") or n.startswith("memcli.cli")]
         assert not bad, (path.name, bad)
     assert any((REPO / "memcli" / "mcp").glob("server.py"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_the_file_list_is_walked_again_only_after_a_change(memory, open_ws):
+    """The server's workspace serves the last walk until inotify reports a change."""
+    from memcli.mcp.watch import WatchedWorkspace
+
+    plain = open_ws(memory)
+    watched = WatchedWorkspace.of(plain)
+    assert watched.why_not == "" and watched.config == plain.config
+
+    def same():
+        got = {p: (st.st_mtime_ns, st.st_size) for p, st in watched.iter_watched()}
+        assert got == {p: (st.st_mtime_ns, st.st_size) for p, st in plain.iter_watched()}
+        return watched.walks
+
+    assert same() == 1
+    assert same() == 1 and same() == 1  # nothing changed: no walk
+    (memory / "mem_metadata").mkdir()
+    (memory / "mem_metadata" / "x.tmp").write_text("derived state is not watched")
+    (memory / "resource").mkdir()
+    (memory / "resource" / "r.md").write_text("not indexed")
+    assert same() == 2  # the root saw two new folders; nothing inside them counts
+    assert same() == 2
+    plan = memory / PLAN
+    os.utime(plan, ns=(plan.stat().st_atime_ns, plan.stat().st_mtime_ns + 1))  # mtime only
+    assert same() == 3
+    new_day = memory / "memory" / "2026-05-19"
+    new_day.mkdir()
+    assert same() == 4
+    (new_day / "later.md").write_text("# Later\n")  # inside a folder created after the first walk
+    assert same() == 5
+    (memory / "MEMORY.md").unlink()
+    assert same() == 6
+    (memory / "digest" / "wiki").mkdir(parents=True)
+    (memory / "digest" / "wiki" / "node.md").write_text("# Node\n")
+    os.rename(plan, memory / "memory" / "2026-05-19" / "plan.md")
+    walks = same()
+    assert walks > 6 and same() == walks
+
+
+def test_a_filesystem_inotify_cannot_trust_means_walking_every_time(memory, open_ws):
+    from memcli.mcp.watch import WatchedWorkspace
+
+    watched = WatchedWorkspace.of(open_ws(memory))
+    watched._mounts = [("/", "nfs4")]  # as /proc/self/mountinfo reads on an NFS mount
+    first = dict(watched.iter_watched())
+    assert "nfs4" in watched.why_not or not sys.platform.startswith("linux")
+    assert set(first) == {PLAN, "MEMORY.md"}
+    walks = watched.walks
+    dict(watched.iter_watched())
+    assert watched.walks == walks + 1  # no cache: every call walks

@@ -19,10 +19,11 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = 30.0) -> int:
 
     from memcli.jobs.agent_prompt import guidance
     from memcli.mcp import server, tools
+    from memcli.mcp.watch import WatchedWorkspace
 
     if max_chars < 1:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
-    ws = ctx.open()
+    ws = WatchedWorkspace.of(ctx.open())
     memory = tools.Tools(ws, max_chars=max_chars, wait=wait)
     session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars))
     wire_in, wire_out = sys.stdin.buffer, sys.stdout.buffer
@@ -34,6 +35,9 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = 30.0) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     session.say(f"serving {ws.root} on stdio (tools: {', '.join(memory.table)})")
+    if ws.why_not:
+        session.logged_why_not = ws.why_not
+        session.say(f"every search walks the workspace for changes: {ws.why_not}")
     return server.serve(session, wire_in, wire_out)
 
 

@@ -30,6 +30,7 @@ class Session:
         self.log = log
         self.verbose = verbose
         self.instructions = instructions
+        self.logged_why_not = ""
 
     def say(self, text: str) -> None:
         self.log.write(f"mem mcp: {text}\n")
@@ -92,6 +93,10 @@ class Session:
             detail = str(exc).replace("\n", " ")[:300]
             text, failed = f"mem: internal error: {type(exc).__name__}: {detail}", True
             self.say(f"{name}: {text}")
+        why_not = getattr(self.tools.ws, "why_not", "")  # the file watch gave up (memcli.mcp.watch)
+        if why_not and why_not != self.logged_why_not:
+            self.logged_why_not = why_not
+            self.say(f"every search walks the workspace for changes: {why_not}")
         for warning in self.tools.warnings:
             self.log.write(f"mem: warning: {warning}\n")
         self.tools.warnings.clear()
