@@ -148,8 +148,7 @@ def test_markdown_and_json_share_the_same_guidance(memory, mem):
 
 
 def test_the_memory_tools_are_the_mcp_tools():
-    from memcli.jobs import agent_prompt
-    from memcli.jobs import remember
+    from memcli.jobs import agent_prompt, remember
 
     tools = agent_prompt.memory_tools()
     mcp = [t.mcp() for t in tools]

@@ -67,6 +67,7 @@ def test_without_the_new_flags_output_is_unchanged(golden, mem):
 
 def plain_json(ws, mem):
     code, out, _ = mem("-w", ws, "search", "fusion search", "--json")
+    assert code == 0
     data = json.loads(out)
     assert all(set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links"}
                for r in data["results"])

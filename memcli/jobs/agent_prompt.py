@@ -199,8 +199,8 @@ def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS) -> str:
     import json
 
     out = [guidance(max_chars).rstrip("\n"), "", "## Memory tools", "",
-           f"Each tool is one `mem` command on the workspace {root}. Run it as an argument list (no shell), "
-           "with `--` before the free text; stdout is the result, a non-zero exit an error explained on stderr.",
+           (f"Each tool is one `mem` command on the workspace {root}. Run it as an argument list (no shell), "
+            "with `--` before the free text; stdout is the result, a non-zero exit an error explained on stderr."),
            ""]
     for t in memory_tools(max_chars):
         out += [f"### {t.name}", "", t.description, "", "```", t.shell(mem, root), "```", "", "Parameters:"]
