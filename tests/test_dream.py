@@ -212,8 +212,11 @@ def test_inbox_records_what_changed_and_why_and_search_finds_the_node(ws, mem):
     dream(mem, ws, "--date", D1)
     [rec] = [r for r in map(json.loads, (ws / "mem_metadata/inbox/inbox.jsonl").read_text().splitlines())
              if r["job"] == "dream"]
-    assert rec["changes"][:2] == [{"path": "digest/personal/user-coffee.md", "action": "CREATE"},
-                                  {"path": "digest/wiki/user-deadline.md", "action": "CREATE"}]
+    assert [{k: c[k] for k in ("path", "action")} for c in rec["changes"][:2]] == [
+        {"path": "digest/personal/user-coffee.md", "action": "CREATE"},
+        {"path": "digest/wiki/user-deadline.md", "action": "CREATE"}]
+    # each change carries its own why
+    assert rec["changes"][0]["note"].startswith("new personal node: User: I prefer coffee")
     assert rec["changes"][2] == {"path": f"memory/{D1}/interests.yaml", "action": "added"}
     assert "CREATE digest/personal/user-coffee.md: new personal node: User: I prefer coffee" in rec["summary"]
     code, out, err = mem("-w", ws, "search", "coffee morning", "--mode", "keyword", "--no-sync", "--json")

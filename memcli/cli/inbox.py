@@ -14,6 +14,7 @@ def render(rec: dict) -> list[str]:
     if rec.get("summary"):
         head += f": {rec['summary']}"
     return [head] + [f"  - [{c.get('path')}][{str(c.get('action', '')).upper()}]"
+                     + (f": {c['note']}" if c.get("note") else "")
                      for c in rec.get("changes", []) if isinstance(c, dict)]
 
 

@@ -76,10 +76,11 @@ class DreamReport:
             out.append(f"- Warnings: {'; '.join(problems)}")
         return out
 
-    def inbox_changes(self) -> list[tuple[str, str]]:
-        out = [(r.target_path, r.action) for r in self.plan.results if r.target_path in self.written]
+    def inbox_changes(self) -> list[tuple[str, str, str]]:
+        """(path, action, why) per written node: the dream log users read in `mem inbox`."""
+        out = [(r.target_path, r.action, r.note) for r in self.plan.results if r.target_path in self.written]
         if self.interests and self.interests[1]:
-            out.append((self.interests[0], self.interests[1]))
+            out.append((self.interests[0], self.interests[1], ""))
         return out
 
     def inbox_summary(self) -> str:
