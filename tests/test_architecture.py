@@ -24,6 +24,7 @@ FORBIDDEN = {
     "providers": {"cli", "jobs"},
     "extraction": {"cli", "jobs"},
     "jobs": {"cli"},
+    "mcp": {"cli"},
 }
 
 

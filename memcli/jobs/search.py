@@ -152,7 +152,9 @@ def _rebuild_text(snap, hit: Hit) -> None:
 
 def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float = 0.0,
         since: str | None = None, until: str | None = None, links: bool = True,
-        mode: str = "auto", auto_sync: bool = True) -> SearchResult:
+        mode: str = "auto", auto_sync: bool = True, backend=None) -> SearchResult:
+    """Search the workspace. `backend` (memcli.jobs.embedding.Backend) lets a long-lived
+    caller such as the MCP server keep its embedding model loaded between searches."""
     query = (query or "").strip()
     if not query:
         raise BadInput("query is empty", "pass the words to search for")
@@ -181,7 +183,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     embedded = None
     if mode != "keyword":
         vector, embedded = _vector_branch(ws, snap, query, candidates, allowed, result.warnings,
-                                          required=mode != "auto")
+                                          required=mode != "auto", backend=backend)
     result.keyword_hits, result.vector_hits = len(keyword), len(vector)
 
     if keyword and vector:
@@ -230,7 +232,7 @@ def _fuse(snap, vector, keyword, vector_weight: float, k: int, embedded=None) ->
 
 
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
-                   required: bool) -> tuple[list[tuple[int, float]], object]:
+                   required: bool, backend=None) -> tuple[list[tuple[int, float]], object]:
     """Exact cosine over the chunk vectors, and a has-a-vector test for chunks.
 
     ([], None) (with one warning) whenever it cannot run.
@@ -247,7 +249,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")
     if space is None and not required and not explicit:
         return [], None  # keyword-only workspace: no vectors were ever computed, nothing to load
-    backend = embedding.configured(ws)
+    owned = backend is None  # built here, so closed here; a caller's backend stays open
+    backend = backend or embedding.configured(ws)
     if backend is None:
         if required:
             raise BadInput("vector search needs an embedding backend",
@@ -270,7 +273,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
         return [], None
     finally:
-        backend.embedder.close()
+        if owned:
+            backend.embedder.close()
     from memcli.retrieval import vector as vecmod
 
     mask = matrix.mask

@@ -30,6 +30,20 @@ class Tools:
 
     def __post_init__(self):
         self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars), agent_prompt.ingest_tool()]}
+        self._backend = False  # not built yet; None once built means "no embedding backend"
+
+    def backend(self):
+        """The embedding backend, built on the first search and kept (the local model's
+        load costs ~0.5 s, which would otherwise be paid by every call)."""
+        if self._backend is False:
+            from memcli.errors import ProviderError
+            from memcli.jobs import embedding
+
+            try:
+                self._backend = embedding.configured(self.ws)
+            except ProviderError:
+                self._backend = None
+        return self._backend
 
     def list(self) -> list[dict]:
         return [t.mcp() for t in self.table.values()]
@@ -112,7 +126,7 @@ def _search(server: Tools, args: dict) -> str:
     # the same call as `mem search --citations --max-chars N`; search.run first
     # indexes files changed since the last call, so an edited note is found at once
     result = search.run(server.ws, args["query"], limit=args.get("limit"), since=args.get("since"),
-                        until=args.get("until"))
+                        until=args.get("until"), backend=server.backend())
     server.warnings.extend(result.warnings)
     return result.text(citations=True, max_chars=server.max_chars)
 
