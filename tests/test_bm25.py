@@ -148,3 +148,14 @@ def test_cli_reports_the_same_best_score(indexed, run_mem):
     assert res[0]["score"] == pytest.approx(ref[best], abs=1e-6)
     assert res[0]["keyword"] == pytest.approx(ref[best], abs=1e-6)
     assert res[0]["path"] == next(r["path"] for r in records if r["id"] == best)
+
+
+@pytest.mark.parametrize("vectorized", [False, True], ids=["python", "numpy"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_top_k_search_equals_the_best_of_all_scores(indexed, query, vectorized, monkeypatch):
+    _, _, snap, _, _ = indexed
+    monkeypatch.setattr(bm25, "NUMPY_POSTINGS", 0 if vectorized else 10**12)
+    for k in (1, 3, 15):
+        assert bm25.search(snap, query, k) == bm25.top(bm25.score(snap, query), k)
+    odd = lambda d: d % 2 == 1  # noqa: E731 - a filter the numpy path must apply before top-k
+    assert bm25.search(snap, query, 5, odd) == bm25.top(bm25.score(snap, query, odd), 5)

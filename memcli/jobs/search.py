@@ -178,7 +178,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
     keyword: list[tuple[int, float]] = []
     if mode != "vector":
-        keyword = bm25.top(bm25.score(snap, query, allowed), candidates)
+        keyword = bm25.search(snap, query, candidates, allowed)
     vector: list[tuple[int, float]] = []
     embedded = None
     if mode != "keyword":

@@ -1,8 +1,9 @@
 """Okapi BM25 over the snapshot's postings (k1 1.5, b 0.75, ReMe's idf).
 
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)); query terms de-duplicated; only
-positive scores. Pure Python over memoryviews: a cold search touches only the
-postings of its own terms, so there is nothing worth loading numpy for.
+positive scores. Pure Python over memoryviews when the query's postings are few
+(a cold search then never loads numpy); numpy, with top-k selection in numpy,
+when they are many (common words in a 100k-chunk index).
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from memcli.retrieval import tokenizer
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
 
 
-def score(snap, query: str, allowed=None) -> dict[int, float]:
-    """BM25 score of every chunk matching `query`; `allowed(doc) -> bool` filters docs."""
+def _terms(snap, query: str) -> list[tuple[int, int, float]]:
+    """(postings start, end, idf * (k1 + 1)) of each query term found in the index."""
     n = snap.n_docs
-    if n == 0:
-        return {}
     k1 = float(snap.header.get("k1", 1.5))
     terms = []
     for term in tokenizer.query_terms(query):
@@ -30,10 +29,39 @@ def score(snap, query: str, allowed=None) -> dict[int, float]:
             idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
             if idf > 0:
                 terms.append((a, z, idf * (k1 + 1.0)))
+    return terms
+
+
+def search(snap, query: str, k: int, allowed=None) -> list[tuple[int, float]]:
+    """The best `k` (chunk, BM25 score), highest first; `allowed(doc) -> bool` filters chunks."""
+    terms = _terms(snap, query) if snap.n_docs else []
+    if not terms:
+        return []
+    if sum(z - a for a, z, _ in terms) <= NUMPY_POSTINGS:
+        return top(score(snap, query, allowed, terms), k)
+    import numpy as np
+
+    acc = _accumulate_numpy(snap, terms)
+    hit = np.flatnonzero(acc > 0)
+    if allowed is not None:
+        hit = hit[np.fromiter((allowed(d) for d in hit.tolist()), dtype=bool, count=len(hit))]
+    if len(hit) > k:
+        hit = hit[np.argpartition(-acc[hit], k - 1)[:k]]
+    return top(dict(zip(hit.tolist(), acc[hit].tolist())), k)
+
+
+def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
+    """BM25 score of every chunk matching `query`; `allowed(doc) -> bool` filters docs."""
+    if terms is None:
+        terms = _terms(snap, query) if snap.n_docs else []
     if not terms:
         return {}
     if sum(z - a for a, z, _ in terms) > NUMPY_POSTINGS:
-        scores = _score_numpy(snap, terms)
+        import numpy as np
+
+        acc = _accumulate_numpy(snap, terms)
+        hit = np.flatnonzero(acc > 0)
+        scores = dict(zip(hit.tolist(), acc[hit].tolist()))
     else:
         norm = snap.doc_norm
         acc: dict[int, float] = {}
@@ -47,7 +75,7 @@ def score(snap, query: str, allowed=None) -> dict[int, float]:
     return {d: s for d, s in scores.items() if s > 0}
 
 
-def _score_numpy(snap, terms) -> dict[int, float]:
+def _accumulate_numpy(snap, terms):
     import numpy as np
 
     acc = np.zeros(snap.n_docs, dtype=np.float64)
@@ -58,8 +86,7 @@ def _score_numpy(snap, terms) -> dict[int, float]:
         docs = post_doc[a:z]
         tf = post_tf[a:z].astype(np.float64)
         acc[docs] += up * tf / (tf + norm[docs])  # a term lists each chunk once: no lost updates
-    hit = np.flatnonzero(acc > 0)
-    return dict(zip(hit.tolist(), acc[hit].tolist()))
+    return acc
 
 
 def top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
