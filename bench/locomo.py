@@ -543,7 +543,7 @@ def make_sub_vector_branch(spec: dict, pair: bool):
 
     target = int(spec["vsub"])
 
-    def branch(ws, snap, query, candidates, allowed, warnings, required):
+    def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
         key = (str(ws.root), snap.header.get("generation"), target)
         entry = _SUB_CACHE.get(key)
         if entry is None:
@@ -1107,6 +1107,10 @@ def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
     rec = RECOMMENDED
     out["extra"] = [
         ("keyword rec. + file-level BM25 prior 0.2", "keyword", {}, rec + ",fileprior=0.2"),
+    ] + [
+        (f"keyword rec. {t}/{t * f // 100}", "keyword", _chunk(t, f), rec) for t, f in ((200, 20), (300, 20), (400, 0),
+                                                                                 (500, 20), (600, 20))
+    ] + [
         ("hybrid minmax 0.3, vectors on 50-token sub-chunks", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,vsub=50"),
         ("keyword lightstem+stop merge<=1.5x (no dependency)", "keyword", {}, "tok=lightstem+stop,merge=capkeep1.5"),
         ("hybrid minmax 0.3, lightstem+stop merge<=1.5x", "hybrid", {vw: 0.3},
