@@ -94,16 +94,20 @@ def members(mod):
 
 
 def build(out: Path, max_queries: int = MAX_QUERIES) -> tuple[list[locomo.Vault], dict]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated modules (typing.io) still document fine
+        return _build(out, max_queries)
+
+
+def _build(out: Path, max_queries: int) -> tuple[list[locomo.Vault], dict]:
     vault = locomo.Vault("pydoc", out / "vault")
     stats = {"python": platform.python_version(), "modules": 0, "sections": 0, "candidates": 0}
     queries = []
     for modname in MODULES:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deprecated modules (typing.io) still document fine
-            try:
-                mod = importlib.import_module(modname)
-            except ImportError:
-                continue
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            continue
         rel = f"digest/wiki/{modname}.md"
         summary, _ = _split(_doc(mod))
         lines = [f"# {modname}", ""]
