@@ -20,15 +20,16 @@ Metrics, @5 from a `--limit 5` search and @10 from a `--limit 10` search (what a
 user gets; the candidate pool grows with the limit):
   session level  item = a session holding evidence; a hit finds its file's session;
   turn level     item = an evidence turn; a hit finds the evidence lines inside
-                 start_line..end_line, but only if it spans at most TURN_BUDGET
-                 lines (so returning whole files is not rewarded).
+                 start_line..end_line, but only if those lines hold at most
+                 TURN_BUDGET (600) estimated tokens (so returning whole files is not
+                 rewarded).
   Recall@k = found items / items; MRR@10 = 1 / rank of the first hit finding one;
   nDCG@10 with gain = items newly found by a hit, ideal = the best order any list
   of hits within the budget could reach.
 JSON on stdout (or --out), a table on stderr. Embeddings (local all-MiniLM-L6-v2)
 are cached by text hash in bench/out/embeddings, so only the first vector run
 pays for the model. Code-level ideas (tokenizers, fusion, MMR, recency, merging)
-are prototyped here by patching memcli in this process only: see VARIANTS.
+are prototyped here by patching memcli in this process only: see patched().
 """
 
 from __future__ import annotations
