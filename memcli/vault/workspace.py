@@ -88,24 +88,27 @@ class Workspace:
             stack = [base]
             while stack:
                 d = stack.pop()
+                prefix = d[cut:].replace(os.sep, "/") + "/"  # once per folder, not per file
                 try:
                     it = os.scandir(d)
                 except OSError:
                     continue
                 with it:
                     for e in it:
-                        if e.name.startswith("."):
+                        name = e.name
+                        if name[0] == ".":
                             continue
                         try:
-                            if e.is_symlink():
-                                continue
+                            if name.endswith(".md"):
+                                # d_type answers these without a system call
+                                if e.is_file(follow_symlinks=False) and not e.is_symlink():
+                                    rel = prefix + name
+                                    if rel not in seen:
+                                        seen.add(rel)
+                                        yield rel, e.stat(follow_symlinks=False)
+                                    continue
                             if e.is_dir(follow_symlinks=False):
                                 stack.append(e.path)
-                            elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
-                                rel = e.path[cut:].replace(os.sep, "/")
-                                if rel not in seen:
-                                    seen.add(rel)
-                                    yield rel, e.stat(follow_symlinks=False)
                         except OSError:
                             continue
 
