@@ -33,7 +33,7 @@ def test_citation_line_follows_each_snippet(golden, run_mem):
     code, out, err = run_mem("-w", golden, "search", "reciprocal fusion", "--citations", "--limit", "1")
     assert (code, err) == (0, "")
     assert out == (
-        "========== memory/2026-05-18/project-kickoff.md:5-8 [score=2.9425] ==========\n"
+        "========== memory/2026-05-18/project-kickoff.md:5-8 [score=3.0343] ==========\n"
         "# Kickoff\n"
         "\n"
         "We picked reciprocal rank fusion for hybrid search.\n"

@@ -165,7 +165,7 @@ def cli(run_mem, root):
 @pytest.fixture
 def indexed(root, server, cli):
     """NOTES indexed with vectors from the server; returns the root."""
-    write_config(root, server.base_url, search={"vector_weight": 0.6})
+    write_config(root, server.base_url, search={"vector_weight": 0.6, "fusion": "rrf"})
     write_notes(root, NOTES)
     code, out, err = cli("reindex")
     assert code == 0, err
@@ -521,3 +521,25 @@ def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
     first = HEAD.search(out)
     assert first and first["loc"].startswith(f"{DAY}/bike.md:"), out
     assert re.fullmatch(r"score=-?\d+\.\d{4}( vector=-?\d+\.\d{4} keyword=(-|\d+\.\d{4}))?", first["scores"])
+
+
+def test_default_fusion_is_weighted_min_max(indexed, server, cli):
+    """search.fusion: minmax (the default): w * norm(vector) + (1 - w) * norm(keyword), each
+    branch min-max normalised over its own candidates, a missing branch counting 0."""
+    (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", "fusion: \"minmax\""))
+    hybrid = search_json(cli, HYBRID_QUERY, "--limit", "15")
+    vec = search_json(cli, HYBRID_QUERY, "--mode", "vector", "--limit", "15")["results"]
+    kw = search_json(cli, HYBRID_QUERY, "--mode", "keyword", "--limit", "15")["results"]
+
+    def norm(rows):
+        lo, hi = min(r["score"] for r in rows), max(r["score"] for r in rows)
+        return {r["path"]: (r["score"] - lo) / (hi - lo) if hi > lo else 1.0 for r in rows}
+
+    nv, nk = norm(vec), norm(kw)
+    expected = {p: 0.6 * nv.get(p, 0.0) + 0.4 * nk.get(p, 0.0) for p in {*nv, *nk}}
+    assert hybrid["counts"]["hybrid"] is True
+    got = {r["path"]: r["score"] for r in hybrid["results"]}
+    assert got.keys() == expected.keys()
+    for p, score in got.items():
+        assert score == pytest.approx(expected[p], abs=1e-9), p
+    assert [r["path"] for r in hybrid["results"]] == sorted(got, key=lambda p: -got[p])

@@ -54,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
         "vector_weight": 0.3,  # measured on LoCoMo: the reference 0.7 buries exact keyword hits (docs/evaluation.md)
         "candidate_multiplier": 3.0,
         "rrf_k": 60,
+        "fusion": "minmax",  # or "rrf", the reference formula; minmax measured better (docs/evaluation.md)
+        "merge_max_factor": 1.5,  # merged hits of one file stay within this many chunk budgets
         "limit": 5,
         "max_links_per_direction": 10,
         "sync_before_search_max_files": 50,
@@ -95,6 +97,17 @@ def _type_name(value: Any) -> str:
             list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
 
 
+def _shown(value: Any) -> str:
+    """A short repr for a message. Never the full repr first: a YAML alias bomb (nine
+    lists of nine aliases, nine levels deep) is small in memory, since aliases share
+    objects, but its repr is 9**9 items long and would hang the command."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxlevel, short.maxlist, short.maxdict, short.maxstring, short.maxother = 2, 4, 4, 50, 50
+    return short.repr(value)[:60]
+
+
 def _coerce(path: str, default: Any, value: Any) -> Any:
     """Check `value` against the type of its default; allow int where float is expected."""
     if value is None:
@@ -121,7 +134,7 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, list):
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return list(value)
-    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {value!r:.60}",
+    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}",
                       "fix it in mem.yaml")
 
 
@@ -144,7 +157,7 @@ def merge(base: dict, layer: Mapping, *, source: str, strict: bool, prefix: str 
             if value is None:
                 continue
             if not isinstance(value, Mapping):
-                raise ConfigError(f"config key '{path}' in {source} must be a mapping, got {value!r:.60}")
+                raise ConfigError(f"config key '{path}' in {source} must be a mapping, got {_shown(value)}")
             if key in FREEFORM:
                 if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
                     raise ConfigError(f"config key '{path}' in {source} must map strings to strings")
@@ -180,6 +193,11 @@ def load_yaml_file(path: Path) -> dict:
         where = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}",
                           "fix the YAML syntax") from None
+    except RecursionError:
+        raise ConfigError(f"cannot parse {path.name}: nested too deeply") from None
+    except (ValueError, TypeError, AttributeError, OverflowError):
+        # PyYAML's constructors raise these for a tag on the wrong value (`!!timestamp x`)
+        raise ConfigError(f"cannot parse {path.name}: a tagged value is not of its type", "fix the YAML") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -192,9 +210,12 @@ def load_agent_json(path: Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read agent.json: {exc}") from None
-    section = data.get("running", {}).get("reme_light_memory_config", {}) if isinstance(data, dict) else {}
+    except RecursionError:
+        raise ConfigError("cannot read agent.json: nested too deeply") from None
+    running = data.get("running", {}) if isinstance(data, dict) else {}
+    section = running.get("reme_light_memory_config", {}) if isinstance(running, dict) else None
     if not isinstance(section, dict):
-        raise ConfigError("agent.json: running.reme_light_memory_config must be an object")
+        raise ConfigError("agent.json: running.reme_light_memory_config must be an object (and running too)")
     return section
 
 
