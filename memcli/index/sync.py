@@ -7,9 +7,11 @@ file whose stat differs is re-hashed; only a different hash re-chunks it.
 Unchanged files keep their chunks, postings, texts and store lines (and any
 vectors in them) as they are.
 
-Write order: chunk store, then snapshot (which records the store's hash), then
-graph and catalog. A crash between leaves a snapshot whose store hash does not
-match; the next sync sees that and rebuilds from the Markdown.
+Write order: chunk store, graph and catalog, then the snapshot, which records
+their stamps (and the store's hash): the snapshot is the commit point. A crash
+before it leaves the old snapshot, whose stamps no longer match; the next sync
+sees that and rebuilds from the Markdown. (Writing the graph after the snapshot
+left a trusted snapshot beside a stale graph that `mem reindex` never rewrote.)
 """
 
 from __future__ import annotations
@@ -87,6 +89,17 @@ def store_stamp(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
+def _side_stamps(ws: Workspace) -> list:
+    """Stamps of the graph and the catalog ([] for a missing one), recorded in the snapshot."""
+    out = []
+    for rel in (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst"):
+        try:
+            out.append(store_stamp(ws.metadata / rel))
+        except OSError:
+            out.append([])
+    return out
+
+
 def _load_previous(ws: Workspace, params: dict, report: SyncReport):
     """The current snapshot if it can be trusted as the base of an update, else None.
 
@@ -104,6 +117,10 @@ def _load_previous(ws: Workspace, params: dict, report: SyncReport):
             report.reason = "chunking settings changed"
         elif not store_file.exists() or store_stamp(store_file) != old.header.get("store_stamp"):
             report.reason = "chunk store does not match the search snapshot"
+        elif _side_stamps(ws) != old.header.get("side_stamps", _side_stamps(ws)):
+            # graph or catalog written by an interrupted sync (or edited): rebuild them all
+            # (snapshots from before this check carry no side_stamps and are trusted as they were)
+            report.reason = "graph or catalog does not match the search snapshot"
         else:
             return old
         old.close()
@@ -288,22 +305,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     vectors.carry(ws.metadata, old, keep_mask, bool(fresh), lines,
                    lambda d: text_blob[int(text_off[d]):int(text_off[d + 1])].decode("utf-8"), generation)
     raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
-    header = {
-        "generation": generation,
-        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
-        "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
-        "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
-        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
-        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE),
-    }
-    snapmod.write(snapshot_path(ws), header, {
-        "terms": np.ascontiguousarray(terms), "term_off": term_off,
-        "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
-        "doc_len": dl,
-        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
-        "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
-        "text": text_blob, "ids": id_blob, **snapmod.file_sections(files),
-    })
+    # graph and catalog before the snapshot, the commit point (see the module docstring)
     hexids = id_blob.hex()
     graph, catalog = [], []
     for rec in sorted(files, key=lambda r: r["path"]):
@@ -313,5 +315,21 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         catalog.append(store.catalog_line(rec["path"], rec["mtime"]))
     store.write_lines(ws.metadata / store.GRAPH_STORE, graph)
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
+    header = {
+        "generation": generation,
+        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
+        "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
+        "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
+        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
+        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE), "side_stamps": _side_stamps(ws),
+    }
+    snapmod.write(snapshot_path(ws), header, {
+        "terms": np.ascontiguousarray(terms), "term_off": term_off,
+        "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
+        "doc_len": dl,
+        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
+        "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
+        "text": text_blob, "ids": id_blob, **snapmod.file_sections(files),
+    })
     report.chunks = n
     report.wrote = True
