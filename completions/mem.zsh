@@ -21,7 +21,7 @@ _mem_options() {
     ('mem') reply=('--workspace' '-w' '--verbose' '-v' '--version' '--help' '-h') ;;
     ('mem init') reply=('--json' '--help' '-h') ;;
     ('mem config') reply=('--json' '--help' '-h') ;;
-    ('mem reindex') reply=('--full' '--scope' '--json' '--help' '-h') ;;
+    ('mem reindex') reply=('--full' '--scope' '--json' '--wait' '--help' '-h') ;;
     ('mem search') reply=('--limit' '-n' '--min-score' '--since' '--until' '--mode' '--json' '--no-links' '--no-sync' '--citations' '--max-chars' '--help' '-h') ;;
     ('mem get') reply=('--from' '--lines' '--json' '--help' '-h') ;;
     ('mem health') reply=('--json' '--timeout' '--help' '-h') ;;
@@ -50,7 +50,7 @@ _mem_option_help() {
     ('mem') reply=('--workspace:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '-w:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '--verbose:Log steps on stderr; show tracebacks.' '-v:Log steps on stderr; show tracebacks.' '--version:Print the version and exit.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem init') reply=('--json:Print what was created as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem config') reply=('--json:Print as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
-    ('mem reindex') reply=('--full:Rebuild everything from the Markdown.' '--scope:What to bring up to date: all, bm25 (keyword) or embedding.' '--json:Print the report as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
+    ('mem reindex') reply=('--full:Rebuild everything from the Markdown.' '--scope:What to bring up to date: all, bm25 (keyword) or embedding.' '--json:Print the report as JSON.' '--wait:How long to wait for a running rebuild before exiting 75.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem search') reply=('--limit:Results to return (default 5, config search.limit).' '-n:Results to return (default 5, config search.limit).' '--min-score:Drop results scoring below this.' '--since:Only daily notes dated on/after YYYY-MM-DD.' '--until:Only daily notes dated on/before YYYY-MM-DD.' '--mode:Force a branch; auto = hybrid when vectors exist.' '--json:Print results as one JSON document.' '--no-links:Do not list wikilink neighbours.' '--no-sync:Do not index changed files first.' '--citations:Follow each snippet with `Source: <path>#L<start>-L<end>`.' '--max-chars:Cut each snippet to N characters, ending in '\''…'\'' (default: whole chunk).' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem get') reply=('--from:First line to print (1-based).' '--lines:How many lines to print (default: to the end).' '--json:Print path, range and text as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem health') reply=('--json:Print the checks as JSON.' '--timeout:Embedding request timeout in seconds.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
@@ -77,7 +77,7 @@ _mem_option_help() {
 _mem_takes_value() {
   case "$1" in
     ('mem') reply=('--workspace' '-w') ;;
-    ('mem reindex') reply=('--scope') ;;
+    ('mem reindex') reply=('--scope' '--wait') ;;
     ('mem search') reply=('--limit' '-n' '--min-score' '--since' '--until' '--mode' '--max-chars') ;;
     ('mem get') reply=('--from' '--lines') ;;
     ('mem health') reply=('--timeout') ;;

@@ -151,7 +151,7 @@ def register(app) -> None:
     sub = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None)
     as_json = typer.Option(False, "--json", help="Print the result as one JSON document.")
     yes = typer.Option(False, "--yes", "-y", help="Do not ask; required when stdin is not a terminal.")
-    wait = typer.Option(0.0, "--wait", metavar="SECONDS", help="How long to wait for another mem job before exiting 75.")
+    wait = typer.Option(30.0, "--wait", metavar="SECONDS", help="How long to wait for another mem job before exiting 75.")
 
     @sub.command("create", help="Write a backup zip (all modules but secrets by default).")
     def create_cmd(tctx: typer.Context,

@@ -7,19 +7,21 @@ from memcli.cli.progress import progress_bar
 HELP = """Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.
 
 Only one rebuild runs at a time: a second exits 75 with `Memory index rebuild is
-already running`. Searches keep answering from the previous index meanwhile."""
+already running` (at once, or after --wait SECONDS). Searches keep answering from the
+previous index meanwhile."""
 
 
 # The option table the fast path parses; a test keeps it equal to the typer command.
-OPTIONS = {"--full": ("full", bool), "--scope": ("scope", ("all", "bm25", "embedding")), "--json": ("as_json", bool)}
+OPTIONS = {"--full": ("full", bool), "--scope": ("scope", ("all", "bm25", "embedding")), "--json": ("as_json", bool),
+           "--wait": ("wait", float)}
 
 
-def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool = False) -> int:
+def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool = False, wait: float = 0.0) -> int:
     from memcli.jobs import reindex
 
     ws = ctx.open()
     with progress_bar(ctx, "Indexing") as progress:
-        rep = reindex.run(ws, full=full, scope=scope, progress=progress)
+        rep = reindex.run(ws, full=full, scope=scope, wait=wait, progress=progress)
     for path, reason in rep.sync.skipped:
         ctx.warn(f"skipped {path}: {reason}")
     for path, reason in rep.sync.warnings:
@@ -49,5 +51,7 @@ def register(app) -> None:
         full: bool = typer.Option(False, "--full", help="Rebuild everything from the Markdown."),
         scope: Scope = typer.Option("all", "--scope", help="What to bring up to date: all, bm25 (keyword) or embedding."),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+        wait: float = typer.Option(0.0, "--wait", metavar="SECONDS",
+                                   help="How long to wait for a running rebuild before exiting 75."),
     ) -> None:
-        raise typer.Exit(invoke(tctx, execute, full, scope.value, as_json))
+        raise typer.Exit(invoke(tctx, execute, full, scope.value, as_json, wait))

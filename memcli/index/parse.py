@@ -85,6 +85,21 @@ def _batch(args: tuple) -> list[FileResult]:
     return [_process(root, rel, sha, target, overlap, cache) for rel, sha in items]
 
 
+def _watch_parent(parent: int) -> None:
+    """Worker start-up: exit when the parent is gone. A SIGKILLed parent never tells its
+    workers to stop, and they would wait for work forever (holding memory and, before
+    the lock module dropped inherited lock files, the index locks)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def process(root: str, items: list[tuple[str, str | None]], target: int, overlap: int,
             progress=None) -> list[FileResult]:
     """Process (path, known hash) pairs; results come back in input order."""
@@ -105,7 +120,8 @@ def process(root: str, items: list[tuple[str, str | None]], target: int, overlap
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     results: dict[str, FileResult] = {}
     done = 0
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent,
+                             initargs=(os.getpid(),)) as pool:
         for batch in pool.map(_batch, [(root, b, target, overlap) for b in batches]):
             for r in batch:
                 results[r.rel] = r

@@ -3,8 +3,9 @@
 The keyword index is brought up to date first and never waits for embeddings;
 then, with an embedding backend configured, chunks without a vector are
 embedded (resumable; see memcli.index.embed). A whole run holds the rebuild
-lock, so a second reindex exits at once; the index lock is taken only while
-derived files are written, so searches and ingests carry on meanwhile.
+lock, so a second reindex exits at once (or after `wait` seconds, when asked to
+wait); the index lock is taken only while derived files are written, so
+searches and ingests carry on meanwhile.
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ class ReindexReport:
         return out
 
 
-def run(ws: Workspace, *, full: bool = False, scope: str = "all", progress=None) -> ReindexReport:
+def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 0.0,
+        progress=None) -> ReindexReport:
     if scope not in SCOPES:
         raise BadInput(f"--scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     t0 = time.perf_counter()
-    with Lock(ws.lock_path("rebuild"), "reindex", busy_message=REBUILD_BUSY):
-        with index_lock(ws, "reindex", wait=INDEX_WAIT):
+    with Lock(ws.lock_path("rebuild"), "reindex", wait=wait, busy_message=REBUILD_BUSY):
+        with index_lock(ws, "reindex", wait=max(wait, INDEX_WAIT)):
             atomic.clean_temp_files(ws.metadata)
             report = sync.sync(ws, full=full and scope != "embedding", progress=progress)
         rep = ReindexReport(report, 0.0, scope)

@@ -2,21 +2,33 @@
 
 The kernel drops an flock when its holder dies, so a lock left by a killed
 process is never stale: the next taker simply gets it. The file also records
-the holder's pid and job for the "busy" message.
+the holder's pid and job for the "busy" message (a dead holder's line may stay
+in the file; it means nothing once the flock is gone).
+
+An flock belongs to the open file, which a forked child shares: a worker
+process of a killed `mem reindex` would keep the lock for as long as it lives.
+So a forked child closes its copies of the held lock files at once (closing,
+never unlocking, which would release the parent's lock too).
 """
 
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import time
+import weakref
 from pathlib import Path
 
-from memcli.errors import Busy
+from memcli.errors import BadInput, Busy
+
+_HELD: "weakref.WeakSet[Lock]" = weakref.WeakSet()  # locks this process holds, for fork
 
 
 class Lock:
     def __init__(self, path: Path, job: str, *, wait: float = 0.0, busy_message: str | None = None):
+        if not math.isfinite(wait):  # `--wait inf` (or nan) would never give up: a wait must be bounded
+            raise BadInput(f"--wait must be a number of seconds, got {wait}")
         self.path = Path(path)
         self.job = job
         self.wait = wait
@@ -51,9 +63,11 @@ class Lock:
         os.ftruncate(fd, 0)
         os.write(fd, f"pid={os.getpid()} job={self.job}".encode())
         self._fd = fd
+        _HELD.add(self)
         return self
 
     def release(self) -> None:
+        _HELD.discard(self)
         if self._fd is not None:
             try:
                 os.ftruncate(self._fd, 0)
@@ -67,6 +81,21 @@ class Lock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _drop_in_child() -> None:
+    for lock in list(_HELD):
+        if lock._fd is not None:
+            try:
+                os.close(lock._fd)
+            except OSError:
+                pass
+            lock._fd = None
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_in_child)
 
 
 def is_held(path: Path) -> bool:
