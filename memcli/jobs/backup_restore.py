@@ -173,11 +173,19 @@ def _keep_current_keys(ws: Workspace, rec: dict, data: bytes, warnings: list[str
     return text.encode("utf-8")
 
 
+SWAP_MARK = "swap-started"  # in the staging folder: from here on the workspace may mix old and new
+
+
 def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
     """Move each current slot into staging/old and the staged one into place; undo on failure."""
     done: list[tuple[Path, Path]] = []
     touched = {ws.root}
     slot = ""
+    # `mem health` tells a restore killed mid-swap (workspace half replaced) from one killed
+    # before (untouched) or after (complete) by this mark: each slot, and what had to move
+    plan = [(s, os.path.lexists(ws.root / s), os.path.lexists(staging / "new" / s)) for s in slots]
+    (staging / SWAP_MARK).write_text("".join(f"{s}\t{int(c)}{int(n)}\n" for s, c, n in plan), encoding="utf-8")
+    _fsync_dir(staging)
     try:
         for slot in slots:
             cur, new, old = ws.root / slot, staging / "new" / slot, staging / "old" / slot
@@ -207,6 +215,24 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
         raise
     for folder in touched:
         _fsync_dir(folder)
+
+
+def swap_state(staging: Path) -> str:
+    """How far the swap of an interrupted restore got: "none", "partial" or "complete"."""
+    try:
+        lines = (staging / SWAP_MARK).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return "none"
+    moved = []  # per slot: (anything of it moved, all of it moved)
+    for line in lines:
+        slot, _, flags = line.rpartition("\t")
+        had_cur, had_new = flags[:1] == "1", flags[1:2] == "1"
+        out = had_cur and os.path.lexists(staging / "old" / slot)
+        into = had_new and not os.path.lexists(staging / "new" / slot)
+        moved.append((out or into, (out or not had_cur) and (into or not had_new)))
+    if not any(m for m, _ in moved):
+        return "none"
+    return "complete" if all(d for _, d in moved) else "partial"
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -186,6 +186,33 @@ def config_check(ws: Workspace) -> Check:
     return Check("config", status, "; ".join(problems + warnings))
 
 
+def restore_check(ws: Workspace) -> Check | None:
+    """A `mem backup restore` that was killed: its staging folder is still in the workspace."""
+    import os
+
+    from memcli.jobs.backup_archive import STAGING_PREFIX
+    from memcli.jobs.backup_restore import swap_state
+
+    try:
+        left = sorted(e.name for e in os.scandir(ws.root)
+                      if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return None
+    states = {n: swap_state(ws.root / n) for n in left}
+    half = [n for n, st in states.items() if st == "partial"]
+    if half:
+        return Check("restore", FAIL, f"a restore was interrupted while it replaced files, so the workspace mixes "
+                                      f"old and restored ones ({half[0]}/old holds what it had replaced); run "
+                                      f"`mem backup rollback` or the restore again, then delete {half[0]}")
+    if left:
+        done = [n for n, st in states.items() if st == "complete"]
+        why = (f"{done[0]} was left by a restore that replaced everything but was stopped before tidying up "
+               f"(its old/ holds the replaced files, also in the snapshot)" if done else
+               f"{left[0]} was left by a restore interrupted before it changed anything")
+        return Check("restore", WARN, f"{why}; delete it")
+    return None
+
+
 def vector_space_check(ws: Workspace) -> Check | None:
     """Warn when the vectors on disk belong to other embedding settings (search ignores them)."""
     from memcli.index import vectors
@@ -206,6 +233,9 @@ def vector_space_check(ws: Workspace) -> Check | None:
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
     checks = [emb, *store_checks(ws), config_check(ws)]
+    interrupted = restore_check(ws)
+    if interrupted is not None:
+        checks.append(interrupted)
     paused = vector_space_check(ws)
     if paused is not None:
         checks.insert(1, paused)

@@ -162,9 +162,9 @@ def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.N
         path, name = notes.free_path(ws, day, name)
         note = notes.Note(path, {"description": draft.description, "name": name, **link}, draft.body)
         action = "added"
-    if not notes.write(note):
-        return []
-    out = [(ws.rel(note.path), action)]
+    out = [(ws.rel(note.path), action)] if notes.write(note) else []
+    # the day index is refreshed even when the note is unchanged: a run killed between the
+    # note and its day index left the index stale, and the rerun must repair it
     index_path, index_action = notes.update_day_index(ws, day)
     if index_action != "unchanged":
         out.append((ws.rel(index_path), index_action))
@@ -196,7 +196,7 @@ def load_state(ws: Workspace, sid: str) -> set[str]:
     try:
         data = json.loads(state_path(ws, sid).read_text(encoding="utf-8"))
         return set(data.get("extracted", []))
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return set()  # no (readable) state: everything counts as pending, which re-extraction dedupes
 
 

@@ -10,6 +10,7 @@ file is skipped with its reason and never stops the others.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -42,6 +43,8 @@ def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: f
     if dry_run:
         _, plan = _plan(ws, rep, now)
         for a in plan.actions:
+            if a.kind == "forget":
+                continue
             action = {"write": "added" if a.new else "updated", "remove": "deleted", "adopt": "linked"}[a.kind]
             rep.notes.append({"resource": a.resource, "note": a.note, "action": action})
         return rep
@@ -137,7 +140,7 @@ def _plan_note(ws, plan: Plan, rep: ResourceReport, new: catalog.Entry, text: st
             return
         new.note = owner or ""
     new.date = new.date or (ws.date_of(new.note) if new.note else None) or today
-    if new.note and new.note_sha256 and catalog.note_sha(ws, new.note) != new.note_sha256:
+    if new.note and new.note_sha256 and not new.wrote(catalog.note_sha(ws, new.note)):
         rep.warnings.append(f"kept {new.note}: edited since mem wrote it, so it is not regenerated from {rel} "
                             "(delete the note to get a fresh one)")
         rep.pending.append(rel)
@@ -154,8 +157,10 @@ def _plan_removal(ws, plan: Plan, rep: ResourceReport, e: catalog.Entry) -> None
     plan.removed[e.path] = plan.entries.pop(e.path)
     note = e.note if e.note and catalog.owned_by(ws, e.note, e.path) else _owners(ws, plan).get(e.path)
     if note is None:
+        if e.note:  # already removed (by a scan killed before its catalog): its day index may list it
+            plan.actions.append(Action("forget", e.path, e.note))
         return
-    if e.note == note and e.note_sha256 and catalog.note_sha(ws, note) != e.note_sha256:
+    if e.note == note and e.note_sha256 and not e.wrote(catalog.note_sha(ws, note)):
         rep.warnings.append(f"kept {note}: edited since mem wrote it, although {e.path} was deleted")
         return
     plan.actions.append(Action("remove", e.path, note))
@@ -198,7 +203,7 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
 
 
 def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
-    days: set[str] = set()
+    todo: list[Action] = []
     for a in plan.actions:
         entry = plan.entries.get(a.resource)
         if a.kind in ("write", "remove") and _edited_meanwhile(ws, a, entry or plan.removed[a.resource]):
@@ -209,22 +214,35 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
         if a.kind == "write":
             if a.new and (ws.root / a.note).exists():  # someone took the name while the model wrote
                 a.note = rnotes.choose_path(ws, entry.date, a.resource)
+            text = rnotes.compose(ws, a.note, a.resource, a.description, a.body).render()
+            entry.note, entry.note_next = a.note, hashlib.sha256(text.encode("utf-8")).hexdigest()
+        todo.append(a)
+    if any(a.kind == "write" for a in todo):
+        # write-ahead: the catalog names each note's next text before any note is written, so
+        # a scan killed in between takes that text for its own, not for a hand edit to keep;
+        # deleted resources stay in it until their notes are gone, so that rerun removes them
+        catalog.save(ws, {**plan.removed, **plan.entries})
+    days: set[str] = set()
+    for a in todo:
+        entry = plan.entries.get(a.resource)
+        if a.kind == "write":
             changed = rnotes.write(ws, a.note, a.resource, a.description, a.body)
             if changed:
                 rep.changes.append(changed)
                 rep.notes.append({"resource": a.resource, "note": a.note, "action": changed[1]})
-                days.add(rnotes.day_of(ws, a.note))
-            entry.note, entry.interpreted = a.note, entry.sha256
+            entry.note, entry.interpreted, entry.note_next = a.note, entry.sha256, ""
             entry.note_sha256 = catalog.note_sha(ws, a.note) or ""
         elif a.kind == "remove":
             atomic.remove(ws.root / a.note)
             rep.changes.append((a.note, "deleted"))
             rep.notes.append({"resource": a.resource, "note": a.note, "action": "deleted"})
-            days.add(rnotes.day_of(ws, a.note))
         elif a.kind == "adopt":
             rep.notes.append({"resource": a.resource, "note": a.note, "action": "linked"})
+        # every action's day, changed note or not: a rerun after a crash repairs a stale day index
+        days.add(rnotes.day_of(ws, a.note))
     for day in sorted(days):
-        rep.changes += rnotes.refresh_day(ws, day)
+        if (ws.daily / f"{day}.md").exists() or notes.day_notes(ws, day):
+            rep.changes += rnotes.refresh_day(ws, day)
     catalog.save(ws, plan.entries)
 
 
@@ -232,7 +250,8 @@ def _edited_meanwhile(ws: Workspace, a: Action, entry: catalog.Entry) -> bool:
     """The note changed since planning: its hash is no longer the one mem last wrote (when known)."""
     if a.new or entry.note != a.note or not entry.note_sha256:
         return False
-    return catalog.note_sha(ws, a.note) not in (None, entry.note_sha256)
+    sha = catalog.note_sha(ws, a.note)
+    return sha is not None and not entry.wrote(sha)
 
 
 def _chat_client(ws: Workspace):

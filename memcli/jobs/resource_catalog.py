@@ -5,7 +5,9 @@ one graph-shaped record per resource (`path`, `st_mtime`, empty `links`,
 `chunk_ids` and `front_matter`), then our fields: `st_size`, `sha256` of the
 content, `date` (stable across scans), `note` (the owning note, "" while not
 interpreted), `note_sha256` (the note as mem last wrote it, so hand edits are
-noticed), `interpreted` (the content hash the note reflects), `skipped` (why the
+noticed), `note_next` (the note as mem is about to write it: saved before the
+notes are written, so a scan killed in between knows that text as its own),
+`interpreted` (the content hash the note reflects), `skipped` (why the
 content cannot be interpreted) and `checked_ns` (when the content was last
 hashed). Like everything under mem_metadata/ it can be lost: ownership is the
 note's frontmatter `source_resource: '[[resource/…]]'`, from which it is rebuilt.
@@ -44,14 +46,20 @@ class Entry:
     interpreted: str = ""
     skipped: str = ""
     checked_ns: int = 0
+    note_next: str = ""  # last: callers build entries positionally
 
     def line(self) -> bytes:
         head = store.catalog_line(self.path, self.st_mtime)[:-1]  # the standard record, minus its "}"
-        extra = {k: v for k, v in asdict(self).items() if k not in ("path", "st_mtime")}
+        # note_next only while a write is under way: a settled catalog keeps its usual fields
+        extra = {k: v for k, v in asdict(self).items() if k not in ("path", "st_mtime") and (v or k != "note_next")}
         return head + b"," + json.dumps(extra, ensure_ascii=False, separators=(",", ":")).encode("utf-8")[1:]
 
     def same_stat(self, st: os.stat_result) -> bool:
         return self.st_mtime == st.st_mtime and self.st_size == st.st_size
+
+    def wrote(self, sha: str | None) -> bool:
+        """True when a note with this hash is mem's own text (last written, or about to be)."""
+        return sha is not None and sha in (self.note_sha256, self.note_next)
 
     @property
     def pending(self) -> bool:

@@ -59,15 +59,20 @@ def with_source(body: str, rel: str) -> str:
     return "\n".join([*lines[:at], *([""] if at else []), f"Source: {link(rel)}", *lines[at:]])
 
 
-def write(ws: Workspace, note_rel: str, rel: str, description: str, body: str) -> tuple[str, str] | None:
-    """Create or update the note; (note path, "added" | "updated"), or None when its text is unchanged."""
+def compose(ws: Workspace, note_rel: str, rel: str, description: str, body: str) -> notes.Note:
+    """The note as `write` would write it (nothing written)."""
     path = ws.root / note_rel
-    existed = path.exists()
-    note = notes.read(path) if existed else notes.Note(path)
+    note = notes.read(path) if path.exists() else notes.Note(path)
     note.meta = {**note.meta, "description": description, "name": note.meta.get("name") or slug(rel),
                  OWNER_KEY: link(rel)}
     note.body = with_source(body, rel)
-    if not notes.write(note):
+    return note
+
+
+def write(ws: Workspace, note_rel: str, rel: str, description: str, body: str) -> tuple[str, str] | None:
+    """Create or update the note; (note path, "added" | "updated"), or None when its text is unchanged."""
+    existed = (ws.root / note_rel).exists()
+    if not notes.write(compose(ws, note_rel, rel, description, body)):
         return None
     return note_rel, "updated" if existed else "added"
 

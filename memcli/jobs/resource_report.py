@@ -10,7 +10,7 @@ DRY_VERBS = {"added": "Would add", "updated": "Would update", "deleted": "Would 
 
 @dataclass
 class Action:
-    kind: str  # "write" | "remove" | "adopt" | "none" (dropped: the service failed)
+    kind: str  # "write" | "remove" | "adopt" | "forget" (note already gone) | "none" (service failed)
     resource: str
     note: str
     text: str | None = None  # the resource's text, when it was read while planning

@@ -80,15 +80,44 @@ def remove(path: Path) -> None:
     _fsync_dir(Path(path).parent)
 
 
+ABANDONED_AFTER = 60.0  # seconds untouched before a dead writer's temp file is removed
+
+
 def clean_temp_files(folder: Path) -> int:
-    """Remove temp files a killed writer left behind; returns how many."""
+    """Remove temp files a killed writer left behind; returns how many.
+
+    Only abandoned ones: the pid in the name is not running and the file is a minute
+    old. A live writer's temp file (an ingest writing its state while reindex cleans)
+    must survive until its rename, and a writer in another container sharing the
+    folder has a pid this machine does not know, hence the age too."""
+    import time
+
     n = 0
     if not folder.is_dir():
         return 0
     for p in folder.rglob(f"{TEMP_MARK}*"):
         try:
+            if _writer_alive(p.name) or time.time() - p.stat().st_mtime < ABANDONED_AFTER:
+                continue
             p.unlink()
             n += 1
         except OSError:
             pass
     return n
+
+
+def _writer_alive(name: str) -> bool:
+    """True when the pid in a temp file's name (`<mark><name>.<pid>.<hex>`) is running."""
+    try:
+        pid = int(name.rsplit(".", 2)[-2])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
