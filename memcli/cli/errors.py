@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 import traceback
 from contextlib import contextmanager
 
 from memcli import errors
+
+
+SYSTEM_HINTS = {
+    errno.ENOSPC: "free some disk space, then run it again; files were left as they were or complete",
+    errno.EDQUOT: "the disk quota is used up; free some space, then run it again",
+    errno.EROFS: "that file system is mounted read-only",
+    errno.EACCES: "check the permissions of that path",
+    errno.EPERM: "check the permissions of that path",
+    errno.EIO: "the disk reported an I/O error; check it before running mem again",
+    errno.EMFILE: "too many open files; raise the limit (ulimit -n)",
+    errno.EFBIG: "the file is larger than the file system allows",
+}
 
 
 def report(exc: BaseException, verbose: bool, stderr=None) -> int:
@@ -21,6 +34,14 @@ def report(exc: BaseException, verbose: bool, stderr=None) -> int:
             traceback.print_exc(file=stderr)
         stderr.write(f"mem: error: {exc.line()}\n")
         return exc.exit_code
+    if isinstance(exc, OSError) and exc.errno in SYSTEM_HINTS:
+        # the machine, not mem: a full disk, a read-only mount, permissions. Atomic writes left
+        # every file whole (old or new), so say what failed and what to do, without a traceback
+        if verbose:
+            traceback.print_exc(file=stderr)
+        where = f": {exc.filename}" if exc.filename else ""
+        stderr.write(f"mem: error: {exc.strerror or 'system error'}{where} ({SYSTEM_HINTS[exc.errno]})\n")
+        return errors.JOB_FAILED
     if verbose:
         traceback.print_exc(file=stderr)
     detail = str(exc).replace("\n", " ")[:300]

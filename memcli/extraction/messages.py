@@ -64,6 +64,8 @@ def _items(text: str, fmt: str) -> list[tuple[str, Any]]:
     if fmt != "jsonl" and stripped[0] in "[{":
         try:
             doc = json.loads(text)
+        except RecursionError:  # the decoder recurses per nesting level: [[[[…]]]] thousands deep
+            raise BadInput("input is nested too deeply to be messages", "send a JSON array of message objects") from None
         except json.JSONDecodeError as exc:
             if stripped[0] == "[":
                 raise BadInput(f"input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
@@ -83,6 +85,8 @@ def _items(text: str, fmt: str) -> list[tuple[str, Any]]:
             continue
         try:
             items.append((f"line {n}", json.loads(line)))
+        except RecursionError:
+            raise BadInput(f"line {n} is nested too deeply to be a message") from None
         except json.JSONDecodeError as exc:
             raise BadInput(f"line {n} is not valid JSON: {exc.msg} at column {exc.colno}",
                            "send one JSON message object per line, or a JSON array") from None
@@ -94,6 +98,7 @@ def _items(text: str, fmt: str) -> list[tuple[str, Any]]:
 def _message(item: Any, where: str, fmt: str, tz: tzinfo, out: Parsed) -> dict | None:
     if not isinstance(item, dict):
         raise BadInput(f"{where}: expected a message object, got {type(item).__name__}")
+    _check_text(item, where)
     role = item.get("role")
     if not isinstance(role, str) or role.lower() not in ROLES:
         raise BadInput(f"{where}: role must be one of user, assistant, system, tool; got {role!r:.40}")
@@ -119,6 +124,18 @@ def _message(item: Any, where: str, fmt: str, tz: tzinfo, out: Parsed) -> dict |
     name = item.get("name")
     name = name.strip() if isinstance(name, str) and name.strip() else role
     return {"id": mid, "name": name, "role": role, "content": blocks, "timestamp": stamp}
+
+
+def _check_text(item: Any, where: str) -> None:
+    """BadInput when the message holds a string no UTF-8 file can hold: JSON may escape half
+    of a UTF-16 pair ("\ud800"), which decodes to a lone surrogate."""
+    try:
+        json.dumps(item, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"{where}: holds a lone surrogate {exc.object[exc.start]!r}, which is not text",
+                       "send valid Unicode (surrogate pairs complete)") from None
+    except (TypeError, ValueError, RecursionError):
+        pass  # not JSON-shaped text: the checks that follow name what is wrong
 
 
 def _timestamp(item: dict, where: str, tz: tzinfo) -> datetime | None:
@@ -207,7 +224,7 @@ def _tool_calls(calls: Any, where: str) -> list[dict]:
         args = fn.get("arguments")
         try:
             parsed = json.loads(args) if isinstance(args, str) else args
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             parsed = {"arguments": args}
         blocks.append({"type": "tool_use", "id": str(call.get("id", "")), "name": str(fn.get("name", "")),
                        "input": parsed if parsed is not None else {}})

@@ -237,7 +237,8 @@ def yaml_doc(name: str, text: str) -> Digest:
         raise Unparsable(f"not valid YAML{where}: {getattr(exc, 'problem', None) or 'syntax error'}") from None
     except Unparsable:
         raise
-    except (RecursionError, ValueError) as exc:
+    except (RecursionError, ValueError, TypeError, AttributeError, OverflowError) as exc:
+        # AttributeError and friends: PyYAML's constructors on a tag that does not fit its value
         raise Unparsable(f"not usable YAML ({type(exc).__name__})") from None
     if not docs:
         raise Unparsable("the YAML holds no value")

@@ -25,11 +25,13 @@ def decode_object(content: str) -> dict:
         text = m.group(1)
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise Invalid("the JSON is nested too deeply") from None
     except json.JSONDecodeError as exc:
         a, b = text.find("{"), text.rfind("}")
         try:
             data = json.loads(text[a:b + 1]) if 0 <= a < b else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             data = None
         if data is None:
             raise Invalid(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None

@@ -93,7 +93,7 @@ def read_records(path: Path) -> list[dict]:
     for i, line in enumerate(read_raw_lines(path), 1):
         try:
             rec = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             raise CorruptStore(f"{path.name} line {i} is not JSON") from None
         if not isinstance(rec, dict):
             raise CorruptStore(f"{path.name} line {i} is not an object")

@@ -134,7 +134,7 @@ def active_space(metadata: Path) -> dict | None:
     try:
         data = json.loads(space_file(metadata).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) and data.get("id") and int(data.get("dims", 0)) > 0 else None
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
 
 

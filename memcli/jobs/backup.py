@@ -83,8 +83,8 @@ def summary(path: Path) -> dict:
         files = meta["files"]
         out.update({k: meta.get(k) for k in ("kind", "created_at", "workspace", "mode", "modules", "note")})
         out.update(files=len(files), bytes=sum(int(f.get("size", 0)) for f in files))
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, zipfile.BadZipFile) as exc:
-        out["error"] = f"not a readable mem backup ({exc})"
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, zipfile.BadZipFile, RecursionError) as exc:
+        out["error"] = f"not a readable mem backup ({type(exc).__name__ if isinstance(exc, RecursionError) else exc})"
     return out
 
 

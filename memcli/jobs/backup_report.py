@@ -38,7 +38,8 @@ def list_line(s: dict) -> str:
     """One backup of `mem backup list`: name, time, kind, size, workspace, note."""
     if "error" in s:
         return f"{s['name']}  unreadable: {s['error']}"
-    kind = "snapshot" if s["kind"] == "snapshot" else s["mode"]
+    # str(): a meta.json another tool wrote (or damaged) may lack these fields or hold other types
+    kind = "snapshot" if s.get("kind") == "snapshot" else str(s.get("mode") or "?")
     note = f"  {s['note']!r}" if s.get("note") else ""
     return (f"{s['name']}  {str(s['created_at'])[:19].replace('T', ' ')}  {kind:8}  {human(s['size']):>8}  "
             f"{s['workspace']}{note}")

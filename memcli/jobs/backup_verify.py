@@ -115,6 +115,8 @@ def _load_meta(path: Path, zf: zipfile.ZipFile, infos: dict) -> dict:
         meta = json.loads(zf.read(META).decode("utf-8"))
     except (zipfile.BadZipFile, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise damaged(path, f"meta.json is unreadable ({exc})") from None
+    except RecursionError:
+        raise damaged(path, "meta.json is nested too deeply") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise damaged(path, "meta.json is not a mem backup's")
     version = meta.get("format_version")

@@ -50,6 +50,10 @@ def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
         raise BadInput("nothing to remember: TEXT is empty")
     if len(fact) > MAX_FACT:
         raise BadInput(f"TEXT is longer than {MAX_FACT} characters", "remember one fact at a time")
+    try:
+        fact.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable argv bytes arrive as lone surrogates
+        raise BadInput("TEXT is not valid UTF-8", "pass the fact as UTF-8 text") from None
     clean = []
     for tag in tags:
         tag = tag.strip().lstrip("#")

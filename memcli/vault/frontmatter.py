@@ -112,6 +112,10 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
         return {}, f"broken frontmatter{f' at line {mark.line + 2}' if mark else ''}"
     except RecursionError:
         return {}, "frontmatter nested too deeply"
+    except (ValueError, TypeError, AttributeError, OverflowError):
+        # an explicit tag on a value it cannot build (`!!int x`, `!!timestamp x`): PyYAML's
+        # constructors raise these rather than a YAMLError
+        return {}, "broken frontmatter (a tagged value that is not of its type)"
     if data is None:
         return {}, None
     if not isinstance(data, dict):

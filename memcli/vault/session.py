@@ -37,9 +37,19 @@ def validate_session_id(sid: str) -> str:
                        'a session id may not contain / \\ : * ? " < > | or control characters')
     if sid != sid.strip():
         raise BadInput(f"session id {shown!r} starts or ends with whitespace")
+    if not _is_text(sid):  # undecodable argv bytes arrive as lone surrogates (surrogateescape)
+        raise BadInput(f"session id {shown!r} is not valid UTF-8", "use letters, digits, '-' or '_'")
     if len(sid.encode("utf-8")) > MAX_SESSION_ID_BYTES:
         raise BadInput(f"session id is longer than {MAX_SESSION_ID_BYTES} bytes")
     return sid
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def dump(record: dict) -> str:
@@ -66,7 +76,7 @@ def read_log(path: Path) -> list[dict]:
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             rec = None
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
             raise JobFailed(f"{path.name} line {n} is not a saved message",
