@@ -33,7 +33,7 @@ def read(ws: Workspace) -> list[dict]:
     for line in text.splitlines():
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a line nested thousands deep
             continue  # a damaged line is not worth failing a job for; the rest is still news
         if isinstance(rec, dict):
             out.append(rec)
