@@ -37,8 +37,10 @@ class Scan:
 
 
 def window(day: str, scan_days: int) -> list[str]:
+    """The scan window ending on `day`; days before year 1 do not exist and are left out."""
     base = date.fromisoformat(day)
-    return [(base - timedelta(days=i)).isoformat() for i in range(scan_days - 1, -1, -1)]
+    days = min(scan_days, (base - date.min).days + 1)
+    return [(base - timedelta(days=i)).isoformat() for i in range(days - 1, -1, -1)]
 
 
 def catalog_path(ws: Workspace):
@@ -53,7 +55,7 @@ def load_state(ws: Workspace) -> dict:
     """{"last_success": ISO time, "sizes": {path: size}}; {} when absent or unreadable."""
     try:
         data = json.loads(state_path(ws).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}  # no state: every input counts as changed, and the schedule starts afresh
     return data if isinstance(data, dict) else {}
 
