@@ -143,6 +143,7 @@ def _apply(ws, plan: restoring.Plan, snapshot_dir: Path, reopen, wait: float, pr
             verb = "rollback to" if job == "backup-rollback" else "restoring"
             rep.snapshot = _snapshot(ws, plan, snapshot_dir, f"before {verb} {plan.archive.path.name}", progress)
             restoring.swap(ws, staging, plan.slots())
+            restoring.supersede(ws, staging)
         except restoring.SwapIncomplete:
             raise  # keep the staging folder: its old/ holds what could not be put back
         except BaseException:

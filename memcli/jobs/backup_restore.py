@@ -206,7 +206,8 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
             except OSError:
                 stuck.append(ws.rel(src) if src.is_relative_to(ws.root) else str(src))
         if stuck:
-            raise SwapIncomplete(f"restore failed while replacing {slot} and could not put back "
+            why = f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else ""  # e.g. a full disk
+            raise SwapIncomplete(f"restore failed while replacing {slot}{why} and could not put back "
                                  f"{', '.join(stuck)}; the previous files are in {staging}/old",
                                  "run `mem backup rollback` to return to the snapshot taken before") from exc
         if isinstance(exc, OSError):
@@ -217,8 +218,25 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
         _fsync_dir(folder)
 
 
+SUPERSEDED = "superseded"  # in an old staging folder: a later restore or rollback finished
+
+
+def supersede(ws: Workspace, current: Path) -> None:
+    """Mark the staging folders of earlier interrupted restores: a restore (or rollback) that
+    just finished replaced every slot again, so they no longer leave the workspace mixed."""
+    for e in os.scandir(ws.root):
+        if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False) and e.path != str(current):
+            try:
+                (Path(e.path) / SUPERSEDED).touch()
+            except OSError:
+                pass  # health keeps reporting it: still true that it needs a look
+
+
 def swap_state(staging: Path) -> str:
-    """How far the swap of an interrupted restore got: "none", "partial" or "complete"."""
+    """How far the swap of an interrupted restore got: "none", "partial", "complete" or
+    "superseded" (a later restore finished)."""
+    if (staging / SUPERSEDED).exists():
+        return "superseded"
     try:
         lines = (staging / SWAP_MARK).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):

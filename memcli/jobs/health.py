@@ -205,9 +205,9 @@ def restore_check(ws: Workspace) -> Check | None:
                                       f"old and restored ones ({half[0]}/old holds what it had replaced); run "
                                       f"`mem backup rollback` or the restore again, then delete {half[0]}")
     if left:
-        done = [n for n, st in states.items() if st == "complete"]
-        why = (f"{done[0]} was left by a restore that replaced everything but was stopped before tidying up "
-               f"(its old/ holds the replaced files, also in the snapshot)" if done else
+        done = [n for n, st in states.items() if st in ("complete", "superseded")]
+        why = (f"{done[0]} was left by an interrupted restore that it or a later one completed "
+               f"(its old/ holds replaced files, also in the snapshot)" if done else
                f"{left[0]} was left by a restore interrupted before it changed anything")
         return Check("restore", WARN, f"{why}; delete it")
     return None
