@@ -44,6 +44,7 @@ MEM_YAML = """\
 #   vector_weight: 0.3           # share of the vector branch in fusion (ReMe: 0.7)
 #   candidate_multiplier: 3.0
 #   rrf_k: 60
+#   fusion: minmax             # or rrf (ReMe's weighted reciprocal rank fusion)
 """
 
 FOLDERS = ("memory", "digest/personal", "digest/procedure", "digest/wiki", "resource",
