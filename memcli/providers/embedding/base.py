@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from abc import ABC, abstractmethod
 import unicodedata
 from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
@@ -126,7 +127,7 @@ def normalize(arr: np.ndarray) -> np.ndarray:
     return (arr / np.where(norms > 0, norms, 1.0)).astype(np.float32, copy=False)
 
 
-class BaseEmbedder:
+class BaseEmbedder(ABC):
     """Shared behaviour: truncation, batching, checks. Subclasses implement `_embed`."""
 
     backend = ""
@@ -159,8 +160,9 @@ class BaseEmbedder:
             return np.zeros((0, self.dims), dtype=np.float32)
         return parts[0] if len(parts) == 1 else np.vstack(parts)
 
+    @abstractmethod
     def _embed(self, texts: list[str]) -> Sequence[Sequence[float]] | np.ndarray:
-        raise NotImplementedError
+        """Vectors for one batch (each backend's own request)."""
 
     def close(self) -> None:
         pass

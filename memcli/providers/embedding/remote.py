@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import TYPE_CHECKING, Any, Sequence
 
 from memcli.errors import ProviderError
@@ -60,8 +61,10 @@ class RemoteEmbedder(BaseEmbedder):
                                 f"shape ({type(exc).__name__}: {exc})",
                                 "check backend and base_url match the server's API") from None
 
+    @abstractmethod
     def _payload(self, texts: list[str]) -> dict[str, Any]:
-        raise NotImplementedError
+        """The provider's request body for one batch."""
 
+    @abstractmethod
     def _vectors(self, data: dict) -> Sequence[Sequence[float]]:
-        raise NotImplementedError
+        """The vectors in the provider's response, in input order."""
