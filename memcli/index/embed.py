@@ -11,7 +11,6 @@ vectors into the chunk store as `_embedding_f16_b64` (ReMe's format).
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -81,14 +80,8 @@ def _write_store_vectors(ws: Workspace, snap, rows, mask) -> None:
         return  # store and snapshot disagree: the next sync rebuilds both
     changed = False
     for d, line in enumerate(lines):
-        want = vectors.f16_b64(rows[d]) if mask[d] else None
-        rec = json.loads(line)
-        if rec.get("_embedding_f16_b64") != want:
-            rec.pop("_embedding_f16_b64", None)
-            if want:
-                rec["_embedding_f16_b64"] = want
-            lines[d] = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            changed = True
+        lines[d] = store.with_vector(line, vectors.f16_b64(rows[d]) if mask[d] else None)
+        changed = changed or lines[d] is not line
     if changed:
         raw = store.write_lines(store_file, lines)
         snapmod.rewrite_header(sync.snapshot_path(ws), {"store_sha": hashlib.sha256(raw).hexdigest(),

@@ -42,6 +42,18 @@ def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: st
             f'"start_line":{int(start)},"end_line":{int(end)},"scores":{{}}{tail}}}').encode("utf-8")
 
 
+def with_vector(line: bytes, emb_b64: str | None) -> bytes:
+    """The chunk store line with its `_embedding_f16_b64` set to `emb_b64` (dropped when None);
+    the same line object when nothing changes."""
+    rec = json.loads(line)
+    if rec.get("_embedding_f16_b64") == emb_b64:
+        return line
+    rec.pop("_embedding_f16_b64", None)
+    if emb_b64:
+        rec["_embedding_f16_b64"] = emb_b64
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def compress(data: bytes) -> bytes:
     import zstandard
 

@@ -220,9 +220,7 @@ def carry(metadata: Path, old, keep_mask, has_fresh: bool, lines: list[bytes], t
             if vec is not None:
                 rows[d] = vec
                 mask[d] = 1
-                rec = json.loads(lines[d])
-                rec["_embedding_f16_b64"] = f16_b64(vec)
-                lines[d] = json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+                lines[d] = store.with_vector(lines[d], f16_b64(vec))
     write_matrix(matrix_path(metadata, space["id"]),
                          {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
                           "dims": dims, "n_docs": n}, mask, rows)
