@@ -371,7 +371,7 @@ def index_tag(spec: dict) -> str:
     """What of a variant changes the index: the tokenizer ('stopq' only changes queries), k1, b."""
     parts = [p for p in spec.get("tok", "base").split("+") if p not in ("stopq", "base", "")]
     tag = "+".join(sorted(parts)) or "base"
-    for key in ("k1", "b"):
+    for key in ("k1", "b", "bi"):
         if key in spec:
             tag += f"-{key}{spec[key]}"
     return tag
@@ -408,6 +408,28 @@ def patched(spec: dict):
 
             saved.append((bm25, "score", bm25.score))
             bm25.score = make_file_prior(bm25.score, float(spec["fileprior"]), spec)
+        if "bi" in spec:
+            from memcli.retrieval import bm25
+
+            saved += [(bm25, "_terms", bm25._terms), (tk, "tokenize", tk.tokenize),
+                      (tk, "query_terms", tk.query_terms)]
+            install_bigrams(float(spec["bi"]))
+            tk.FINGERPRINT = hashlib.sha1(f"{tk.FINGERPRINT}+bi".encode()).hexdigest()[:10]
+        if "qx" in spec:
+            from memcli.retrieval import bm25
+
+            saved.append((bm25, "_terms", bm25._terms))
+            bm25._terms = make_query_expansion(spec["qx"], bm25._terms)
+        if "ksub" in spec:
+            from memcli.retrieval import bm25
+
+            saved.append((bm25, "search", bm25.search))
+            bm25.search = make_sub_keyword(spec, bm25.score)
+        if "vpass" in spec:
+            from memcli.jobs import search as _s
+
+            saved.append((_s, "_vector_branch", _s._vector_branch))
+            _s._vector_branch = make_passage_vector_branch(int(spec["vpass"]))
         if "vsub" in spec:
             from memcli.jobs import search as _s
 
@@ -422,17 +444,20 @@ def patched(spec: dict):
         how = spec.get("merge", "on")
         mmr = float(spec["mmr"]) if "mmr" in spec else None
         half = float(spec["recency"]) if "recency" in spec else None
-        if how != "on" or mmr is not None or half is not None:
-            def merge(snap, hits):
+        fdecay = float(spec["fdecay"]) if "fdecay" in spec else None
+        if how != "on" or mmr is not None or half is not None or fdecay is not None:
+            def merge(snap, hits, *rest):
                 if half is not None:
                     hits = recency(hits, half)
                 if mmr is not None:
                     hits = mmr_order(snap, hits, mmr)
                 if how == "on":
-                    return orig_merge(snap, hits)
-                if how == "off":
-                    return hits
-                return merge_variant(snap, hits, how)
+                    hits = orig_merge(snap, hits, *rest)
+                elif how != "off":
+                    hits = merge_variant(snap, hits, how)
+                if fdecay is not None:
+                    hits = file_decay(hits, fdecay)
+                return hits
             search._merge = merge
         yield
     finally:
@@ -582,6 +607,224 @@ def make_sub_vector_branch(spec: dict, pair: bool):
     return branch
 
 
+_KSUB_CACHE: dict = {}
+_PASS_CACHE: dict = {}
+
+
+def split_passages(text: str, crumb: int, target: int) -> list[str]:
+    """A chunk's text cut into windows of whole lines of at most `target` tokens
+    (a longer line alone), each overlapping the previous by up to target // 5 tokens,
+    each with the chunk's breadcrumb; a chunk within `target` is its own passage."""
+    from memcli.index.chunker import estimate_tokens
+
+    lines = text.split("\n")
+    head, body = lines[:crumb], lines[crumb:]
+    tok = [estimate_tokens(x) for x in body]
+    if sum(tok) <= target:
+        return [text]
+    out, i, n = [], 0, len(body)
+    while i < n:
+        j, used = i, 0
+        while j < n and (j == i or used + tok[j] <= target):
+            used += tok[j]
+            j += 1
+        out.append("\n".join(head + body[i:j]))
+        if j >= n:
+            break
+        k, back = j, 0
+        while k - 1 > i and back + tok[k - 1] <= target // 5:
+            k -= 1
+            back += tok[k]
+        i = k
+    return out
+
+
+def make_passage_vector_branch(target: int):
+    """Vector branch scored per chunk as the best cosine of its own passages (split_passages)."""
+    import numpy as np
+
+    def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
+        key = (str(ws.root), snap.header.get("generation"), target)
+        entry = _PASS_CACHE.get(key)
+        if entry is None:
+            texts, owners = [], []
+            for d in range(snap.n_docs):
+                _, _, _, crumb = snap.meta(d)
+                for t in split_passages(snap.text(d), crumb, target):
+                    texts.append(t)
+                    owners.append(d)
+            emb = embedder()
+            rows = np.concatenate([emb.embed_batch(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+            emb.cache.save()
+            rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+            entry = _PASS_CACHE[key] = (rows, np.array(owners))
+        rows, owners = entry
+        q = embedder().embed_batch([query])[0]
+        cos = rows @ (q / (np.linalg.norm(q) or 1.0))
+        best = np.full(snap.n_docs, -np.inf, dtype=np.float32)
+        np.maximum.at(best, owners, cos)
+        if allowed is not None:
+            best[[not allowed(d) for d in range(snap.n_docs)]] = -np.inf
+        k = min(candidates, int(np.isfinite(best).sum()))
+        idx = np.argsort(-best, kind="stable")[:k]
+        return [(int(d), float(best[d])) for d in idx], None
+    return branch
+_VOCAB: dict = {}
+
+
+def make_query_expansion(rule: str, terms_fn):
+    """Semantic query expansion with the local model: `qx=<m>:<min cos>:<beta>`. Each
+    content word of the query adds up to m words of the vault's vocabulary whose
+    embedding (the local model on the single word) is at least `min cos` similar, each
+    weighted beta x cos x its own idf."""
+    import math as _m
+
+    import numpy as np
+
+    from memcli.retrieval import tokenizer as tk
+
+    m, tau, beta = rule.split(":")
+    m, tau, beta = int(m), float(tau), float(beta)
+    word_re = re.compile(r"[a-z]{3,}")
+
+    def vocab():
+        if Ctx.root not in _VOCAB:
+            words: set[str] = set()
+            for f in sorted(Path(Ctx.root).glob("[md]*/**/*.md")):
+                words |= set(word_re.findall(f.read_text(encoding="utf-8").lower()))
+            words = sorted(w for w in words if w not in STOPWORDS)
+            emb = embedder()
+            vecs = np.concatenate([emb.embed_batch(words[i:i + 256]) for i in range(0, len(words), 256)])
+            emb.cache.save()
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            toks = [(tk.tokenize(w) or [w])[0] for w in words]
+            _VOCAB[Ctx.root] = dict(words=words, vecs=vecs, toks=toks)
+        return _VOCAB[Ctx.root]
+
+    def _terms(snap, query):
+        base = terms_fn(snap, query)
+        V = vocab()
+        own = set(tk.query_terms(query))
+        qwords = [w for w in word_re.findall(query.lower()) if w not in STOPWORDS]
+        if not qwords:
+            return base
+        qv = embedder().embed_batch(qwords)
+        qv /= np.linalg.norm(qv, axis=1, keepdims=True)
+        sims = qv @ V["vecs"].T
+        n = snap.n_docs
+        k1 = float(snap.header.get("k1", 1.5))
+        extra: dict[str, float] = {}
+        for row in sims:
+            took = 0
+            for j in np.argsort(-row)[:50]:
+                t = V["toks"][j]
+                if row[j] < tau or took >= m:
+                    break
+                if t in own:
+                    continue
+                took += 1
+                extra[t] = max(extra.get(t, 0.0), float(row[j]))
+        out = list(base)
+        for t, c in extra.items():
+            span = snap.postings(tk.term_hash(t))
+            if span is None:
+                continue
+            a, z = span
+            idf = _m.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
+            out.append((a, z, beta * c * idf * (k1 + 1.0)))
+        return out
+    return _terms
+BIGRAM = "\x01"
+
+
+def install_bigrams(weight: float):
+    """Sequential-dependence-like proximity: every pair of adjacent index terms (after
+    stopwords) is indexed as one more term `a\x01b`; a query's pairs count `weight`
+    times a single term's BM25 weight."""
+    import math as _m
+
+    from memcli.retrieval import bm25
+    from memcli.retrieval import tokenizer as tk
+
+    tok, qt = tk.tokenize, tk.query_terms
+
+    def pairs(toks):
+        return [f"{a}{BIGRAM}{b}" for a, b in zip(toks, toks[1:])]
+
+    def tokenize(text):
+        out = []
+        for line in text.split("\n"):
+            t = tok(line)
+            out += t + pairs(t)
+        return out
+
+    def query_terms(text):
+        t = qt(text)
+        return list(dict.fromkeys(t + pairs(t)))
+
+    def _terms(snap, query):
+        n = snap.n_docs
+        k1 = float(snap.header.get("k1", 1.5))
+        terms = []
+        for term in query_terms(query):
+            span = snap.postings(tk.term_hash(term))
+            if span is not None:
+                a, z = span
+                idf = _m.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
+                if idf > 0:
+                    terms.append((a, z, idf * (k1 + 1.0) * (weight if BIGRAM in term else 1.0)))
+        return terms
+    tk.tokenize, tk.query_terms, bm25._terms = tokenize, query_terms, _terms
+
+
+def make_sub_keyword(spec: dict, score):
+    """Keyword branch with a best-passage term: `ksub=<tokens>:<beta>`. A chunk's score is
+    (1 - beta) x its BM25 / the best chunk's + beta x the best BM25 of the small
+    (`tokens`, 20% overlap) chunks of its file overlapping its lines / the best small
+    chunk's. Query terms close together (in one turn) then count for more."""
+    from memcli.index import sync
+
+    target, beta = spec["ksub"].split(":")
+    target, beta = int(target), float(beta)
+
+    def search(snap, query, k, allowed=None):
+        key = (Ctx.root, snap.header.get("generation"), target)
+        entry = _KSUB_CACHE.get(key)
+        if entry is None:
+            sub_ws = workspace(Path(Ctx.root), {"chunking.target_tokens": target,
+                                                "chunking.overlap_tokens": target // 5},
+                               {k2: v for k2, v in spec.items() if k2 in ("tok", "k1", "b")})
+            ensure_index(sub_ws, vectors=False)
+            sub = sync.open_snapshot(sub_ws)
+            by_path: dict[str, list[tuple[int, int, int]]] = {}
+            for d in range(sub.n_docs):
+                f, a, b, _ = sub.meta(d)
+                by_path.setdefault(_path(sub, f), []).append((a, b, d))
+            owners: dict[int, list[int]] = {}
+            for d in range(snap.n_docs):
+                f, a, b, _ = snap.meta(d)
+                for sa, sb, sd in by_path.get(_path(snap, f), []):
+                    if sa <= b and sb >= a:
+                        owners.setdefault(sd, []).append(d)
+            entry = _KSUB_CACHE[key] = (sub, owners)
+        sub, owners = entry
+        base = score(snap, query, allowed)
+        if not base:
+            return []
+        subs = score(sub, query)
+        best: dict[int, float] = {}
+        for sd, s in subs.items():
+            for d in owners.get(sd, ()):
+                if s > best.get(d, 0.0):
+                    best[d] = s
+        mb = max(base.values())
+        ms = max(best.values()) if best else 1.0
+        out = {d: (1 - beta) * base.get(d, 0.0) / mb + beta * best.get(d, 0.0) / ms
+               for d in set(base) | {d for d in best if allowed is None or allowed(d)}}
+        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    return search
+
+
 def _path(snap, fidx: int) -> str:
     paths = getattr(snap, "paths", None)
     return paths[fidx] if paths is not None else snap.files[fidx]["path"]
@@ -718,6 +961,17 @@ def merge_variant(snap, hits, how: str):
     return kept
 
 
+def file_decay(hits, factor: float):
+    """Soft per-file diversity: the n-th hit of a file has its score times factor^(n-1)."""
+    seen: dict[str, int] = {}
+    scored = []
+    for i, h in enumerate(hits):
+        n = seen.get(h.path, 0)
+        seen[h.path] = n + 1
+        scored.append((-(h.score * factor ** n), i, h))
+    return [h for _, _, h in sorted(scored)]
+
+
 def recency(hits, half_life: float):
     """Score x 0.5^(age / half-life), age in days before the vault's newest note."""
     if not Ctx.now:
@@ -756,7 +1010,7 @@ def parse_variant(text: str) -> dict:
     spec: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
         key, _, value = part.partition("=")
-        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b", "prf", "vsub", "fileprior"):
+        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b", "prf", "vsub", "fileprior", "ksub", "bi", "fdecay", "qx", "vpass"):
             raise SystemExit(f"unknown variant part {part!r}")
         spec[key] = value
     return spec
