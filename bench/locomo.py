@@ -603,6 +603,10 @@ def make_sub_vector_branch(spec: dict, pair: bool):
         k = min(candidates, int(np.isfinite(best).sum()))
         idx = np.argsort(-best, kind="stable")[:k]
         found = [(int(d), float(best[d])) for d in idx]
+        from memcli.jobs import search as _s
+
+        if hasattr(_s, "VectorBranch"):  # search.py since query expansion
+            return _s.VectorBranch(found, None, [])
         return (found, None) if pair else found  # newer search.py also takes a has-vector test
     return branch
 
@@ -667,7 +671,9 @@ def make_passage_vector_branch(target: int):
             best[[not allowed(d) for d in range(snap.n_docs)]] = -np.inf
         k = min(candidates, int(np.isfinite(best).sum()))
         idx = np.argsort(-best, kind="stable")[:k]
-        return [(int(d), float(best[d])) for d in idx], None
+        from memcli.jobs import search as _s
+
+        return _s.VectorBranch([(int(d), float(best[d])) for d in idx], None, [])
     return branch
 _VOCAB: dict = {}
 
@@ -701,8 +707,8 @@ def make_query_expansion(rule: str, terms_fn):
             _VOCAB[Ctx.root] = dict(words=words, vecs=vecs, toks=toks)
         return _VOCAB[Ctx.root]
 
-    def _terms(snap, query):
-        base = terms_fn(snap, query)
+    def _terms(snap, query, extra=()):
+        base = terms_fn(snap, query, extra)
         V = vocab()
         own = set(tk.query_terms(query))
         qwords = [w for w in word_re.findall(query.lower()) if w not in STOPWORDS]
@@ -762,11 +768,11 @@ def install_bigrams(weight: float):
         t = qt(text)
         return list(dict.fromkeys(t + pairs(t)))
 
-    def _terms(snap, query):
+    def _terms(snap, query, extra=()):
         n = snap.n_docs
         k1 = float(snap.header.get("k1", 1.5))
         terms = []
-        for term in query_terms(query):
+        for term in query_terms(query) + [t for t, _ in extra]:
             span = snap.postings(tk.term_hash(term))
             if span is not None:
                 a, z = span
@@ -1056,6 +1062,10 @@ def ensure_index(ws, vectors: bool) -> dict:
             complete = m is not None and m.n_docs == snap.n_docs and int(m.mask.sum()) == snap.n_docs
         finally:
             snap.close()
+        if complete and int(ws.config["search"].get("expand_terms", 0)) > 0:  # word vectors too
+            from memcli.index import terms
+
+            complete = terms.store_path(ws.metadata, vecmod.active_space(ws.metadata)["id"]).exists()
         if not complete:
             before = emb.model_texts
             rep = reindex.run(ws, scope="embedding")

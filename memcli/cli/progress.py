@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 from memcli.cli.context import Context
 
-LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding"}
+LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding", "terms": "Embedding words"}
 
 
 @contextmanager

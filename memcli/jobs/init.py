@@ -45,6 +45,8 @@ MEM_YAML = """\
 #   candidate_multiplier: 3.0
 #   rrf_k: 60
 #   fusion: minmax             # or rrf (ReMe's weighted reciprocal rank fusion)
+#   expand_terms: 5            # query words' nearest vault words added to the keyword
+#                              #   query (needs an embedding backend); 0 = off
 """
 
 FOLDERS = ("memory", "digest/personal", "digest/procedure", "digest/wiki", "resource",

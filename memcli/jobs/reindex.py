@@ -32,6 +32,7 @@ class ReindexReport:
     scope: str
     embed: embed.EmbedReport | None = None
     embedding_note: str = ""
+    terms: tuple[int, int] | None = None  # (words embedded now, words with a vector)
 
     def to_json(self) -> dict:
         s = self.sync
@@ -45,6 +46,8 @@ class ReindexReport:
             out["embedding"] = {"space": e.space, "switched": e.switched, "embedded": e.embedded,
                                 "reused": e.reused, "chunks_with_vectors": e.with_vectors, "chunks": e.total,
                                 "seconds": round(e.seconds, 3)}
+            if self.terms is not None:
+                out["embedding"]["words_embedded"], out["embedding"]["words"] = self.terms
         elif self.embedding_note:
             out["embedding"] = {"skipped": self.embedding_note}
         return out
@@ -75,10 +78,31 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
                     ws, backend.space, backend.embedder.embed_batch, int(cfg["max_batch_size"]),
                     lambda: index_lock(ws, "embed-checkpoint", wait=INDEX_WAIT),
                     max_cache=int(cfg["max_cache_size"]), progress=progress)
-                backend.embedder.close()
+                try:
+                    rep.terms = _embed_terms(ws, backend, progress)
+                finally:
+                    backend.embedder.close()
     rep.seconds = time.perf_counter() - t0
     return rep
 
+
+
+def _embed_terms(ws: Workspace, backend, progress) -> tuple[int, int] | None:
+    """Word vectors for query expansion (memcli.index.terms), after the chunks' vectors."""
+    from memcli.index import terms
+
+    cfg = ws.config["search"]
+    if int(cfg["expand_terms"]) <= 0:
+        return None
+    snap = sync.open_snapshot(ws)
+    if snap is None:
+        return None
+    try:
+        return terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch,
+                            int(ws.config["embedding_model_config"]["max_batch_size"]),
+                            int(cfg["expand_vocabulary"]), progress=progress)
+    finally:
+        snap.close()
 
 
 def _drop_matrix(ws: Workspace) -> None:

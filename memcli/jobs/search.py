@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from memcli.errors import BadInput
 from memcli.jobs.freshness import fresh_snapshot
@@ -50,6 +51,7 @@ class SearchResult:
     keyword_hits: int = 0
     hybrid: bool = False
     warnings: list[str] = field(default_factory=list)
+    expansion: list[str] = field(default_factory=list)  # index terms the query was expanded with
 
     @property
     def log_line(self) -> str:
@@ -83,7 +85,7 @@ class SearchResult:
         return {"query": self.query, "results": [h.to_json(citations, max_chars) for h in self.hits],
                 "counts": {"candidates": self.candidates, "vector": self.vector_hits,
                            "keyword": self.keyword_hits, "returned": len(self.hits), "hybrid": self.hybrid},
-                "log": self.log_line, "warnings": self.warnings}
+                "expansion": self.expansion, "log": self.log_line, "warnings": self.warnings}
 
 
 def clip(text: str, max_chars: int | None) -> str:
@@ -193,14 +195,15 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
         ok_files = [bool((d := ws.date_of(p)) and lo <= d <= hi) for p in snap.paths]
         allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
 
+    branch = VectorBranch([], None, [])
+    if mode != "keyword":  # first: its query embedding also gives the keyword expansion
+        branch = _vector_branch(ws, snap, query, candidates, allowed, result.warnings,
+                                required=mode != "auto", backend=backend, expand=mode != "vector")
+    vector, embedded = branch.hits, branch.has_vector
     keyword: list[tuple[int, float]] = []
     if mode != "vector":
-        keyword = bm25.search(snap, query, candidates, allowed)
-    vector: list[tuple[int, float]] = []
-    embedded = None
-    if mode != "keyword":
-        vector, embedded = _vector_branch(ws, snap, query, candidates, allowed, result.warnings,
-                                          required=mode != "auto", backend=backend)
+        keyword = bm25.search(snap, query, candidates, allowed, extra=branch.expansion)
+    result.expansion = [t for t, _ in branch.expansion]
     result.keyword_hits, result.vector_hits = len(keyword), len(vector)
 
     if keyword and vector:
@@ -279,11 +282,18 @@ def _fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None) -> 
     return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
 
 
-def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
-                   required: bool, backend=None) -> tuple[list[tuple[int, float]], object]:
-    """Exact cosine over the chunk vectors, and a has-a-vector test for chunks.
+class VectorBranch(NamedTuple):
+    hits: list[tuple[int, float]]  # (doc, cosine), best first
+    has_vector: object  # doc -> bool, or None when the branch did not run
+    expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
 
-    ([], None) (with one warning) whenever it cannot run.
+
+def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
+                   required: bool, backend=None, expand: bool = True) -> VectorBranch:
+    """Exact cosine over the chunk vectors, a has-a-vector test for chunks, and the
+    query expansion computed from the same embedding request.
+
+    Empty (with one warning) whenever it cannot run.
 
     Never an error unless the user forced --mode vector/hybrid without any backend:
     a failing provider, changed embedding settings or missing vectors degrade the
@@ -296,34 +306,52 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     space = vectors.active_space(ws.metadata)
     explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")
     if space is None and not required and not explicit:
-        return [], None  # keyword-only workspace: no vectors were ever computed, nothing to load
+        return VectorBranch([], None, [])  # keyword-only workspace: no vectors were ever computed
     owned = backend is None  # built here, so closed here; a caller's backend stays open
     backend = backend or embedding.configured(ws)
     if backend is None:
         if required:
             raise BadInput("vector search needs an embedding backend",
                            embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
-        return [], None
+        return VectorBranch([], None, [])
     if space is None:
         warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)")
-        return [], None
+        return VectorBranch([], None, [])
     if space["id"] != backend.space["id"]:
         warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                         "vector search paused until `mem reindex --scope embedding`")
-        return [], None
+        return VectorBranch([], None, [])
     matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""))
     if matrix is None or matrix.n_docs != snap.n_docs:
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
-        return [], None
+        return VectorBranch([], None, [])
+    words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
     try:
-        q = backend.embedder.embed_batch([query])[0]
+        vecs = backend.embedder.embed_batch([query] + words)
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
-        return [], None
+        return VectorBranch([], None, [])
     finally:
         if owned:
             backend.embedder.close()
+    from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
+    cfg = ws.config["search"]
+    expansion = expmod.neighbours(query, vecs[1:], vocab, int(cfg["expand_terms"]),
+                                  float(cfg["expand_min_similarity"]), float(cfg["expand_weight"])) if words else []
     mask = matrix.mask
-    return vecmod.top(matrix.rows, mask, q, candidates, allowed), lambda d: bool(mask[d])
+    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed), lambda d: bool(mask[d]),
+                        expansion)
+
+
+def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:
+    """The query words to embed for expansion, and the vault's word vectors (or nothing)."""
+    if int(ws.config["search"]["expand_terms"]) <= 0:
+        return [], None
+    from memcli.index import terms
+    from memcli.retrieval import expand as expmod
+
+    words = expmod.query_words(query)
+    vocab = terms.load(ws.metadata, space) if words else None
+    return (words, vocab) if vocab is not None else ([], None)

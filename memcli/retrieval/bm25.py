@@ -17,24 +17,28 @@ from memcli.retrieval import tokenizer
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
 
 
-def _terms(snap, query: str) -> list[tuple[int, int, float]]:
-    """(postings start, end, idf * (k1 + 1)) of each query term found in the index."""
+def _terms(snap, query: str, extra=()) -> list[tuple[int, int, float]]:
+    """(postings start, end, idf * (k1 + 1) * weight) of each query term found in the index.
+
+    `extra` = (index term, weight) pairs added to the query's own terms (weight 1)."""
     n = snap.n_docs
     k1 = float(snap.header.get("k1", 1.5))
     terms = []
-    for term in tokenizer.query_terms(query):
+    weighted = [(t, 1.0) for t in tokenizer.query_terms(query)] + list(extra)
+    for term, weight in weighted:
         span = snap.postings(tokenizer.term_hash(term))
         if span is not None:
             a, z = span
             idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
             if idf > 0:
-                terms.append((a, z, idf * (k1 + 1.0)))
+                terms.append((a, z, idf * (k1 + 1.0) * weight))
     return terms
 
 
-def search(snap, query: str, k: int, allowed=None) -> list[tuple[int, float]]:
-    """The best `k` (chunk, BM25 score), highest first; `allowed(doc) -> bool` filters chunks."""
-    terms = _terms(snap, query) if snap.n_docs else []
+def search(snap, query: str, k: int, allowed=None, extra=()) -> list[tuple[int, float]]:
+    """The best `k` (chunk, BM25 score), highest first; `allowed(doc) -> bool` filters chunks;
+    `extra` adds weighted terms (query expansion)."""
+    terms = _terms(snap, query, extra) if snap.n_docs else []
     if not terms:
         return []
     if sum(z - a for a, z, _ in terms) <= NUMPY_POSTINGS:

@@ -59,6 +59,11 @@ DEFAULTS: dict[str, Any] = {
         "limit": 5,
         "max_links_per_direction": 10,
         "sync_before_search_max_files": 50,
+        # query expansion with the embedding model's nearest vault words (memcli.retrieval.expand)
+        "expand_terms": 5,  # neighbours per query word; 0 = off (no word vectors are computed)
+        "expand_min_similarity": 0.5,
+        "expand_weight": 0.3,  # a neighbour counts weight x similarity of a query word
+        "expand_vocabulary": 50000,  # words (most frequent first) given a vector
     },
     "chunking": {"target_tokens": 400, "overlap_tokens": 80},
     "extra_paths": [],

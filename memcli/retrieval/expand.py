@@ -1,0 +1,50 @@
+"""Query expansion: add to a keyword query the vault's words nearest to its words.
+
+Each content word of the query is embedded (in the same request as the query
+itself, so no extra round trip) and compared with the vault's word vectors
+(memcli.index.terms). Up to `expand_terms` words at least `expand_min_similarity`
+similar become extra BM25 terms, each weighted `expand_weight` x similarity:
+`injured` brings `injury`, `hurt`, `accident`; `picture` brings `photo`, `pic`.
+A neighbour that is already a query term adds nothing, so an exact match always
+counts more than a paraphrase.
+"""
+
+from __future__ import annotations
+
+from memcli.index.terms import words_of
+from memcli.retrieval import tokenizer
+
+MAX_QUERY_WORDS = 12  # a pasted paragraph must not cost a large embedding request
+SCAN = 64  # nearest words looked at per query word (most are skipped as the query's own)
+
+
+def query_words(query: str) -> list[str]:
+    return list(dict.fromkeys(words_of(query)))[:MAX_QUERY_WORDS]
+
+
+def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: float,
+               weight: float) -> list[tuple[str, float]]:
+    """(index term, weight) of the expansion; `word_vecs` are the query words' vectors."""
+    import numpy as np
+
+    words, vecs = vocab
+    if per_word <= 0 or not len(word_vecs):
+        return []
+    q = np.asarray(word_vecs, dtype=np.float32)
+    q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    sims = q @ vecs.T
+    own = set(tokenizer.query_terms(query))
+    extra: dict[str, float] = {}
+    scan = min(SCAN, sims.shape[1])
+    for row in sims:
+        near = np.argpartition(-row, scan - 1)[:scan]
+        taken = 0
+        for j in near[np.argsort(-row[near], kind="stable")].tolist():
+            if row[j] < min_similarity or taken >= per_word:
+                break
+            terms = tokenizer.query_terms(words[j])
+            if not terms or terms[0] in own:
+                continue
+            taken += 1
+            extra[terms[0]] = max(extra.get(terms[0], 0.0), weight * float(row[j]))
+    return sorted(extra.items())

@@ -1,0 +1,207 @@
+"""Query expansion with word vectors, end to end: `mem reindex` embeds the vault's words,
+`mem search` adds the nearest ones to the keyword query (memcli.index.terms,
+memcli.retrieval.expand), against a real OpenAI-compatible server on 127.0.0.1.
+
+The server embeds by *concepts*: each word of a small synonym table adds 1 to its
+concept's dimension, any other word to a hashed dimension. So `injured` and
+`accident` are the same direction, and a test knows exactly which words are neighbours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
+import fake_provider as fp  # noqa: E402
+
+DIMS = 16
+CONCEPTS = {"injured": 0, "accident": 0, "hurt": 0, "picture": 1, "photo": 1, "snapshot": 1}
+UNPIN = {"MEM_EMBEDDING_BACKEND": None}
+DAY = "memory/2026-05-01"
+NOTES = {
+    "soccer": "My son had a soccer accident last spring.",
+    "garden": "The garden needs water twice a week.",
+    "camera": "Here is a photo of the lake at dawn.",
+    "storm": "Nobody was injured in the storm, luckily.",
+}
+
+
+def concept_vector(text: str) -> list[float]:
+    v = [0.0] * DIMS
+    for word in re.findall(r"\w\w+", text.lower()):
+        if word in CONCEPTS:
+            v[CONCEPTS[word]] += 1.0
+        else:
+            v[2 + hashlib.sha256(word.encode()).digest()[0] % (DIMS - 2)] += 1.0
+    return v
+
+
+class ConceptServer:
+    def __init__(self):
+        self.state, self._stop = fp.serve()
+        local = threading.local()
+
+        def texts(body):
+            local.texts = body["input"]
+            return local.texts
+
+        def answer(_ignored):
+            return {"object": "list", "model": "test-emb",
+                    "data": [{"object": "embedding", "index": i, "embedding": concept_vector(t)}
+                             for i, t in enumerate(local.texts)]}
+
+        self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
+                                          ("authorization", "Bearer k"))
+
+    def texts(self) -> list[str]:
+        with self.state.lock:
+            return [t for s in self.state.seen if s.path == "/v1/embeddings" for t in s.body["input"]]
+
+    def stop(self):
+        self._stop()
+
+
+@pytest.fixture
+def server():
+    srv = ConceptServer()
+    yield srv
+    srv.stop()
+
+
+def configure(root: Path, url: str, **search) -> None:
+    lines = ["embedding_model_config:", "  backend: openai", f"  base_url: {url}/v1", "  model_name: test-emb",
+             "  api_key: k", f"  dimensions: {DIMS}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
+    lines += [f"  {k}: {json.dumps(v)}" for k, v in search.items()]
+    (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write(root: Path, name: str, text: str) -> None:
+    p = root / DAY / f"{name}.md"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    return ws
+
+
+@pytest.fixture
+def cli(run_mem, root):
+    def run(*args):
+        return run_mem("-w", root, *args, env=UNPIN)
+    return run
+
+
+@pytest.fixture
+def indexed(root, server, cli):
+    configure(root, server.state.url)
+    for name, text in NOTES.items():
+        write(root, name, text)
+    code, out, err = cli("reindex", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def terms_file(root: Path) -> Path:
+    found = list((root / "mem_metadata/embedding_store").glob("terms_*.npz"))
+    assert len(found) <= 1, found
+    return found[0] if found else root / "missing.npz"
+
+
+def search(cli, query: str, *args) -> dict:
+    code, out, err = cli("search", query, "--json", "--no-links", *args)
+    assert code == 0, err
+    assert err == "", err
+    return json.loads(out)
+
+
+def paths(doc: dict) -> list[str]:
+    return [Path(r["path"]).stem for r in doc["results"]]
+
+
+def test_reindex_embeds_each_vault_word_once(indexed, root, server, cli):
+    with np.load(terms_file(root)) as data:
+        words = set(data["words"].tolist())
+        vecs = data["vectors"]
+    assert {"soccer", "accident", "photo", "injured", "garden", "storm"} <= words
+    assert not words & {"the", "was", "in", "my"}, "stopwords are not embedded"
+    assert not any(len(w) < 3 for w in words)
+    assert vecs.dtype == np.float16 and vecs.shape == (len(words), DIMS)
+    assert np.allclose(np.linalg.norm(vecs.astype(np.float32), axis=1), 1.0, atol=1e-2)
+    assert set(server.texts()) >= words
+    assert indexed["embedding"]["words"] == len(words) == indexed["embedding"]["words_embedded"]
+
+    before = len(server.texts())
+    code, out, _ = cli("reindex", "--json")
+    assert code == 0 and json.loads(out)["embedding"]["words_embedded"] == 0
+    assert len(server.texts()) == before, "an unchanged vault embeds nothing"
+
+    (root / DAY / "garden.md").unlink()  # drops `garden`
+    write(root, "orchard", "The orchard needs water twice a week.")  # adds `orchard`
+    code, out, _ = cli("reindex", "--json")
+    assert code == 0, out
+    new = server.texts()[before:]
+    assert "orchard" in new and "water" not in new, new
+    with np.load(terms_file(root)) as data:
+        now = set(data["words"].tolist())
+    assert "orchard" in now and "garden" not in now
+
+
+def term(word: str) -> str:
+    """The index form of a word (stemmed like the index: `injured` -> `injur`)."""
+    from memcli.retrieval.tokenizer import query_terms
+
+    return query_terms(word)[0]
+
+
+def test_a_paraphrase_is_found_by_the_keyword_branch(indexed, cli):
+    doc = search(cli, "who was hurt")
+    assert sorted(doc["expansion"]) == sorted([term("accident"), term("injured")]), doc["expansion"]
+    by_name = {Path(r["path"]).stem: r for r in doc["results"]}
+    assert by_name["soccer"]["keyword"] is not None, doc  # keyword credit without the word
+    assert by_name["storm"]["keyword"] is not None, doc
+    assert by_name.get("camera", {}).get("keyword") is None, doc
+
+
+def test_forced_keyword_mode_does_not_expand(indexed, cli):
+    doc = search(cli, "who was hurt", "--mode", "keyword")
+    assert doc["expansion"] == []
+    assert doc["results"] == [], "no note has the word `hurt` (nor `who`, `was`: stopwords)"
+
+
+def test_an_exact_word_outranks_its_synonym(indexed, cli):
+    doc = search(cli, "injured", "--mode", "hybrid")
+    assert paths(doc)[0] == "storm", doc  # holds `injured` itself; `soccer` only its neighbour
+    kw = {Path(r["path"]).stem: r["keyword"] for r in doc["results"]}
+    assert kw["storm"] > kw["soccer"] > 0, kw
+
+
+def test_expansion_off_embeds_no_words(root, server, cli):
+    configure(root, server.state.url, expand_terms=0)
+    for name, text in NOTES.items():
+        write(root, name, text)
+    assert cli("reindex")[0] == 0
+    assert not terms_file(root).exists()
+    assert "accident" not in server.texts(), "only chunk texts were sent"
+    assert search(cli, "who was hurt")["expansion"] == []
+
+
+def test_a_damaged_word_store_only_turns_expansion_off(indexed, root, cli):
+    terms_file(root).write_bytes(b"PK\x03\x04 not really a zip")
+    doc = search(cli, "who was hurt")
+    assert doc["expansion"] == []
+    code, out, err = cli("reindex", "--json")
+    assert code == 0, err
+    assert json.loads(out)["embedding"]["words_embedded"] > 0, "rebuilt from the Markdown"
+    assert term("accident") in search(cli, "who was hurt")["expansion"]
