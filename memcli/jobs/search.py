@@ -281,7 +281,7 @@ def _fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None) -> 
 
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
                    required: bool, backend=None) -> tuple[list[tuple[int, float]], object]:
-    """Exact cosine over the chunk vectors, and a has-a-vector test for chunks.
+    """Exact cosine over the chunks' passage vectors (a chunk's best), and a has-a-vector test.
 
     ([], None) (with one warning) whenever it cannot run.
 
@@ -311,7 +311,10 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                         "vector search paused until `mem reindex --scope embedding`")
         return [], None
-    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""))
+    from memcli.index import passages
+
+    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""),
+                                 passages.configured(ws.config))
     if matrix is None or matrix.n_docs != snap.n_docs:
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
         return [], None
@@ -325,5 +328,5 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
             backend.embedder.close()
     from memcli.retrieval import vector as vecmod
 
-    mask = matrix.mask
-    return vecmod.top(matrix.rows, mask, q, candidates, allowed), lambda d: bool(mask[d])
+    mask = matrix.mask  # a chunk scores as its best passage
+    return vecmod.top(matrix.rows, mask, q, candidates, allowed, matrix.offsets), lambda d: bool(mask[d])
