@@ -48,7 +48,7 @@ def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str,
         parts_rows, parts_mask, parts_counts = [], [], []
     n_kept = int(sum(len(x) for x in parts_mask))
     lookup = _old_passages(old, m, fresh_docs, passage_tokens) if m is not None else \
-        _store_passages(metadata, dims, passage_tokens) if fresh_docs else {}
+        vectors.store_vectors(metadata, space, passage_tokens) if fresh_docs else {}
     cache = vectors.load_cache(vectors.cache_path(metadata, space["id"]), dims) if fresh_docs else {}
     for i, (_, text, crumb) in enumerate(fresh_docs):
         texts = passages.split(text, crumb, passage_tokens)
@@ -95,10 +95,3 @@ def _old_passages(old, m, fresh_docs, passage_tokens: int) -> dict:
                 if row.any():  # a zero row is a passage that had no vector yet
                     out[vectors.text_key(p)] = row
     return out
-
-
-def _store_passages(metadata: Path, dims: int, passage_tokens: int) -> dict:
-    try:
-        return vectors.store_vectors(store.read_raw_lines(metadata / store.CHUNK_STORE), dims, passage_tokens)
-    except store.CorruptStore:
-        return {}

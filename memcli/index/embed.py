@@ -140,7 +140,6 @@ def _known(ws: Workspace, snap, space: dict, cache: dict, keys: _Keys, rep: Embe
     every passage found there moves to its end (the final trim keeps this run's)."""
     import numpy as np
 
-    dims = int(space["dims"])
     prev = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""), keys.target) \
         if not rep.switched else None
     from_store = None
@@ -158,11 +157,7 @@ def _known(ws: Workspace, snap, space: dict, cache: dict, keys: _Keys, rep: Embe
                 # no matrix fits (older format, other passage size): the chunk store's vector
                 # of a one-passage chunk is that passage's, in the same space
                 if from_store is None:
-                    try:
-                        from_store = vectors.store_vectors(store.read_raw_lines(ws.metadata / store.CHUNK_STORE),
-                                                           dims, keys.target)
-                    except store.CorruptStore:
-                        from_store = {}
+                    from_store = vectors.store_vectors(ws.metadata, space, keys.target)
                 vec = from_store.get(key)
             if vec is None:
                 todo.setdefault(key, text)

@@ -195,11 +195,35 @@ def open_matrix(metadata: Path, space: dict | None, generation: str, passage_tok
     return m if m.passage_tokens == passage_tokens else None
 
 
-def store_vectors(lines: list[bytes], dims: int, passage_tokens: int) -> dict:
-    """text key -> vector harvested from chunk store lines, for chunks that are surely one
-    passage (for those the store's chunk vector is the passage's; otherwise it is a mean)."""
+def _store_passage_tokens(metadata: Path, space: dict) -> int | None:
+    """The passage size the chunk store's vectors were computed with: the matrix's, written
+    together with them (MEMVEC02 = one vector per chunk, as with 0); None when unknown."""
+    try:
+        with open(matrix_path(metadata, space["id"]), "rb") as fh:
+            magic = fh.read(8)
+    except OSError:
+        return None
+    if magic == b"MEMVEC02":
+        return 0
+    m = load_matrix(metadata, space)
+    return m.passage_tokens if m is not None else None
+
+
+def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
+    """text key -> vector from the chunk store lines of `space`, for chunks that are surely one
+    passage both now and when the vector was written: for those the store's chunk vector is
+    the passage's; for others it is a mean of passages."""
+    from memcli.index import store
     from memcli.index.passages import surely_single
 
+    written = _store_passage_tokens(metadata, space)
+    if written is None:
+        return {}
+    try:
+        lines = store.read_raw_lines(metadata / store.CHUNK_STORE)
+    except CorruptStore:
+        return {}
+    dims = int(space["dims"])
     out = {}
     for line in lines:
         if b'"_embedding_f16_b64"' not in line:
@@ -207,7 +231,8 @@ def store_vectors(lines: list[bytes], dims: int, passage_tokens: int) -> dict:
         try:
             rec = json.loads(line)
             text = rec.get("text", "")
-            vec = from_b64(rec["_embedding_f16_b64"], dims) if surely_single(text, passage_tokens) else None
+            single = surely_single(text, passage_tokens) and surely_single(text, written)
+            vec = from_b64(rec["_embedding_f16_b64"], dims) if single else None
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if vec is not None:
