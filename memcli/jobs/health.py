@@ -121,7 +121,7 @@ def store_checks(ws: Workspace) -> list[Check]:
         with_vec = sum(1 for r in recs if "_embedding_f16_b64" in r)
         if len(dims_seen) > 1:
             problems.append("chunk vectors have different dimensions")
-        passages = None
+        passages = 0
         if space is not None:
             m = vectors.open_matrix(meta, space, snap.header.get("generation", ""), passage_tokens(ws))
             if m is not None:
