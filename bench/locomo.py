@@ -1047,7 +1047,7 @@ def workspace(root: Path, sets: dict, spec: dict):
 
 def ensure_index(ws, vectors: bool) -> dict:
     """Keyword index current; with `vectors`, every chunk has one (from the cache if known)."""
-    from memcli.index import sync
+    from memcli.index import passages, sync
     from memcli.index import vectors as vecmod
     from memcli.jobs import reindex
 
@@ -1058,7 +1058,8 @@ def ensure_index(ws, vectors: bool) -> dict:
         emb = embedder()
         snap = sync.open_snapshot(ws)
         try:
-            m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header.get("generation", ""))
+            m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header.get("generation", ""),
+                                   passages.configured(ws.config))
             complete = m is not None and m.n_docs == snap.n_docs and int(m.mask.sum()) == snap.n_docs
         finally:
             snap.close()

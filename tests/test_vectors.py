@@ -237,7 +237,19 @@ def test_unchanged_chunks_are_never_re_embedded(indexed, server, cli):
     assert server.texts(mark) == []
 
 
-def test_an_edit_re_embeds_only_the_changed_chunks(indexed, server, cli):
+def chunk_passages(root: Path, suffix: str) -> dict[str, list[str]]:
+    """Stored chunk text -> its passages (chunking.passage_tokens 100), for files ending in `suffix`."""
+    from memcli.index.passages import split
+
+    out = {}
+    for r in chunk_store(root):
+        if r["path"].endswith(suffix):
+            crumb = len(r["text"].split("\n")) - (r["end_line"] - r["start_line"] + 1)
+            out[r["text"]] = split(r["text"], crumb, 100)
+    return out
+
+
+def test_an_edit_re_embeds_only_the_changed_passages(indexed, server, cli):
     sections = []
     for name in ("Alpha", "Beta", "Gamma"):
         sections += [f"## {name}", ""] + [" ".join(f"{name.lower()}{i}w{j}" for j in range(12))
@@ -247,6 +259,7 @@ def test_an_edit_re_embeds_only_the_changed_chunks(indexed, server, cli):
     assert cli("reindex")[0] == 0
     before = {r["text"] for r in chunk_store(indexed) if r["path"].endswith("long.md")}
     assert len(before) >= 3, "the note must span several chunks for this test to mean anything"
+    passages_before = {p for ps in chunk_passages(indexed, "long.md").values() for p in ps}
 
     mark = server.mark()
     note.write_text(note.read_text(encoding="utf-8").replace("gamma29w11", "edited29w11"), encoding="utf-8")
@@ -255,7 +268,11 @@ def test_an_edit_re_embeds_only_the_changed_chunks(indexed, server, cli):
     after = {r["text"] for r in chunk_store(indexed) if r["path"].endswith("long.md")}
     changed = after - before
     assert 1 <= len(changed) < len(after)
-    assert sorted(server.texts(mark)) == sorted(changed)
+    by_chunk = chunk_passages(indexed, "long.md")
+    new_passages = {p for ps in by_chunk.values() for p in ps} - passages_before
+    assert sorted(server.texts(mark)) == sorted(new_passages)
+    # each changed chunk has passages that did not change: those were not sent again
+    assert 1 <= len(new_passages) < len({p for t in changed for p in by_chunk[t]})
     assert index_figures(cli)["chunks_with_embedding"] == len(chunk_store(indexed))
 
     # Undoing the edit brings back text whose vector is known: nothing is sent.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import store, vectors
+from memcli.index import carry, passages, store
 from memcli.index import snapshot as snapmod
 from memcli.retrieval import tokenizer
 from memcli.vault import atomic
@@ -302,8 +302,10 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
 
     text_blob = b"".join(texts)
     generation = secrets.token_hex(8)
-    vectors.carry(ws.metadata, old, keep_mask, bool(fresh), lines,
-                   lambda d: text_blob[int(text_off[d]):int(text_off[d + 1])].decode("utf-8"), generation)
+    fresh_docs = [(rel, text.decode("utf-8"), span[2])
+                  for rel in sorted(fresh) for span, text in zip(fresh[rel].spans, fresh[rel].texts)]
+    carry.vectors_for(ws.metadata, old, keep_mask, fresh_docs, lines, generation,
+                      passages.configured(ws.config))
     raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
     # graph and catalog before the snapshot, the commit point (see the module docstring)
     hexids = id_blob.hex()

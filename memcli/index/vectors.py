@@ -1,12 +1,15 @@
 """Chunk vectors: a memory-mappable matrix aligned with the search snapshot.
 
-The chunk store keeps each vector as `_embedding_f16_b64` (ReMe's format), but a
-cold search must not decode base64 for every chunk. So the vectors of the active
-vector space also live in `embedding_store/vectors_<space>.f16m`: a header, a
-has-vector mask and an N x dims float16 matrix in snapshot document order. The
-header carries the snapshot's generation token; a matrix whose generation differs
-from the snapshot's is not used (the vector branch pauses rather than returning
-vectors of the wrong chunks).
+The chunk store keeps one vector per chunk as `_embedding_f16_b64` (ReMe's
+format), but a cold search must not decode base64 for every chunk. And the
+vector branch scores each chunk by its best passage (memcli.index.passages), so
+the vectors of the active space live in `embedding_store/vectors_<space>.f16m`:
+a header, a per-chunk mask (1 = every passage has a vector), passage offsets
+(chunk d owns rows offsets[d]..offsets[d+1]) and the passage rows, in snapshot
+document order. The header carries the snapshot's generation token and the
+passage size; a matrix whose generation or passage size differs from the
+snapshot's and the config's is not used (the vector branch pauses rather than
+scoring vectors of the wrong texts).
 
 The request cache `embedding_store/default_v1_<space>.npz` (keys = sha256 of the
 embedded text, embeddings float16) lets re-chunked but unchanged text reuse its
@@ -25,10 +28,11 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-MAGIC = b"MEMVEC02"
+MAGIC = b"MEMVEC03"  # 02 held one row per chunk; it is simply rebuilt
 # float32, not float16 like the store: BLAS multiplies float32 directly, while
 # converting 100k float16 rows costs more than the product itself
 MATRIX_DTYPE = "<f4"
+OFFSET_DTYPE = "<u4"
 
 
 def text_key(text: str) -> str:
@@ -56,21 +60,31 @@ def from_b64(value: str, dims: int):
     return arr if arr.size == dims else None
 
 
-def write_matrix(path: Path, header: dict, mask, rows) -> None:
+def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
+    """Header (with n_docs, n_rows, passage_tokens), mask, passage offsets, passage rows."""
     import numpy as np
 
     mask = np.ascontiguousarray(mask, dtype=np.uint8)
+    offsets = np.ascontiguousarray(offsets, dtype=OFFSET_DTYPE)
     rows = np.ascontiguousarray(rows, dtype=MATRIX_DTYPE)
+    header = dict(header, n_docs=len(mask), n_rows=len(rows))
     hjson = json.dumps(header, separators=(",", ":")).encode()
     head = MAGIC + struct.pack("<I", len(hjson)) + hjson
     head += b" " * ((-len(head)) & 7)
-    body = mask.tobytes()
-    body += b"\0" * ((-len(body)) & 7)
-    atomic.write_bytes(path, head + body + rows.tobytes())
+    parts = [head]
+    for arr in (mask, offsets):
+        body = arr.tobytes()
+        parts += [body, b"\0" * ((-len(body)) & 7)]
+    parts.append(rows.reshape(-1).view(np.uint8))  # no second copy of a large matrix
+    atomic.write_parts(path, parts)
 
 
 class Matrix:
-    """Read side: header, mask and rows as numpy views over an mmap."""
+    """Read side: header, mask, passage offsets and rows as numpy views over an mmap.
+
+    Doc d's passages are rows offsets[d]..offsets[d+1] (every doc has at least one);
+    mask[d] = 1 when all of them have a vector.
+    """
 
     def __init__(self, path: Path):
         import numpy as np
@@ -80,22 +94,36 @@ class Matrix:
             with open(path, "rb") as fh:
                 self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             if self._mm[:8] != MAGIC:
-                raise ValueError("bad magic")
+                raise ValueError("bad magic (an older format is rebuilt by `mem reindex`)")
             (hlen,) = struct.unpack_from("<I", self._mm, 8)
             self.header = json.loads(self._mm[12:12 + hlen])
             off = 12 + hlen
             off += (-off) & 7
-            n, dims = int(self.header["n_docs"]), int(self.header["dims"])
+            n, dims, n_rows = int(self.header["n_docs"]), int(self.header["dims"]), int(self.header["n_rows"])
             self.mask = np.frombuffer(self._mm, dtype=np.uint8, count=n, offset=off)
             off += n + ((-n) & 7)
-            self.rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n * dims, offset=off).reshape(n, dims)
+            self.offsets = np.frombuffer(self._mm, dtype=OFFSET_DTYPE, count=n + 1, offset=off)
+            off += 4 * (n + 1) + ((-4 * (n + 1)) & 7)
+            self.rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n_rows * dims,
+                                      offset=off).reshape(n_rows, dims)
+            # a damaged offset table would score rows against the wrong chunks
+            if self.offsets[0] != 0 or self.offsets[-1] != n_rows or (n and np.diff(self.offsets).min() < 1):
+                raise ValueError("passage offsets are inconsistent")
         except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
             raise CorruptStore(f"vector matrix {path.name} is damaged ({exc})") from None
-        self.n_docs, self.dims = n, dims
+        self.n_docs, self.n_rows, self.dims = n, n_rows, dims
 
     @property
     def generation(self) -> str:
         return str(self.header.get("generation", ""))
+
+    @property
+    def passage_tokens(self) -> int | None:
+        value = self.header.get("passage_tokens")
+        return value if isinstance(value, int) else None
+
+    def doc_rows(self, d: int):
+        return self.rows[int(self.offsets[d]):int(self.offsets[d + 1])]
 
 
 def load_cache(path: Path, dims: int) -> dict:
@@ -145,82 +173,68 @@ def set_active_space(metadata: Path, space: dict | None) -> None:
         atomic.write_text(space_file(metadata), json.dumps(space, sort_keys=True))
 
 
-def open_matrix(metadata: Path, space: dict | None, generation: str) -> Matrix | None:
-    """The matrix of `space` if it is aligned with the snapshot `generation`."""
+def load_matrix(metadata: Path, space: dict | None) -> Matrix | None:
+    """The matrix file of `space` as it is (any generation), or None when missing or damaged."""
     if not space:
         return None
     p = matrix_path(metadata, space["id"])
     if not p.exists():
         return None
     try:
-        m = Matrix(p)
+        return Matrix(p)
     except CorruptStore:
         return None
-    return m if m.generation == generation and m.dims == int(space["dims"]) else None
 
 
-def store_vectors(lines: list[bytes], dims: int) -> dict:
-    """text key -> vector harvested from chunk store lines (used when rebuilding from scratch)."""
+def open_matrix(metadata: Path, space: dict | None, generation: str, passage_tokens: int) -> Matrix | None:
+    """The matrix of `space` if it is aligned with the snapshot `generation` and cut into
+    passages of the configured size (other passages would be scored against other texts)."""
+    m = load_matrix(metadata, space)
+    if m is None or m.generation != generation or m.dims != int(space["dims"]):
+        return None
+    return m if m.passage_tokens == passage_tokens else None
+
+
+def _store_passage_tokens(metadata: Path, space: dict) -> int | None:
+    """The passage size the chunk store's vectors were computed with: the matrix's, written
+    together with them (MEMVEC02 = one vector per chunk, as with 0); None when unknown."""
+    try:
+        with open(matrix_path(metadata, space["id"]), "rb") as fh:
+            magic = fh.read(8)
+    except OSError:
+        return None
+    if magic == b"MEMVEC02":
+        return 0
+    m = load_matrix(metadata, space)
+    return m.passage_tokens if m is not None else None
+
+
+def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
+    """text key -> vector from the chunk store lines of `space`, for chunks that are surely one
+    passage both now and when the vector was written: for those the store's chunk vector is
+    the passage's; for others it is a mean of passages."""
+    from memcli.index import store
+    from memcli.index.passages import surely_single
+
+    written = _store_passage_tokens(metadata, space)
+    if written is None:
+        return {}
+    try:
+        lines = store.read_raw_lines(metadata / store.CHUNK_STORE)
+    except CorruptStore:
+        return {}
+    dims = int(space["dims"])
     out = {}
     for line in lines:
         if b'"_embedding_f16_b64"' not in line:
             continue
         try:
             rec = json.loads(line)
-            vec = from_b64(rec["_embedding_f16_b64"], dims)
-        except (ValueError, KeyError, TypeError):
+            text = rec.get("text", "")
+            single = surely_single(text, passage_tokens) and surely_single(text, written)
+            vec = from_b64(rec["_embedding_f16_b64"], dims) if single else None
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if vec is not None:
-            out[text_key(rec.get("text", ""))] = vec
+            out[text_key(text)] = vec
     return out
-
-
-def carry(metadata: Path, old, keep_mask, has_fresh: bool, lines: list[bytes], text_of, generation: str) -> None:
-    """Carry the active space's vectors to the new document order; reuse vectors of equal text.
-
-    Kept documents keep their rows. A fresh chunk gets a vector when the same text
-    had one before (in the old matrix, the old chunk store or the request cache),
-    so re-chunking after an edit does not call the embedding provider again.
-    `lines` (chunk store lines, new order) get `_embedding_f16_b64` for those.
-    """
-    import numpy as np
-
-    from memcli.index import store
-
-    space = active_space(metadata)
-    if space is None:
-        return
-    dims = int(space["dims"])
-    n = len(lines)
-    rows = np.zeros((n, dims), dtype=MATRIX_DTYPE)
-    mask = np.zeros(n, dtype=np.uint8)
-    n_kept = int(keep_mask.sum()) if keep_mask is not None else 0
-    lookup: dict = {}
-    if old is not None:
-        m = open_matrix(metadata, space, old.header.get("generation", ""))
-        if m is not None and m.n_docs == old.n_docs:
-            if keep_mask is not None:
-                rows[:n_kept] = m.rows[keep_mask]
-                mask[:n_kept] = m.mask[keep_mask]
-            if has_fresh:
-                for d in np.flatnonzero(m.mask).tolist():
-                    lookup[text_key(old.text(d))] = m.rows[d]
-    elif has_fresh:
-        try:
-            lookup = store_vectors(store.read_raw_lines(metadata / store.CHUNK_STORE), dims)
-        except store.CorruptStore:
-            lookup = {}
-    if n > n_kept:
-        cache = load_cache(cache_path(metadata, space["id"]), dims)
-        for d in range(n_kept, n):
-            key = text_key(text_of(d))
-            vec = lookup.get(key)
-            if vec is None:
-                vec = cache.get(key)
-            if vec is not None:
-                rows[d] = vec
-                mask[d] = 1
-                lines[d] = store.with_vector(lines[d], f16_b64(vec))
-    write_matrix(matrix_path(metadata, space["id"]),
-                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
-                          "dims": dims, "n_docs": n}, mask, rows)

@@ -121,17 +121,19 @@ def store_checks(ws: Workspace) -> list[Check]:
         with_vec = sum(1 for r in recs if "_embedding_f16_b64" in r)
         if len(dims_seen) > 1:
             problems.append("chunk vectors have different dimensions")
+        passages = 0
         if space is not None:
-            m = vectors.open_matrix(meta, space, snap.header.get("generation", ""))
-            if m is None:
+            m = vectors.open_matrix(meta, space, snap.header.get("generation", ""), passage_tokens(ws))
+            if m is not None:
+                with_vec, passages = int(m.mask.sum()), m.n_rows
+            elif other_passages(ws, snap) is None:  # other passages: paused, not broken (passages_check)
                 problems.append("vector matrix missing or out of date")
-            else:
-                with_vec = int(m.mask.sum())
         indexed = {g["path"] for g in graph}
         edges = sum(len(g.get("links", [])) for g in graph)
         pending = sum(1 for g in graph for ln in g.get("links", [])
                       if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
-        figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "vocabulary": snap.header["n_terms"],
+        figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "passages": passages,
+                   "vocabulary": snap.header["n_terms"],
                    "graph_nodes": len(graph), "graph_edges": edges, "pending_links": pending,
                    "vector_space": space.get("identity") if space else None, "store_bytes": sizes}
         if not problems and hashlib_sha(meta / store.CHUNK_STORE) != snap.header.get("store_sha"):
@@ -230,13 +232,51 @@ def vector_space_check(ws: Workspace) -> Check | None:
                                   "`mem reindex --scope embedding`")
 
 
+def passage_tokens(ws: Workspace) -> int:
+    from memcli.index import passages
+
+    return passages.configured(ws.config)
+
+
+def other_passages(ws: Workspace, snap):
+    """The matrix of the snapshot's generation if it was cut into passages of another size
+    than chunking.passage_tokens says now, else None."""
+    from memcli.index import vectors
+
+    m = vectors.load_matrix(ws.metadata, vectors.active_space(ws.metadata))
+    if m is None or m.generation != snap.header.get("generation") or m.passage_tokens == passage_tokens(ws):
+        return None
+    return m
+
+
+def passages_check(ws: Workspace) -> Check | None:
+    """Warn when the vectors were cut into passages of another size (search ignores them)."""
+    from memcli.index import store, sync
+
+    try:
+        snap = sync.open_snapshot(ws)
+    except store.CorruptStore:
+        return None  # store_checks reports it
+    if snap is None:
+        return None
+    try:
+        m = other_passages(ws, snap)
+    finally:
+        snap.close()
+    if m is None:
+        return None
+    return Check("vectors", WARN, f"vectors were computed on passages of {m.passage_tokens} tokens, "
+                                  f"chunking.passage_tokens is now {passage_tokens(ws)}; vector search paused "
+                                  "until `mem reindex --scope embedding`")
+
+
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
     checks = [emb, *store_checks(ws), config_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)
-    paused = vector_space_check(ws)
+    paused = vector_space_check(ws) or passages_check(ws)
     if paused is not None:
         checks.insert(1, paused)
     return HealthReport(str(ws.root), line, checks)

@@ -47,6 +47,11 @@ MEM_YAML = """\
 #   fusion: minmax             # or rrf (ReMe's weighted reciprocal rank fusion)
 #   expand_terms: 5            # query words' nearest vault words added to the keyword
 #                              #   query (needs an embedding backend); 0 = off
+
+# chunking:                    # after a change, `mem reindex` rebuilds what depends on it
+#   target_tokens: 400         # a search hit is a chunk of about this many tokens
+#   overlap_tokens: 80
+#   passage_tokens: 100        # vectors score a chunk by its best passage this size; 0 = whole chunk
 """
 
 FOLDERS = ("memory", "digest/personal", "digest/procedure", "digest/wiki", "resource",

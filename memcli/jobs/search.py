@@ -290,8 +290,8 @@ class VectorBranch(NamedTuple):
 
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
                    required: bool, backend=None, expand: bool = True) -> VectorBranch:
-    """Exact cosine over the chunk vectors, a has-a-vector test for chunks, and the
-    query expansion computed from the same embedding request.
+    """Exact cosine over the chunks' passage vectors (a chunk's best), a has-a-vector test
+    for chunks, and the query expansion computed from the same embedding request.
 
     Empty (with one warning) whenever it cannot run.
 
@@ -321,7 +321,10 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                         "vector search paused until `mem reindex --scope embedding`")
         return VectorBranch([], None, [])
-    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""))
+    from memcli.index import passages
+
+    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""),
+                                 passages.configured(ws.config))
     if matrix is None or matrix.n_docs != snap.n_docs:
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
         return VectorBranch([], None, [])
@@ -340,9 +343,9 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     cfg = ws.config["search"]
     expansion = expmod.neighbours(query, vecs[1:], vocab, int(cfg["expand_terms"]),
                                   float(cfg["expand_min_similarity"]), float(cfg["expand_weight"])) if words else []
-    mask = matrix.mask
-    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed), lambda d: bool(mask[d]),
-                        expansion)
+    mask = matrix.mask  # a chunk scores as its best passage
+    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets),
+                        lambda d: bool(mask[d]), expansion)
 
 
 def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:

@@ -65,12 +65,17 @@ DEFAULTS: dict[str, Any] = {
         "expand_weight": 0.3,  # a neighbour counts weight x similarity of a query word
         "expand_vocabulary": 50000,  # words (most frequent first) given a vector
     },
-    "chunking": {"target_tokens": 400, "overlap_tokens": 80},
+    # passage_tokens: the vector branch scores a chunk by its best passage of about this
+    # many tokens (0 = the whole chunk); measured on LoCoMo and pydoc (docs/evaluation.md)
+    "chunking": {"target_tokens": 400, "overlap_tokens": 80, "passage_tokens": 100},
     "extra_paths": [],
     "timezone": "",
     "backup_dir": "",
     "inbox_webhook_url": "",
 }
+
+# Integer keys whose negative values mean nothing: an error, not a silent clamp.
+NON_NEGATIVE = (("chunking", "passage_tokens"),)
 
 # Environment variables the CLI honours, mapped to a config path.
 ENV_KEYS: dict[str, tuple[str, ...]] = {
@@ -245,6 +250,10 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
                 sec["api_key"] = env[var]
     for dotted, value in (overrides or {}).items():
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
+    for keys in NON_NEGATIVE:
+        value = cfg[keys[0]][keys[1]]
+        if value < 0:
+            raise ConfigError(f"config key '{'.'.join(keys)}' must be 0 or more, got {value}", "fix it in mem.yaml")
     return cfg, ignored
 
 

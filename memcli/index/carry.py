@@ -1,0 +1,97 @@
+"""Carry the active space's passage vectors over an index update (called by sync).
+
+Kept chunks keep their rows. A fresh chunk (edited or added file) gets each
+passage vector from an equal passage text seen before, so re-chunking after an
+edit does not call the embedding provider for what did not change:
+  * the old matrix, looking only at the old chunks of the same files (an edit
+    moves text within a file; scanning every chunk would make a one-file update
+    cost as much as the whole vault),
+  * on a full rebuild, the old chunk store (its one vector per chunk is a
+    passage's vector only for a one-passage chunk),
+  * the request cache.
+A chunk counts as embedded (mask 1) only when all its passages were found; the
+rows found are kept even then, so the embedding run asks only for the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memcli.index import passages, store, vectors
+
+
+def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str, int]], lines: list[bytes],
+                generation: str, passage_tokens: int) -> None:
+    """Write the matrix for the new document order: kept docs (old order) then `fresh_docs`,
+    (path, text, breadcrumb lines) each; `lines` (chunk store lines, new order) of fresh
+    chunks whose passages were all found get their mean vector."""
+    import numpy as np
+
+    space = vectors.active_space(metadata)
+    if space is None:
+        return
+    dims = int(space["dims"])
+    m = None
+    if old is not None:
+        m = vectors.open_matrix(metadata, space, old.header.get("generation", ""), passage_tokens)
+        if m is None or m.n_docs != old.n_docs:
+            # the old vectors do not fit (other passage size, older format, damaged): write
+            # nothing, so the vector branch keeps pausing with its `mem reindex` warning
+            # instead of searching a few fresh chunks; the embedding run rebuilds the matrix
+            return
+    if m is not None and keep_mask is not None:
+        counts = np.diff(m.offsets.astype(np.int64))
+        parts_rows = [m.rows[np.repeat(keep_mask, counts)]]
+        parts_mask = [m.mask[keep_mask]]
+        parts_counts = [counts[keep_mask]]
+    else:
+        parts_rows, parts_mask, parts_counts = [], [], []
+    n_kept = int(sum(len(x) for x in parts_mask))
+    lookup = _old_passages(old, m, fresh_docs, passage_tokens) if m is not None else \
+        vectors.store_vectors(metadata, space, passage_tokens) if fresh_docs else {}
+    cache = vectors.load_cache(vectors.cache_path(metadata, space["id"]), dims) if fresh_docs else {}
+    for i, (_, text, crumb) in enumerate(fresh_docs):
+        texts = passages.split(text, crumb, passage_tokens)
+        block = np.zeros((len(texts), dims), dtype=vectors.MATRIX_DTYPE)
+        found = 0
+        for j, p in enumerate(texts):
+            key = vectors.text_key(p)
+            vec = lookup.get(key)
+            if vec is None:
+                vec = cache.get(key)
+            if vec is not None:
+                block[j] = vec
+                found += 1
+        complete = found == len(texts)
+        parts_rows.append(block)
+        parts_mask.append(np.array([complete], dtype=np.uint8))
+        parts_counts.append(np.array([len(texts)]))
+        if complete:
+            d = n_kept + i
+            lines[d] = store.with_vector(lines[d], vectors.f16_b64(passages.mean_vectors(block, [0, len(block)])[0]))
+    rows = np.concatenate(parts_rows) if parts_rows else np.zeros((0, dims), dtype=vectors.MATRIX_DTYPE)
+    mask = np.concatenate(parts_mask) if parts_mask else np.zeros(0, dtype=np.uint8)
+    counts = np.concatenate(parts_counts) if parts_counts else np.zeros(0, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    vectors.write_matrix(vectors.matrix_path(metadata, space["id"]),
+                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
+                          "dims": dims, "passage_tokens": passage_tokens}, mask, offsets, rows)
+
+
+def _old_passages(old, m, fresh_docs, passage_tokens: int) -> dict:
+    """text key -> row for every passage with a vector of the old chunks of the fresh docs' files."""
+    out: dict = {}
+    for path in dict.fromkeys(p for p, _, _ in fresh_docs):
+        fi = old.file_index(path)
+        if fi is None:
+            continue
+        rec = old.record(fi)
+        for d in range(rec["first"], rec["first"] + rec["count"]):
+            rows = m.doc_rows(d)
+            texts = passages.split(old.text(d), old.meta(d)[3], passage_tokens)
+            if len(texts) != len(rows):
+                continue  # cannot happen for an aligned matrix; never pair a row with another text
+            for p, row in zip(texts, rows):
+                if row.any():  # a zero row is a passage that had no vector yet
+                    out[vectors.text_key(p)] = row
+    return out
