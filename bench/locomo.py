@@ -573,12 +573,12 @@ def make_sub_vector_branch(spec: dict, pair: bool):
         key = (str(ws.root), snap.header.get("generation"), target)
         entry = _SUB_CACHE.get(key)
         if entry is None:
-            sub_ws = workspace(ws.root, {"chunking.target_tokens": target,
+            sub_ws = workspace(ws.root, {"chunking.target_tokens": target, "chunking.passage_tokens": 0,
                                          "chunking.overlap_tokens": target // 5}, {})
             ensure_index(sub_ws, vectors=True)
             sub = sync.open_snapshot(sub_ws)
             m = vecmod.open_matrix(sub_ws.metadata, vecmod.active_space(sub_ws.metadata),
-                                   sub.header.get("generation", ""))
+                                   sub.header.get("generation", ""), 0)  # one row per small chunk
             rows = np.asarray(m.rows, dtype=np.float32)
             by_path: dict[str, list[tuple[int, int, int]]] = {}
             for d in range(sub.n_docs):
@@ -772,13 +772,13 @@ def install_bigrams(weight: float):
         n = snap.n_docs
         k1 = float(snap.header.get("k1", 1.5))
         terms = []
-        for term in query_terms(query) + [t for t, _ in extra]:
+        for term, w in [(t, 1.0) for t in query_terms(query)] + list(extra):
             span = snap.postings(tk.term_hash(term))
             if span is not None:
                 a, z = span
                 idf = _m.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
                 if idf > 0:
-                    terms.append((a, z, idf * (k1 + 1.0) * (weight if BIGRAM in term else 1.0)))
+                    terms.append((a, z, idf * (k1 + 1.0) * w * (weight if BIGRAM in term else 1.0)))
         return terms
     tk.tokenize, tk.query_terms, bm25._terms = tokenize, query_terms, _terms
 
@@ -1338,14 +1338,54 @@ def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
              ("hybrid minmax 0.3, vectors on 100-token sub-chunks", "hybrid", {vw: 0.3}, rec + ",fuse=minmax,vsub=100"),
              ("keyword rec. + PRF 3 docs 10 terms 0.3", "keyword", {}, rec + ",prf=3:10:0.3")]
     out["full"] = full
+    # the previous shipped default: one vector per chunk, no query expansion
+    prev = {"chunking.passage_tokens": 0, "search.expand_terms": 0}
     out["headline"] = [
-        ("BM25 baseline (400/80, shipped code)", "keyword", {}, ""),
-        ("vector only (shipped code)", "vector", {}, ""),
-        ("hybrid RRF 0.7/0.3 (reference, shipped code)", "hybrid", {vw: 0.7}, ""),
-        ("hybrid RRF 0.3/0.7 (shipped code)", "hybrid", {vw: 0.3}, ""),
-        ("recommended keyword: stem+stop, merge<=1.5x", "keyword", {}, RECOMMENDED),
-        ("recommended hybrid: + min-max fusion 0.3", "hybrid", {vw: 0.3}, RECOMMENDED + ",fuse=minmax"),
-        ("+ vectors on 100-token sub-chunks", "hybrid", {vw: 0.3}, RECOMMENDED + ",fuse=minmax,vsub=100"),
+        ("BM25 (shipped keyword side)", "keyword", {}, ""),
+        ("vector only, one vector per chunk", "vector", prev, ""),
+        ("vector only, passage vectors (shipped)", "vector", {}, ""),
+        ("hybrid RRF k=60 0.7 (reference formula), one vector per chunk", "hybrid",
+         dict(prev, **{"search.fusion": "rrf", vw: 0.7}), ""),
+        ("hybrid min-max 0.3, one vector per chunk (previous default)", "hybrid", prev, ""),
+        ("+ passage vectors", "hybrid", {"search.expand_terms": 0}, ""),
+        ("+ query expansion (shipped default)", "hybrid", {}, ""),
+    ]
+    out["round2"] = [
+        ("previous default (hybrid min-max 0.3, one vector per chunk, no expansion)", "hybrid", prev, ""),
+        ("BM25 (shipped keyword side)", "keyword", {}, ""),
+        ("keyword + best 100-token passage BM25 0.3", "keyword", {}, "ksub=100:0.3"),
+        ("keyword + best 100-token passage BM25 0.5", "keyword", {}, "ksub=100:0.5"),
+        ("keyword + best 50-token passage BM25 0.3", "keyword", {}, "ksub=50:0.3"),
+        ("keyword, chunk overlap 160", "keyword", {"chunking.overlap_tokens": 160}, ""),
+        ("keyword, chunk overlap 200", "keyword", {"chunking.overlap_tokens": 200}, ""),
+    ] + [
+        (f"keyword, BM25 k1={k1} b={b}", "keyword", {}, f"k1={k1},b={b}")
+        for k1, b in ((1.2, 0.5), (0.9, 0.4), (2.0, 0.75), (1.5, 0.9))
+    ] + [
+        (f"keyword + adjacent-pair terms, weight {w}", "keyword", {}, f"bi={w}") for w in (0.3, 1.0)
+    ] + [
+        (f"keyword + query expansion (prototype) {x}", "keyword", {}, f"qx={x}")
+        for x in ("3:0.6:0.5", "5:0.5:0.3", "5:0.5:0.5", "8:0.45:0.3")
+    ] + [
+        (f"previous default, per-file score decay {f}", "hybrid", prev, f"fdecay={f}") for f in (0.9, 0.75, 0.5)
+    ] + [
+        ("previous default + vectors on 100-token sub-chunks of the file", "hybrid", prev, "vsub=100"),
+    ] + [
+        (f"previous default + passage vectors {t}", "hybrid", dict(prev, **{"chunking.passage_tokens": t}), "")
+        for t in (60, 100, 150)
+    ] + [
+        ("previous default + query expansion", "hybrid", {"chunking.passage_tokens": 0}, ""),
+        ("shipped default (passages 100 + expansion 5/0.5/0.3, vector 0.3)", "hybrid", {}, ""),
+    ] + [
+        (f"shipped, vector weight {w}", "hybrid", {vw: w}, "") for w in (0.2, 0.4)
+    ] + [
+        (f"shipped, expansion {n} per word, similarity >= {m}, weight {x}", "hybrid",
+         {"search.expand_terms": n, "search.expand_min_similarity": m, "search.expand_weight": x}, "")
+        for n, m, x in ((3, 0.5, 0.3), (5, 0.6, 0.3), (5, 0.5, 0.2), (5, 0.5, 0.5), (8, 0.45, 0.3))
+    ] + [
+        ("shipped + adjacent-pair terms 0.3", "hybrid", {}, "bi=0.3"),
+        ("shipped + per-file score decay 0.7", "hybrid", {}, "fdecay=0.7"),
+        ("shipped + adjacent-pair terms 0.3, vector weight 0.2", "hybrid", {vw: 0.2}, "bi=0.3"),
     ]
     out["pydoc"] = [
         ("BM25 baseline (400/80, shipped code)", "keyword", {}, ""),
@@ -1370,6 +1410,8 @@ def _sweeps() -> dict[str, list[tuple[str, str, dict, str]]]:
         ("hybrid min-max 0.5, stem+stop merge<=1.5x", "hybrid", {vw: 0.5}, rec + ",fuse=minmax"),
     ]
     out["one-vault"] = out["headline"]
+    out["pydoc-round2"] = [r for r in out["round2"] if not r[3].startswith(("k1", "ksub", "fdecay=0.", "qx"))
+                           or r[3] in ("ksub=100:0.3", "fdecay=0.7", "qx=5:0.5:0.3")]
     rec = RECOMMENDED
     out["extra"] = [
         ("keyword rec. + file-level BM25 prior 0.2", "keyword", {}, rec + ",fileprior=0.2"),

@@ -133,6 +133,7 @@ def store_checks(ws: Workspace) -> list[Check]:
         pending = sum(1 for g in graph for ln in g.get("links", [])
                       if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
         figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "passages": passages,
+                   "words_with_vectors": _words_with_vectors(meta, space),  # query expansion
                    "vocabulary": snap.header["n_terms"],
                    "graph_nodes": len(graph), "graph_edges": edges, "pending_links": pending,
                    "vector_space": space.get("identity") if space else None, "store_bytes": sizes}
@@ -236,6 +237,13 @@ def passage_tokens(ws: Workspace) -> int:
     from memcli.index import passages
 
     return passages.configured(ws.config)
+
+
+def _words_with_vectors(meta, space) -> int:
+    from memcli.index import terms
+
+    vocab = terms.load(meta, space) if space else None
+    return len(vocab[0]) if vocab else 0
 
 
 def other_passages(ws: Workspace, snap):
