@@ -793,7 +793,7 @@ def make_sub_keyword(spec: dict, score):
     target, beta = spec["ksub"].split(":")
     target, beta = int(target), float(beta)
 
-    def search(snap, query, k, allowed=None):
+    def search(snap, query, k, allowed=None, extra=()):  # keyword mode: no expansion to pass on
         key = (Ctx.root, snap.header.get("generation"), target)
         entry = _KSUB_CACHE.get(key)
         if entry is None:

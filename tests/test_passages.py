@@ -94,6 +94,38 @@ def test_top_scores_a_doc_as_its_best_row():
     assert [d for d, _ in top(rows, mask, [0, 1], 10, allowed=lambda d: d != 0, offsets=offsets)] == [1, 2]
 
 
+def brute_force(rows, offsets, mask, q):
+    scores = rows @ (q / np.linalg.norm(q))
+    best = np.maximum.reduceat(scores, offsets[:-1])
+    return {d: float(best[d]) for d in range(len(mask)) if mask[d]}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_above_the_shortlist_scores_are_exact_and_the_best_passage_is_found(seed):
+    from memcli.retrieval import vector
+
+    rng = np.random.default_rng(seed)
+    n_docs = vector.SHORTLIST * 3
+    counts = rng.integers(1, 7, n_docs)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    rows = rng.standard_normal((int(offsets[-1]), 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    mask = np.ones(n_docs, dtype=np.uint8)
+    mask[rng.choice(n_docs, 50, replace=False)] = 0
+    target = int(rng.choice(np.flatnonzero((mask == 1) & (counts >= 4))))
+    q = rows[offsets[target] + 2] + 0.01 * rng.standard_normal(16).astype(np.float32)  # one passage of it
+    exact = brute_force(rows, offsets, mask, q)
+    hits = top(rows, mask, q, 20, offsets=offsets, chunk_rows=mean_vectors(rows, offsets))
+    assert hits[0][0] == target  # found although its other passages pull its mean down
+    assert all(mask[d] for d, _ in hits)
+    for d, s in hits:
+        assert s == pytest.approx(exact[d], abs=1e-5)  # a returned chunk's score is its exact best passage
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    odd = top(rows, mask, q, 20, allowed=lambda d: d % 2 == 1, offsets=offsets,
+              chunk_rows=mean_vectors(rows, offsets))
+    assert odd and all(d % 2 == 1 for d, _ in odd)
+
+
 # ---------------------------------------------------------------- mem end to end
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-MAGIC = b"MEMVEC03"  # 02 held one row per chunk; it is simply rebuilt
+MAGIC = b"MEMVEC04"  # 02: one row per chunk; 03: passages without chunk rows; both are rebuilt
 # float32, not float16 like the store: BLAS multiplies float32 directly, while
 # converting 100k float16 rows costs more than the product itself
 MATRIX_DTYPE = "<f4"
@@ -61,8 +61,12 @@ def from_b64(value: str, dims: int):
 
 
 def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
-    """Header (with n_docs, n_rows, passage_tokens), mask, passage offsets, passage rows."""
+    """Header (with n_docs, n_rows, passage_tokens), mask, passage offsets, passage rows,
+    then one row per chunk: the normalised mean of its passages (the shortlist of
+    memcli.retrieval.vector.top, and the chunk store's vector)."""
     import numpy as np
+
+    from memcli.index import passages
 
     mask = np.ascontiguousarray(mask, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=OFFSET_DTYPE)
@@ -76,11 +80,14 @@ def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
         body = arr.tobytes()
         parts += [body, b"\0" * ((-len(body)) & 7)]
     parts.append(rows.reshape(-1).view(np.uint8))  # no second copy of a large matrix
+    chunk_rows = np.ascontiguousarray(passages.mean_vectors(rows, offsets), dtype=MATRIX_DTYPE)
+    parts.append(chunk_rows.reshape(-1).view(np.uint8))
     atomic.write_parts(path, parts)
 
 
 class Matrix:
-    """Read side: header, mask, passage offsets and rows as numpy views over an mmap.
+    """Read side: header, mask, passage offsets, passage rows and chunk rows as numpy
+    views over an mmap.
 
     Doc d's passages are rows offsets[d]..offsets[d+1] (every doc has at least one);
     mask[d] = 1 when all of them have a vector.
@@ -106,6 +113,9 @@ class Matrix:
             off += 4 * (n + 1) + ((-4 * (n + 1)) & 7)
             self.rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n_rows * dims,
                                       offset=off).reshape(n_rows, dims)
+            off += 4 * n_rows * dims
+            self.chunk_rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n * dims,
+                                            offset=off).reshape(n, dims)
             # a damaged offset table would score rows against the wrong chunks
             if self.offsets[0] != 0 or self.offsets[-1] != n_rows or (n and np.diff(self.offsets).min() < 1):
                 raise ValueError("passage offsets are inconsistent")
