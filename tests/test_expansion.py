@@ -114,9 +114,25 @@ def indexed(root, server, cli):
 
 
 def terms_file(root: Path) -> Path:
-    found = list((root / "mem_metadata/embedding_store").glob("terms_*.npz"))
+    found = list((root / "mem_metadata/embedding_store").glob("terms_*.f32m"))
     assert len(found) <= 1, found
-    return found[0] if found else root / "missing.npz"
+    return found[0] if found else root / "missing.f32m"
+
+
+def stored(root: Path):
+    """(words, vectors) of the word store, read as its documented layout."""
+    import struct
+
+    raw = terms_file(root).read_bytes()
+    assert raw[:8] == b"MEMTERM1"
+    (hlen,) = struct.unpack_from("<I", raw, 8)
+    head = json.loads(raw[12:12 + hlen])
+    start = 12 + hlen
+    words = raw[start:start + head["blob"]].decode("utf-8").split("\n")
+    off = start + head["blob"] + ((-(start + head["blob"])) & 7)
+    vecs = np.frombuffer(raw, dtype="<f4", count=head["words"] * head["dims"], offset=off)
+    assert len(words) == head["words"] and len(raw) == off + 4 * head["words"] * head["dims"]
+    return words, vecs.reshape(head["words"], head["dims"])
 
 
 def search(cli, query: str, *args) -> dict:
@@ -131,14 +147,15 @@ def paths(doc: dict) -> list[str]:
 
 
 def test_reindex_embeds_each_vault_word_once(indexed, root, server, cli):
-    with np.load(terms_file(root)) as data:
-        words = set(data["words"].tolist())
-        vecs = data["vectors"]
+    words, vecs = stored(root)
+    words = set(words)
     assert {"soccer", "accident", "photo", "injured", "garden", "storm"} <= words
     assert not words & {"the", "was", "in", "my"}, "stopwords are not embedded"
     assert not any(len(w) < 3 for w in words)
-    assert vecs.dtype == np.float16 and vecs.shape == (len(words), DIMS)
-    assert np.allclose(np.linalg.norm(vecs.astype(np.float32), axis=1), 1.0, atol=1e-2)
+    assert vecs.dtype == np.float32 and vecs.shape == (len(words), DIMS)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    for w, v in zip(*stored(root)):
+        assert np.allclose(v, np.asarray(concept_vector(w)) / np.linalg.norm(concept_vector(w)), atol=1e-6), w
     assert set(server.texts()) >= words
     assert indexed["embedding"]["words"] == len(words) == indexed["embedding"]["words_embedded"]
 
@@ -153,8 +170,7 @@ def test_reindex_embeds_each_vault_word_once(indexed, root, server, cli):
     assert code == 0, out
     new = server.texts()[before:]
     assert "orchard" in new and "water" not in new, new
-    with np.load(terms_file(root)) as data:
-        now = set(data["words"].tolist())
+    now = set(stored(root)[0])
     assert "orchard" in now and "garden" not in now
 
 
@@ -198,7 +214,8 @@ def test_expansion_off_embeds_no_words(root, server, cli):
 
 
 def test_a_damaged_word_store_only_turns_expansion_off(indexed, root, cli):
-    terms_file(root).write_bytes(b"PK\x03\x04 not really a zip")
+    raw = terms_file(root).read_bytes()
+    terms_file(root).write_bytes(raw[:len(raw) // 2])  # torn: the vectors are cut short
     doc = search(cli, "who was hurt")
     assert doc["expansion"] == []
     code, out, err = cli("reindex", "--json")

@@ -344,7 +344,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     expansion = expmod.neighbours(query, vecs[1:], vocab, int(cfg["expand_terms"]),
                                   float(cfg["expand_min_similarity"]), float(cfg["expand_weight"])) if words else []
     mask = matrix.mask  # a chunk scores as its best passage
-    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets),
+    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets,
+                                   matrix.chunk_rows),
                         lambda d: bool(mask[d]), expansion)
 
 

@@ -15,6 +15,14 @@ from memcli.retrieval import tokenizer
 
 
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
+LOADED_POSTINGS = 2_000  # once numpy is imported anyway (hybrid search), its loop is cheaper
+
+
+def _numpy_pays(terms) -> bool:
+    import sys
+
+    limit = LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS
+    return sum(z - a for a, z, _ in terms) > limit
 
 
 def _terms(snap, query: str, extra=()) -> list[tuple[int, int, float]]:
@@ -41,7 +49,7 @@ def search(snap, query: str, k: int, allowed=None, extra=()) -> list[tuple[int, 
     terms = _terms(snap, query, extra) if snap.n_docs else []
     if not terms:
         return []
-    if sum(z - a for a, z, _ in terms) <= NUMPY_POSTINGS:
+    if not _numpy_pays(terms):
         return top(score(snap, query, allowed, terms), k)
     import numpy as np
 
@@ -60,7 +68,7 @@ def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
         terms = _terms(snap, query) if snap.n_docs else []
     if not terms:
         return {}
-    if sum(z - a for a, z, _ in terms) > NUMPY_POSTINGS:
+    if _numpy_pays(terms):
         import numpy as np
 
         acc = _accumulate_numpy(snap, terms)
