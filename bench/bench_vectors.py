@@ -93,8 +93,13 @@ def copy_vault(source: Path, dest: Path) -> Path:
     return dest
 
 
+EXTRA_CONFIG: dict[str, dict] = {}  # --set section.key=value, added to every mem.yaml written
+
+
 def write_config(vault: Path, emb: dict) -> None:
     body = "embedding_model_config:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in emb.items())
+    for section, values in EXTRA_CONFIG.items():
+        body += f"{section}:\n" + "".join(f"  {k}: {v}\n" for k, v in values.items())
     (vault / "mem.yaml").write_text(body, encoding="utf-8")
 
 
@@ -263,7 +268,15 @@ def main() -> None:
     ap.add_argument("--local-digest", type=int, default=20)
     ap.add_argument("--sample", type=int, default=200, help="chunks of the large vault for the throughput figure")
     ap.add_argument("--skip-local", action="store_true", help="skip everything that runs the local model")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="config for the measured vaults, e.g. chunking.passage_tokens=0 (repeatable)")
     args = ap.parse_args()
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        section, dot, name = key.partition(".")
+        if not (sep and dot):
+            raise SystemExit(f"--set wants section.key=value, got {item!r}")
+        EXTRA_CONFIG.setdefault(section, {})[name] = value
     src = args.src.resolve()
     sys.path.insert(0, str(src))
     queries = [q.strip() for q in (args.vault / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
@@ -273,7 +286,7 @@ def main() -> None:
     env.update({"NO_COLOR": "1", "PYTHONPATH": str(src)})
     import memcli
 
-    result: dict = {"vault": str(args.vault), "queries": len(queries), "mem": " ".join(mem),
+    result: dict = {"vault": str(args.vault), "queries": len(queries), "mem": " ".join(mem), "set": args.set,
                     "memcli": {"version": memcli.__version__, "src": str(Path(memcli.__file__).parent)}}
     failed = []
 

@@ -615,37 +615,12 @@ _KSUB_CACHE: dict = {}
 _PASS_CACHE: dict = {}
 
 
-def split_passages(text: str, crumb: int, target: int) -> list[str]:
-    """A chunk's text cut into windows of whole lines of at most `target` tokens
-    (a longer line alone), each overlapping the previous by up to target // 5 tokens,
-    each with the chunk's breadcrumb; a chunk within `target` is its own passage."""
-    from memcli.index.chunker import estimate_tokens
-
-    lines = text.split("\n")
-    head, body = lines[:crumb], lines[crumb:]
-    tok = [estimate_tokens(x) for x in body]
-    if sum(tok) <= target:
-        return [text]
-    out, i, n = [], 0, len(body)
-    while i < n:
-        j, used = i, 0
-        while j < n and (j == i or used + tok[j] <= target):
-            used += tok[j]
-            j += 1
-        out.append("\n".join(head + body[i:j]))
-        if j >= n:
-            break
-        k, back = j, 0
-        while k - 1 > i and back + tok[k - 1] <= target // 5:
-            k -= 1
-            back += tok[k]
-        i = k
-    return out
-
-
 def make_passage_vector_branch(target: int):
-    """Vector branch scored per chunk as the best cosine of its own passages (split_passages)."""
+    """Vector branch scored per chunk as the best cosine of its own passages (the prototype
+    of memcli.index.passages, which now ships; kept to reproduce round 2's sweep)."""
     import numpy as np
+
+    from memcli.index.passages import split as split_passages
 
     def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
         key = (str(ws.root), snap.header.get("generation"), target)

@@ -12,15 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
+from test_vectors import SECRET, BowServer
 
 DIMS = 16
 CONCEPTS = {"injured": 0, "accident": 0, "hurt": 0, "picture": 1, "photo": 1, "snapshot": 1}
@@ -44,41 +41,16 @@ def concept_vector(text: str) -> list[float]:
     return v
 
 
-class ConceptServer:
-    def __init__(self):
-        self.state, self._stop = fp.serve()
-        local = threading.local()
-
-        def texts(body):
-            local.texts = body["input"]
-            return local.texts
-
-        def answer(_ignored):
-            return {"object": "list", "model": "test-emb",
-                    "data": [{"object": "embedding", "index": i, "embedding": concept_vector(t)}
-                             for i, t in enumerate(local.texts)]}
-
-        self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
-                                          ("authorization", "Bearer k"))
-
-    def texts(self) -> list[str]:
-        with self.state.lock:
-            return [t for s in self.state.seen if s.path == "/v1/embeddings" for t in s.body["input"]]
-
-    def stop(self):
-        self._stop()
-
-
 @pytest.fixture
 def server():
-    srv = ConceptServer()
+    srv = BowServer(vector=concept_vector, dims=DIMS)
     yield srv
     srv.stop()
 
 
 def configure(root: Path, url: str, **search) -> None:
     lines = ["embedding_model_config:", "  backend: openai", f"  base_url: {url}/v1", "  model_name: test-emb",
-             "  api_key: k", f"  dimensions: {DIMS}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
+             f"  api_key: {SECRET}", f"  dimensions: {DIMS}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
     lines += [f"  {k}: {json.dumps(v)}" for k, v in search.items()]
     (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -69,9 +69,10 @@ def cosine(text: str, query: str, dims: int = 8) -> float:
 class BowServer:
     """fake_provider's server speaking OpenAI embeddings with bag-of-words vectors."""
 
-    def __init__(self):
+    def __init__(self, vector=None, dims: int = 8):
         self.state, self._stop = fp.serve()
-        self.dims = 8
+        self.dims = dims
+        vector = vector or (lambda text: bow(text, self.dims))
         local = threading.local()  # texts and answer run on the same handler thread
 
         def texts(body):
@@ -80,7 +81,7 @@ class BowServer:
 
         def answer(_ignored):
             return {"object": "list", "model": "test-emb",
-                    "data": [{"object": "embedding", "index": i, "embedding": bow(t, self.dims)}
+                    "data": [{"object": "embedding", "index": i, "embedding": vector(t)}
                              for i, t in enumerate(local.texts)]}
 
         self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
