@@ -415,6 +415,11 @@ def patched(spec: dict):
                       (tk, "query_terms", tk.query_terms)]
             install_bigrams(float(spec["bi"]))
             tk.FINGERPRINT = hashlib.sha1(f"{tk.FINGERPRINT}+bi".encode()).hexdigest()[:10]
+        if "vprf" in spec:
+            from memcli.retrieval import vector as _vec
+
+            saved.append((_vec, "top", _vec.top))
+            _vec.top = make_vector_prf(spec["vprf"], _vec.top)
         if "qx" in spec:
             from memcli.retrieval import bm25
 
@@ -612,6 +617,25 @@ def make_sub_vector_branch(spec: dict, pair: bool):
 
 
 _KSUB_CACHE: dict = {}
+
+
+def make_vector_prf(rule: str, top):
+    """Rocchio feedback in vector space: `vprf=<docs>:<beta>`; the query vector plus beta x
+    the mean chunk row of the first search's best `docs` chunks, searched again."""
+    import numpy as np
+
+    n, beta = rule.split(":")
+    n, beta = int(n), float(beta)
+
+    def prf_top(rows, mask, query, k, allowed=None, offsets=None, chunk_rows=None):
+        first = top(rows, mask, query, max(k, n), allowed, offsets, chunk_rows)
+        if not first or chunk_rows is None:
+            return first[:k]
+        q = np.asarray(query, dtype=np.float32)
+        q = q / np.linalg.norm(q)
+        cen = np.asarray(chunk_rows[[d for d, _ in first[:n]]], dtype=np.float32).mean(axis=0)
+        return top(rows, mask, q + beta * cen, k, allowed, offsets, chunk_rows)
+    return prf_top
 _PASS_CACHE: dict = {}
 
 
@@ -991,7 +1015,7 @@ def parse_variant(text: str) -> dict:
     spec: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
         key, _, value = part.partition("=")
-        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b", "prf", "vsub", "fileprior", "ksub", "bi", "fdecay", "qx", "vpass"):
+        if key not in ("tok", "fuse", "merge", "mmr", "recency", "qdw", "k1", "b", "prf", "vsub", "fileprior", "ksub", "bi", "fdecay", "qx", "vpass", "vprf"):
             raise SystemExit(f"unknown variant part {part!r}")
         spec[key] = value
     return spec
