@@ -149,12 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-queries", type=int, default=MAX_QUERIES)
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--details", action="store_true", help="per-query metrics and hits in the JSON "
+                    "(for `bench/locomo.py --compare`)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     vaults, stats = build(args.out_dir, args.max_queries)
     print(f"pydoc: Python {stats['python']}, {stats['modules']} modules, {stats['sections']} sections, "
           f"{stats['questions']} of {stats['candidates']} queries", file=sys.stderr)
-    kw = {"budget": args.budget, "categories": KINDS}
+    kw = {"budget": args.budget, "categories": KINDS, "details": args.details}
     if args.sweep:
         docs = locomo.run_sweep(args.sweep, vaults, args, **kw)
         result: dict = {"sweep": args.sweep, "data": stats, "runs": docs}

@@ -1457,6 +1457,24 @@ def markdown(docs: list[dict]) -> str:
     return "\n".join(out)
 
 
+def compare(base: Path, new: Path, resamples: int = 2000, seed: int = 0) -> str:
+    """Paired bootstrap over the questions of two `--details` runs: mean difference (new - base)
+    of each metric with a 95% interval, and how many questions got better or worse."""
+    import numpy as np
+
+    a, b = ({r["qid"]: r for r in json.loads(p.read_text(encoding="utf-8"))["per_question"]} for p in (base, new))
+    if set(a) != set(b):
+        raise SystemExit("the two runs answered different questions")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(b), (resamples, len(b)))
+    rows = ["| metric | new - base | 95% interval | better | worse |", "|---|---|---|---|---|"]
+    for m in ("session_R@5", "session_nDCG@10", "turn_R@5", "turn_nDCG@10"):
+        d = np.array([b[q][m] - a[q][m] for q in sorted(b)])
+        lo, hi = np.percentile(d[picks].mean(axis=1), [2.5, 97.5])
+        rows.append(f"| {m} | {d.mean():+.4f} | [{lo:+.4f}, {hi:+.4f}] | {int((d > 0).sum())} | {int((d < 0).sum())} |")
+    return "\n".join(rows)
+
+
 def report(paths: list[Path]) -> str:
     """Markdown tables (overall; per category) of the runs in sweep JSON files, for the docs."""
     docs = [d for p in paths for d in json.loads(p.read_text(encoding="utf-8"))["runs"]]
@@ -1507,9 +1525,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="write the sweep's markdown table here")
     ap.add_argument("--out", type=Path, help="write the JSON here instead of stdout")
     ap.add_argument("--report", type=Path, nargs="+", help="print markdown tables of sweep JSON files and exit")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("BASE", "NEW"),
+                    help="paired bootstrap of two --details runs (NEW - BASE per question) and exit")
     args = ap.parse_args(argv)
     if args.report:
         print(report(args.report))
+        return 0
+    if args.compare:
+        print(compare(*args.compare))
         return 0
     if not args.locomo.exists():
         raise SystemExit(f"{args.locomo} not found: pass --locomo or set LOCOMO_JSON")
