@@ -170,6 +170,20 @@ def serve_fast(fp):
     return state, stop
 
 
+def one_file_updates(mem: list[str], vault: Path, env: dict, repeat: int = 3) -> dict:
+    """`reindex --scope bm25` after appending a line to one note: the index update every
+    ingest, remember and search-with-changes pays, vector carry-over included."""
+    note = sorted(vault.glob("memory/*/*.md"))[5]
+    times, rss = [], []
+    for i in range(repeat):
+        with open(note, "a", encoding="utf-8") as fh:
+            fh.write(f"\nbench edit {i}\n")
+        seconds, peak, _ = run(mem + ["-w", str(vault), "reindex", "--scope", "bm25"], env)
+        times.append(seconds)
+        rss.append(peak)
+    return {"median_s": r(statistics.median(times)), "max_s": r(max(times)), "peak_rss_mib": round(max(rss), 1)}
+
+
 def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries: list[str],
                  src: Path) -> tuple[dict, Path]:
     sys.path.insert(0, str(src / "tests" / "providers"))
@@ -194,6 +208,8 @@ def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries
         hybrid = searches(mem, vault, queries, env)
         query_requests = len(state.seen) - before
         keyword = searches(mem, vault, queries, env, "--mode", "keyword")
+        log("remote: 3 one-file updates (a sync carries the vectors over)")
+        update = one_file_updates(mem, vault, env)
     finally:
         stop()
     return {
@@ -205,6 +221,7 @@ def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries
         "first_query_counts": counts,
         "search_cold_hybrid": {**hybrid, "provider_requests": query_requests},
         "search_cold_keyword_only": keyword,
+        "one_file_update": update,
     }, vault
 
 

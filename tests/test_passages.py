@@ -280,6 +280,45 @@ def test_an_edit_synced_by_a_search_reuses_the_matrix_rows_without_the_cache(mix
     assert figures["chunks_with_embedding"] == figures["chunks"]
 
 
+def assert_matrix_matches_the_texts(root, server) -> int:
+    """Every chunk's rows are the server's vectors of its passages, in order, and its chunk
+    row their normalised mean: nothing was shifted onto another chunk's text."""
+    from memcli.index import sync
+    from memcli.index import vectors as vecmod
+    from memcli.vault.workspace import open_workspace
+
+    ws = open_workspace(root, {"MEM_WORKSPACE": str(root)})
+    snap = sync.open_snapshot(ws)
+    m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header["generation"], 100)
+    assert m is not None and m.n_docs == snap.n_docs
+    checked = 0
+    for d in range(snap.n_docs):
+        texts = split(snap.text(d), snap.meta(d)[3], 100)
+        rows = np.asarray(m.doc_rows(d), dtype=np.float32)
+        assert len(rows) == len(texts), d
+        if not m.mask[d]:
+            continue
+        want = np.stack([unit(bow(t, 8)) for t in texts])
+        assert np.allclose(rows, want, atol=2e-3), (d, texts[0][:40])
+        assert np.allclose(m.chunk_rows[d], mean_vectors(want, [0, len(want)])[0], atol=2e-3), d
+        checked += 1
+    snap.close()
+    return checked
+
+
+def test_syncs_keep_every_row_on_its_own_text(mixed, server, cli):
+    """Edits in the middle, a deleted note and an added one, each synced by a search: the
+    kept rows are copied from the old file in runs, and must still belong to their chunks."""
+    assert assert_matrix_matches_the_texts(mixed, server) == len(chunk_store(mixed))
+    (mixed / DAY / "cat.md").write_text("# cat\n\nThe cat now sleeps in the garden shed.\n", encoding="utf-8")
+    (mixed / DAY / "tax.md").unlink()
+    write_notes(mixed, {"kite": "Kites fly best on the windy hill in March."})
+    assert cli("search", "garden", "--mode", "keyword")[0] == 0
+    assert assert_matrix_matches_the_texts(mixed, server) >= len(chunk_store(mixed)) - 2  # new text: no vector yet
+    assert cli("reindex")[0] == 0
+    assert assert_matrix_matches_the_texts(mixed, server) == len(chunk_store(mixed))
+
+
 def test_an_older_matrix_is_rebuilt_from_the_chunk_store_vectors(mixed, server, cli):
     """A MEMVEC02 matrix (before passages) is not used; `mem reindex` rebuilds it, and without a
     request cache the chunk store's vectors still serve every one-passage chunk."""

@@ -39,13 +39,11 @@ def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str,
             # nothing, so the vector branch keeps pausing with its `mem reindex` warning
             # instead of searching a few fresh chunks; the embedding run rebuilds the matrix
             return
+    row_parts, chunk_parts, parts_mask, parts_counts = [], [], [], []
     if m is not None and keep_mask is not None:
-        counts = np.diff(m.offsets.astype(np.int64))
-        parts_rows = [m.rows[np.repeat(keep_mask, counts)]]
-        parts_mask = [m.mask[keep_mask]]
-        parts_counts = [counts[keep_mask]]
-    else:
-        parts_rows, parts_mask, parts_counts = [], [], []
+        _kept_parts(m, keep_mask, dims, row_parts, chunk_parts)
+        parts_mask.append(m.mask[keep_mask])
+        parts_counts.append(np.diff(m.offsets.astype(np.int64))[keep_mask])
     n_kept = int(sum(len(x) for x in parts_mask))
     lookup = _old_passages(old, m, fresh_docs, passage_tokens) if m is not None else \
         vectors.store_vectors(metadata, space, passage_tokens) if fresh_docs else {}
@@ -63,19 +61,40 @@ def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str,
                 block[j] = vec
                 found += 1
         complete = found == len(texts)
-        parts_rows.append(block)
+        mean = passages.mean_vectors(block, [0, len(block)])
+        row_parts.append(block.astype(vectors.PASSAGE_DTYPE).reshape(-1).view(np.uint8))
+        chunk_parts.append(np.ascontiguousarray(mean, dtype=vectors.MATRIX_DTYPE).reshape(-1).view(np.uint8))
         parts_mask.append(np.array([complete], dtype=np.uint8))
         parts_counts.append(np.array([len(texts)]))
         if complete:
             d = n_kept + i
-            lines[d] = store.with_vector(lines[d], vectors.f16_b64(passages.mean_vectors(block, [0, len(block)])[0]))
-    rows = np.concatenate(parts_rows) if parts_rows else np.zeros((0, dims), dtype=vectors.MATRIX_DTYPE)
+            lines[d] = store.with_vector(lines[d], vectors.f16_b64(mean[0]))
     mask = np.concatenate(parts_mask) if parts_mask else np.zeros(0, dtype=np.uint8)
     counts = np.concatenate(parts_counts) if parts_counts else np.zeros(0, dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    vectors.write_matrix(vectors.matrix_path(metadata, space["id"]),
-                         {"generation": generation, "space": space["id"], "identity": space.get("identity", ""),
-                          "dims": dims, "passage_tokens": passage_tokens}, mask, offsets, rows)
+    vectors.write_matrix_parts(vectors.matrix_path(metadata, space["id"]),
+                               {"generation": generation, "space": space["id"],
+                                "identity": space.get("identity", ""), "dims": dims,
+                                "passage_tokens": passage_tokens},
+                               mask, offsets, int(offsets[-1]), row_parts, chunk_parts)
+
+
+def _kept_parts(m, keep_mask, dims: int, row_parts: list, chunk_parts: list) -> None:
+    """Byte ranges of the old file holding the kept docs' passage rows and chunk rows: one
+    slice per run of consecutive kept docs, so a one-file update copies the rest of the
+    matrix from file to file without building it in memory."""
+    import numpy as np
+
+    keep = np.asarray(keep_mask, dtype=bool)
+    if not keep.any():
+        return
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], keep.view(np.int8), [0]))))
+    offsets = m.offsets
+    prow, crow = 2 * dims, 4 * dims  # bytes per passage row (float16) and chunk row (float32)
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # docs a..b-1 are kept
+        r0, r1 = int(offsets[a]), int(offsets[b])
+        row_parts.append(m.raw(m.rows_offset + r0 * prow, m.rows_offset + r1 * prow))
+        chunk_parts.append(m.raw(m.chunk_rows_offset + a * crow, m.chunk_rows_offset + b * crow))
 
 
 def _old_passages(old, m, fresh_docs, passage_tokens: int) -> dict:

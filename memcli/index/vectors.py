@@ -28,10 +28,13 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-MAGIC = b"MEMVEC04"  # 02: one row per chunk; 03: passages without chunk rows; both are rebuilt
-# float32, not float16 like the store: BLAS multiplies float32 directly, while
-# converting 100k float16 rows costs more than the product itself
+MAGIC = b"MEMVEC05"  # 02: one row per chunk; 03-04: float32 passages; all are rebuilt
+# Chunk rows are float32: every search multiplies all of them, and BLAS takes float32
+# directly. Passage rows are float16, like the request cache they come from (so nothing
+# is lost): a search converts only the shortlisted chunks' passages, and every sync
+# rewrites the file, whose bulk they are (a 2,000-note vault: 44 MB instead of 88).
 MATRIX_DTYPE = "<f4"
+PASSAGE_DTYPE = "<f2"
 OFFSET_DTYPE = "<u4"
 
 
@@ -60,7 +63,7 @@ def from_b64(value: str, dims: int):
     return arr if arr.size == dims else None
 
 
-def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
+def write_matrix(path: Path, header: dict, mask, offsets, rows, chunk_rows=None) -> None:
     """Header (with n_docs, n_rows, passage_tokens), mask, passage offsets, passage rows,
     then one row per chunk: the normalised mean of its passages (the shortlist of
     memcli.retrieval.vector.top, and the chunk store's vector)."""
@@ -68,10 +71,22 @@ def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
 
     from memcli.index import passages
 
+    rows = np.ascontiguousarray(rows, dtype=PASSAGE_DTYPE)
+    if chunk_rows is None:
+        chunk_rows = passages.mean_vectors(rows, offsets)
+    write_matrix_parts(path, header, mask, offsets, len(rows), [rows.reshape(-1).view(np.uint8)],
+                       [np.ascontiguousarray(chunk_rows, dtype=MATRIX_DTYPE).reshape(-1).view(np.uint8)])
+
+
+def write_matrix_parts(path: Path, header: dict, mask, offsets, n_rows: int, row_parts, chunk_parts) -> None:
+    """write_matrix from pieces: `row_parts` (float16 passage rows) and `chunk_parts` (float32
+    chunk rows) are bytes-like, e.g. slices of the previous file's mmap, so a sync copies
+    the rows it keeps straight from the old file to the new one."""
+    import numpy as np
+
     mask = np.ascontiguousarray(mask, dtype=np.uint8)
     offsets = np.ascontiguousarray(offsets, dtype=OFFSET_DTYPE)
-    rows = np.ascontiguousarray(rows, dtype=MATRIX_DTYPE)
-    header = dict(header, n_docs=len(mask), n_rows=len(rows))
+    header = dict(header, n_docs=len(mask), n_rows=int(n_rows))
     hjson = json.dumps(header, separators=(",", ":")).encode()
     head = MAGIC + struct.pack("<I", len(hjson)) + hjson
     head += b" " * ((-len(head)) & 7)
@@ -79,10 +94,9 @@ def write_matrix(path: Path, header: dict, mask, offsets, rows) -> None:
     for arr in (mask, offsets):
         body = arr.tobytes()
         parts += [body, b"\0" * ((-len(body)) & 7)]
-    parts.append(rows.reshape(-1).view(np.uint8))  # no second copy of a large matrix
-    chunk_rows = np.ascontiguousarray(passages.mean_vectors(rows, offsets), dtype=MATRIX_DTYPE)
-    parts.append(chunk_rows.reshape(-1).view(np.uint8))
-    atomic.write_parts(path, parts)
+    dims = int(header["dims"])
+    parts += list(row_parts) + [b"\0" * ((-(2 * n_rows * dims)) & 7)]
+    atomic.write_parts(path, parts + list(chunk_parts))
 
 
 class Matrix:
@@ -111,9 +125,12 @@ class Matrix:
             off += n + ((-n) & 7)
             self.offsets = np.frombuffer(self._mm, dtype=OFFSET_DTYPE, count=n + 1, offset=off)
             off += 4 * (n + 1) + ((-4 * (n + 1)) & 7)
-            self.rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n_rows * dims,
+            self.rows = np.frombuffer(self._mm, dtype=PASSAGE_DTYPE, count=n_rows * dims,
                                       offset=off).reshape(n_rows, dims)
-            off += 4 * n_rows * dims
+            self.rows_offset = off  # byte offset of the passage rows, for write_matrix_parts
+            off += 2 * n_rows * dims
+            off += (-off) & 7
+            self.chunk_rows_offset = off
             self.chunk_rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n * dims,
                                             offset=off).reshape(n, dims)
             # a damaged offset table would score rows against the wrong chunks
@@ -134,6 +151,10 @@ class Matrix:
 
     def doc_rows(self, d: int):
         return self.rows[int(self.offsets[d]):int(self.offsets[d + 1])]
+
+    def raw(self, start: int, end: int) -> memoryview:
+        """Bytes start..end of the file (no copy), for write_matrix_parts."""
+        return memoryview(self._mm)[start:end]
 
 
 def load_cache(path: Path, dims: int) -> dict:
