@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import importlib
 import inspect
-import json
 import platform
 import re
 import sys
@@ -170,14 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         result["data"] = stats
         print(locomo.table(result, f"pydoc mode={args.mode} set={sets} variant={args.variant or '-'}"),
               file=sys.stderr)
-    locomo.finish(result)
-    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    locomo.write_result(result, args.out, t0)
     return 0
 
 

@@ -284,17 +284,12 @@ def embedder() -> CachedEmbedder:
 #   qdw=rare:<f>:<w>|len:<n>:<w>   query-dependent vector weight
 #   mmr=<lambda>, recency=<half-life days>, k1=, b=, prf=<docs>:<terms>:<beta>,
 #   fileprior=<gamma>, vsub=<tokens> (vector branch scored on smaller chunks)
+#   round 2: ksub=<tokens>:<beta> (best-passage BM25), bi=<w> (adjacent-pair terms),
+#   fdecay=<f> (per-file score decay), qx=<n>:<cos>:<w> (query expansion), vpass=<tokens>
+#   (passage vectors), vprf=<docs>:<beta> (Rocchio feedback in vector space)
 
-STOPWORDS = frozenset("""a about above after again against all am an and any are aren't as at be because been
-before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
-during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
-herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
-mustn't my myself no nor not of off on once only or other ought our ours ourselves out over own same shan't she
-she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
-there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
-we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
-with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split())  # noqa: SIM905
-STOPWORDS = STOPWORDS | {w.replace("'", "") for w in STOPWORDS} | {"ll", "ve", "re"}
+# the English stopword list memcli's tokenizer ships (round 1 prototyped it here)
+from memcli.retrieval.tokenizer import STOPWORDS  # noqa: E402
 
 
 class Ctx:
@@ -324,22 +319,6 @@ def _stemmer():
     return stem
 
 
-_LIGHT = [("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")]
-
-
-def _light_stem(w: str) -> str:
-    """A dependency-free suffix stripper (plural/-ed/-ing), for comparison with Snowball."""
-    if not (w.isascii() and w.isalpha()) or len(w) <= 4 or w.endswith("ss"):
-        return w
-    for suf, rep in _LIGHT:
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[:-len(suf)] + rep
-            if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
-                w = w[:-1]  # running -> run
-            return w
-    return w
-
-
 def tokenizer_variant(name: str):
     """(index tokenize, query_terms) replacing memcli.retrieval.tokenizer's, or None for 'base'."""
     from memcli.retrieval import tokenizer as tk
@@ -348,7 +327,7 @@ def tokenizer_variant(name: str):
     if name in ("base", ""):
         return None
     parts = set(name.split("+"))
-    stem = _stemmer() if "stem" in parts else _light_stem if "lightstem" in parts else None
+    stem = _stemmer() if "stem" in parts else tk.light_stem if "lightstem" in parts else None
     stop = "stop" in parts
 
     def tokenize(text: str) -> list[str]:
@@ -1475,6 +1454,18 @@ def compare(base: Path, new: Path, resamples: int = 2000, seed: int = 0) -> str:
     return "\n".join(rows)
 
 
+def write_result(result: dict, out: Path | None, t0: float) -> None:
+    """finish() the result document, stamp its wall time, write it to `out` or stdout."""
+    finish(result)
+    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
+
+
 def report(paths: list[Path]) -> str:
     """Markdown tables (overall; per category) of the runs in sweep JSON files, for the docs."""
     docs = [d for p in paths for d in json.loads(p.read_text(encoding="utf-8"))["runs"]]
@@ -1561,14 +1552,7 @@ def main(argv: list[str] | None = None) -> int:
             result["via_cli"] = via_cli(vaults, args.via_cli, mode=args.mode, sets=sets, spec=spec)
             vc = result["via_cli"]
             log(f"via CLI: {vc['agree']}/{vc['checked']} searches gave the same hits as the job function")
-    finish(result)
-    result["wall_seconds"] = round(time.perf_counter() - t0, 1)
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    write_result(result, args.out, t0)
     return 0
 
 

@@ -238,6 +238,21 @@ def test_unchanged_chunks_are_never_re_embedded(indexed, server, cli):
     assert server.texts(mark) == []
 
 
+def test_a_run_with_nothing_to_do_rewrites_nothing(indexed, server, cli):
+    """Matrix, request cache and chunk store are left as they are (no 100 MB rewrite per
+    `mem reindex` of an unchanged vault), and the report still counts every chunk."""
+    store_dir = indexed / "mem_metadata"
+    files = [f for f in store_dir.rglob("*") if f.is_file() and (f.suffix in (".f16m", ".npz") or "file_chunks" in f.name)]
+    assert len(files) >= 3, files
+    before = {f: f.stat().st_mtime_ns for f in files}
+    code, out, err = cli("reindex", "--json")
+    assert code == 0, err
+    emb = json.loads(out)["embedding"]
+    assert (emb["embedded"], emb["chunks_with_vectors"], emb["chunks"]) == (0, len(NOTES), len(NOTES))
+    assert {f: f.stat().st_mtime_ns for f in files} == before
+    assert all("_embedding_f16_b64" in r for r in chunk_store(indexed))
+
+
 def chunk_passages(root: Path, suffix: str) -> dict[str, list[str]]:
     """Stored chunk text -> its passages (chunking.passage_tokens 100), for files ending in `suffix`."""
     from memcli.index.passages import split

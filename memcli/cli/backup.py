@@ -98,12 +98,7 @@ def do_verify(ctx: Context, file, as_json) -> int:
 
 
 def render_restore(ctx: Context, rep, as_json: bool, verb: str) -> None:
-    for w in rep.warnings:
-        ctx.warn(w)
-    if as_json:
-        ctx.json(rep.to_json())
-    else:
-        ctx.out("\n".join(rep.lines(verb)))
+    ctx.report(rep, as_json, rep.lines(verb))
 
 
 def do_restore(ctx: Context, file, modules, yes, wait, as_json) -> int:
@@ -138,10 +133,7 @@ def do_prune(ctx: Context, keep, as_json) -> int:
 
     ws = ctx.open()
     rep = backup.prune(ws, folder(ctx, ws), keep)
-    if as_json:
-        ctx.json(rep.to_json())
-    else:
-        ctx.out("\n".join(rep.lines()))
+    ctx.report(rep, as_json)
     return 0
 
 

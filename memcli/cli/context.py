@@ -35,6 +35,16 @@ class Context:
     def json(self, data: Any) -> None:
         self.out(json.dumps(data, ensure_ascii=False, indent=2))
 
+    def report(self, rep, as_json: bool, lines: list[str] | None = None) -> None:
+        """A job's report: its warnings on stderr, then JSON or its lines (`lines`, else
+        rep.lines()) on stdout."""
+        for w in getattr(rep, "warnings", ()):
+            self.warn(w)
+        if as_json:
+            self.json(rep.to_json())
+        else:
+            self.out("\n".join(rep.lines() if lines is None else lines))
+
     def warn(self, text: str) -> None:
         self.stderr.write(f"mem: warning: {text}\n")
 

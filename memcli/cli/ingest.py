@@ -46,12 +46,7 @@ def execute(ctx: Context, file: str | None, session_id: str, date: str | None = 
     ws = ctx.open()
     text = read_input(file)
     rep = ingest.run(ws, text, session_id, day=date, fmt=fmt, force=force, flush=flush, wait=wait)
-    for w in rep.warnings:
-        ctx.warn(w)
-    if as_json:
-        ctx.json(rep.to_json())
-    else:
-        ctx.out("\n".join(rep.lines()))
+    ctx.report(rep, as_json)
     return 0
 
 

@@ -27,12 +27,7 @@ def execute(ctx: Context, dry_run: bool = False, no_interpret: bool = False, as_
 
     ws = ctx.open()
     rep = resource.run(ws, dry_run=dry_run, interpret=not no_interpret, wait=wait)
-    for w in rep.warnings:
-        ctx.warn(w)
-    if as_json:
-        ctx.json(rep.to_json())
-    else:
-        ctx.out("\n".join(rep.lines()))
+    ctx.report(rep, as_json)
     return 0
 
 

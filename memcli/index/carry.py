@@ -75,7 +75,10 @@ def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str,
     vectors.write_matrix_parts(vectors.matrix_path(metadata, space["id"]),
                                {"generation": generation, "space": space["id"],
                                 "identity": space.get("identity", ""), "dims": dims,
-                                "passage_tokens": passage_tokens},
+                                "passage_tokens": passage_tokens,
+                                # fresh chunks got their store vectors above, so the store
+                                # stays as complete as it was
+                                "stored": bool(m is not None and m.header.get("stored"))},
                                mask, offsets, int(offsets[-1]), row_parts, chunk_parts)
 
 

@@ -100,30 +100,31 @@ def _checkpoint(ws: Workspace, space: dict, cache: dict, lock_factory, keys: _Ke
             # never below this vault's passages (the run moved those to its end)
             vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), cache, dims,
                                max(max_cache, len(rows)) if final else len(cache))
+            means = passages.mean_vectors(rows, offsets)  # the matrix's chunk rows and the store's vectors
+            # the store first: a matrix saying "stored" must never precede the store it vouches for
+            stored = final and _write_store_vectors(ws, snap, means, mask)
             vectors.write_matrix(vectors.matrix_path(ws.metadata, space["id"]),
                                  {"generation": gen, "space": space["id"], "identity": space["identity"],
-                                  "dims": dims, "passage_tokens": keys.target}, mask, offsets, rows)
+                                  "dims": dims, "passage_tokens": keys.target, "stored": stored},
+                                 mask, offsets, rows, means)
             old_space = vectors.active_space(ws.metadata)
             vectors.set_active_space(ws.metadata, space)
             if old_space and old_space["id"] != space["id"]:
                 vectors.atomic.remove(vectors.matrix_path(ws.metadata, old_space["id"]))
-            if final:
-                _write_store_vectors(ws, snap, rows, mask, offsets)
             return int(mask.sum()), n, len(rows)
         finally:
             snap.close()
 
 
-def _write_store_vectors(ws: Workspace, snap, rows, mask, offsets) -> None:
-    """Put each chunk's vector (its passages' mean) into its chunk store line, or drop a vector
-    of another space."""
+def _write_store_vectors(ws: Workspace, snap, means, mask) -> bool:
+    """Put each chunk's vector (`means`: its passages' mean) into its chunk store line, or drop
+    a vector of another space. False when the store could not be matched to the snapshot."""
     import hashlib
 
     store_file = ws.metadata / store.CHUNK_STORE
     lines = store.read_raw_lines(store_file)
     if len(lines) != snap.n_docs:
-        return  # store and snapshot disagree: the next sync rebuilds both
-    means = passages.mean_vectors(rows, offsets)
+        return False  # store and snapshot disagree: the next sync rebuilds both
     changed = False
     for d, line in enumerate(lines):
         lines[d] = store.with_vector(line, vectors.f16_b64(means[d]) if mask[d] else None)
@@ -132,6 +133,7 @@ def _write_store_vectors(ws: Workspace, snap, rows, mask, offsets) -> None:
         raw = store.write_lines(store_file, lines)
         snapmod.rewrite_header(sync.snapshot_path(ws), {"store_sha": hashlib.sha256(raw).hexdigest(),
                                                         "store_stamp": sync.store_stamp(store_file)})
+    return True
 
 
 def _known(ws: Workspace, snap, space: dict, cache: dict, keys: _Keys, rep: EmbedReport) -> dict[str, str]:
@@ -167,6 +169,16 @@ def _known(ws: Workspace, snap, space: dict, cache: dict, keys: _Keys, rep: Embe
     return todo
 
 
+def _up_to_date(ws: Workspace, snap, space: dict, keys: _Keys, rep: EmbedReport) -> bool:
+    """Every chunk of the snapshot has its vectors, in the matrix and in the chunk store: a
+    run has nothing to do, and need not read the request cache nor rewrite three files."""
+    m = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""), keys.target)
+    if m is None or m.n_docs != snap.n_docs or not m.header.get("stored") or not m.mask.all():
+        return False
+    rep.with_vectors, rep.total, rep.passages = m.n_docs, m.n_docs, m.n_rows
+    return True
+
+
 def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
         lock_factory, *, max_cache: int = 10000, progress=None) -> EmbedReport:
     """Embed what is missing. `space` = {id, identity, dims}; `embed_batch` returns an (n, dims) array."""
@@ -174,12 +186,15 @@ def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], 
     rep = EmbedReport(space=space["id"])
     dims = int(space["dims"])
     rep.switched = vectors.active_space(ws.metadata) != space
-    cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), dims)
     keys = _Keys(passages.configured(ws.config))
     snap = sync.open_snapshot(ws)
     if snap is None:
         return rep
     try:
+        if not rep.switched and _up_to_date(ws, snap, space, keys, rep):
+            rep.seconds = time.perf_counter() - t0
+            return rep
+        cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), dims)
         todo = _known(ws, snap, space, cache, keys, rep)
         rep.total = snap.n_docs
     finally:

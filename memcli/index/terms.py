@@ -46,20 +46,22 @@ def store_path(metadata: Path, space: str) -> Path:
     return metadata / "embedding_store" / f"terms_{space}.f32m"
 
 
-def _write(path: Path, words: list[str], vecs) -> None:
+def _write(path: Path, words: list[str], vecs, source: str) -> None:
     import numpy as np
 
     blob = "\n".join(words).encode("utf-8")
     rows = np.ascontiguousarray(vecs, dtype="<f4")
-    head = json.dumps({"words": len(words), "dims": int(rows.shape[1]), "blob": len(blob)}).encode()
+    head = json.dumps({"words": len(words), "dims": int(rows.shape[1]), "blob": len(blob),
+                       "source": source}).encode()
     head = MAGIC + struct.pack("<I", len(head)) + head
     body = head + blob
     atomic.write_parts(path, [body, b"\0" * ((-len(body)) & 7), rows.reshape(-1).view(np.uint8)])
 
 
 def load(metadata: Path, space: dict | None):
-    """(words, float32 unit vectors as an mmap view) of `space`, or None when there are
-    none or the file is damaged (expansion is then simply off)."""
+    """(words, float32 unit vectors as an mmap view, source) of `space`, or None when there
+    are none or the file is damaged (expansion is then simply off). `source` names the
+    snapshot generation and word limit the words were taken from."""
     import numpy as np
 
     if not space:
@@ -72,6 +74,7 @@ def load(metadata: Path, space: dict | None):
         (hlen,) = struct.unpack_from("<I", mm, 8)
         head = json.loads(mm[12:12 + hlen])
         n, dims, blob = int(head["words"]), int(head["dims"]), int(head["blob"])
+        source = str(head.get("source", ""))
         start = 12 + hlen
         words = mm[start:start + blob].decode("utf-8").split("\n") if n else []
         off = start + blob + ((-(start + blob)) & 7)
@@ -80,7 +83,7 @@ def load(metadata: Path, space: dict | None):
         return None
     if dims != int(space["dims"]) or len(words) != n or not n:
         return None
-    return words, vecs
+    return words, vecs, source
 
 
 def vocabulary(snap, limit: int) -> list[str]:
@@ -96,16 +99,18 @@ def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]],
            batch_size: int, limit: int, progress=None) -> tuple[int, int]:
     """Embed the vault's words that have no vector yet, drop words it no longer uses.
 
-    Returns (words embedded now, words stored). Nothing is written when nothing changed.
+    Returns (words embedded now, words stored). Nothing is read or written when the index
+    is the one the words were last taken from.
     """
     import numpy as np
 
-    wanted = vocabulary(snap, limit)
     old = load(metadata, space)
+    source = f"{snap.header.get('generation', '')}/{limit}"
+    if old and old[2] == source:
+        return 0, len(old[0])  # same index, same words: no need to read every chunk again
+    wanted = vocabulary(snap, limit)
     known = dict(zip(old[0], np.array(old[1]))) if old else {}
     todo = [w for w in wanted if w not in known]
-    if not todo and len(known) == len(wanted):
-        return 0, len(wanted)
     batch_size = max(1, batch_size)
     for i in range(0, len(todo), batch_size):
         batch = todo[i:i + batch_size]
@@ -119,5 +124,5 @@ def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]],
     if not wanted:
         atomic.remove(path)
         return len(todo), 0
-    _write(path, wanted, np.stack([known[w] for w in wanted]))
+    _write(path, wanted, np.stack([known[w] for w in wanted]), source)
     return len(todo), len(wanted)

@@ -167,16 +167,6 @@ def level_for(kind: str, module: str) -> int:
     return 1 if kind == "snapshot" or module == "metadata" else 6
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on a folder; the link is still atomic
-    finally:
-        os.close(fd)
-
-
 def _publish(tmp: Path, folder: Path, stem: str) -> Path:
     """Give the finished temp file its final name without ever replacing another backup."""
     for i in range(1000):
@@ -186,7 +176,7 @@ def _publish(tmp: Path, folder: Path, stem: str) -> Path:
         except FileExistsError:
             continue
         os.unlink(tmp)
-        _fsync_dir(folder)
+        atomic.fsync_dir(folder)
         return final
     raise OSError(f"too many backups named {stem}*.zip in {folder}")
 

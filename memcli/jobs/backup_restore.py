@@ -185,7 +185,7 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
     # before (untouched) or after (complete) by this mark: each slot, and what had to move
     plan = [(s, os.path.lexists(ws.root / s), os.path.lexists(staging / "new" / s)) for s in slots]
     (staging / SWAP_MARK).write_text("".join(f"{s}\t{int(c)}{int(n)}\n" for s, c, n in plan), encoding="utf-8")
-    _fsync_dir(staging)
+    atomic.fsync_dir(staging)
     try:
         for slot in slots:
             cur, new, old = ws.root / slot, staging / "new" / slot, staging / "old" / slot
@@ -215,7 +215,7 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
                             f"the workspace was put back as it was") from None
         raise
     for folder in touched:
-        _fsync_dir(folder)
+        atomic.fsync_dir(folder)
 
 
 SUPERSEDED = "superseded"  # in an old staging folder: a later restore or rollback finished
@@ -253,19 +253,6 @@ def swap_state(staging: Path) -> str:
     return "complete" if all(d for _, d in moved) else "partial"
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on a folder; the renames are still atomic
-    finally:
-        os.close(fd)
-
-
 def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None):
     """Bring the search index in line with the restored Markdown (the caller holds the index lock).
 
@@ -284,4 +271,3 @@ def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress
             except OSError:
                 pass
         return None
-

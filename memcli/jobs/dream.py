@@ -78,12 +78,14 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
                 _save_state(ws, state, now, success=True)
         return
     texts = _read(ws, sc.changed, rep)
-    chat = _chat(ws)
+    from memcli.providers.llm.registry import get_chat
+
+    chat = get_chat(ws.config["llm_model_config"])
     try:
         rep.extractor = chat.identity if chat else "rules"
         units, topics = _extract(ws, rep, texts, chat, max_units)
         rep.units, rep.topics = units, topics
-        rep.plan = dream_integrate.plan(ws, units, _ask(chat) if chat else None, rep.extractor, texts)
+        rep.plan = dream_integrate.plan(ws, units, chat.chat if chat else None, rep.extractor, texts)
     except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
         raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
     finally:
@@ -125,26 +127,12 @@ def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
     return texts
 
 
-def _chat(ws: Workspace):
-    from memcli.providers.llm.registry import get_chat
-
-    return get_chat(ws.config["llm_model_config"])
-
-
-def _ask(client):
-    """The provider client as the extraction layer's chat(messages) -> (content, finish_reason)."""
-    def chat(messages: list[dict]) -> tuple[str, str | None]:
-        reply = client.complete(messages)
-        return reply.content, reply.finish_reason
-    return chat
-
-
 def _extract(ws: Workspace, rep: DreamReport, texts: dict[str, str], chat, max_units: int):
     if chat is not None:
         from memcli.extraction import dream_llm
 
         changed = [p for p in rep.scan.changed if p in texts]
-        return dream_llm.extract(_ask(chat), rep.day, rep.dates, changed, list(texts.items()), max_units,
+        return dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units,
                                  chat.identity)
     from memcli.extraction import dream_rules
     from memcli.vault import frontmatter

@@ -71,7 +71,9 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
         notes.check_date(day)
     tz = notes.zone(ws)
     parsed = parse_messages(text, fmt, tz)
-    chat = _chat_client(ws)
+    from memcli.providers.llm.registry import get_chat
+
+    chat = get_chat(ws.config["llm_model_config"])
     if day is None:
         day = parsed.latest.astimezone(tz).date().isoformat() if parsed.latest else notes.today(ws, now)
     log_path = ws.sessions / f"{sid}.jsonl"
@@ -93,7 +95,7 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
                 req = Request(pending, day, sid, Existing(str(existing.meta.get("name", existing.path.stem)),
                                                           str(existing.meta.get("description", "")), existing.body)
                               if existing else None)
-                draft = llm.extract(req, _chat_fn(chat), chat.identity) if chat else rules.extract(req)
+                draft = llm.extract(req, chat.chat, chat.identity) if chat else rules.extract(req)
             # everything is validated: from here on, write
             rep.log_write = session.write_log(log_path, old, merged)
             if trigger and pending:
@@ -132,19 +134,6 @@ def _reason(rep: IngestReport, trigger: str | None, draft: Draft | None, pending
     if draft is None or not rep.changes:
         return f"Extracted with {rep.extractor} ({trigger}): nothing new worth remembering"
     return f"Extracted with {rep.extractor} ({trigger})"
-
-
-def _chat_client(ws: Workspace):
-    from memcli.providers.llm.registry import get_chat
-
-    return get_chat(ws.config["llm_model_config"])
-
-
-def _chat_fn(client):
-    def chat(messages: list[dict]) -> tuple[str, str | None]:
-        reply = client.complete(messages)
-        return reply.content, reply.finish_reason
-    return chat
 
 
 def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.Note | None,

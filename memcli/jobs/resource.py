@@ -37,7 +37,10 @@ class Plan:
 
 def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: float = 30.0,
         now: datetime | None = None) -> ResourceReport:
-    chat = _chat_client(ws) if interpret else None  # built (config checked) even for a dry run; no request yet
+    from memcli.providers.llm.registry import get_chat
+
+    # built (config checked) even for a dry run; no request yet
+    chat = get_chat(ws.config["llm_model_config"]) if interpret else None
     rep = ResourceReport(dry_run=dry_run, interpret=interpret,
                          interpreter=(chat.identity if chat else "offline digest") if interpret else "none")
     if dry_run:
@@ -190,7 +193,7 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
                 rep.pending.append(a.resource)
             continue
         try:
-            a.description, a.body = resource_llm.interpret(a.resource, d.kind, a.text, a.body, _chat_fn(chat),
+            a.description, a.body = resource_llm.interpret(a.resource, d.kind, a.text, a.body, chat.chat,
                                                            chat.identity)
         except resource_llm.Rejected as exc:
             # the service answered but not usably for this file: the offline digest is still faithful
@@ -252,16 +255,3 @@ def _edited_meanwhile(ws: Workspace, a: Action, entry: catalog.Entry) -> bool:
         return False
     sha = catalog.note_sha(ws, a.note)
     return sha is not None and not entry.wrote(sha)
-
-
-def _chat_client(ws: Workspace):
-    from memcli.providers.llm.registry import get_chat
-
-    return get_chat(ws.config["llm_model_config"])
-
-
-def _chat_fn(client):
-    def chat(messages: list[dict]) -> tuple[str, str | None]:
-        reply = client.complete(messages)
-        return reply.content, reply.finish_reason
-    return chat

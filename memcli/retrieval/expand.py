@@ -27,7 +27,7 @@ def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: floa
     """(index term, weight) of the expansion; `word_vecs` are the query words' vectors."""
     import numpy as np
 
-    words, vecs = vocab
+    words, vecs, _ = vocab
     if per_word <= 0 or not len(word_vecs):
         return []
     q = np.asarray(word_vecs, dtype=np.float32)

@@ -12,7 +12,8 @@ from pathlib import Path
 TEMP_MARK = ".mem-tmp-"
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Make renames and links in `folder` durable (best effort: some filesystems refuse it)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -51,7 +52,7 @@ def write_parts(path: Path, parts, *, mode: int | None = None) -> None:
         except OSError:
             pass
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_text(path: Path, text: str, *, mode: int | None = None) -> None:
@@ -77,7 +78,7 @@ def remove(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         return
-    _fsync_dir(Path(path).parent)
+    fsync_dir(Path(path).parent)
 
 
 ABANDONED_AFTER = 60.0  # seconds untouched before a dead writer's temp file is removed

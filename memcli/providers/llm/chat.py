@@ -40,6 +40,11 @@ class ChatClient:
     def __repr__(self) -> str:  # never show the key
         return f"<ChatClient {self.identity} {self.base_url}>"
 
+    def chat(self, messages: list[dict]) -> tuple[str, str | None]:
+        """(content, finish_reason): the chat(messages) callable the extraction layer takes."""
+        reply = self.complete(messages)
+        return reply.content, reply.finish_reason
+
     def complete(self, messages: list[dict], *, json_mode: bool = True) -> Completion:
         if self._client is None:
             self._client = http.make_client(self.base_url, api_key=self.api_key, headers=self.headers,
