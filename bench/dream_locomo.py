@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 import ingest_locomo as il  # noqa: E402 - the same ingestion as the ingest benchmark
 
-from memcli.extraction import dream_node  # noqa: E402
+from memcli.extraction.dream import node as dream_node  # noqa: E402
 
 
 def dream_conversation(args, sample: dict, ws: Path) -> dict:

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("/work/shared/data/locomo/locomo10.json")
 sys.path.insert(0, str(ROOT))
-from memcli.extraction.rules import sentences  # noqa: E402 - the extractor's own sentence split
+from memcli.extraction.conversation.rules import sentences  # noqa: E402 - the extractor's own sentence split
 
 
 def mem_cmd(args: argparse.Namespace) -> list[str]:

@@ -261,7 +261,7 @@ def embedder() -> CachedEmbedder:
     global _EMBEDDER
     if _EMBEDDER is None:
         _EMBEDDER = CachedEmbedder()
-        from memcli.jobs import embedding
+        from memcli.providers.embedding import space as embedding
 
         def configured(ws, *, timeout=None):
             backend = str(ws.config["embedding_model_config"].get("backend") or "")
@@ -289,7 +289,7 @@ def embedder() -> CachedEmbedder:
 #   (passage vectors), vprf=<docs>:<beta> (Rocchio feedback in vector space)
 
 # the English stopword list memcli's tokenizer ships (round 1 prototyped it here)
-from memcli.retrieval.tokenizer import STOPWORDS  # noqa: E402
+from memcli.index.tokenizer import STOPWORDS  # noqa: E402
 
 
 class Ctx:
@@ -320,8 +320,8 @@ def _stemmer():
 
 
 def tokenizer_variant(name: str):
-    """(index tokenize, query_terms) replacing memcli.retrieval.tokenizer's, or None for 'base'."""
-    from memcli.retrieval import tokenizer as tk
+    """(index tokenize, query_terms) replacing memcli.index.tokenizer's, or None for 'base'."""
+    from memcli.index import tokenizer as tk
 
     base = tk.tokenize
     if name in ("base", ""):
@@ -360,7 +360,7 @@ def index_tag(spec: dict) -> str:
 def patched(spec: dict):
     """Apply a variant spec to memcli in this process; restore everything afterwards."""
     from memcli.jobs import search
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     saved = [(tk, "tokenize", tk.tokenize), (tk, "query_terms", tk.query_terms),
              (tk, "FINGERPRINT", tk.FINGERPRINT), (search, "_fuse", search._fuse),
@@ -378,17 +378,17 @@ def patched(spec: dict):
             saved += [(sync, "K1", sync.K1), (sync, "B", sync.B)]
             sync.K1, sync.B = float(spec.get("k1", sync.K1)), float(spec.get("b", sync.B))
         if "prf" in spec:
-            from memcli.retrieval import bm25
+            from memcli.index import bm25
 
             saved.append((bm25, "score", bm25.score))
             bm25.score = make_prf(bm25.score, spec["prf"])
         if "fileprior" in spec:
-            from memcli.retrieval import bm25
+            from memcli.index import bm25
 
             saved.append((bm25, "score", bm25.score))
             bm25.score = make_file_prior(bm25.score, float(spec["fileprior"]), spec)
         if "bi" in spec:
-            from memcli.retrieval import bm25
+            from memcli.index import bm25
 
             saved += [(bm25, "_terms", bm25._terms), (tk, "tokenize", tk.tokenize),
                       (tk, "query_terms", tk.query_terms)]
@@ -400,12 +400,12 @@ def patched(spec: dict):
             saved.append((_vec, "top", _vec.top))
             _vec.top = make_vector_prf(spec["vprf"], _vec.top)
         if "qx" in spec:
-            from memcli.retrieval import bm25
+            from memcli.index import bm25
 
             saved.append((bm25, "_terms", bm25._terms))
             bm25._terms = make_query_expansion(spec["qx"], bm25._terms)
         if "ksub" in spec:
-            from memcli.retrieval import bm25
+            from memcli.index import bm25
 
             saved.append((bm25, "search", bm25.search))
             bm25.search = make_sub_keyword(spec, bm25.score)
@@ -451,7 +451,7 @@ def patched(spec: dict):
 
 def _term_scores(snap, term: str) -> dict[int, float]:
     """BM25 contribution of one (already tokenized) term to each chunk holding it."""
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     span = snap.postings(tk.term_hash(term))
     if span is None:
@@ -469,7 +469,7 @@ def make_prf(score, rule: str):
     beta x (its weight / the best one's)."""
     from collections import Counter
 
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     n_docs, n_terms, beta = rule.split(":")
     n_docs, n_terms, beta = int(n_docs), int(n_terms), float(beta)
@@ -665,7 +665,7 @@ def make_query_expansion(rule: str, terms_fn):
 
     import numpy as np
 
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     m, tau, beta = rule.split(":")
     m, tau, beta = int(m), float(tau), float(beta)
@@ -727,8 +727,8 @@ def install_bigrams(weight: float):
     times a single term's BM25 weight."""
     import math as _m
 
-    from memcli.retrieval import bm25
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import bm25
+    from memcli.index import tokenizer as tk
 
     tok, qt = tk.tokenize, tk.query_terms
 
@@ -838,7 +838,7 @@ def query_vector_weight(snap, base_w: float, rule: str) -> float:
                          token: a name, number, identifier) sets the weight to w.
     len:<n>:<w>          queries of at most n tokens get weight w (short = lookup).
     """
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     kind, a, b = rule.split(":")
     terms = tk.query_terms(Ctx.query)
@@ -971,7 +971,7 @@ def recency(hits, half_life: float):
 
 def mmr_order(snap, hits, lam: float):
     """Maximal marginal relevance over token sets (Jaccard), relevance = score / best score."""
-    from memcli.retrieval import tokenizer as tk
+    from memcli.index import tokenizer as tk
 
     if len(hits) < 2:
         return hits

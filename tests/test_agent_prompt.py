@@ -148,7 +148,8 @@ def test_markdown_and_json_share_the_same_guidance(memory, mem):
 
 
 def test_the_memory_tools_are_the_mcp_tools():
-    from memcli.jobs import agent_prompt, remember
+    from memcli.mcp import schemas as agent_prompt
+    from memcli.jobs import remember
 
     tools = agent_prompt.memory_tools()
     mcp = [t.mcp() for t in tools]

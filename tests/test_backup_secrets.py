@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from test_backup import create
 
-from memcli.jobs.backup_secrets import fill, is_secret_key, redact
+from memcli.jobs.backup.credentials import fill, is_secret_key, redact
 
 MEM_YAML = """# embedding: the team's proxy
 embedding_model_config:

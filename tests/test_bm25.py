@@ -10,8 +10,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from memcli.index import store, sync
-from memcli.retrieval import bm25
-from memcli.retrieval.tokenizer import query_terms, tokenize
+from memcli.index import bm25
+from memcli.index.tokenizer import query_terms, tokenize
 
 QUERIES = [
     "fusion",

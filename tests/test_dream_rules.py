@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.extraction import dream_match, dream_node, dream_rules
-from memcli.extraction.dream_schema import Fact, Unit
+from memcli.extraction.dream import match as dream_match, node as dream_node, rules as dream_rules
+from memcli.extraction.dream.schema import Fact, Unit
 
 
 @pytest.mark.parametrize("text,bucket", [
@@ -86,7 +86,7 @@ def test_unrelated_unit_creates():
 
 
 def test_updates_only_add():
-    from memcli.extraction import dream_write
+    from memcli.extraction.dream import write as dream_write
 
     c = node("digest/personal/user-coffee.md", OLD)
     for facts in (["I prefer tea in the morning."], ["I drink my coffee black, without sugar."],
@@ -117,7 +117,7 @@ def test_node_helpers():
 
 
 def test_a_rerun_changes_nothing_even_with_new_neighbours():
-    from memcli.extraction import dream_write
+    from memcli.extraction.dream import write as dream_write
 
     cites_it = node("digest/personal/user-coffee.md",
                     OLD.replace("[[memory/2026-06-01/a.md]]", "[[memory/2026-06-02/n.md]]"))

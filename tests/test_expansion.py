@@ -148,7 +148,7 @@ def test_reindex_embeds_each_vault_word_once(indexed, root, server, cli):
 
 def term(word: str) -> str:
     """The index form of a word (stemmed like the index: `injured` -> `injur`)."""
-    from memcli.retrieval.tokenizer import query_terms
+    from memcli.index.tokenizer import query_terms
 
     return query_terms(word)[0]
 

@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memcli.errors import BadInput
-from memcli.extraction import Existing, Request, rules
-from memcli.extraction.messages import parse, text_of
-from memcli.extraction.validate import Invalid, parse_reply
+from memcli.extraction.conversation import Existing, Request, rules
+from memcli.extraction.conversation.messages import parse, text_of
+from memcli.extraction.conversation.validate import Invalid, parse_reply
 from memcli.vault import notes, session
 
 UTC = timezone.utc
@@ -126,7 +126,7 @@ def test_rules_never_invent_text():
 
 
 def test_rules_name_is_deterministic_across_hash_seeds():
-    code = ("from memcli.extraction import rules\n"
+    code = ("from memcli.extraction.conversation import rules\n"
             "f = rules.findings([{'id':'1','name':'user','role':'user','timestamp':None,'content':[{'type':'text',"
             "'text':'We decided the Lumen API moves to Postgres. Lumen needs JSONB. Alpha beta gamma delta.'}]}])\n"
             "print(rules.topic_name(f, set()))")

@@ -95,7 +95,7 @@ def client(memory):
 
 
 def test_initialize_and_list_tools(client):
-    from memcli.jobs import agent_prompt
+    from memcli.mcp import schemas as agent_prompt
 
     init = client.initialize()
     assert init["protocolVersion"] == "2025-06-18"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.extraction import resource_digest as rd
-from memcli.extraction.resource_llm import invented_figures, parse_reply
-from memcli.extraction.validate import Invalid
-from memcli.jobs import resource_notes
+from memcli.extraction.resource import digest as rd
+from memcli.extraction.resource.llm import invented_figures, parse_reply
+from memcli.extraction.conversation.validate import Invalid
+from memcli.jobs.resource import notefiles as resource_notes
 
 
 def body_of(rel: str, text: str) -> str:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from memcli.retrieval import tokenizer
-from memcli.retrieval.tokenizer import query_terms, tokenize
+from memcli.index import tokenizer
+from memcli.index.tokenizer import query_terms, tokenize
 
 
 def test_english_words_lowercased_and_one_char_dropped():
@@ -109,7 +109,7 @@ def test_fingerprint_is_a_hash_of_the_spec():
 
 def test_fingerprint_tokens_and_term_hashes_are_stable_across_processes():
     """Hash randomisation must not leak into anything the index stores."""
-    code = ("import json; from memcli.retrieval import tokenizer as t; "
+    code = ("import json; from memcli.index import tokenizer as t; "
             "toks = t.tokenize('handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX'); "
             "print(json.dumps([t.NAME, t.FINGERPRINT, toks, [t.term_hash(x) for x in toks]]))")
     outs = []

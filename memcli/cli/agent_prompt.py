@@ -15,7 +15,7 @@ only the list of OpenAI tool definitions, for the `tools` of a chat completion r
 
 def execute(ctx: Context, fmt: str = "markdown", max_chars: int = 700) -> int:
     from memcli.cli.schedule import mem_command
-    from memcli.jobs import agent_prompt
+    from memcli.mcp import schemas as agent_prompt
 
     if fmt not in agent_prompt.FORMATS:
         raise BadInput(f"--format must be one of {', '.join(agent_prompt.FORMATS)}, got {fmt!r}")

@@ -73,7 +73,8 @@ def do_create(ctx: Context, modules, out, note, as_json) -> int:
 
 
 def do_list(ctx: Context, as_json) -> int:
-    from memcli.jobs import backup, backup_report
+    from memcli.jobs import backup
+    from memcli.jobs.backup import report as backup_report
 
     base = folder(ctx, ctx.open())
     items = backup.listing(base)
@@ -85,7 +86,8 @@ def do_list(ctx: Context, as_json) -> int:
 
 
 def do_verify(ctx: Context, file, as_json) -> int:
-    from memcli.jobs import backup, backup_report
+    from memcli.jobs import backup
+    from memcli.jobs.backup import report as backup_report
 
     path = locate(ctx, file)
     with progress_bar(ctx, "Verify") as progress:

@@ -17,7 +17,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = 30.0) -> int:
     import signal
     import sys
 
-    from memcli.jobs.agent_prompt import guidance
+    from memcli.mcp.schemas import guidance
     from memcli.mcp import server, tools
     from memcli.mcp.watch import WatchedWorkspace
 

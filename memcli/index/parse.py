@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from memcli.index import store
 from memcli.index.notes import read_note
-from memcli.retrieval import tokenizer
+from memcli.index import tokenizer
 
 PARALLEL_MIN_FILES = 300
 MAX_READ = 64 * 1024 * 1024

@@ -27,7 +27,7 @@ from typing import Callable
 
 from memcli.index import carry, passages, store
 from memcli.index import snapshot as snapmod
-from memcli.retrieval import tokenizer
+from memcli.index import tokenizer
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 

@@ -37,7 +37,7 @@ MAGIC = b"MEMTERM1"
 
 def words_of(text: str) -> list[str]:
     """The candidate words of a text, lowercased, without stopwords."""
-    from memcli.retrieval.tokenizer import STOPWORDS
+    from memcli.index.tokenizer import STOPWORDS
 
     return [w for w in _WORD.findall(text.lower()) if len(w) <= MAX_WORD_CHARS and w not in STOPWORDS]
 

@@ -52,7 +52,7 @@ class HealthReport:
 
 def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
     """One ["ping"] request with a timeout, checking the dimension (ReMe's exact line)."""
-    from memcli.jobs import embedding
+    from memcli.providers.embedding import space as embedding
     from memcli.providers.http import ProviderTimeout
 
     head = f"[EMBEDDING HEALTH CHECK] name=default workspace_dir={ws.root} ->"
@@ -193,8 +193,8 @@ def restore_check(ws: Workspace) -> Check | None:
     """A `mem backup restore` that was killed: its staging folder is still in the workspace."""
     import os
 
-    from memcli.jobs.backup_archive import STAGING_PREFIX
-    from memcli.jobs.backup_restore import swap_state
+    from memcli.jobs.backup.archive import STAGING_PREFIX
+    from memcli.jobs.backup.restoring import swap_state
 
     try:
         left = sorted(e.name for e in os.scandir(ws.root)
@@ -219,7 +219,7 @@ def restore_check(ws: Workspace) -> Check | None:
 def vector_space_check(ws: Workspace) -> Check | None:
     """Warn when the vectors on disk belong to other embedding settings (search ignores them)."""
     from memcli.index import vectors
-    from memcli.jobs import embedding
+    from memcli.providers.embedding import space as embedding
 
     space = vectors.active_space(ws.metadata)
     try:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memcli.errors import Busy
-from memcli.extraction import Draft, Existing, Request, llm, rules
-from memcli.extraction.messages import is_user_turn
-from memcli.extraction.messages import parse as parse_messages
+from memcli.extraction.conversation import Draft, Existing, Request, llm, rules
+from memcli.extraction.conversation.messages import is_user_turn
+from memcli.extraction.conversation.messages import parse as parse_messages
 from memcli.jobs import inbox
-from memcli.jobs.freshness import index_lock
+from memcli.index.freshness import index_lock
 from memcli.vault import atomic, notes, session
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace

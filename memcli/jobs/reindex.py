@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from memcli.errors import BadInput
 from memcli.index import embed, sync
-from memcli.jobs import embedding
-from memcli.jobs.freshness import REBUILD_BUSY, index_lock
+from memcli.providers.embedding import space as embedding
+from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memcli.errors import BadInput
-from memcli.extraction import Draft, rules
+from memcli.extraction.conversation import Draft, rules
 from memcli.jobs import ingest
 from memcli.vault import notes, session
 from memcli.vault.lock import Lock

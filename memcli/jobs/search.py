@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from memcli.errors import BadInput
-from memcli.jobs.freshness import fresh_snapshot
-from memcli.retrieval import bm25
+from memcli.index.freshness import fresh_snapshot
+from memcli.index import bm25
 from memcli.retrieval import links as linkmod
 from memcli.vault.workspace import Workspace
 
@@ -168,7 +168,7 @@ def _rebuild_text(snap, hit: Hit) -> None:
 def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float = 0.0,
         since: str | None = None, until: str | None = None, links: bool = True,
         mode: str = "auto", auto_sync: bool = True, backend=None) -> SearchResult:
-    """Search the workspace. `backend` (memcli.jobs.embedding.Backend) lets a long-lived
+    """Search the workspace. `backend` (memcli.providers.embedding.space.Backend) lets a long-lived
     caller such as the MCP server keep its embedding model loaded between searches."""
     query = (query or "").strip()
     if not query:
@@ -301,7 +301,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     """
     from memcli.errors import ProviderError
     from memcli.index import vectors
-    from memcli.jobs import embedding
+    from memcli.providers.embedding import space as embedding
 
     space = vectors.active_space(ws.metadata)
     explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")

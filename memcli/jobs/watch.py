@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memcli.errors import BadInput, Busy, MemError
-from memcli.jobs import resource_catalog
+from memcli.jobs.resource import catalog as resource_catalog
 from memcli.vault.workspace import Workspace
 
 DEBOUNCE = 1.5
@@ -103,7 +103,7 @@ def _attempt(b: Batch, step: Callable[[], object]):
 
 def _sync(ws: Workspace):
     from memcli.index import sync
-    from memcli.jobs.freshness import index_lock
+    from memcli.index.freshness import index_lock
 
     with index_lock(ws, "watch", wait=INDEX_WAIT):
         return sync.sync(ws)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
-from memcli.jobs import agent_prompt
+from memcli.mcp import schemas as agent_prompt
 from memcli.vault.workspace import Workspace
 
 MAX_GET_CHARS = 100_000  # one memory_get answer; the rest is read with `from`
@@ -37,7 +37,7 @@ class Tools:
         load costs ~0.5 s, which would otherwise be paid by every call)."""
         if self._backend is False:
             from memcli.errors import ProviderError
-            from memcli.jobs import embedding
+            from memcli.providers.embedding import space as embedding
 
             try:
                 self._backend = embedding.configured(self.ws)

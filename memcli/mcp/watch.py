@@ -1,6 +1,6 @@
 """The list of memory files, walked again only when the kernel says something changed.
 
-Every search first checks which indexed files changed (memcli.jobs.freshness): one
+Every search first checks which indexed files changed (memcli.index.freshness): one
 stat per file, about 20 ms of a 25 ms warm search over 2,100 notes. A one-shot
 `mem search` has to pay that; a long-lived server need not. On Linux it asks inotify
 to report any change in the folders that hold indexed files (and in the workspace

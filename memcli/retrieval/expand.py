@@ -12,7 +12,7 @@ counts more than a paraphrase.
 from __future__ import annotations
 
 from memcli.index.terms import words_of
-from memcli.retrieval import tokenizer
+from memcli.index import tokenizer
 
 MAX_QUERY_WORDS = 12  # a pasted paragraph must not cost a large embedding request
 SCAN = 64  # nearest words looked at per query word (most are skipped as the query's own)

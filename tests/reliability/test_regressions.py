@@ -90,7 +90,7 @@ def test_ingest_rerun_repairs_a_day_index_its_killed_run_left_stale(vault, tmp_p
     assert f"[[memory/{DAY}/{note.name}]]" in (ws / f"memory/{DAY}.md").read_text()
 
 
-# memcli/jobs/resource.py: a scan killed after writing a note but before its catalog took its own
+# memcli/jobs/resource/__init__.py: a scan killed after writing a note but before its catalog took its own
 # note for a hand edit ("kept ...: edited since mem wrote it") for ever, left the day index stale,
 # and never removed the note of a deleted resource.
 
@@ -177,7 +177,7 @@ def test_deeply_nested_backup_meta_is_a_damaged_backup(tmp_path, vault):
 
 
 def test_deeply_nested_llm_reply_is_refused_not_raised():
-    from memcli.extraction import validate
+    from memcli.extraction.conversation import validate
 
     with pytest.raises(validate.Invalid, match="nested too deeply"):
         validate.decode_object(DEEP)
@@ -299,7 +299,7 @@ def test_a_deeply_nested_inbox_line_is_skipped(vault, tmp_path):
 
 def test_a_deeply_nested_dream_state_is_unreadable_not_an_internal_error(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
-    from memcli.jobs import dream_scan
+    from memcli.jobs.dream import scan as dream_scan
     from memcli.vault.workspace import open_workspace
 
     state = dream_scan.state_path(open_workspace(ws, dict(os.environ)))

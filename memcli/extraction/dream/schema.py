@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memcli.extraction import dream_node as nodes
-from memcli.extraction.validate import Invalid, decode_object
+from memcli.extraction.dream import node as nodes
+from memcli.extraction.conversation.validate import Invalid, decode_object
 
 ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
 MAX_SUMMARY = 1200

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from memcli.extraction import dream_match, dream_write
-from memcli.extraction.dream_node import BUCKETS, Node, parse, statements
-from memcli.extraction.dream_rules import terms
-from memcli.extraction.dream_schema import Unit
+from memcli.extraction.dream import match as dream_match, write as dream_write
+from memcli.extraction.dream.node import BUCKETS, Node, parse, statements
+from memcli.extraction.dream.rules import terms
+from memcli.extraction.dream.schema import Unit
 from memcli.jobs import search
 from memcli.vault.workspace import Workspace
 
@@ -135,7 +135,7 @@ def offline(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node]) -> 
 
 def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], chat, label: str,
              texts: dict[str, str]) -> tuple[Result, Node] | None:
-    from memcli.extraction import dream_llm
+    from memcli.extraction.dream import llm as dream_llm
 
     receipt = dream_llm.integrate(chat, unit, ws.config["digest_dir"], [(p, texts[p]) for p in unit.paths],
                                   [(n.path, n.text()) for n in recalled], digest.exists, digest.body, label)
@@ -155,7 +155,7 @@ def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], ch
 
 def plan(ws: Workspace, units: list[Unit], chat=None, label: str = "rules",
          texts: dict[str, str] | None = None) -> Plan:
-    from memcli.extraction.dream_llm import Rejected
+    from memcli.extraction.dream.llm import Rejected
 
     out = Plan()
     digest = Digest(ws, out)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from memcli.extraction.dream_match import Decision
-from memcli.extraction.dream_node import (NOTE_MARK, Node, abstract_words, add_lines, add_related, add_sources,
+from memcli.extraction.dream.match import Decision
+from memcli.extraction.dream.node import (NOTE_MARK, Node, abstract_words, add_lines, add_related, add_sources,
                                           cited, split, words)
-from memcli.extraction.dream_schema import Fact, Unit
+from memcli.extraction.dream.schema import Fact, Unit
 
 MAX_WORDS = 200
 MIN_WORDS = 50

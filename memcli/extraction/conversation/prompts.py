@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memcli.extraction import Request
-from memcli.extraction.messages import text_of
+from memcli.extraction.conversation import Request
+from memcli.extraction.conversation.messages import text_of
 
 MAX_TRANSCRIPT = 60_000  # characters; older pending messages are cut first
 

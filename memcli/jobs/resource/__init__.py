@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memcli.errors import ProviderError
-from memcli.jobs import resource_catalog as catalog
-from memcli.jobs import resource_notes as rnotes
+from memcli.jobs.resource import catalog
+from memcli.jobs.resource import notefiles
 from memcli.jobs.ingest import finish
-from memcli.jobs.resource_report import Action, ResourceReport
+from memcli.jobs.resource.report import Action, ResourceReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -151,7 +151,7 @@ def _plan_note(ws, plan: Plan, rep: ResourceReport, new: catalog.Entry, text: st
     if not rep.interpret:
         rep.pending.append(rel)
         return
-    note = new.note or rnotes.choose_path(ws, new.date, rel, taken)
+    note = new.note or notefiles.choose_path(ws, new.date, rel, taken)
     taken.add(note)
     plan.actions.append(Action("write", rel, note, text=text, new=not new.note))
 
@@ -171,7 +171,7 @@ def _plan_removal(ws, plan: Plan, rep: ResourceReport, e: catalog.Entry) -> None
 
 def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> ProviderError | None:
     """Draft every note to write; on a service failure the rest stay pending, nothing half-done."""
-    from memcli.extraction import resource_digest, resource_llm
+    from memcli.extraction.resource import digest as resource_digest, llm as resource_llm
 
     failure = None
     for a in plan.actions:
@@ -216,8 +216,8 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
             continue
         if a.kind == "write":
             if a.new and (ws.root / a.note).exists():  # someone took the name while the model wrote
-                a.note = rnotes.choose_path(ws, entry.date, a.resource)
-            text = rnotes.compose(ws, a.note, a.resource, a.description, a.body).render()
+                a.note = notefiles.choose_path(ws, entry.date, a.resource)
+            text = notefiles.compose(ws, a.note, a.resource, a.description, a.body).render()
             entry.note, entry.note_next = a.note, hashlib.sha256(text.encode("utf-8")).hexdigest()
         todo.append(a)
     if any(a.kind == "write" for a in todo):
@@ -229,7 +229,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
     for a in todo:
         entry = plan.entries.get(a.resource)
         if a.kind == "write":
-            changed = rnotes.write(ws, a.note, a.resource, a.description, a.body)
+            changed = notefiles.write(ws, a.note, a.resource, a.description, a.body)
             if changed:
                 rep.changes.append(changed)
                 rep.notes.append({"resource": a.resource, "note": a.note, "action": changed[1]})
@@ -242,10 +242,10 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
         elif a.kind == "adopt":
             rep.notes.append({"resource": a.resource, "note": a.note, "action": "linked"})
         # every action's day, changed note or not: a rerun after a crash repairs a stale day index
-        days.add(rnotes.day_of(ws, a.note))
+        days.add(notefiles.day_of(ws, a.note))
     for day in sorted(days):
         if (ws.daily / f"{day}.md").exists() or notes.day_notes(ws, day):
-            rep.changes += rnotes.refresh_day(ws, day)
+            rep.changes += notefiles.refresh_day(ws, day)
     catalog.save(ws, plan.entries)
 
 

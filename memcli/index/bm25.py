@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from memcli.retrieval import tokenizer
+from memcli.index import tokenizer
 
 
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memcli.extraction.dream_schema import Unit
+from memcli.extraction.dream.schema import Unit
 
 MAX_FILE = 20_000  # characters of one note shown to the model
 MAX_MATERIAL = 60_000

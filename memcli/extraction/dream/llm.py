@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memcli.errors import ProviderError
-from memcli.extraction import dream_prompts as prompts
-from memcli.extraction.dream_schema import Receipt, Topic, Unit, parse_receipt, parse_units
-from memcli.extraction.validate import Invalid
+from memcli.extraction.dream import prompts
+from memcli.extraction.dream.schema import Receipt, Topic, Unit, parse_receipt, parse_units
+from memcli.extraction.conversation.validate import Invalid
 
 # chat(messages) -> (content, finish_reason); the job wires in a provider client
 Chat = Callable[[list[dict]], tuple[str, str | None]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from memcli.extraction import Draft, Existing
+from memcli.extraction.conversation import Draft, Existing
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN, name_problem
 
 MAX_BODY = 32_000  # characters

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memcli.extraction.dream_schema import Topic, Unit
-from memcli.jobs.dream_integrate import Plan
-from memcli.jobs.dream_scan import Scan
+from memcli.extraction.dream.schema import Topic, Unit
+from memcli.jobs.dream.integrate import Plan
+from memcli.jobs.dream.scan import Scan
 from memcli.jobs.schedule import Due
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memcli.errors import ProviderError
-from memcli.extraction import Draft, Request, prompts
-from memcli.extraction.validate import Invalid, parse_reply
+from memcli.extraction.conversation import Draft, Request, prompts
+from memcli.extraction.conversation.validate import Invalid, parse_reply
 
 # chat(messages) -> (content, finish_reason); the job wires in a provider client
 Chat = Callable[[list[dict]], tuple[str, str | None]]

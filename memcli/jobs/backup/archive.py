@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from memcli import __version__
-from memcli.jobs.backup_secrets import CONFIG_FILES, config_entries
+from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 

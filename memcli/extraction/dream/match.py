@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcli.extraction.dream_node import Node, cited, statements
-from memcli.extraction.dream_rules import terms, values
-from memcli.extraction.dream_schema import Fact, Unit
+from memcli.extraction.dream.node import Node, cited, statements
+from memcli.extraction.dream.rules import terms, values
+from memcli.extraction.dream.schema import Fact, Unit
 
 SAME_FACT = 0.7  # Jaccard of content words: the same statement in other words
 SAME_SUBJECT = 0.3

@@ -49,7 +49,7 @@ def digest(rel: str, text: str) -> Digest:
     """The digest of a resource's decoded text; `rel` decides the format."""
     kind = suffix(rel)
     if kind in ("csv", "json", "jsonl", "yaml"):
-        from memcli.extraction import resource_data
+        from memcli.extraction.resource import data as resource_data
 
         try:
             return resource_data.digest(kind, file_name(rel), text)

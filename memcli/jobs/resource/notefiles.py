@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from memcli.jobs.resource_catalog import OWNER_KEY, link
+from memcli.jobs.resource.catalog import OWNER_KEY, link
 from memcli.vault import atomic, notes
 from memcli.vault.workspace import Workspace
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 from memcli.errors import BadInput
-from memcli.jobs.backup_archive import (
+from memcli.jobs.backup.archive import (
     CHUNK,
     CONFIG_FILES,
     FORMAT,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from memcli.extraction.dream_schema import Topic
+from memcli.extraction.dream.schema import Topic
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 

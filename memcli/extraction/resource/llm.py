@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 
 from memcli.errors import ProviderError
-from memcli.extraction.validate import Invalid
-from memcli.extraction.validate import decode_object  # the same JSON-object decoding as ingest
+from memcli.extraction.conversation.validate import Invalid
+from memcli.extraction.conversation.validate import decode_object  # the same JSON-object decoding as ingest
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN
 
 Chat = Callable[[list[dict]], tuple[str, str | None]]

@@ -21,8 +21,9 @@ from contextlib import nullcontext
 from datetime import datetime
 
 from memcli.errors import BadInput, ProviderError
-from memcli.jobs import dream_integrate, dream_scan, dream_topics, schedule
-from memcli.jobs.dream_report import DreamReport
+from memcli.jobs.dream import integrate as dream_integrate, scan as dream_scan, topics as dream_topics
+from memcli.jobs import schedule
+from memcli.jobs.dream.report import DreamReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -129,12 +130,12 @@ def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
 
 def _extract(ws: Workspace, rep: DreamReport, texts: dict[str, str], chat, max_units: int):
     if chat is not None:
-        from memcli.extraction import dream_llm
+        from memcli.extraction.dream import llm as dream_llm
 
         changed = [p for p in rep.scan.changed if p in texts]
         return dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units,
                                  chat.identity)
-    from memcli.extraction import dream_rules
+    from memcli.extraction.dream import rules as dream_rules
     from memcli.vault import frontmatter
 
     parsed = []

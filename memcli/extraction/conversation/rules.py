@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction import Draft, Request
-from memcli.extraction.messages import text_of
+from memcli.extraction.conversation import Draft, Request
+from memcli.extraction.conversation.messages import text_of
 
 SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps")
 MAX_SENTENCE = 400

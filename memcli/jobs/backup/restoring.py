@@ -16,8 +16,8 @@ from pathlib import Path
 
 from memcli.errors import BadInput, JobFailed, MemError
 from memcli.index import sync
-from memcli.jobs import backup_secrets
-from memcli.jobs.backup_archive import (
+from memcli.jobs.backup import credentials
+from memcli.jobs.backup.archive import (
     FULL_MODULES,
     MODULES,
     STAGING_PREFIX,
@@ -25,7 +25,7 @@ from memcli.jobs.backup_archive import (
     module_slots,
     within,
 )
-from memcli.jobs.backup_verify import Archive
+from memcli.jobs.backup.verification import Archive
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 
@@ -163,7 +163,7 @@ def _keep_current_keys(ws: Workspace, rec: dict, data: bytes, warnings: list[str
     except (OSError, UnicodeDecodeError):
         current = None
     try:
-        text, kept = backup_secrets.fill(data.decode("utf-8"), current, name.endswith(".json"))
+        text, kept = credentials.fill(data.decode("utf-8"), current, name.endswith(".json"))
     except Exception:  # noqa: BLE001 - keep the backup's file as it is rather than fail the restore
         text, kept = data.decode("utf-8", "replace"), 0
     lost = int(rec.get("redacted", 0)) - kept

@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 from memcli.errors import BadInput
-from memcli.jobs import backup_restore as restoring
-from memcli.jobs.backup_archive import (
+from memcli.jobs.backup import restoring
+from memcli.jobs.backup.archive import (
     CONFIG_FILES,
     DEFAULT_MODULES,
     META,
@@ -30,9 +30,9 @@ from memcli.jobs.backup_archive import (
     within,
     write,
 )
-from memcli.jobs.backup_report import CreateReport, PruneReport, RestoreReport
-from memcli.jobs.backup_verify import open_archive, verify
-from memcli.jobs.freshness import REBUILD_BUSY, index_lock
+from memcli.jobs.backup.report import CreateReport, PruneReport, RestoreReport
+from memcli.jobs.backup.verification import open_archive, verify
+from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction import rules
-from memcli.extraction.dream_node import slugify
-from memcli.extraction.dream_schema import Fact, Topic, Unit
+from memcli.extraction.conversation import rules
+from memcli.extraction.dream.node import slugify
+from memcli.extraction.dream.schema import Fact, Topic, Unit
 
 MAX_FACTS_PER_UNIT = 6
 MIN_WORDS = 3
