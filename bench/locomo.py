@@ -373,10 +373,10 @@ def patched(spec: dict):
             if tag != "base":
                 tk.FINGERPRINT = hashlib.sha1(f"{tk.FINGERPRINT}+{tag}".encode()).hexdigest()[:10]
         if "k1" in spec or "b" in spec:  # index-time constants (chunk norms are precomputed)
-            from memcli.index import sync
+            from memcli.index import bm25
 
-            saved += [(sync, "K1", sync.K1), (sync, "B", sync.B)]
-            sync.K1, sync.B = float(spec.get("k1", sync.K1)), float(spec.get("b", sync.B))
+            saved += [(bm25, "K1", bm25.K1), (bm25, "B", bm25.B)]
+            bm25.K1, bm25.B = float(spec.get("k1", bm25.K1)), float(spec.get("b", bm25.B))
         if "prf" in spec:
             from memcli.index import bm25
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from memcli.cli.context import Context, invoke
 from memcli.cli.progress import progress_bar
+from memcli.cli import options
 from memcli.errors import BadInput, JobFailed, MemError
 
 HELP = """Back up the workspace into one self-describing zip, check backups, restore them.
@@ -143,9 +144,9 @@ def register(app) -> None:
     import typer
 
     sub = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None)
-    as_json = typer.Option(False, "--json", help="Print the result as one JSON document.")
+    as_json = options.json_flag("Print the result as one JSON document.")
     yes = typer.Option(False, "--yes", "-y", help="Do not ask; required when stdin is not a terminal.")
-    wait = typer.Option(30.0, "--wait", metavar="SECONDS", help="How long to wait for another mem job before exiting 75.")
+    wait = options.wait_seconds("How long to wait for another mem job before exiting 75.")
 
     @sub.command("create", help="Write a backup zip (all modules but secrets by default).")
     def create_cmd(tctx: typer.Context,

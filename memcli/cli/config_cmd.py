@@ -2,6 +2,7 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > agent.json > defaults).
 
@@ -30,6 +31,6 @@ def register(app) -> None:
     @app.command("config", help=HELP)
     def config_cmd(
         tctx: typer.Context,
-        as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+        as_json: bool = options.json_flag("Print as JSON."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, as_json))

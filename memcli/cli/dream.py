@@ -2,6 +2,8 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
+from memcli.vault import lock
 
 HELP = """Consolidate the daily notes of the last --scan-days days into digest nodes
 (digest/personal|procedure|wiki/<slug>.md).
@@ -18,7 +20,7 @@ systemd timer (`mem schedule`). Without --if-due, dream runs at once."""
 
 
 def execute(ctx: Context, date: str | None = None, scan_days: int = 2, max_units: int = 5, dry_run: bool = False,
-            if_due: bool = False, no_jitter: bool = False, as_json: bool = False, wait: float = 30.0) -> int:
+            if_due: bool = False, no_jitter: bool = False, as_json: bool = False, wait: float = lock.WAIT) -> int:
     from memcli.jobs import dream
 
     ws = ctx.open()
@@ -55,8 +57,7 @@ def register(app) -> None:
                                     help="Run only when dream_cron is due (for cron and systemd timers)."),
         no_jitter: bool = typer.Option(False, "--no-jitter", help="With --if-due: start a due run without the "
                                                                   "random delay of up to 60 s."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
-                                   help="How long to wait for another writer before exiting 75."),
+        as_json: bool = options.json_flag(),
+        wait: float = options.wait_seconds(),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, date, scan_days, max_units, dry_run, if_due, no_jitter, as_json, wait))

@@ -2,6 +2,7 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.
 
@@ -38,6 +39,6 @@ def register(app) -> None:
         path: str = typer.Argument(..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."),
         start: int = typer.Option(1, "--from", metavar="N", help="First line to print (1-based)."),
         lines: int = typer.Option(None, "--lines", metavar="N", help="How many lines to print (default: to the end)."),
-        as_json: bool = typer.Option(False, "--json", help="Print path, range and text as JSON."),
+        as_json: bool = options.json_flag("Print path, range and text as JSON."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, path, start, lines, as_json))

@@ -1,6 +1,7 @@
 """`mem health`: check the embedding provider, the stores and the config."""
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
 graph/chunk consistency, files changed since indexing, config and cron validity.
@@ -41,7 +42,7 @@ def register(app) -> None:
     @app.command("health", help=HELP)
     def health_cmd(
         tctx: typer.Context,
-        as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+        as_json: bool = options.json_flag("Print the checks as JSON."),
         timeout: float = typer.Option(15.0, "--timeout", metavar="S", help="Embedding request timeout in seconds."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, as_json, timeout))

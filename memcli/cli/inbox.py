@@ -2,6 +2,7 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """List the inbox: one record per job run (ingest, remember, dream, resource scan) that changed
 memory, with its time and changed files. --clear empties it after listing.
@@ -41,6 +42,6 @@ def register(app) -> None:
     def inbox_cmd(
         tctx: typer.Context,
         clear: bool = typer.Option(False, "--clear", help="Empty the inbox after listing it."),
-        as_json: bool = typer.Option(False, "--json", help="Print the records as one JSON document."),
+        as_json: bool = options.json_flag("Print the records as one JSON document."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, clear, as_json))

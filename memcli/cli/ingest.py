@@ -4,7 +4,9 @@
 import sys
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 from memcli.errors import BadInput
+from memcli.vault import lock
 
 HELP = """Save a conversation to mem_session/dialog/<ID>.jsonl and extract what is worth remembering
 into the session's daily note memory/<date>/<name>.md.
@@ -40,7 +42,7 @@ def read_input(file: str | None) -> str:
 
 
 def execute(ctx: Context, file: str | None, session_id: str, date: str | None = None, fmt: str = "auto",
-            force: bool = False, flush: bool = False, as_json: bool = False, wait: float = 30.0) -> int:
+            force: bool = False, flush: bool = False, as_json: bool = False, wait: float = lock.WAIT) -> int:
     from memcli.jobs import ingest
 
     ws = ctx.open()
@@ -70,8 +72,7 @@ def register(app) -> None:
         flush: bool = typer.Option(False, "--flush",
                                    help="Extract what is pending, before a context compaction "
                                         "(honoured when summarize_when_compact)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
-                                   help="How long to wait for another writer before exiting 75."),
+        as_json: bool = options.json_flag(),
+        wait: float = options.wait_seconds(),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, file, session_id, date, fmt.value, force, flush, as_json, wait))

@@ -2,6 +2,7 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """Create a workspace at PATH (default: the resolved workspace): its folders and a commented mem.yaml.
 
@@ -30,6 +31,6 @@ def register(app) -> None:
     def init_cmd(
         tctx: typer.Context,
         path: str = typer.Argument(None, metavar="PATH", help="Folder to create or complete."),
-        as_json: bool = typer.Option(False, "--json", help="Print what was created as JSON."),
+        as_json: bool = options.json_flag("Print what was created as JSON."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, path, as_json))

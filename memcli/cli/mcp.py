@@ -2,7 +2,9 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 from memcli.errors import BadInput
+from memcli.vault import lock
 
 HELP = """Run an MCP server on stdin/stdout for agent hosts that speak the Model Context Protocol.
 
@@ -13,7 +15,7 @@ last one. Messages are newline-delimited JSON-RPC 2.0; logs go to stderr. It run
 stdin closes (exit 0). mem.yaml is read at start: restart the server after changing it."""
 
 
-def execute(ctx: Context, max_chars: int = 700, wait: float = 30.0) -> int:
+def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     import signal
     import sys
 
@@ -49,7 +51,6 @@ def register(app) -> None:
         tctx: typer.Context,
         max_chars: int = typer.Option(700, "--max-chars", metavar="N",
                                       help="Cut each memory_search snippet to N characters."),
-        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
-                                   help="How long remember and ingest wait for another writer."),
+        wait: float = options.wait_seconds("How long remember and ingest wait for another writer."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, max_chars, wait))

@@ -3,6 +3,7 @@
 
 from memcli.cli.context import Context, invoke
 from memcli.cli.progress import progress_bar
+from memcli.cli import options
 
 HELP = """Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.
 
@@ -50,8 +51,7 @@ def register(app) -> None:
         tctx: typer.Context,
         full: bool = typer.Option(False, "--full", help="Rebuild everything from the Markdown."),
         scope: Scope = typer.Option("all", "--scope", help="What to bring up to date: all, bm25 (keyword) or embedding."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        wait: float = typer.Option(0.0, "--wait", metavar="SECONDS",
-                                   help="How long to wait for a running rebuild before exiting 75."),
+        as_json: bool = options.json_flag(),
+        wait: float = options.wait_seconds("How long to wait for a running rebuild before exiting 75.", default=0.0),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, full, scope.value, as_json, wait))

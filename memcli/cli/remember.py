@@ -2,6 +2,8 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
+from memcli.vault import lock
 
 HELP = """Write TEXT as one fact into today's note of a manual session (memory/<today>/remembered-facts.md).
 
@@ -11,7 +13,7 @@ writes nothing."""
 
 
 def execute(ctx: Context, text: list[str], tags: list[str] | None = None, session_id: str = "manual",
-            as_json: bool = False, wait: float = 30.0) -> int:
+            as_json: bool = False, wait: float = lock.WAIT) -> int:
     from memcli.jobs import remember
 
     ws = ctx.open()
@@ -37,8 +39,7 @@ def register(app) -> None:
         tags: list[str] = typer.Option(None, "--tag", "-t", metavar="TAG", help="A tag for the fact (repeatable)."),
         session_id: str = typer.Option("manual", "--session-id", "-s", metavar="ID",
                                        help="Session whose note of today receives the fact."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
-                                   help="How long to wait for another writer before exiting 75."),
+        as_json: bool = options.json_flag(),
+        wait: float = options.wait_seconds(),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, text, tags, session_id, as_json, wait))

@@ -2,6 +2,8 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
+from memcli.vault import lock
 
 HELP = """Work with resource/: external files (reports, exports, notes) interpreted into daily notes."""
 
@@ -22,7 +24,7 @@ gets a record when notes changed. A note edited by hand is never overwritten or 
 
 
 def execute(ctx: Context, dry_run: bool = False, no_interpret: bool = False, as_json: bool = False,
-            wait: float = 30.0) -> int:
+            wait: float = lock.WAIT) -> int:
     from memcli.jobs import resource
 
     ws = ctx.open()
@@ -42,9 +44,8 @@ def register(app) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing, call no model."),
         no_interpret: bool = typer.Option(False, "--no-interpret",
                                           help="Update the catalog only; notes are written by a later scan."),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-        wait: float = typer.Option(30.0, "--wait", metavar="SECONDS",
-                                   help="How long to wait for another writer or scan before exiting 75."),
+        as_json: bool = options.json_flag(),
+        wait: float = options.wait_seconds("How long to wait for another writer or scan before exiting 75."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, dry_run, no_interpret, as_json, wait))
 

@@ -4,6 +4,7 @@
 import sys
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 from memcli.errors import BadInput
 
 HELP = """Print a schedule for this workspace's background jobs: `mem dream --if-due` every 5 minutes
@@ -55,6 +56,6 @@ def register(app) -> None:
         tctx: typer.Context,
         systemd: bool = typer.Option(False, "--systemd", help="Print systemd user service and timer units."),
         cron: bool = typer.Option(False, "--cron", help="Print crontab lines (the default)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the files as one JSON document."),
+        as_json: bool = options.json_flag("Print the files as one JSON document."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, systemd, cron, as_json))

@@ -2,6 +2,7 @@
 
 
 from memcli.cli.context import Context, invoke
+from memcli.cli import options
 
 HELP = """Search memory (MEMORY.md, daily notes, digest) for QUERY.
 
@@ -60,7 +61,7 @@ def register(app) -> None:
         since: str = typer.Option(None, "--since", metavar="DATE", help="Only daily notes dated on/after YYYY-MM-DD."),
         until: str = typer.Option(None, "--until", metavar="DATE", help="Only daily notes dated on/before YYYY-MM-DD."),
         mode: Mode = typer.Option("auto", "--mode", help="Force a branch; auto = hybrid when vectors exist."),
-        as_json: bool = typer.Option(False, "--json", help="Print results as one JSON document."),
+        as_json: bool = options.json_flag("Print results as one JSON document."),
         no_links: bool = typer.Option(False, "--no-links", help="Do not list wikilink neighbours."),
         no_sync: bool = typer.Option(False, "--no-sync", help="Do not index changed files first."),
         citations: bool = typer.Option(False, "--citations",

@@ -1,4 +1,5 @@
-"""Okapi BM25 over the snapshot's postings (k1 1.5, b 0.75, ReMe's idf).
+"""Okapi BM25 (k1 1.5, b 0.75, ReMe's idf): the document norms the index stores, and
+the scoring of a query over the snapshot's postings.
 
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)); query terms de-duplicated; only
 positive scores. Pure Python over memoryviews when the query's postings are few
@@ -14,8 +15,24 @@ import math
 from memcli.index import tokenizer
 
 
+K1, B = 1.5, 0.75
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
 LOADED_POSTINGS = 2_000  # once numpy is imported anyway (hybrid search), its loop is cheaper
+
+
+def header(doc_len) -> dict:
+    """The BM25 parameters a snapshot records (its scores are read back with them)."""
+    n = len(doc_len)
+    return {"k1": K1, "b": B, "n_docs": n, "avgdl": float(doc_len.mean()) if n else 0.0}
+
+
+def doc_norms(doc_len):
+    """k1 * (1 - b + b * dl / avgdl) per document, float64, stored in the snapshot so a
+    search only adds tf / (tf + norm) per posting."""
+    import numpy as np
+
+    avgdl = float(doc_len.mean()) if len(doc_len) else 1.0
+    return (K1 * (1.0 - B + B * doc_len / avgdl)).astype(np.float64)
 
 
 def _numpy_pays(terms) -> bool:
@@ -30,7 +47,7 @@ def _terms(snap, query: str, extra=()) -> list[tuple[int, int, float]]:
 
     `extra` = (index term, weight) pairs added to the query's own terms (weight 1)."""
     n = snap.n_docs
-    k1 = float(snap.header.get("k1", 1.5))
+    k1 = float(snap.header.get("k1", K1))
     terms = []
     weighted = [(t, 1.0) for t in tokenizer.query_terms(query)] + list(extra)
     for term, weight in weighted:

@@ -14,12 +14,13 @@ from memcli.index.store import CorruptStore
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.errors import Busy
+from memcli.vault import lock
 
 REBUILD_BUSY = "Memory index rebuild is already running"
 
 
 def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
-    return Lock(ws.lock_path("index"), job, wait=wait, busy_message=REBUILD_BUSY)
+    return Lock(ws.lock_path(lock.INDEX), job, wait=wait, busy_message=REBUILD_BUSY)
 
 
 def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True) -> snapmod.Snapshot | None:
@@ -41,7 +42,7 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
     if auto_sync and (first_build or len(stale) <= limit):
         try:
             # a first build has nothing to fall back on, so it may wait for a running one
-            with index_lock(ws, "search-sync", wait=30.0 if first_build else 0.0):
+            with index_lock(ws, "search-sync", wait=lock.WAIT if first_build else 0.0):
                 if snap is not None:
                     snap.close()
                 rep = sync.sync(ws)

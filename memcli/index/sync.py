@@ -17,7 +17,6 @@ left a trusted snapshot beside a stale graph that `mem reindex` never rewrote.)
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import secrets
 import time
@@ -25,14 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import carry, passages, store
+from memcli.index import assemble, bm25, carry, passages, store
 from memcli.index import snapshot as snapmod
 from memcli.index import tokenizer
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 
 RACY_NS = 2_000_000_000
-K1, B = 1.5, 0.75
 
 Progress = Callable[[str, int, int], None]
 
@@ -205,110 +203,43 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
 
 
 def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -> None:
-    """Assemble and write the new stores: kept documents first (old order), then fresh ones.
-
-    Kept documents are carried over with whole-array numpy operations, so a
-    one-file update costs about the same as copying the snapshot.
-    """
-    import numpy as np
-
+    """Assemble and write the new stores: kept documents first (old order), then fresh ones."""
     if progress:
         progress("write", 0, 0)
-    files: list[dict] = []
-    h_parts, d_parts, t_parts, metas, lens = [], [], [], [], []
-    texts: list[bytes] = []
-    ids: list[bytes] = []
-    lines: list[bytes] = []
-    n = 0
-    keep_mask = None
-    if old is not None and keep:
-        mask = keep_mask = np.zeros(old.n_docs, dtype=bool)
-        kept = sorted(keep.values(), key=lambda f: f["first"])
-        for f in kept:
-            mask[f["first"]:f["first"] + f["count"]] = True
-        newpos = np.cumsum(mask) - 1
-        o_meta = np.frombuffer(old.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
-        fidx = np.repeat(np.arange(len(kept), dtype=np.uint32), [f["count"] for f in kept])
-        o_meta[:, 0] = fidx
-        metas.append(o_meta)
-        lens.append(np.frombuffer(old.raw("doc_len"), dtype=np.uint32)[mask])
-        o_off = np.frombuffer(old.raw("text_off"), dtype=np.uint64).astype(np.int64)
-        text_lens = [np.diff(o_off)[mask]]
-        # copy kept documents run by run: only changed files break the runs
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
-        o_text, o_ids = old.raw("text"), old.raw("ids")
-        for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-            texts.append(bytes(o_text[int(o_off[a]):int(o_off[b])]))
-            ids.append(bytes(o_ids[a * 32:b * 32]))
-            lines.extend(old_lines[a:b])
-        o_terms = np.frombuffer(old.raw("terms"), dtype=np.uint64)
-        o_toff = np.frombuffer(old.raw("term_off"), dtype=np.uint64).astype(np.int64)
-        o_doc = np.frombuffer(old.raw("post_doc"), dtype=np.uint32)
-        ok = mask[o_doc]
-        h_parts.append(np.repeat(o_terms, np.diff(o_toff))[ok])
-        d_parts.append(newpos[o_doc[ok]].astype(np.uint32))
-        t_parts.append(np.frombuffer(old.raw("post_tf"), dtype=np.uint32)[ok])
-        for f in kept:
-            st = current[f["path"]]
-            files.append(dict(f, first=int(newpos[f["first"]]) if f["count"] else n,
-                              mtime_ns=st.st_mtime_ns, size=st.st_size, mtime=st.st_mtime))
-            n += f["count"]
-    else:
-        text_lens = []
+    asm = assemble.Assembly()
+    carried = old is not None and bool(keep)
+    if carried:
+        assemble.carry_kept(asm, old, old_lines, keep, current)
     for rel in sorted(fresh):
-        r = fresh[rel]
-        st = current[rel]
-        cnt = len(r.spans)
-        if cnt:
-            m = np.empty((cnt, 4), dtype=np.uint32)
-            m[:, 0] = len(files)
-            m[:, 1:] = np.array(r.spans, dtype=np.uint32)
-            metas.append(m)
-            lens.append(np.array(r.doc_len, dtype=np.uint32))
-            h_parts.append(r.post_hash)
-            d_parts.append(r.post_chunk.astype(np.uint32) + np.uint32(n))
-            t_parts.append(r.post_tf)
-            texts.extend(r.texts)
-            text_lens.append(np.fromiter(map(len, r.texts), dtype=np.int64, count=cnt))
-            ids.extend(r.ids)
-            lines.extend(r.lines)
-        files.append({"path": rel, "sha": r.sha, "fm": r.front_matter, "links": r.links, "problem": r.problem,
-                      "first": n, "count": cnt, "mtime_ns": st.st_mtime_ns, "size": st.st_size,
-                      "mtime": st.st_mtime})
-        n += cnt
-
-    p_h = np.concatenate(h_parts) if h_parts else np.zeros(0, np.uint64)
-    p_d = np.concatenate(d_parts) if d_parts else np.zeros(0, np.uint32)
-    p_t = np.concatenate(t_parts) if t_parts else np.zeros(0, np.uint32)
-    if old is not None and keep and len(h_parts) > 1:
-        # carried postings are sorted by (term, doc) and fresh docs number after them:
-        # sort fresh postings the same way, then one stable sort by term merges both
-        carried = len(h_parts[0])
-        fresh_order = np.lexsort((p_d[carried:], p_h[carried:])) + carried
-        order = np.concatenate((np.arange(carried), fresh_order))
-        p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
-        order = np.argsort(p_h, kind="stable")
-    else:
-        order = np.lexsort((p_d, p_h))
-    p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
-    terms, starts = np.unique(p_h, return_index=True)
-    term_off = np.append(starts, len(p_h)).astype(np.uint64)
-    dl = np.concatenate(lens) if lens else np.zeros(0, np.uint32)
-    meta = np.concatenate(metas) if metas else np.zeros((0, 4), np.uint32)
-    text_off = np.zeros(n + 1, dtype=np.uint64)
-    if n:
-        np.cumsum(np.concatenate(text_lens).astype(np.uint64), out=text_off[1:])
-    id_blob = b"".join(ids)
-
-    text_blob = b"".join(texts)
+        assemble.add_fresh(asm, rel, fresh[rel], current[rel])
     generation = secrets.token_hex(8)
     fresh_docs = [(rel, text.decode("utf-8"), span[2])
                   for rel in sorted(fresh) for span, text in zip(fresh[rel].spans, fresh[rel].texts)]
-    carry.vectors_for(ws.metadata, old, keep_mask, fresh_docs, lines, generation,
+    carry.vectors_for(ws.metadata, old, asm.keep_mask, fresh_docs, asm.lines, generation,
                       passages.configured(ws.config))
-    raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, lines)
-    # graph and catalog before the snapshot, the commit point (see the module docstring)
-    hexids = id_blob.hex()
+    raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, asm.lines)
+    id_blob = b"".join(asm.ids)
+    _write_graph_and_catalog(ws, asm.files, id_blob.hex())  # before the snapshot, the commit point
+    terms, term_off, p_d, p_t = assemble.postings(asm, carried)
+    dl, meta, text_off = assemble.documents(asm)
+    header = {
+        "generation": generation,
+        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
+        **bm25.header(dl), "n_terms": int(len(terms)), "n_postings": int(len(p_d)),
+        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
+        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE), "side_stamps": _side_stamps(ws),
+    }
+    snapmod.write(snapshot_path(ws), header, {
+        "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t,
+        "doc_len": dl, "doc_norm": bm25.doc_norms(dl),
+        "doc_meta": meta, "text_off": text_off,
+        "text": b"".join(asm.texts), "ids": id_blob, **snapmod.file_sections(asm.files),
+    })
+    report.chunks = asm.n
+    report.wrote = True
+
+
+def _write_graph_and_catalog(ws: Workspace, files: list[dict], hexids: str) -> None:
     graph, catalog = [], []
     for rec in sorted(files, key=lambda r: r["path"]):
         a, cnt = rec["first"], rec["count"]
@@ -317,21 +248,3 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
         catalog.append(store.catalog_line(rec["path"], rec["mtime"]))
     store.write_lines(ws.metadata / store.GRAPH_STORE, graph)
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
-    header = {
-        "generation": generation,
-        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
-        "k1": K1, "b": B, "n_docs": n, "avgdl": float(dl.mean()) if n else 0.0,
-        "n_terms": int(len(terms)), "n_postings": int(len(p_h)),
-        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
-        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE), "side_stamps": _side_stamps(ws),
-    }
-    snapmod.write(snapshot_path(ws), header, {
-        "terms": np.ascontiguousarray(terms), "term_off": term_off,
-        "post_doc": np.ascontiguousarray(p_d), "post_tf": np.ascontiguousarray(p_t),
-        "doc_len": dl,
-        "doc_norm": (K1 * (1.0 - B + B * dl / (float(dl.mean()) if n else 1.0))).astype(np.float64),
-        "doc_meta": np.ascontiguousarray(meta.reshape(-1)), "text_off": text_off,
-        "text": text_blob, "ids": id_blob, **snapmod.file_sections(files),
-    })
-    report.chunks = n
-    report.wrote = True

@@ -269,3 +269,11 @@ def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
         if vec is not None:
             out[text_key(text)] = vec
     return out
+
+
+def drop_matrix(meta: Path) -> None:
+    """Forget the active space's matrix (a full re-embedding follows); the request cache stays."""
+    space = active_space(meta)
+    if space:
+        atomic.remove(matrix_path(meta, space["id"]))
+    set_active_space(meta, None)

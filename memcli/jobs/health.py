@@ -9,7 +9,6 @@ everything derived.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 
@@ -87,11 +86,10 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
 
 
 def store_checks(ws: Workspace) -> list[Check]:
-    from memcli.index import store, sync, vectors
+    from memcli.index import store, sync, verify
 
     meta = ws.metadata
-    sizes = {str(p.relative_to(meta)): p.stat().st_size for p in sorted(meta.rglob("*"))
-             if p.is_file() and "locks" not in p.parts}
+    sizes = verify.store_sizes(meta)
     try:
         snap = sync.open_snapshot(ws)
     except store.CorruptStore as exc:
@@ -103,44 +101,10 @@ def store_checks(ws: Workspace) -> list[Check]:
         return [Check("index", status, msg, {"files": len(current)})]
     checks = []
     try:
-        problems = []
-        lines = store.read_raw_lines(meta / store.CHUNK_STORE)
-        recs = [json.loads(x) for x in lines]
-        store_ids = [r.get("id") for r in recs]
-        snap_ids = [snap.chunk_id(d) for d in range(snap.n_docs)]
-        graph = store.read_records(meta / store.GRAPH_STORE)
-        for name in ("default",):
-            store.read_records(meta / store.CATALOG_DIR / f"{name}.jsonl.zst")
-        graph_ids = [c for g in graph for c in g.get("chunk_ids", [])]
-        if store_ids != snap_ids:
-            problems.append("keyword index chunks differ from the chunk store")
-        if sorted(graph_ids) != sorted(store_ids):
-            problems.append("graph chunk ids differ from the chunk store")
-        space = vectors.active_space(meta)
-        dims_seen = {len(r["_embedding_f16_b64"]) for r in recs if "_embedding_f16_b64" in r}
-        with_vec = sum(1 for r in recs if "_embedding_f16_b64" in r)
-        if len(dims_seen) > 1:
-            problems.append("chunk vectors have different dimensions")
-        passages = 0
-        if space is not None:
-            m = vectors.open_matrix(meta, space, snap.header.get("generation", ""), passage_tokens(ws))
-            if m is not None:
-                with_vec, passages = int(m.mask.sum()), m.n_rows
-            elif other_passages(ws, snap) is None:  # other passages: paused, not broken (passages_check)
-                problems.append("vector matrix missing or out of date")
-        indexed = {g["path"] for g in graph}
-        edges = sum(len(g.get("links", [])) for g in graph)
-        pending = sum(1 for g in graph for ln in g.get("links", [])
-                      if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
-        figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "passages": passages,
-                   "words_with_vectors": _words_with_vectors(meta, space),  # query expansion
-                   "vocabulary": snap.header["n_terms"],
-                   "graph_nodes": len(graph), "graph_edges": edges, "pending_links": pending,
-                   "vector_space": space.get("identity") if space else None, "store_bytes": sizes}
-        if not problems and hashlib_sha(meta / store.CHUNK_STORE) != snap.header.get("store_sha"):
-            problems.append("chunk store does not match the search snapshot")
-        checks.append(Check("index", FAIL if problems else OK,
-                            "; ".join(problems) + ("; run `mem reindex`" if problems else ""), figures))
+        rep = verify.verify(meta, snap, passage_tokens(ws))
+        checks.append(Check("index", FAIL if rep.problems else OK,
+                            "; ".join(rep.problems) + ("; run `mem reindex`" if rep.problems else ""),
+                            {**rep.figures, "store_bytes": sizes}))
     except (store.CorruptStore, ValueError, KeyError, TypeError) as exc:
         checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
     stale = sync.stale_paths(snap, current)
@@ -154,15 +118,6 @@ def store_checks(ws: Workspace) -> list[Check]:
                         {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}))
     snap.close()
     return checks
-
-
-def hashlib_sha(path) -> str:
-    import hashlib
-
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return ""
 
 
 def config_check(ws: Workspace) -> Check:
@@ -239,24 +194,6 @@ def passage_tokens(ws: Workspace) -> int:
     return passages.configured(ws.config)
 
 
-def _words_with_vectors(meta, space) -> int:
-    from memcli.index import terms
-
-    vocab = terms.load(meta, space) if space else None
-    return len(vocab[0]) if vocab else 0
-
-
-def other_passages(ws: Workspace, snap):
-    """The matrix of the snapshot's generation if it was cut into passages of another size
-    than chunking.passage_tokens says now, else None."""
-    from memcli.index import vectors
-
-    m = vectors.load_matrix(ws.metadata, vectors.active_space(ws.metadata))
-    if m is None or m.generation != snap.header.get("generation") or m.passage_tokens == passage_tokens(ws):
-        return None
-    return m
-
-
 def passages_check(ws: Workspace) -> Check | None:
     """Warn when the vectors were cut into passages of another size (search ignores them)."""
     from memcli.index import store, sync
@@ -267,8 +204,10 @@ def passages_check(ws: Workspace) -> Check | None:
         return None  # store_checks reports it
     if snap is None:
         return None
+    from memcli.index import verify
+
     try:
-        m = other_passages(ws, snap)
+        m = verify.other_passages(ws.metadata, snap, passage_tokens(ws))
     finally:
         snap.close()
     if m is None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 MAX_RECORDS = 1000  # oldest records are dropped beyond this: an unread inbox must not grow forever
 WEBHOOK_TIMEOUT = 5.0
@@ -53,7 +54,7 @@ def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "",
     items = [{"path": c[0], "action": c[1], **({"note": c[2]} if len(c) > 2 and c[2] else {})} for c in changes]
     record = {"job": job, "time": (now or datetime.now().astimezone()).isoformat(timespec="seconds"),
               "changes": items, "summary": summary}
-    with Lock(ws.lock_path("inbox"), job, wait=10.0):
+    with Lock(ws.lock_path(lock.INBOX), job, wait=10.0):
         _write(ws, (read(ws) + [record])[-MAX_RECORDS:])
     url = str(ws.config.get("inbox_webhook_url", "") or "").strip()
     return [w for w in [_post(url, record)] if w] if url else []
@@ -61,7 +62,7 @@ def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "",
 
 def clear(ws: Workspace, shown: list[dict] | None = None) -> int:
     """Remove the records in `shown` (all when None); a record pushed since it was listed stays."""
-    with Lock(ws.lock_path("inbox"), "inbox", wait=10.0):
+    with Lock(ws.lock_path(lock.INBOX), "inbox", wait=10.0):
         records = read(ws)
         keep = [r for r in records if shown is not None and r not in shown]
         if len(keep) != len(records):

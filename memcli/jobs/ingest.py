@@ -22,8 +22,8 @@ from memcli.index.freshness import index_lock
 from memcli.vault import atomic, notes, session
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
-INDEX_WAIT = 30.0
 
 
 @dataclass
@@ -65,7 +65,7 @@ class IngestReport:
 
 
 def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fmt: str = "auto",
-        force: bool = False, flush: bool = False, wait: float = 30.0, now: datetime | None = None) -> IngestReport:
+        force: bool = False, flush: bool = False, wait: float = lock.WAIT, now: datetime | None = None) -> IngestReport:
     sid = session.validate_session_id(session_id)
     if day is not None:
         notes.check_date(day)
@@ -82,7 +82,7 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
                        interval=int(ws.config.get("auto_memory_interval") or 0),
                        extractor=chat.identity if chat else "rules")
     try:
-        with Lock(ws.lock_path("workspace"), "ingest", wait=wait):
+        with Lock(ws.lock_path(lock.WORKSPACE), "ingest", wait=wait):
             old = session.read_log(log_path)
             merged, rep.new, rep.updated = session.merge(old, parsed.messages)
             done = load_state(ws, sid)
@@ -168,7 +168,7 @@ def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: li
     from memcli.index import sync
 
     try:
-        with index_lock(ws, job, wait=INDEX_WAIT):
+        with index_lock(ws, job, wait=lock.WAIT):
             rep = sync.sync(ws)
         warnings.extend(f"skipped {p}: {why}" for p, why in rep.skipped)
     except Busy:

@@ -20,9 +20,9 @@ from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 SCOPES = ("all", "bm25", "embedding")
-INDEX_WAIT = 30.0
 
 
 @dataclass
@@ -58,8 +58,8 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
     if scope not in SCOPES:
         raise BadInput(f"--scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     t0 = time.perf_counter()
-    with Lock(ws.lock_path("rebuild"), "reindex", wait=wait, busy_message=REBUILD_BUSY):
-        with index_lock(ws, "reindex", wait=max(wait, INDEX_WAIT)):
+    with Lock(ws.lock_path(lock.REBUILD), "reindex", wait=wait, busy_message=REBUILD_BUSY):
+        with index_lock(ws, "reindex", wait=max(wait, lock.WAIT)):
             atomic.clean_temp_files(ws.metadata)
             report = sync.sync(ws, full=full and scope != "embedding", progress=progress)
         rep = ReindexReport(report, 0.0, scope)
@@ -72,11 +72,13 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
                     # recompute every chunk's vector, but keep the request cache: the same
                     # text in the same space gives the same vector, and paid providers bill
                     # per request (delete embedding_store/ by hand to force new requests)
-                    _drop_matrix(ws)
+                    from memcli.index import vectors
+
+                    vectors.drop_matrix(ws.metadata)
                 cfg = ws.config["embedding_model_config"]
                 rep.embed = embed.run(
                     ws, backend.space, backend.embedder.embed_batch, int(cfg["max_batch_size"]),
-                    lambda: index_lock(ws, "embed-checkpoint", wait=INDEX_WAIT),
+                    lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT),
                     max_cache=int(cfg["max_cache_size"]), progress=progress)
                 try:
                     rep.terms = _embed_terms(ws, backend, progress)
@@ -103,12 +105,3 @@ def _embed_terms(ws: Workspace, backend, progress) -> tuple[int, int] | None:
                             int(cfg["expand_vocabulary"]), progress=progress)
     finally:
         snap.close()
-
-
-def _drop_matrix(ws: Workspace) -> None:
-    from memcli.index import vectors
-
-    space = vectors.active_space(ws.metadata)
-    if space:
-        atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))
-    vectors.set_active_space(ws.metadata, None)

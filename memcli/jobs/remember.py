@@ -20,6 +20,7 @@ from memcli.jobs import ingest
 from memcli.vault import notes, session
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 DEFAULT_SESSION = "manual"
 NOTE_NAME = "remembered-facts"
@@ -65,7 +66,7 @@ def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
 
 
 def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: str = DEFAULT_SESSION,
-        wait: float = 30.0, now: datetime | None = None) -> RememberReport:
+        wait: float = lock.WAIT, now: datetime | None = None) -> RememberReport:
     fact, tags = check(text, list(tags or []))
     sid = session.validate_session_id(session_id)
     now = (now or datetime.now()).astimezone(notes.zone(ws))
@@ -74,7 +75,7 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
     record = {"id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
               "name": "user", "role": "user", "content": [{"type": "text", "text": fact}],
               "timestamp": now.isoformat()}
-    with Lock(ws.lock_path("workspace"), "remember", wait=wait):
+    with Lock(ws.lock_path(lock.WORKSPACE), "remember", wait=wait):
         note = notes.find_session_note(ws, day, sid)
         body = rules.merge_body(note.body if note else "# Remembered facts\n", {"Facts": [item]})
         rep = RememberReport(ws.rel(note.path) if note else "", day, sid, fact, tags)

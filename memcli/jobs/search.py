@@ -9,37 +9,12 @@ from typing import NamedTuple
 from memcli.errors import BadInput
 from memcli.index.freshness import fresh_snapshot
 from memcli.index import bm25
+from memcli.retrieval import fusion
 from memcli.retrieval import links as linkmod
+from memcli.retrieval.hits import Hit, clip  # noqa: F401 - the result types callers use
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 200
-
-
-@dataclass
-class Hit:
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    score: float
-    vector: float | None = None
-    keyword: float | None = None
-    docs: list[int] = field(default_factory=list)
-    links: dict = field(default_factory=dict)
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}#L{self.start_line}-L{self.end_line}"
-
-    def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
-        out = {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-               "text": clip(self.text, max_chars), "score": self.score, "vector": self.vector,
-               "keyword": self.keyword, "links": self.links}
-        if max_chars is not None:
-            out["truncated"] = len(self.text) > max_chars
-        if citations:
-            out["citation"] = self.citation
-        return out
 
 
 @dataclass
@@ -88,21 +63,6 @@ class SearchResult:
                 "expansion": self.expansion, "log": self.log_line, "warnings": self.warnings}
 
 
-def clip(text: str, max_chars: int | None) -> str:
-    """A snippet cut to at most max_chars characters, ending in '…' when cut.
-
-    The cut falls after the last whole word when one ends in the final fifth (text
-    without spaces, such as Chinese, is cut exactly).
-    """
-    if max_chars is None or len(text) <= max_chars:
-        return text
-    cut = text[:max_chars - 1]
-    space = max(cut.rfind(" "), cut.rfind("\n"))
-    if space >= 0.8 * len(cut):
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
 def parse_date(value: str | None, flag: str) -> str | None:
     if value is None:
         return None
@@ -110,59 +70,6 @@ def parse_date(value: str | None, flag: str) -> str | None:
         return dt.date.fromisoformat(value.strip()).isoformat()
     except ValueError:
         raise BadInput(f"{flag} must be a date like 2026-05-18, got {value!r}") from None
-
-
-def _doc_hit(snap, doc: int, score: float) -> Hit:
-    fidx, start, end, crumb = snap.meta(doc)
-    return Hit(snap.paths[fidx], start, end, snap.text(doc), score, docs=[doc])
-
-
-def _merge(snap, hits: list[Hit], max_tokens: float) -> list[Hit]:
-    """Fold hits of one file whose line ranges overlap or touch into the better-ranked one.
-
-    A fold that would grow the hit past `max_tokens` is not made: the lower hit is
-    shown on its own. Unbounded folding turned long notes into whole-file results
-    (LoCoMo turn-level Recall@5 0.46 instead of 0.83, docs/evaluation.md).
-    """
-    from memcli.index.chunker import estimate_tokens
-
-    kept: list[Hit] = []
-    for h in hits:
-        target = next((k for k in kept if k.path == h.path
-                       and h.start_line <= k.end_line + 1 and h.end_line >= k.start_line - 1), None)
-        if target is None:
-            kept.append(h)
-            continue
-        trial = Hit(target.path, target.start_line, target.end_line, target.text, target.score,
-                    target.vector, target.keyword, target.docs + h.docs)
-        _rebuild_text(snap, trial)
-        if sum(estimate_tokens(x) for x in trial.text.split("\n")) > max_tokens:
-            kept.append(h)
-            continue
-        target.docs, target.start_line, target.end_line, target.text = \
-            trial.docs, trial.start_line, trial.end_line, trial.text
-        if target.vector is None or (h.vector is not None and h.vector > target.vector):
-            target.vector = h.vector if h.vector is not None else target.vector
-        if target.keyword is None or (h.keyword is not None and h.keyword > target.keyword):
-            target.keyword = h.keyword if h.keyword is not None else target.keyword
-    return kept
-
-
-def _rebuild_text(snap, hit: Hit) -> None:
-    """Text of merged chunks: the first chunk's breadcrumb, then the union of their lines."""
-    by_line: dict[int, str] = {}
-    crumb_of_first: list[str] = []
-    first_start = None
-    for d in hit.docs:
-        _, start, end, crumb = snap.meta(d)
-        lines = snap.text(d).split("\n")
-        if first_start is None or start < first_start:
-            first_start, crumb_of_first = start, lines[:crumb]
-        for i, line in enumerate(lines[crumb:]):
-            by_line.setdefault(start + i, line)
-    lo, hi = min(by_line), max(by_line)
-    hit.start_line, hit.end_line = lo, hi
-    hit.text = "\n".join(crumb_of_first + [by_line.get(i, "") for i in range(lo, hi + 1)])
 
 
 def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float = 0.0,
@@ -209,11 +116,11 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if keyword and vector:
         result.hybrid = True
         if cfg["fusion"] == "rrf":
-            hits = _fuse(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]), embedded)
+            hits = fusion.fuse_rrf(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]), embedded)
         else:
-            hits = _fuse_minmax(snap, vector, keyword, float(cfg["vector_weight"]), embedded)
+            hits = fusion.fuse_minmax(snap, vector, keyword, float(cfg["vector_weight"]), embedded)
     else:
-        hits = [_doc_hit(snap, d, s) for d, s in (keyword or vector)]
+        hits = [fusion.doc_hit(snap, d, s) for d, s in (keyword or vector)]
         for h in hits:
             if keyword:
                 h.keyword = h.score
@@ -222,7 +129,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
     max_tokens = float(cfg["merge_max_factor"]) * int(ws.config["chunking"]["target_tokens"])
-    hits = _merge(snap, hits, max_tokens)[:limit]
+    hits = fusion.merge(snap, hits, max_tokens)[:limit]
     if links:
         expansion = linkmod.expand(snap, list(dict.fromkeys(h.path for h in hits)),
                                    int(cfg["max_links_per_direction"]))
@@ -230,56 +137,6 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
             h.links = expansion.get(h.path, {})
     result.hits = hits
     return result
-
-
-def _fuse(snap, vector, keyword, vector_weight: float, k: int, embedded=None) -> list[Hit]:
-    """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing.
-
-    Except for a chunk that has no vector yet (edited since the last embedding run):
-    the vector branch could not see it, so instead of 0 it is credited with its
-    keyword rank. Otherwise every embedded chunk, however dissimilar, would outrank
-    the best keyword match of a note written a minute ago.
-    """
-    merged: dict[int, Hit] = {}
-    for rank, (d, s) in enumerate(vector, 1):
-        h = merged[d] = _doc_hit(snap, d, vector_weight / (k + rank))
-        h.vector = s
-    for rank, (d, s) in enumerate(keyword, 1):
-        contrib = (1.0 - vector_weight) / (k + rank)
-        h = merged.get(d)
-        if h is None:
-            abstained = embedded is not None and not embedded(d)
-            h = merged[d] = _doc_hit(snap, d, vector_weight / (k + rank) if abstained else 0.0)
-        h.score += contrib
-        h.keyword = s
-    return sorted(merged.values(), key=lambda h: -h.score)
-
-
-def _fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None) -> list[Hit]:
-    """Weighted sum of each branch's scores min-max normalised over its candidates.
-
-    The default: on LoCoMo and a pydoc corpus it beat weighted RRF at every weight
-    and k tried (docs/evaluation.md), because it keeps how far apart scores are,
-    which RRF throws away. A chunk absent from a branch gets 0 from it, except a
-    chunk with no vector yet, which is credited its keyword score (see _fuse).
-    """
-    def normalised(branch):
-        if not branch:
-            return {}
-        lo, hi = min(s for _, s in branch), max(s for _, s in branch)
-        return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in branch}
-
-    nv, nk = normalised(vector), normalised(keyword)
-    raw_v, raw_k = dict(vector), dict(keyword)
-    hits = []
-    for d in dict.fromkeys([*nv, *nk]):
-        v = nv.get(d)
-        if v is None and d in nk and embedded is not None and not embedded(d):
-            v = nk[d]  # not embedded yet: the vector branch abstains
-        h = _doc_hit(snap, d, vector_weight * (v or 0.0) + (1.0 - vector_weight) * nk.get(d, 0.0))
-        h.vector, h.keyword = raw_v.get(d), raw_k.get(d)
-        hits.append(h)
-    return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
 
 
 class VectorBranch(NamedTuple):

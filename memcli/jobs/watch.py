@@ -20,11 +20,12 @@ from datetime import datetime
 from memcli.errors import BadInput, Busy, MemError
 from memcli.jobs.resource import catalog as resource_catalog
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 DEBOUNCE = 1.5
 MAX_DEFER = 10.0
 RETRY_FIRST, RETRY_MAX = 30.0, 600.0  # a failed batch is retried after this, doubling
-INDEX_WAIT = 30.0
+INDEX_WAIT = lock.WAIT  # how long a batch waits for the index lock (tests shorten it)
 TICK = 0.2  # the longest sleep, so a stop request is seen quickly
 
 Stats = dict[str, tuple[int, int]]

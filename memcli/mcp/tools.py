@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from memcli.errors import BadInput
 from memcli.mcp import schemas as agent_prompt
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 MAX_GET_CHARS = 100_000  # one memory_get answer; the rest is read with `from`
 
@@ -25,7 +26,7 @@ class Tools:
 
     ws: Workspace
     max_chars: int = agent_prompt.SNIPPET_CHARS
-    wait: float = 30.0  # seconds a writer waits for the workspace lock, as the CLI's --wait
+    wait: float = lock.WAIT  # seconds a writer waits for the workspace lock, as the CLI's --wait
     warnings: list[str] = field(default_factory=list)  # from the last calls, for the log
 
     def __post_init__(self):

@@ -22,6 +22,15 @@ from pathlib import Path
 
 from memcli.errors import BadInput, Busy
 
+# The workspace's locks, one file each under mem_metadata/locks/:
+WORKSPACE = "workspace"  # notes and session logs (ingest, remember, resource scan, dream, backup)
+INDEX = "index"  # the search snapshot and stores (every sync and checkpoint)
+REBUILD = "rebuild"  # one `mem reindex` (or restore) at a time
+RESOURCE = "resource"  # one resource scan at a time
+DREAM = "dream"  # one dream at a time
+INBOX = "inbox"  # the inbox file
+WAIT = 30.0  # seconds a writer waits for a lock another mem job holds before exiting 75 (--wait)
+
 _HELD: "weakref.WeakSet[Lock]" = weakref.WeakSet()  # locks this process holds, for fork
 
 

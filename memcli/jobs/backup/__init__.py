@@ -36,11 +36,11 @@ from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 __all__ = ["DEFAULT_MODULES", "create", "latest_snapshot", "listing", "parse_modules", "prune", "restore",
            "rollback", "verify"]
 
-INDEX_WAIT = 30.0
 SNAPSHOTS = "snapshots"
 
 
@@ -132,9 +132,9 @@ def _apply(ws, plan: restoring.Plan, snapshot_dir: Path, reopen, wait: float, pr
     t0 = time.perf_counter()
     rep = RestoreReport(plan.archive.path, plan.modules, plan.full)
     # lock order as everywhere: workspace, then rebuild (no reindex may write mem_metadata meanwhile), then index
-    with Lock(ws.lock_path("workspace"), job, wait=wait), \
-            Lock(ws.lock_path("rebuild"), job, wait=wait, busy_message=REBUILD_BUSY), \
-            index_lock(ws, job, wait=max(wait, INDEX_WAIT)):
+    with Lock(ws.lock_path(lock.WORKSPACE), job, wait=wait), \
+            Lock(ws.lock_path(lock.REBUILD), job, wait=wait, busy_message=REBUILD_BUSY), \
+            index_lock(ws, job, wait=max(wait, lock.WAIT)):
         rep.warnings += restoring.leftovers(ws)
         staging = ws.root / f"{STAGING_PREFIX}{secrets.token_hex(4)}"
         staging.mkdir(mode=0o700)

@@ -28,6 +28,7 @@ from memcli.jobs.backup.archive import (
 from memcli.jobs.backup.verification import Archive
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 
 class SwapIncomplete(JobFailed):
@@ -82,7 +83,7 @@ def plan(ws: Workspace, arc: Archive, modules: list[str] | None) -> Plan:
 
 
 def _check_targets(ws: Workspace, slots: list[str]) -> None:
-    locks = ws.rel(ws.lock_path("workspace").parent)
+    locks = ws.rel(ws.lock_path(lock.WORKSPACE).parent)
     for slot in slots:
         if within(slot, locks) or within(locks, slot):
             raise BadInput(f"refusing to restore {slot}: it holds the workspace's lock folder {locks}")

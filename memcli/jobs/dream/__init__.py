@@ -27,6 +27,7 @@ from memcli.jobs.dream.report import DreamReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 MAX_SCAN_DAYS = 366
 MAX_UNITS = 50
@@ -34,7 +35,7 @@ MAX_INPUT = 10 * 1024 * 1024
 
 
 def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units: int = 5, dry_run: bool = False,
-        if_due: bool = False, jitter: bool = True, wait: float = 30.0, now: datetime | None = None,
+        if_due: bool = False, jitter: bool = True, wait: float = lock.WAIT, now: datetime | None = None,
         sleep=time.sleep, rng=random.random) -> DreamReport:
     """`now` (aware) fixes the clock for the schedule and the default date; `sleep`/`rng` drive the jitter."""
     if day is not None:
@@ -55,8 +56,8 @@ def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units:
         if jitter:
             sleep(rng() * schedule.JITTER)  # many agents on one schedule should not hit the model at once
     busy = "mem dream is already running"
-    lock = nullcontext() if dry_run else Lock(ws.lock_path("dream"), "dream", busy_message=busy)
-    with lock:
+    held = nullcontext() if dry_run else Lock(ws.lock_path(lock.DREAM), "dream", busy_message=busy)
+    with held:
         if if_due and not dry_run:  # a dream that held the lock meanwhile may have answered this slot
             state = dream_scan.load_state(ws)
             rep.schedule = schedule.due(ws, now, schedule.parse_time(state.get("last_success")))
@@ -73,7 +74,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
     if not sc.changed:
         rep.status = "no_change"
         if not rep.dry_run:
-            with Lock(ws.lock_path("workspace"), "dream", wait=wait):
+            with Lock(ws.lock_path(lock.WORKSPACE), "dream", wait=wait):
                 if sc.deleted:
                     dream_scan.checkpoint(ws, sc, [], state)
                 _save_state(ws, state, now, success=True)
@@ -100,7 +101,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         _topics(ws, rep, dry_run=True)
         rep.status = rep.outcome()
         return
-    with Lock(ws.lock_path("workspace"), "dream", wait=wait):
+    with Lock(ws.lock_path(lock.WORKSPACE), "dream", wait=wait):
         _write(ws, rep)
         _topics(ws, rep, dry_run=False)
         failed = {p for u in rep.failed_units() for p in u.paths}

@@ -23,6 +23,7 @@ from memcli.jobs.resource.report import Action, ResourceReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.vault import lock
 
 __all__ = ["ResourceReport", "run"]
 
@@ -35,7 +36,7 @@ class Plan:
     removed: dict[str, catalog.Entry] = field(default_factory=dict)  # records of deleted resources
 
 
-def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: float = 30.0,
+def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: float = lock.WAIT,
         now: datetime | None = None) -> ResourceReport:
     from memcli.providers.llm.registry import get_chat
 
@@ -53,11 +54,11 @@ def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: f
         return rep
     failure = None
     try:
-        with Lock(ws.lock_path("resource"), "resource-scan", wait=wait):
+        with Lock(ws.lock_path(lock.RESOURCE), "resource-scan", wait=wait):
             old, plan = _plan(ws, rep, now)
             failure = _interpret(ws, plan, rep, chat)
             if any(a.kind in ("write", "remove") for a in plan.actions) or _lines(plan.entries) != _lines(old):
-                with Lock(ws.lock_path("workspace"), "resource-scan", wait=wait):
+                with Lock(ws.lock_path(lock.WORKSPACE), "resource-scan", wait=wait):
                     _write(ws, plan, rep)
             finish(ws, "resource", rep.changes, rep.warnings, rep.summary(), now)
     finally:

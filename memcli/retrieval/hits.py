@@ -1,0 +1,47 @@
+"""A search hit: one chunk (or several merged chunks of one file) with its scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    vector: float | None = None
+    keyword: float | None = None
+    docs: list[int] = field(default_factory=list)
+    links: dict = field(default_factory=dict)
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
+        out = {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+               "text": clip(self.text, max_chars), "score": self.score, "vector": self.vector,
+               "keyword": self.keyword, "links": self.links}
+        if max_chars is not None:
+            out["truncated"] = len(self.text) > max_chars
+        if citations:
+            out["citation"] = self.citation
+        return out
+
+
+def clip(text: str, max_chars: int | None) -> str:
+    """A snippet cut to at most max_chars characters, ending in '…' when cut.
+
+    The cut falls after the last whole word when one ends in the final fifth (text
+    without spaces, such as Chinese, is cut exactly).
+    """
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    cut = text[:max_chars - 1]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= 0.8 * len(cut):
+        cut = cut[:space]
+    return cut.rstrip() + "…"
