@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import sys
 from datetime import datetime, timezone
@@ -44,10 +46,10 @@ def test_clear_keeps_records_pushed_after_listing(ws, open_ws):
 
 def test_disabled_and_capped(ws, open_ws):
     w = open_ws(ws)
-    w.config["inbox_push_enabled"] = False
+    w.settings = replace(w.settings, inbox_push_enabled=False)
     inbox.push(w, "a", [("x.md", "added")], now=WHEN)
     assert inbox.read(w) == []
-    w.config["inbox_push_enabled"] = True
+    w.settings = replace(w.settings, inbox_push_enabled=True)
     records = [{"job": str(i), "time": "t", "changes": [], "summary": ""} for i in range(inbox.MAX_RECORDS)]
     inbox._write(w, records)
     inbox.push(w, "last", [("x.md", "added")], now=WHEN)
@@ -59,7 +61,7 @@ def test_webhook_receives_the_record_and_failures_only_warn(ws, open_ws):
     state, stop = serve()
     try:
         w = open_ws(ws)
-        w.config["inbox_webhook_url"] = state.url + "/hook?token=s3cret"
+        w.settings = replace(w.settings, inbox_webhook_url=state.url + "/hook?token=s3cret")
         state.script(Reply(204, b""), Reply(500, "down"))
         assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == []
         assert state.seen[0].path == "/hook?token=s3cret"
@@ -70,5 +72,5 @@ def test_webhook_receives_the_record_and_failures_only_warn(ws, open_ws):
         assert len(inbox.read(w)) == 2
     finally:
         stop()
-    w.config["inbox_webhook_url"] = "http://127.0.0.1:9/x"  # nothing listens on the discard port
+    w.settings = replace(w.settings, inbox_webhook_url="http://127.0.0.1:9/x")  # nothing listens on the discard port
     assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == ["inbox webhook http://127.0.0.1:9/x failed: ConnectError"]

@@ -21,7 +21,7 @@ MODULES_HELP = "Comma-separated modules: vault, sessions, resources, metadata, c
 
 def folder(ctx: Context, ws) -> Path:
     """backup_dir with ~ taken from the CLI's HOME; relative to the workspace, like other folders."""
-    raw = str(ws.config.get("backup_dir") or "~/.mem/backups")
+    raw = ws.settings.backup_dir or "~/.mem/backups"
     if raw == "~" or raw.startswith("~/"):
         raw = (ctx.env.get("HOME") or str(Path.home())) + raw[1:]
     path = Path(raw)

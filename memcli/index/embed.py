@@ -186,7 +186,7 @@ def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], 
     rep = EmbedReport(space=space["id"])
     dims = int(space["dims"])
     rep.switched = vectors.active_space(ws.metadata) != space
-    keys = _Keys(passages.configured(ws.config))
+    keys = _Keys(ws.settings.chunking.passage_tokens)
     snap = sync.open_snapshot(ws)
     if snap is None:
         return rep

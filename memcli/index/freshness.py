@@ -37,7 +37,7 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
     stale = sync.stale_paths(snap, current)
     if not stale:
         return snap
-    limit = int(ws.config["search"]["sync_before_search_max_files"])
+    limit = ws.settings.search.sync_before_search_max_files
     first_build = snap is None
     if auto_sync and (first_build or len(stale) <= limit):
         try:

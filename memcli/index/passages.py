@@ -15,14 +15,6 @@ from __future__ import annotations
 
 from memcli.index.chunker import estimate_tokens
 
-CONFIG_KEY = "passage_tokens"
-
-
-def configured(config: dict) -> int:
-    """chunking.passage_tokens (validated >= 0 by memcli.vault.config); 0 = the whole chunk."""
-    return max(0, int(config["chunking"].get(CONFIG_KEY, 0)))
-
-
 def split(text: str, crumb_lines: int, target: int) -> list[str]:
     """The chunk text as passages: each the breadcrumb plus a window of whole body lines.
 

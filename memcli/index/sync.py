@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import assemble, bm25, carry, passages, store
+from memcli.index import assemble, bm25, carry, store
 from memcli.index import snapshot as snapmod
 from memcli.index import tokenizer
 from memcli.vault import atomic
@@ -58,10 +58,10 @@ def snapshot_path(ws: Workspace) -> Path:
 
 
 def chunking_params(ws: Workspace) -> dict:
-    c = ws.config["chunking"]
+    c = ws.settings.chunking
     from memcli.index import PARSER_VERSION
 
-    return {"target_tokens": int(c["target_tokens"]), "overlap_tokens": int(c["overlap_tokens"]),
+    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens,
             "parser": PARSER_VERSION}
 
 
@@ -216,7 +216,7 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
     fresh_docs = [(rel, text.decode("utf-8"), span[2])
                   for rel in sorted(fresh) for span, text in zip(fresh[rel].spans, fresh[rel].texts)]
     carry.vectors_for(ws.metadata, old, asm.keep_mask, fresh_docs, asm.lines, generation,
-                      passages.configured(ws.config))
+                      ws.settings.chunking.passage_tokens)
     raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, asm.lines)
     id_blob = b"".join(asm.ids)
     _write_graph_and_catalog(ws, asm.files, id_blob.hex())  # before the snapshot, the commit point

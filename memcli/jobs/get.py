@@ -40,7 +40,7 @@ def check_path(ws: Workspace, path: str) -> str:
         raise BadInput(f"{rel} is not a Markdown memory file (.md)")
     if not ws.is_watched_path(rel):
         raise BadInput(f"{rel} is outside the memory areas (MEMORY.md, "
-                       f"{ws.config['daily_dir']}/, {ws.config['digest_dir']}/)")
+                       f"{ws.settings.daily_dir}/, {ws.settings.digest_dir}/)")
     cur = ws.root
     for part in p.parts:
         cur = cur / part

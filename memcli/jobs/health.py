@@ -122,22 +122,22 @@ def store_checks(ws: Workspace) -> list[Check]:
 
 def config_check(ws: Workspace) -> Check:
     problems, warnings = [], []
-    cfg = ws.config
-    if cfg.get("dream_cron_enabled"):
+    cfg = ws.settings
+    if cfg.dream_cron_enabled:
         from croniter import croniter
 
-        if not croniter.is_valid(str(cfg.get("dream_cron", ""))) or len(str(cfg["dream_cron"]).split()) != 5:
-            problems.append(f"dream_cron {cfg.get('dream_cron')!r} is not a valid 5-field cron expression")
-    if cfg.get("timezone"):
+        if not croniter.is_valid(cfg.dream_cron) or len(cfg.dream_cron.split()) != 5:
+            problems.append(f"dream_cron {cfg.dream_cron!r} is not a valid 5-field cron expression")
+    if cfg.timezone:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
         try:
-            ZoneInfo(cfg["timezone"])
+            ZoneInfo(cfg.timezone)
         except (ZoneInfoNotFoundError, ValueError):
-            problems.append(f"timezone {cfg['timezone']!r} is unknown")
-    for key in ("daily_dir", "digest_dir"):
-        if not (ws.root / cfg[key]).is_dir():
-            warnings.append(f"{cfg[key]}/ does not exist")
+            problems.append(f"timezone {cfg.timezone!r} is unknown")
+    for folder in (cfg.daily_dir, cfg.digest_dir):
+        if not (ws.root / folder).is_dir():
+            warnings.append(f"{folder}/ does not exist")
     if ws.ignored_keys:
         warnings.append(f"agent.json keys not used by mem: {', '.join(ws.ignored_keys)}")
     status = FAIL if problems else WARN if warnings else OK
@@ -189,9 +189,8 @@ def vector_space_check(ws: Workspace) -> Check | None:
 
 
 def passage_tokens(ws: Workspace) -> int:
-    from memcli.index import passages
 
-    return passages.configured(ws.config)
+    return ws.settings.chunking.passage_tokens
 
 
 def passages_check(ws: Workspace) -> Check | None:

@@ -49,14 +49,14 @@ def _write(ws: Workspace, records: list[dict]) -> None:
 def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "",
          now: datetime | None = None) -> list[str]:
     """Record a job's changes, each (path, action) or (path, action, why); returns warnings."""
-    if not changes or not ws.config.get("inbox_push_enabled", True):
+    if not changes or not ws.settings.inbox_push_enabled:
         return []
     items = [{"path": c[0], "action": c[1], **({"note": c[2]} if len(c) > 2 and c[2] else {})} for c in changes]
     record = {"job": job, "time": (now or datetime.now().astimezone()).isoformat(timespec="seconds"),
               "changes": items, "summary": summary}
     with Lock(ws.lock_path(lock.INBOX), job, wait=10.0):
         _write(ws, (read(ws) + [record])[-MAX_RECORDS:])
-    url = str(ws.config.get("inbox_webhook_url", "") or "").strip()
+    url = ws.settings.inbox_webhook_url.strip()
     return [w for w in [_post(url, record)] if w] if url else []
 
 

@@ -73,13 +73,13 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
     parsed = parse_messages(text, fmt, tz)
     from memcli.providers.llm.registry import get_chat
 
-    chat = get_chat(ws.config["llm_model_config"])
+    chat = get_chat(ws.settings.llm)
     if day is None:
         day = parsed.latest.astimezone(tz).date().isoformat() if parsed.latest else notes.today(ws, now)
     log_path = ws.sessions / f"{sid}.jsonl"
     rep = IngestReport(sid, day, ws.rel(log_path), received=len(parsed.messages),
                        dropped_blocks=parsed.dropped_blocks, dropped_messages=parsed.dropped_messages,
-                       interval=int(ws.config.get("auto_memory_interval") or 0),
+                       interval=ws.settings.auto_memory_interval,
                        extractor=chat.identity if chat else "rules")
     try:
         with Lock(ws.lock_path(lock.WORKSPACE), "ingest", wait=wait):
@@ -116,7 +116,7 @@ def _trigger(ws: Workspace, rep: IngestReport, force: bool, flush: bool) -> str 
     if force:
         return "force"
     if flush:
-        if ws.config.get("summarize_when_compact", True):
+        if ws.settings.summarize_when_compact:
             return "flush"
         rep.warnings.append("--flush ignored: summarize_when_compact is false")
     if rep.interval > 0 and rep.pending_user_turns >= rep.interval:

@@ -75,11 +75,11 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
                     from memcli.index import vectors
 
                     vectors.drop_matrix(ws.metadata)
-                cfg = ws.config["embedding_model_config"]
+                cfg = ws.settings.embedding
                 rep.embed = embed.run(
-                    ws, backend.space, backend.embedder.embed_batch, int(cfg["max_batch_size"]),
+                    ws, backend.space, backend.embedder.embed_batch, cfg.max_batch_size,
                     lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT),
-                    max_cache=int(cfg["max_cache_size"]), progress=progress)
+                    max_cache=cfg.max_cache_size, progress=progress)
                 try:
                     rep.terms = _embed_terms(ws, backend, progress)
                 finally:
@@ -93,15 +93,15 @@ def _embed_terms(ws: Workspace, backend, progress) -> tuple[int, int] | None:
     """Word vectors for query expansion (memcli.index.terms), after the chunks' vectors."""
     from memcli.index import terms
 
-    cfg = ws.config["search"]
-    if int(cfg["expand_terms"]) <= 0:
+    cfg = ws.settings.search
+    if cfg.expand_terms <= 0:
         return None
     snap = sync.open_snapshot(ws)
     if snap is None:
         return None
     try:
         return terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch,
-                            int(ws.config["embedding_model_config"]["max_batch_size"]),
-                            int(cfg["expand_vocabulary"]), progress=progress)
+                            ws.settings.embedding.max_batch_size,
+                            cfg.expand_vocabulary, progress=progress)
     finally:
         snap.close()

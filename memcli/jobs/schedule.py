@@ -35,7 +35,7 @@ def cron_expr(ws: Workspace) -> str:
     """The validated `dream_cron`, or ConfigError with croniter's reason."""
     from croniter import croniter
 
-    expr = " ".join(str(ws.config.get("dream_cron") or "").split())
+    expr = " ".join(ws.settings.dream_cron.split())
     hint = "use 5 fields: minute hour day-of-month month day-of-week, e.g. '0 23 * * *'"
     if len(expr.split()) != 5:
         raise ConfigError(f"dream_cron {expr!r} is not a 5-field cron expression", hint)
@@ -70,7 +70,7 @@ def due(ws: Workspace, now: datetime, last_success: datetime | None) -> Due:
     """Whether a scheduled dream should run at `now` (an aware datetime)."""
     from croniter import croniter
 
-    if not ws.config.get("dream_cron_enabled", True):
+    if not ws.settings.dream_cron_enabled:
         return Due(False, "dream_cron_enabled is false")
     expr = cron_expr(ws)
     local = now.astimezone(notes.zone(ws))
@@ -97,8 +97,8 @@ def crontab(ws: Workspace, mem: list[str]) -> str:
     lines = [f"# mem jobs for {root} (install with `crontab -e`; cron runs with a bare PATH and no",
              "# MEM_* variables: keep API keys in mem.yaml or set them at the top of the crontab).",
              f"# mem dream checks every {CHECK_EVERY} minutes and runs when dream_cron ({expr}, timezone "
-             f"{ws.config.get('timezone') or 'of this machine'}) is due."]
-    if not ws.config.get("dream_cron_enabled", True):
+             f"{ws.settings.timezone or 'of this machine'}) is due."]
+    if not ws.settings.dream_cron_enabled:
         lines.append("# dream_cron_enabled is false: `mem dream --if-due` will not run until it is true.")
     for _name, what, args, cron, _cal in JOBS:
         lines += [f"# {what}", f"{cron} {shlex.join(_argv(mem, root, args))}"]

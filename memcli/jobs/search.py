@@ -80,18 +80,14 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     query = (query or "").strip()
     if not query:
         raise BadInput("query is empty", "pass the words to search for")
-    cfg = ws.config["search"]
-    limit = int(cfg["limit"]) if limit is None else limit
+    cfg = ws.settings.search
+    limit = cfg.limit if limit is None else limit
     if limit < 1:
         raise BadInput(f"--limit must be at least 1, got {limit}")
-    if cfg["fusion"] not in ("minmax", "rrf"):
-        from memcli.errors import ConfigError
-
-        raise ConfigError(f"search.fusion must be minmax or rrf, got {cfg['fusion']!r}")
     if mode not in ("auto", "hybrid", "keyword", "vector"):
         raise BadInput(f"--mode must be hybrid, keyword or vector, got {mode!r}")
     since, until = parse_date(since, "--since"), parse_date(until, "--until")
-    candidates = min(MAX_CANDIDATES, max(1, int(limit * float(cfg["candidate_multiplier"]))))
+    candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
     result = SearchResult(query, [], candidates)
     snap = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     if snap is None or snap.n_docs == 0:
@@ -115,10 +111,10 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
     if keyword and vector:
         result.hybrid = True
-        if cfg["fusion"] == "rrf":
-            hits = fusion.fuse_rrf(snap, vector, keyword, float(cfg["vector_weight"]), int(cfg["rrf_k"]), embedded)
+        if cfg.fusion == "rrf":
+            hits = fusion.fuse_rrf(snap, vector, keyword, cfg.vector_weight, cfg.rrf_k, embedded)
         else:
-            hits = fusion.fuse_minmax(snap, vector, keyword, float(cfg["vector_weight"]), embedded)
+            hits = fusion.fuse_minmax(snap, vector, keyword, cfg.vector_weight, embedded)
     else:
         hits = [fusion.doc_hit(snap, d, s) for d, s in (keyword or vector)]
         for h in hits:
@@ -128,11 +124,11 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
                 h.vector = h.score
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
-    max_tokens = float(cfg["merge_max_factor"]) * int(ws.config["chunking"]["target_tokens"])
+    max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
     hits = fusion.merge(snap, hits, max_tokens)[:limit]
     if links:
         expansion = linkmod.expand(snap, list(dict.fromkeys(h.path for h in hits)),
-                                   int(cfg["max_links_per_direction"]))
+                                   cfg.max_links_per_direction)
         for h in hits:
             h.links = expansion.get(h.path, {})
     result.hits = hits
@@ -161,7 +157,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     from memcli.providers.embedding import space as embedding
 
     space = vectors.active_space(ws.metadata)
-    explicit = ws.config["embedding_model_config"].get("backend") not in ("", "none")
+    explicit = ws.settings.embedding.backend not in ("", "none")
     if space is None and not required and not explicit:
         return VectorBranch([], None, [])  # keyword-only workspace: no vectors were ever computed
     owned = backend is None  # built here, so closed here; a caller's backend stays open
@@ -178,10 +174,9 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                         "vector search paused until `mem reindex --scope embedding`")
         return VectorBranch([], None, [])
-    from memcli.index import passages
 
     matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""),
-                                 passages.configured(ws.config))
+                                 ws.settings.chunking.passage_tokens)
     if matrix is None or matrix.n_docs != snap.n_docs:
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
         return VectorBranch([], None, [])
@@ -197,9 +192,9 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
-    cfg = ws.config["search"]
-    expansion = expmod.neighbours(query, vecs[1:], vocab, int(cfg["expand_terms"]),
-                                  float(cfg["expand_min_similarity"]), float(cfg["expand_weight"])) if words else []
+    cfg = ws.settings.search
+    expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms,
+                                  cfg.expand_min_similarity, cfg.expand_weight) if words else []
     mask = matrix.mask  # a chunk scores as its best passage
     return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets,
                                    matrix.chunk_rows),
@@ -208,7 +203,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
 
 def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:
     """The query words to embed for expansion, and the vault's word vectors (or nothing)."""
-    if int(ws.config["search"]["expand_terms"]) <= 0:
+    if ws.settings.search.expand_terms <= 0:
         return [], None
     from memcli.index import terms
     from memcli.retrieval import expand as expmod

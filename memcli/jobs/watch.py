@@ -115,7 +115,7 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
     """Watch until `stop` is set. A catch-up batch runs first: files may have changed while no one watched."""
     if not 0 < interval <= 3600:
         raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
-    log(f"watching {ws.root} (every {interval:g}s; resource scan on changes under {ws.config['resource_dir']}/)")
+    log(f"watching {ws.root} (every {interval:g}s; resource scan on changes under {ws.settings.resource_dir}/)")
     base_i, base_r = snapshot(ws)
     todo_i: set[str] = set()
     todo_r: set[str] = set()

@@ -13,69 +13,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memcli.errors import ConfigError
+from memcli.vault import settings
 
 SECRET_KEYS = frozenset({"api_key"})
 FREEFORM = frozenset({"headers"})  # provider extra HTTP headers: any string keys
 MASK = "***"
 
-EMBEDDING_DEFAULTS: dict[str, Any] = {
-    "backend": "",  # "" = automatic: local model when installed, else keyword-only
-    "api_key": "",
-    "base_url": "",
-    "model_name": "",
-    "dimensions": 1024,
-    "enable_cache": True,
-    "use_dimensions": False,
-    "max_cache_size": 10000,
-    "max_input_length": 8192,
-    "max_batch_size": 10,
-    "timeout": 30.0,
-    "max_retries": 3,
-    "headers": {},
-}
-
-DEFAULTS: dict[str, Any] = {
-    "metadata_dir": "mem_metadata",
-    "session_dir": "mem_session",
-    "mem_session_dir": "mem_agent",
-    "resource_dir": "resource",
-    "daily_dir": "memory",
-    "digest_dir": "digest",
-    "summarize_when_compact": True,
-    "inbox_push_enabled": True,
-    "auto_memory_interval": 5,
-    "dream_cron_enabled": True,
-    "dream_cron": "0 23 * * *",
-    "auto_memory_search_config": {"enabled": False, "max_results": 2},
-    "embedding_model_config": EMBEDDING_DEFAULTS,
-    "llm_model_config": {"backend": "", "base_url": "", "api_key": "", "model_name": "", "timeout": 60.0, "max_retries": 2,
-                         "headers": {}},
-    "search": {
-        "vector_weight": 0.3,  # measured on LoCoMo: the reference 0.7 buries exact keyword hits (docs/evaluation.md)
-        "candidate_multiplier": 3.0,
-        "rrf_k": 60,
-        "fusion": "minmax",  # or "rrf", the reference formula; minmax measured better (docs/evaluation.md)
-        "merge_max_factor": 1.5,  # merged hits of one file stay within this many chunk budgets
-        "limit": 5,
-        "max_links_per_direction": 10,
-        "sync_before_search_max_files": 50,
-        # query expansion with the embedding model's nearest vault words (memcli.retrieval.expand)
-        "expand_terms": 5,  # neighbours per query word; 0 = off (no word vectors are computed)
-        "expand_min_similarity": 0.5,
-        "expand_weight": 0.3,  # a neighbour counts weight x similarity of a query word
-        "expand_vocabulary": 50000,  # words (most frequent first) given a vector
-    },
-    # passage_tokens: the vector branch scores a chunk by its best passage of about this
-    # many tokens (0 = the whole chunk); measured on LoCoMo and pydoc (docs/evaluation.md)
-    "chunking": {"target_tokens": 400, "overlap_tokens": 80, "passage_tokens": 100},
-    "extra_paths": [],
-    "timezone": "",
-    "backup_dir": "",
-    "inbox_webhook_url": "",
-}
-
-# Integer keys whose negative values mean nothing: an error, not a silent clamp.
-NON_NEGATIVE = (("chunking", "passage_tokens"),)
+# The defaults come from the typed settings (memcli.vault.settings), the one place that
+# names every key; here they are a dict of mem.yaml's shape, for merging and printing.
+DEFAULTS: dict[str, Any] = settings.defaults()
+EMBEDDING_DEFAULTS: dict[str, Any] = DEFAULTS["embedding_model_config"]
 
 # Environment variables the CLI honours, mapped to a config path.
 ENV_KEYS: dict[str, tuple[str, ...]] = {
@@ -250,10 +197,6 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
                 sec["api_key"] = env[var]
     for dotted, value in (overrides or {}).items():
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
-    for keys in NON_NEGATIVE:
-        value = cfg[keys[0]][keys[1]]
-        if value < 0:
-            raise ConfigError(f"config key '{'.'.join(keys)}' must be 0 or more, got {value}", "fix it in mem.yaml")
     return cfg, ignored
 
 

@@ -29,7 +29,7 @@ MAX_NAME = 64
 
 def zone(ws: Workspace) -> tzinfo:
     """The configured time zone (`timezone`), else this machine's local zone."""
-    name = str(ws.config.get("timezone") or "").strip()
+    name = ws.settings.timezone.strip()
     if not name:
         return datetime.now().astimezone().tzinfo
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from memcli.errors import BadInput, ConfigError
+from memcli.errors import BadInput
+from memcli.vault.settings import Settings, build
 
 DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
@@ -17,11 +18,12 @@ DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 @dataclass
 class Workspace:
     root: Path
-    config: dict[str, Any]
+    config: dict[str, Any]  # the merged config as mem.yaml would spell it (`mem config` prints it)
     ignored_keys: list[str] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)  # the same, typed and validated: what jobs read
 
     def _dir(self, key: str) -> Path:
-        return self.root / self.config[key]
+        return self.root / getattr(self.settings, key)
 
     @property
     def metadata(self) -> Path:
@@ -55,7 +57,7 @@ class Workspace:
 
     # Indexed ("watched") files -------------------------------------------------
     def watched_roots(self) -> list[str]:
-        return [self.config["daily_dir"], self.config["digest_dir"], *self.config.get("extra_paths", [])]
+        return [self.settings.daily_dir, self.settings.digest_dir, *self.settings.extra_paths]
 
     def iter_watched(self) -> Iterator[tuple[str, os.stat_result]]:
         """Yield (workspace-relative posix path, stat) of every indexed Markdown file.
@@ -119,7 +121,7 @@ class Workspace:
 
     def date_of(self, rel: str) -> str | None:
         """The note's date: the path segment right after daily_dir (or the day page's name)."""
-        daily = self.config["daily_dir"].rstrip("/") + "/"
+        daily = self.settings.daily_dir.rstrip("/") + "/"
         if not rel.startswith(daily):
             return None
         seg = rel[len(daily):].split("/", 1)[0]
@@ -153,8 +155,4 @@ def open_workspace(root: Path, env: Mapping[str, str], overrides: Mapping[str, A
     from memcli.vault import config as cfgmod
 
     cfg, ignored = cfgmod.resolve(root, env, overrides)
-    for key in ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir"):
-        v = cfg[key]
-        if not v or os.path.isabs(v) or ".." in Path(v).parts:
-            raise ConfigError(f"config key '{key}' must be a relative folder inside the workspace, got {v!r}")
-    return Workspace(root=root, config=cfg, ignored_keys=ignored)
+    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg))

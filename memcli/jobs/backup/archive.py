@@ -74,21 +74,21 @@ def _rel_dir(value: str) -> str:
 
 def module_slots(ws: Workspace) -> dict[str, list[str]]:
     """Each module's slots in this workspace, as configured now."""
-    c = ws.config
-    vault = ["MEMORY.md", _rel_dir(c["daily_dir"]), _rel_dir(c["digest_dir"])]
-    for extra in c.get("extra_paths", []):  # OpenClaw extra notes inside the workspace are vault too
+    c = ws.settings
+    vault = ["MEMORY.md", _rel_dir(c.daily_dir), _rel_dir(c.digest_dir)]
+    for extra in c.extra_paths:  # OpenClaw extra notes inside the workspace are vault too
         rel = _rel_dir(extra)
         if not os.path.isabs(extra) and name_problem(rel) is None and not any(
                 within(rel, s) or within(s, rel) for s in vault):
             vault.append(rel)
-    mdir = _rel_dir(c["metadata_dir"])
+    mdir = _rel_dir(c.metadata_dir)
     try:
         children = sorted(e.name for e in os.scandir(ws.root / mdir)
                           if e.name != "locks" and not e.name.startswith(atomic.TEMP_MARK))
     except OSError:
         children = []
-    sessions = list(dict.fromkeys([_rel_dir(c["session_dir"]), _rel_dir(c.get("mem_session_dir", "mem_agent"))]))
-    return {"vault": vault, "sessions": sessions, "resources": [_rel_dir(c["resource_dir"])],
+    sessions = list(dict.fromkeys([_rel_dir(c.session_dir), _rel_dir(c.mem_session_dir)]))
+    return {"vault": vault, "sessions": sessions, "resources": [_rel_dir(c.resource_dir)],
             "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
             "secrets": list(CONFIG_FILES)}
 

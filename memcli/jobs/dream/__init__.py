@@ -82,7 +82,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
     texts = _read(ws, sc.changed, rep)
     from memcli.providers.llm.registry import get_chat
 
-    chat = get_chat(ws.config["llm_model_config"])
+    chat = get_chat(ws.settings.llm)
     try:
         rep.extractor = chat.identity if chat else "rules"
         units, topics = _extract(ws, rep, texts, chat, max_units)

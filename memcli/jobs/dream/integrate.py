@@ -52,7 +52,7 @@ class Digest:
 
     def __init__(self, ws: Workspace, plan: Plan):
         self.ws, self.plan = ws, plan
-        self.prefix = ws.config["digest_dir"].strip("/") + "/"
+        self.prefix = ws.settings.digest_dir.strip("/") + "/"
 
     def exists(self, rel: str) -> bool:
         return _safe(rel) and (rel in self.plan.nodes or (self.ws.root / rel).is_file())
@@ -137,7 +137,7 @@ def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], ch
              texts: dict[str, str]) -> tuple[Result, Node] | None:
     from memcli.extraction.dream import llm as dream_llm
 
-    receipt = dream_llm.integrate(chat, unit, ws.config["digest_dir"], [(p, texts[p]) for p in unit.paths],
+    receipt = dream_llm.integrate(chat, unit, ws.settings.digest_dir, [(p, texts[p]) for p in unit.paths],
                                   [(n.path, n.text()) for n in recalled], digest.exists, digest.body, label)
     verb = dream_write.VERB[receipt.action]
     body = dream_write.ensure_sources(receipt.body, unit.paths, verb, ws.date_of)

@@ -41,7 +41,7 @@ def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: f
     from memcli.providers.llm.registry import get_chat
 
     # built (config checked) even for a dry run; no request yet
-    chat = get_chat(ws.config["llm_model_config"]) if interpret else None
+    chat = get_chat(ws.settings.llm) if interpret else None
     rep = ResourceReport(dry_run=dry_run, interpret=interpret,
                          interpreter=(chat.identity if chat else "offline digest") if interpret else "none")
     if dry_run:
@@ -120,7 +120,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         else:
             rep.pending.append(rel)  # a catalog-only scan leaves the note for the next interpreting one
     if problem is not None or not old:
-        gone = sorted(t for t in _owners(ws, plan) if t.startswith(ws.config["resource_dir"].rstrip("/") + "/")
+        gone = sorted(t for t in _owners(ws, plan) if t.startswith(ws.settings.resource_dir.rstrip("/") + "/")
                       and t not in files) if plan.owners is not None else []
         if gone:
             rep.warnings.append(f"{len(gone)} note(s) name a resource that does not exist (e.g. "

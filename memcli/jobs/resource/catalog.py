@@ -138,7 +138,7 @@ def walk(ws: Workspace) -> dict[str, os.stat_result]:
 
 def path_date(ws: Workspace, rel: str) -> str | None:
     """The date of `resource/YYYY-MM-DD/…` (any depth below it), else None."""
-    prefix = ws.config["resource_dir"].rstrip("/") + "/"
+    prefix = ws.settings.resource_dir.rstrip("/") + "/"
     parts = rel[len(prefix):].split("/")
     if len(parts) < 2 or not DATE_DIR.match(parts[0]):
         return None

@@ -12,6 +12,7 @@ from typing import Any
 
 from memcli.errors import ConfigError
 from memcli.providers.embedding.base import Embedder
+from memcli.vault.settings import as_mapping
 
 # name -> (module, class, config keys that must be non-empty)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -36,6 +37,7 @@ def local_available() -> bool:
 
 
 def _backend(cfg: dict[str, Any]) -> str:
+    cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
     if name and name != OFF and name not in BACKENDS and name not in UNSUPPORTED:
         raise ConfigError(f"unknown embedding backend '{name}'",
@@ -47,6 +49,7 @@ def why_disabled(cfg: dict[str, Any]) -> str | None:
     """Why `cfg` gives no embedder (in words), or None when it gives one.
 
     Raises ConfigError for an unknown backend name."""
+    cfg = as_mapping(cfg)
     name = _backend(cfg)
     if name == OFF:
         return "embedding backend is 'none': search is keyword-only"
@@ -71,6 +74,7 @@ def get_embedder(cfg: dict[str, Any], *, timeout: float | None = None) -> Embedd
     Backend "" means automatic: the local model when its extra is installed, else
     none. `timeout` (seconds) overrides cfg["timeout"] for remote backends.
     """
+    cfg = as_mapping(cfg)  # the settings section, or a plain mapping of the same keys
     if why_disabled(cfg) is not None:
         return None
     name = _backend(cfg) or "local"

@@ -18,7 +18,7 @@ def configured(ws: Workspace, *, timeout: float | None = None) -> Backend | None
     from memcli.providers.embedding import registry
     from memcli.providers.embedding.base import vector_space_id
 
-    emb = registry.get_embedder(ws.config["embedding_model_config"], timeout=timeout)
+    emb = registry.get_embedder(ws.settings.embedding, timeout=timeout)
     if emb is None:
         return None
     space = {"id": vector_space_id(emb.backend, emb.model, emb.dims, emb.endpoint),
@@ -29,4 +29,4 @@ def configured(ws: Workspace, *, timeout: float | None = None) -> Backend | None
 def why_off(ws: Workspace) -> str | None:
     from memcli.providers.embedding import registry
 
-    return registry.why_disabled(ws.config["embedding_model_config"])
+    return registry.why_disabled(ws.settings.embedding)

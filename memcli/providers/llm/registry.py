@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from memcli.errors import ConfigError
+from memcli.vault.settings import as_mapping
 from memcli.providers.llm.chat import ChatClient
 
 # name -> default base URL ("" = base_url is required)
@@ -24,6 +25,8 @@ OFFLINE = ("none", "rules")
 
 
 def get_chat(cfg: dict[str, Any]) -> ChatClient | None:
+    """The chat client `cfg` (the llm settings section, or a mapping of its keys) asks for."""
+    cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
     model = str(cfg.get("model_name") or "").strip()
     if name in OFFLINE or (not name and not model):

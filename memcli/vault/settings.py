@@ -1,0 +1,190 @@
+"""The resolved configuration as typed, frozen settings: built and validated once.
+
+memcli.vault.config merges the layers (defaults < agent.json < mem.yaml < MEM_* <
+flags) and checks each value's type against its default; `build` turns the result
+into these dataclasses and checks what a type cannot say (ranges, choices, folders
+inside the workspace). Jobs read attributes (`ws.settings.search.limit`), never
+string paths into a dict. Field names are the config keys; the four sections are
+shortened (`embedding_model_config` -> `embedding`, `llm_model_config` -> `llm`,
+`auto_memory_search_config` -> `auto_memory_search`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Mapping
+
+from memcli.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Embedding:
+    backend: str = ""  # "" = automatic: local model when installed, else keyword-only
+    api_key: str = ""
+    base_url: str = ""
+    model_name: str = ""
+    dimensions: int = 1024
+    enable_cache: bool = True
+    use_dimensions: bool = False
+    max_cache_size: int = 10000
+    max_input_length: int = 8192
+    max_batch_size: int = 10
+    timeout: float = 30.0
+    max_retries: int = 3
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LLM:
+    backend: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    model_name: str = ""
+    timeout: float = 60.0
+    max_retries: int = 2
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Search:
+    vector_weight: float = 0.3  # measured on LoCoMo: the reference 0.7 buries exact keyword hits
+    candidate_multiplier: float = 3.0
+    rrf_k: int = 60
+    fusion: str = "minmax"  # or "rrf", the reference formula; minmax measured better (docs/evaluation.md)
+    merge_max_factor: float = 1.5  # merged hits of one file stay within this many chunk budgets
+    limit: int = 5
+    max_links_per_direction: int = 10
+    sync_before_search_max_files: int = 50
+    # query expansion with the embedding model's nearest vault words (memcli.retrieval.expand)
+    expand_terms: int = 5  # neighbours per query word; 0 = off (no word vectors are computed)
+    expand_min_similarity: float = 0.5
+    expand_weight: float = 0.3  # a neighbour counts weight x similarity of a query word
+    expand_vocabulary: int = 50000  # words (most frequent first) given a vector
+
+
+@dataclass(frozen=True)
+class Chunking:
+    target_tokens: int = 400
+    overlap_tokens: int = 80
+    # the vector branch scores a chunk by its best passage of about this many tokens
+    # (0 = the whole chunk); measured on LoCoMo and pydoc (docs/evaluation.md)
+    passage_tokens: int = 100
+
+
+@dataclass(frozen=True)
+class AutoMemorySearch:
+    enabled: bool = False
+    max_results: int = 2
+
+
+@dataclass(frozen=True)
+class Settings:
+    metadata_dir: str = "mem_metadata"
+    session_dir: str = "mem_session"
+    mem_session_dir: str = "mem_agent"
+    resource_dir: str = "resource"
+    daily_dir: str = "memory"
+    digest_dir: str = "digest"
+    summarize_when_compact: bool = True
+    inbox_push_enabled: bool = True
+    auto_memory_interval: int = 5
+    dream_cron_enabled: bool = True
+    dream_cron: str = "0 23 * * *"
+    auto_memory_search: AutoMemorySearch = field(default_factory=AutoMemorySearch)
+    embedding: Embedding = field(default_factory=Embedding)
+    llm: LLM = field(default_factory=LLM)
+    search: Search = field(default_factory=Search)
+    chunking: Chunking = field(default_factory=Chunking)
+    extra_paths: tuple[str, ...] = ()
+    timezone: str = ""
+    backup_dir: str = ""
+    inbox_webhook_url: str = ""
+
+
+# config key of a section -> Settings field
+SECTIONS = {"auto_memory_search_config": "auto_memory_search", "embedding_model_config": "embedding",
+            "llm_model_config": "llm", "search": "search", "chunking": "chunking"}
+FOLDERS = ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir")
+FUSIONS = ("minmax", "rrf")
+NON_NEGATIVE = (("chunking", "passage_tokens"),)  # a negative value means nothing: an error, not a clamp
+LOCAL_BACKENDS = ("", "local", "none")  # backends whose vector size is the model's own
+
+
+def defaults() -> dict[str, Any]:
+    """The defaults as a config dict (mem.yaml's shape): what memcli.vault.config merges into."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Settings):
+        key = next((k for k, v in SECTIONS.items() if v == f.name), f.name)
+        value = getattr(Settings(), f.name)
+        out[key] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else \
+            list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def build(cfg: Mapping[str, Any]) -> Settings:
+    """Settings from a merged, type-checked config dict; ConfigError for a value out of range."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Settings):
+        key = next((k for k, v in SECTIONS.items() if v == f.name), f.name)
+        raw = cfg[key]
+        if f.name in SECTIONS.values():
+            values[f.name] = section(type(getattr(Settings(), f.name)), raw)
+        else:
+            values[f.name] = tuple(raw) if f.name == "extra_paths" else raw
+    settings = Settings(**values)
+    validate(settings)
+    return settings
+
+
+def section(cls, raw: Mapping[str, Any] | Any):
+    """One section dataclass from its mapping; a mapping may leave keys out (defaults apply)."""
+    if isinstance(raw, cls):
+        return raw
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in dict(raw).items() if k in names})
+
+
+def as_mapping(section_value) -> dict[str, Any]:
+    """A provider section as the plain mapping providers read (a dataclass or a mapping)."""
+    if dataclasses.is_dataclass(section_value):
+        return dataclasses.asdict(section_value)
+    return dict(section_value)
+
+
+def validate(s: Settings) -> None:
+    """Every check a value's type cannot express, in one place."""
+    for key in FOLDERS:
+        v = getattr(s, key)
+        if not v or os.path.isabs(v) or ".." in PurePath(v).parts:
+            raise ConfigError(f"config key '{key}' must be a relative folder inside the workspace, got {v!r}")
+    for path in NON_NEGATIVE:
+        value = _at(s, path)
+        if value < 0:
+            raise ConfigError(f"config key '{_key(path)}' must be 0 or more, got {value}", "fix it in mem.yaml")
+    if s.search.fusion not in FUSIONS:
+        raise ConfigError(f"search.fusion must be minmax or rrf, got {s.search.fusion!r}")
+    validate_embedding(s.embedding)
+
+
+def validate_embedding(e: Embedding) -> None:
+    """A remote backend needs its vector size (a local model knows its own)."""
+    if str(e.backend).strip().lower() in LOCAL_BACKENDS:
+        return
+    if not isinstance(e.dimensions, int) or isinstance(e.dimensions, bool) or e.dimensions <= 0:
+        raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {e.dimensions!r}",
+                          "set it to the model's vector size")
+
+
+def _at(s: Settings, path: tuple[str, ...]):
+    node: Any = s
+    for name in path:
+        node = getattr(node, name)
+    return node
+
+
+def _key(path: tuple[str, ...]) -> str:
+    head = next((k for k, v in SECTIONS.items() if v == path[0]), path[0])
+    return ".".join((head, *path[1:]))
