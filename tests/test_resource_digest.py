@@ -6,7 +6,7 @@ import pytest
 
 from memcli.extraction.resource import digest as rd
 from memcli.extraction.resource.llm import invented_figures, parse_reply
-from memcli.extraction.conversation.validate import Invalid
+from memcli.extraction.ask import Invalid
 from memcli.jobs.resource import notefiles as resource_notes
 
 

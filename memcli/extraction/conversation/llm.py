@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from memcli.errors import ProviderError
+from memcli.extraction.ask import Chat, ask
 from memcli.extraction.conversation import Draft, Request, prompts
-from memcli.extraction.conversation.validate import Invalid, parse_reply
-
-# chat(messages) -> (content, finish_reason); the job wires in a provider client
-Chat = Callable[[list[dict]], tuple[str, str | None]]
+from memcli.extraction.conversation.validate import parse_reply
 
 
 def extract(req: Request, chat: Chat, label: str = "LLM") -> Draft | None:
     convo = [{"role": "system", "content": prompts.SYSTEM}, {"role": "user", "content": prompts.user_prompt(req)}]
-    content, finish = chat(convo)
-    try:
-        return parse_reply(content, finish, req.existing)
-    except Invalid as first:
-        # one more chance: models usually fix a named problem, and a retry is cheaper than losing the turn
-        convo += [{"role": "assistant", "content": content[:8000]},
-                  {"role": "user", "content": prompts.retry_prompt(str(first))}]
-    content, finish = chat(convo)
-    try:
-        return parse_reply(content, finish, req.existing)
-    except Invalid as second:
-        raise ProviderError(f"{label} reply rejected twice: {second}",
-                            "check llm_model_config.model_name, or set llm_model_config.backend: none "
-                            "for the offline extractor") from None
+    return ask(chat, convo, lambda content, finish: parse_reply(content, finish, req.existing), prompts.retry_prompt,
+               label=label, hint="check llm_model_config.model_name, or set llm_model_config.backend: none "
+                                 "for the offline extractor")

@@ -2,42 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 
+from memcli.extraction.ask import Invalid, decode_object  # noqa: F401 - Invalid is part of this API
 from memcli.extraction.conversation import Draft, Existing
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN, name_problem
 
 MAX_BODY = 32_000  # characters
 MAX_DESCRIPTION = 300
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
 _TIMELINE = re.compile(r"^#{2,6}\s*(?:timeline|时间线)\b", re.IGNORECASE)
-
-
-class Invalid(ValueError):
-    """Why a reply cannot be used; the text is fed back to the model once."""
-
-
-def decode_object(content: str) -> dict:
-    text = content.strip()
-    m = _FENCE.match(text)
-    if m:
-        text = m.group(1)
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise Invalid("the JSON is nested too deeply") from None
-    except json.JSONDecodeError as exc:
-        a, b = text.find("{"), text.rfind("}")
-        try:
-            data = json.loads(text[a:b + 1]) if 0 <= a < b else None
-        except (json.JSONDecodeError, RecursionError):
-            data = None
-        if data is None:
-            raise Invalid(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    if not isinstance(data, dict):
-        raise Invalid(f"expected a JSON object, got {type(data).__name__}")
-    return data
 
 
 def timeline(body: str) -> list[str]:
@@ -84,6 +57,3 @@ def parse_reply(content: str, finish_reason: str | None, existing: Existing | No
     if not desc:
         raise Invalid('"description" is empty')
     return Draft(name, desc, body if body.endswith("\n") else body + "\n")
-
-
-_decode = decode_object  # older name, still imported by some modules

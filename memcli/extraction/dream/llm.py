@@ -6,12 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from memcli.errors import ProviderError
+from memcli.extraction.ask import Chat, ask
 from memcli.extraction.dream import prompts
 from memcli.extraction.dream.schema import Receipt, Topic, Unit, parse_receipt, parse_units
-from memcli.extraction.conversation.validate import Invalid
-
-# chat(messages) -> (content, finish_reason); the job wires in a provider client
-Chat = Callable[[list[dict]], tuple[str, str | None]]
 HINT = "check llm_model_config.model_name, or set llm_model_config.backend: none for the offline rules"
 
 
@@ -20,18 +17,8 @@ class Rejected(ProviderError):
 
 
 def _ask(chat: Chat, convo: list[dict], parse, keys: str, label: str):
-    content, finish = chat(convo)
-    try:
-        return parse(content, finish)
-    except Invalid as first:
-        # one more chance: models usually fix a named problem
-        convo = convo + [{"role": "assistant", "content": content[:8000]},
-                         {"role": "user", "content": prompts.retry_prompt(str(first), keys)}]
-    content, finish = chat(convo)
-    try:
-        return parse(content, finish)
-    except Invalid as second:
-        raise Rejected(f"{label} reply rejected twice: {second}", HINT) from None
+    return ask(chat, convo, parse, lambda error: prompts.retry_prompt(error, keys), label=label,
+               rejected=Rejected, hint=HINT)
 
 
 def extract(chat: Chat, day: str, dates: list[str], changed: list[str], texts: list[tuple[str, str]],

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream import node as nodes
-from memcli.extraction.conversation.validate import Invalid, decode_object
+from memcli.extraction.ask import Invalid, decode_object
 
 ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
 MAX_SUMMARY = 1200

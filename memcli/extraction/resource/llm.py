@@ -10,14 +10,10 @@ or the computed facts, because a summary that invents figures is worse than none
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from memcli.errors import ProviderError
-from memcli.extraction.conversation.validate import Invalid
-from memcli.extraction.conversation.validate import decode_object  # the same JSON-object decoding as ingest
+from memcli.extraction.ask import Chat, Invalid, ask, decode_object
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN
-
-Chat = Callable[[list[dict]], tuple[str, str | None]]
 
 MAX_CONTENT = 48_000  # characters of the file shown to the model
 MAX_BODY = 16_000
@@ -115,18 +111,8 @@ def interpret(rel: str, kind: str, text: str, facts: str, chat: Chat, label: str
     Rejected when two replies in a row fail validation."""
     convo = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user_prompt(rel, kind, text, facts)}]
     source = text + "\n" + facts
-    content, finish = chat(convo)
-    try:
-        return parse_reply(content, finish, source)
-    except Invalid as first:
-        # one more chance: models usually fix a named problem
-        convo += [{"role": "assistant", "content": content[:8000]},
-                  {"role": "user", "content": retry_prompt(str(first))}]
-    content, finish = chat(convo)
-    try:
-        return parse_reply(content, finish, source)
-    except Invalid as second:
-        raise Rejected(f"{label} reply rejected twice: {second}") from None
+    return ask(chat, convo, lambda content, finish: parse_reply(content, finish, source), retry_prompt,
+               label=label, rejected=Rejected)
 
 
 class Rejected(ProviderError):
