@@ -17,15 +17,19 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "memcli"
 
-# subpackage -> memcli subpackages/modules it must never import
+# subpackage -> memcli subpackages/modules it must never import (docs/architecture.md):
+# cli -> (jobs, mcp) -> (extraction, retrieval, index, providers) -> vault; retrieval reads
+# the index, never the reverse; extraction decides from text alone (no index, no search)
 FORBIDDEN = {
-    "index": {"cli", "jobs"},
-    "retrieval": {"cli", "jobs"},
-    "providers": {"cli", "jobs"},
-    "extraction": {"cli", "jobs"},
-    "jobs": {"cli"},
+    "index": {"cli", "jobs", "mcp", "retrieval", "extraction", "providers"},
+    "retrieval": {"cli", "jobs", "mcp", "extraction"},
+    "providers": {"cli", "jobs", "mcp", "index", "retrieval", "extraction"},
+    "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers"},
+    "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
 }
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
 
 
 def module_name(path: Path) -> str:
@@ -126,3 +130,46 @@ def test_search_imports_nothing_heavy(tmp_path, ws, note):
     assert "kickoff.md" in proc.stdout
     heavy = names & {"typer", "click", "numpy", "rich", "httpx"}
     assert not heavy, f"a cold `mem search` imported {sorted(heavy)}"
+
+
+def part_graph() -> dict[str, set[str]]:
+    """memcli part (subpackage or top module) -> the other parts it imports."""
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        own = subpackage(module_name(path))
+        for _, mod in imports(path):
+            other = subpackage(mod) if mod.split(".")[0] == "memcli" else None
+            if own and other and other != own:
+                graph.setdefault(own, set()).add(other)
+    return graph
+
+
+def test_no_import_cycle_between_parts():
+    graph = part_graph()
+    assert "retrieval" in graph.get("jobs", set())  # the probe sees real edges
+    state: dict[str, str] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                raise AssertionError("import cycle between memcli parts: " + " -> ".join(trail + [node, nxt]))
+            if nxt not in state:
+                visit(nxt, trail + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_modules_and_functions_stay_small(path):
+    """Small modules and functions (issue 15): a reader sees one idea at a time."""
+    text = path.read_text(encoding="utf-8")
+    lines = len(text.splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.relative_to(REPO)} has {lines} lines (> {MAX_MODULE_LINES}): split it"
+    long = [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, f"{path.relative_to(REPO)}: functions over {MAX_FUNCTION_LINES} lines: {long}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from memcli.index import links as linkmod
+from memcli.vault import wikilinks as linkmod
 from memcli.index.chunker import Chunk, chunk_lines
 from memcli.vault import frontmatter
 

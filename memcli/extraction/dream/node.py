@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memcli.index.links import WIKILINK
+from memcli.vault.wikilinks import WIKILINK
 from memcli.vault import frontmatter
 from memcli.vault.notes import name_problem
 
