@@ -1,0 +1,297 @@
+"""memcli.vault.redact: secret-shaped values become [REDACTED:<kind>], ordinary identifiers stay.
+
+The secrets here are fake but format-valid. The corpus tests score tests/data/secrets with
+the scorer of bench/secrets.py (loaded from its path: bench/ is not a package).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memcli.errors import CONFIG, ConfigError
+from memcli.vault import redact as redact_module
+from memcli.vault.redact import KINDS, Finding, Redactor, redact
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "data" / "secrets"
+
+OPENAI = "sk-proj-Xk3vN9qLw2Rt7YbZpA1sDf4GhJ6kLmN8oPqRsTuVwXyZ0aBcDeFgHiJkLmNoPqRsT3BlbkFJ"
+ANTHROPIC = "sk-ant-api03-" + "Zq9xW2eR4tY6uI8oP0aS1dF3gH5jK7lL9zX1cV3bN5mQ7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7cV9bN1mQ3wE5rT7AA"
+AWS_ID = "AKIA2E7NQ4ZPXJ6LRTKU"
+AWS_SECRET = "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"
+GITHUB = "ghp_R7tY2uI9oP4aS6dF1gH3jK5lZ8xC0vB2nM4q"
+GITHUB_PAT = "github_pat_11ABCDE2F0g7H8i9J0k1L2_" + "m3N4o5P6q7R8s9T0u1V2w3X4y5Z6a7B8c9D0e1F2g3H4i5J6k7L8m9N0o1P2q3R4s5T6u7"
+SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+GOOGLE = "AIzaSyB3x9Kq2Lm7Np4Rs6Tu8Vw0Xy1Za3Bc5De"
+STRIPE = "sk_live_51Hx2Kq9Lm3Np4Rs5Tu6Vw7Xy8Za9Bc0De1Fg2Hi3Jk4"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSIsImlhdCI6MTUxNjIzOTAyMn0"
+       ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7dGx2lW3Y9kQv8Zr1Tn5Lp0Hs6Jm4Ca2Ge8Ru\n"
+       "Nf3Lr9Tz4Wv7Yb1Kd6Hs3Jm0Px5Ca8Ge2Ru4VwXyZ0aBcDeFgHiJkL\n-----END RSA PRIVATE KEY-----")
+
+# one real-format example per kind, in a realistic line
+KIND_SAMPLES = [
+    ("openai_key", f"here is the key: {OPENAI} (rotate it)", OPENAI),
+    ("openai_key", "DASHSCOPE_API_KEY=sk-3f9a1c0e7b2d4f6a8c0e1b3d5f7a9c2e", "sk-3f9a1c0e7b2d4f6a8c0e1b3d5f7a9c2e"),
+    ("anthropic_key", f"ANTHROPIC_API_KEY={ANTHROPIC}", ANTHROPIC),
+    ("aws_access_key_id", f"the CI key id is {AWS_ID}.", AWS_ID),
+    ("aws_secret_key", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET),
+    ("github_token", f"git clone https://{GITHUB}@github.com/acme/x.git", GITHUB),
+    ("github_token", f"GH_TOKEN: {GITHUB_PAT}", GITHUB_PAT),
+    ("slack_token", f"bot token {SLACK}", SLACK),
+    ("slack_webhook", "https://hooks.slack.com/services/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",
+     "Q1w2E3r4T5y6U7i8O9p0A1s2"),
+    ("google_api_key", f"<script src='https://maps.googleapis.com/maps/api/js?key={GOOGLE}'>", GOOGLE),
+    ("google_oauth", '"client_secret": "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"', "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"),
+    ("stripe_key", f"stripe.api_key = '{STRIPE}'", STRIPE),
+    ("jwt", f"Authorization: Bearer {JWT}", JWT),
+    ("private_key", f"deploy key:\n{PEM}\nthanks", PEM),
+    ("gitlab_token", "GITLAB_TOKEN=glpat-Ab3De5Gh7Jk9Mn1Pq3St", "glpat-Ab3De5Gh7Jk9Mn1Pq3St"),
+    ("npm_token", "//registry.npmjs.org/:_authToken=npm_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hi5",
+     "npm_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3Hi5"),
+    ("huggingface_token", "HF_TOKEN=hf_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3H", "hf_Ab3De5Gh7Jk9Mn1Pq3St5Vw7Yz9Bc1Ef3H"),
+    ("sendgrid_key", "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",
+     "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"),
+    ("bearer_token", "curl -H 'Authorization: Bearer 7f3K9qLm2Np4Rs6Tu8Vw0Xy1Za3Bc5De' https://api.x", "7f3K9qLm2Np4Rs6Tu8Vw0Xy1Za3Bc5De"),
+    ("basic_auth", "Authorization: Basic YWRtaW46aHVudGVyMg==", "YWRtaW46aHVudGVyMg=="),
+    ("url_password", "DATABASE_URL=postgres://app:Zq8xL2pW@db.internal:5432/app", "Zq8xL2pW"),
+    ("password", "my password is hunter2!", "hunter2"),
+]
+
+
+@pytest.mark.parametrize("kind,text,secret", KIND_SAMPLES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(KIND_SAMPLES)])
+def test_each_kind_is_found(kind, text, secret):
+    out, kinds = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}]" in out
+    assert kind in kinds and kind in KINDS
+
+
+def test_kinds_are_snake_case_and_cover_the_issue():
+    assert all(k.replace("_", "").isalnum() and k == k.lower() for k in KINDS)
+    for kind in ("openai_key", "anthropic_key", "aws_access_key_id", "aws_secret_key", "github_token",
+                 "slack_token", "google_api_key", "stripe_key", "jwt", "private_key", "password", "url_password"):
+        assert kind in KINDS
+
+
+KEPT = [
+    "Fixed in commit 3f9a1c0e7b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a (see #482).",
+    "HEAD is now at 3f9a1c0 fix flaky test",
+    "request_id=123e4567-e89b-42d3-a456-426614174000",
+    "image: ghcr.io/acme/api@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "connect ECONNREFUSED 127.0.0.1:5432", "MongoServerError: E11000 duplicate key error",
+    "HTTP 404 Not Found", "ORA-00942: table or view does not exist",
+    "Upgraded to v1.2.3; pydantic 2.8.3-beta.1", "tiktoken==0.7.0",
+    "Secrets live in /run/secrets/db_password", "https://github.com/acme/mem/pull/482",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "Switched the tokenizer; pip install scikit-learn; ported the sk-learn code; task-1234",
+    "AWS access key ids start with AKIA.", "OPENAI_API_KEY=sk-...", "export OPENAI_API_KEY=YOUR_API_KEY",
+    "Authorization: Bearer <token>", "api_key: xxxxxxxxxxxxxxxx", "password: ${DB_PASSWORD}", "password=changeme",
+    "Never use password123.", "See [[2024-05-14 standup]] and [[Secrets handling]]", "2024-05-14T09:12:44+02:00",
+    "10.0.12.7 - - GET /health 200", "the password is stored in vault", "password reset flow",
+    "We hit the token limit of 400.", "The secret sauce is caching.", "Password: incorrect", "max_tokens: 4096",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ana@laptop",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa\n-----END CERTIFICATE-----",
+    "STRIPE_PUBLISHABLE_KEY=pk_live_51Hx2Kq9Lm3Np4Rs5Tu6Vw7Xy",
+    '{"token": "Hello", "logprob": -0.31}', "api_key = os.environ['OPENAI_API_KEY']", "token = get_token()",
+    "密码已重置，请查收邮件。",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_ordinary_text_is_kept(text):
+    assert redact(text) == (text, [])
+
+
+def test_idempotent_on_the_whole_corpus():
+    r = Redactor.from_config()
+    for line in (CORPUS / "positives.jsonl").read_text(encoding="utf-8").splitlines():
+        once, _ = r.redact(json.loads(line)["text"])
+        assert r.redact(once) == (once, [])
+
+
+def test_markers_are_never_matched_again():
+    text = "password=[REDACTED:password] token: [REDACTED:github_token] postgres://u:[REDACTED:url_password]@h/db"
+    assert redact(text) == (text, [])
+
+
+def test_json_stays_json():
+    doc = {"db": {"host": "10.0.0.5", "user": "app", "db_password": "Tr0ub4dor&3"}, "key": OPENAI, "retries": 3}
+    out, kinds = redact(json.dumps(doc))
+    data = json.loads(out)
+    assert data["db"] == {"host": "10.0.0.5", "user": "app", "db_password": "[REDACTED:password]"}
+    assert data["key"] == "[REDACTED:openai_key]" and data["retries"] == 3
+    assert sorted(kinds) == ["openai_key", "password"]
+
+
+def test_yaml_and_env_keep_key_and_separator():
+    yml = "database:\n  user: app\n  password: hunter2 # rotated monthly\n  token: 'abc123'\n  pool: 5\n"
+    out, _ = redact(yml)
+    assert out == ("database:\n  user: app\n  password: [REDACTED:password] # rotated monthly\n"
+                   "  token: '[REDACTED:password]'\n  pool: 5\n")
+    # still YAML with the same keys; an unquoted marker reads as a flow list there, so
+    # parsed data (front matter) should go through redact_value instead of the text
+    assert yaml.safe_load(out)["database"] == {"user": "app", "password": ["REDACTED:password"],
+                                               "token": "[REDACTED:password]", "pool": 5}
+    env = f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET}\nPASSWORD: \"s3cr3t-Value\"\nDB_PASSWORD=postgres\n"
+    assert redact(env)[0] == ("export AWS_SECRET_ACCESS_KEY=[REDACTED:aws_secret_key]\n"
+                              "PASSWORD: \"[REDACTED:password]\"\nDB_PASSWORD=[REDACTED:password]\n")
+
+
+def test_prose_needs_a_credential_shaped_value():
+    assert redact("my password is hunter2!")[0] == "my password is [REDACTED:password]!"
+    assert redact("数据库密码是 Zx9!mK2#pQ，不要外传。")[0] == "数据库密码是 [REDACTED:password]，不要外传。"
+    for kept in ("the password is stored in vault", "Token: expired", "the token is cached for 3600 seconds",
+                 "the default password is printed on the router label"):
+        assert redact(kept) == (kept, [])
+
+
+def test_url_loses_only_the_password():
+    assert redact("postgres://user:pass@host/db")[0] == "postgres://user:[REDACTED:url_password]@host/db"
+    assert redact("redis://:Xy7Qw2Lk9@cache:6379/0")[0] == "redis://:[REDACTED:url_password]@cache:6379/0"
+    for kept in ("https://ana@dev.azure.com/acme/_git/mem", "redis://:${REDIS_PASSWORD}@cache:6379",
+                 "mysql://root:<password>@db/app", "http://localhost:8080/api?limit=50"):
+        assert redact(kept) == (kept, [])
+
+
+def test_query_string_value_ends_at_ampersand():
+    out, _ = redact("jdbc:mysql://db:3306/app?user=app&password=Zq8xL2pW&useSSL=true")
+    assert out == "jdbc:mysql://db:3306/app?user=app&password=[REDACTED:password]&useSSL=true"
+
+
+def test_pem_blocks_go_whole_and_public_ones_stay():
+    out, kinds = redact(f"before\n{PEM}\nafter")
+    assert out == "before\n[REDACTED:private_key]\nafter" and kinds == ["private_key"]
+    cut = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nAAAAAAAB\n\nnext paragraph"
+    assert redact(cut)[0] == "[REDACTED:private_key]\n\nnext paragraph"
+    escaped = json.dumps({"type": "service_account", "private_key": PEM + "\n"})
+    assert json.loads(redact(escaped)[0])["private_key"] == "[REDACTED:private_key]\n"
+
+
+def test_find_reports_spans_without_changing_anything():
+    text = f"key {GITHUB} and password=hunter22"
+    found = Redactor.from_config().find(text)
+    assert [(f.kind, text[f.start:f.end]) for f in found] == [("github_token", GITHUB), ("password", "hunter22")]
+    assert all(isinstance(f, Finding) for f in found)
+
+
+def test_redact_value_walks_json_like_data():
+    data = {"password": "correct horse battery", "token": "Hello", "api_key": "abc", "count": 3, "secret": True,
+            "pwd": "***", "auth": "dXNlcjpwYXNzd29yZA==", "nested": [{"client_secret": "s3cr3tValue"}, (OPENAI,)],
+            "note": "my password is hunter2!"}
+    found: list[str] = []
+    out = Redactor.from_config().redact_value(data, found)
+    assert out == {"password": "[REDACTED:password]", "token": "Hello", "api_key": "abc", "count": 3, "secret": True,
+                   "pwd": "***", "auth": "[REDACTED:password]",
+                   "nested": [{"client_secret": "[REDACTED:password]"}, ("[REDACTED:openai_key]",)],
+                   "note": "my password is [REDACTED:password]!"}
+    assert data["password"] == "correct horse battery"  # a copy, the input is untouched
+    assert sorted(found) == ["openai_key"] + ["password"] * 4
+
+
+def test_custom_patterns_and_named_group():
+    r = Redactor.from_config(extra_patterns={"ticket_token": r"TKT-[0-9]{6}", "pin": r"PIN (?P<secret>\d{4})"})
+    out, kinds = r.redact("use TKT-123456, PIN 4711")
+    assert out == "use [REDACTED:ticket_token], PIN [REDACTED:pin]" and kinds == ["ticket_token", "pin"]
+
+
+@pytest.mark.parametrize("patterns,word", [({"broken": "sk-(["}, "broken"), ({"Bad Name": "x"}, "Bad Name")])
+def test_bad_custom_pattern_is_a_config_error(patterns, word):
+    with pytest.raises(ConfigError) as err:
+        Redactor.from_config(extra_patterns=patterns)
+    assert word in err.value.line() and "\n" not in err.value.line()
+    assert err.value.exit_code == CONFIG
+
+
+def test_disabled_kinds_and_switch():
+    text = f"Authorization: Bearer {JWT}"
+    assert Redactor.from_config(disabled_kinds=["jwt", "bearer_token"]).redact(text) == (text, [])
+    assert Redactor.from_config(enabled=False).redact("password=hunter22") == ("password=hunter22", [])
+    assert Redactor.from_config(enabled=False).find(OPENAI) == []
+    with pytest.raises(ConfigError, match="no_such_kind"):
+        Redactor.from_config(disabled_kinds=["no_such_kind"])
+
+
+PATHOLOGICAL = {
+    "letters": "a" * (1 << 20), "base64 run": "Ab1/" * (1 << 18), "repeated jwt prefix": "eyJ" * 350_000,
+    "aws words": "aws" * 350_000, "keys without values": "password=" * 110_000, "prose keys": "pass " * 200_000,
+    "version dots": "password: " + "1." * 120 + "!\n" * 10_000, "begin lines": "-----BEGIN RSA PRIVATE KEY-----\n" * 30_000,
+    "url colons": "://a:" * 200_000, "yaml tokens": "token: x\n" * 110_000, "bearer words": "Bearer " * 150_000,
+    "xml tags": "<password>" * 100_000, "cjk keys": "密码：" * 300_000, "flags": "--x " * 250_000,
+    "one long line of pairs": "password: abcd1234 " * 50_000, "one long line of prose": "secret is abc123 " * 60_000,
+}
+
+
+@pytest.mark.parametrize("name", PATHOLOGICAL)
+def test_no_catastrophic_backtracking(name):
+    started = time.perf_counter()
+    redact(PATHOLOGICAL[name])
+    assert time.perf_counter() - started < 2.0
+
+
+def test_a_megabyte_of_notes_is_fast():
+    note = (f"## 2024-05-14 standup\n\nDeployed {'3f9a1c0e7b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a'} to prod; the token "
+            "limit of 4096 was hit twice. See [[Secrets handling]] and https://github.com/acme/mem/pull/482.\n"
+            f"- password: hunter2\n- key {GITHUB}\n\n")
+    text = (note * (1 + (1 << 20) // len(note)))[: 1 << 20]
+    redactor = Redactor.from_config()
+    best = min(_timed(redactor, text) for _ in range(3))
+    assert best < 0.5, f"{best * 1000:.0f} ms for 1 MiB"  # ~50 ms on an idle machine; generous for shared CI
+
+
+def _timed(redactor: Redactor, text: str) -> float:
+    started = time.perf_counter()
+    redactor.redact(text)
+    return time.perf_counter() - started
+
+
+def _scorer():
+    spec = importlib.util.spec_from_file_location("bench_secrets", REPO / "bench" / "secrets.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_corpus_precision_and_recall_meet_the_targets():
+    bench = _scorer()
+    positives = bench.load_jsonl(CORPUS / "positives.jsonl")
+    negatives = bench.load_jsonl(CORPUS / "negatives.jsonl")
+    assert len(positives) >= 200 and len(negatives) >= 200
+    doc = bench.score(Redactor.from_config(), positives, negatives)
+    assert doc["precision"] >= 0.99, doc["false_positive_cases"]
+    assert doc["recall"] >= 0.95, doc["false_negative_cases"]
+
+
+def test_heldout_is_scored_on_its_own():
+    """heldout.jsonl was written after the detector and never tuned on: these bounds guard
+    against regressions below the first measurement (precision 1.0, recall 0.74), they are
+    not targets. Its misses are formats no rule covers yet (-p/-a flags, .netrc, Terraform)."""
+    bench = _scorer()
+    heldout = bench.load_jsonl(CORPUS / "heldout.jsonl")
+    assert len(heldout) >= 30
+    doc = bench.score(Redactor.from_config(), [r for r in heldout if "secrets" in r],
+                      [r for r in heldout if "secrets" not in r])
+    assert doc["positives"] and doc["negatives"]
+    assert doc["precision"] >= 0.95 and doc["recall"] >= 0.7, (doc["false_positive_cases"], doc["false_negative_cases"])
+
+
+def test_committed_corpus_is_what_the_generator_writes(tmp_path):
+    bench = _scorer()
+    bench.regenerate(tmp_path)
+    for name in ("positives.jsonl", "negatives.jsonl"):
+        assert (tmp_path / name).read_bytes() == (CORPUS / name).read_bytes(), name
+
+
+def test_module_needs_only_the_standard_library_and_errors():
+    source = Path(redact_module.__file__).read_text(encoding="utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    assert all(line.split()[1].split(".")[0] in {"__future__", "base64", "binascii", "re", "collections",
+                                                  "dataclasses", "functools", "typing", "memcli"} for line in imports)
+    assert [line for line in imports if "memcli" in line] == ["from memcli.errors import ConfigError"]
