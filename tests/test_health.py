@@ -169,7 +169,7 @@ def test_stale_file_is_a_warning_not_unhealthy(root, cli):
     note.write_text("# Tea\n\nGreen tea in the morning, and a longer line now.\n", encoding="utf-8")
     code, out, err = cli("health")
     assert code == 0, out
-    assert out.splitlines()[-1] == HEALTHY
+    assert out.splitlines()[-1] == HEALTHY + ", 1 warning"  # counted, not hidden behind "healthy"
     assert any("WARN" in ln and "memory/2026-05-01/tea.md" in ln for ln in out.splitlines()), out
     data = json.loads(cli("health", "--json")[1])
     files = next(c for c in data["checks"] if c["name"] == "files")

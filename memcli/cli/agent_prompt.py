@@ -21,14 +21,15 @@ def execute(ctx: Context, fmt: str = "markdown", max_chars: int = 700) -> int:
         raise BadInput(f"--format must be one of {', '.join(agent_prompt.FORMATS)}, got {fmt!r}")
     if max_chars < 1:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
-    root = str(ctx.open().root)
+    ws = ctx.open()
+    root, folders = str(ws.root), agent_prompt.Folders.of(ws.settings)
     mem = mem_command()
     if fmt == "markdown":
-        ctx.out(agent_prompt.markdown(mem, root, max_chars))
+        ctx.out(agent_prompt.markdown(mem, root, max_chars, folders))
     elif fmt == "json":
-        ctx.json(agent_prompt.document(mem, root, max_chars))
+        ctx.json(agent_prompt.document(mem, root, max_chars, folders))
     else:
-        ctx.json([t.openai() for t in agent_prompt.memory_tools(max_chars)])
+        ctx.json([t.openai() for t in agent_prompt.memory_tools(max_chars, folders)])
     return 0
 
 

@@ -11,10 +11,12 @@ Existing files are left alone, so running it on a QwenPaw agent workspace is saf
 
 def execute(ctx: Context, path: str | None, as_json: bool = False) -> int:
     from memcli.jobs import init
-    from memcli.vault.workspace import find_root
+    from memcli.vault.workspace import find_root, open_workspace
 
     root = find_root(path or ctx.workspace, ctx.env, ctx.cwd, create=True)
-    rep = init.run(root)
+    # an existing agent.json or mem.yaml may rename the folders: create those, not the defaults
+    settings = open_workspace(root, ctx.env).settings if root.is_dir() else None
+    rep = init.run(root, settings)
     if as_json:
         ctx.json(rep.to_json())
     elif rep.created:

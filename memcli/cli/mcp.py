@@ -19,7 +19,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     import signal
     import sys
 
-    from memcli.mcp.schemas import guidance
+    from memcli.mcp.schemas import Folders, guidance
     from memcli.mcp import server, tools
     from memcli.mcp.watch import WatchedWorkspace
 
@@ -27,7 +27,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
     ws = WatchedWorkspace.of(ctx.open())
     memory = tools.Tools(ws, max_chars=max_chars, wait=wait)
-    session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars))
+    session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars, Folders.of(ws.settings)))
     wire_in, wire_out = sys.stdin.buffer, sys.stdout.buffer
     # stdout belongs to the protocol: anything else printed by accident goes to the log
     sys.stdout = sys.stderr

@@ -41,11 +41,19 @@ class HealthReport:
         return all(c.status != FAIL for c in self.checks)
 
     @property
+    def warnings(self) -> int:
+        return sum(1 for c in self.checks if c.status == WARN)
+
+    @property
     def verdict(self) -> str:
-        return f"✅ mem {__version__} - healthy" if self.healthy else f"❌ mem {__version__} - unhealthy"
+        """One line; warnings are counted, so "healthy" alone means nothing needs a look."""
+        warned = f", {self.warnings} warning{'s' if self.warnings != 1 else ''}" if self.warnings else ""
+        return f"✅ mem {__version__} - healthy{warned}" if self.healthy else \
+            f"❌ mem {__version__} - unhealthy{warned}"
 
     def to_json(self) -> dict:
-        return {"healthy": self.healthy, "version": __version__, "workspace": self.workspace,
+        return {"healthy": self.healthy, "warnings": self.warnings, "version": __version__,
+                "workspace": self.workspace,
                 "embedding": self.embedding_line, "checks": [c.to_json() for c in self.checks]}
 
 
@@ -95,9 +103,9 @@ def store_checks(ws: Workspace) -> list[Check]:
     except store.CorruptStore as exc:
         return [Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes})]
     current = sync.scan(ws)
-    if snap is None:
-        status = WARN if current else OK
-        msg = "not indexed yet; run `mem reindex`" if current else "empty workspace"
+    if snap is None:  # notes no search can find yet: not healthy (a search would build it, but none ran)
+        status = FAIL if current else OK
+        msg = f"never indexed ({len(current)} file(s)); run `mem reindex`" if current else "empty workspace"
         return [Check("index", status, msg, {"files": len(current)})]
     checks = []
     try:
@@ -216,9 +224,32 @@ def passages_check(ws: Workspace) -> Check | None:
                                   "until `mem reindex --scope embedding`")
 
 
+def secrets_check(ws: Workspace) -> Check:
+    """Notes already holding secret-shaped values (written by hand or before redaction)."""
+    from memcli.vault.scrub import redactor
+
+    red = redactor(ws.settings.redaction)
+    found: dict[str, list[str]] = {}
+    if red.enabled:
+        for rel, _ in ws.iter_watched():
+            try:
+                kinds = [f.kind for f in red.find((ws.root / rel).read_text(encoding="utf-8", errors="replace"))]
+            except OSError:
+                continue
+            if kinds:
+                found[rel] = kinds
+    figures = {"files": len(found), "values": sum(map(len, found.values()))}
+    if not found:
+        return Check("secrets", OK, "" if red.enabled else "redaction is off (redaction.enabled: false)", figures)
+    first = next(iter(found))
+    return Check("secrets", WARN, f"{len(found)} note(s) hold secret-shaped values (e.g. {first}: "
+                                  f"{', '.join(sorted(set(found[first])))}); replace them by hand, mem never "
+                                  "edits your text", {**figures, "paths": sorted(found)[:20]})
+
+
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
-    checks = [emb, *store_checks(ws), config_check(ws)]
+    checks = [emb, *store_checks(ws), config_check(ws), secrets_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)

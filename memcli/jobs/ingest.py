@@ -21,6 +21,7 @@ from memcli.jobs import inbox
 from memcli.index.freshness import index_lock
 from memcli.vault import atomic, notes, session
 from memcli.vault.lock import Lock
+from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 
@@ -44,6 +45,7 @@ class IngestReport:
     reason: str = ""
     changes: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values replaced
 
     def to_json(self) -> dict:
         return {"session_id": self.session_id, "date": self.day, "session_log": self.session_log,
@@ -52,7 +54,8 @@ class IngestReport:
                              "dropped_messages": self.dropped_messages, "dropped_blocks": self.dropped_blocks},
                 "extracted": self.extracted, "extractor": self.extractor, "reason": self.reason,
                 "pending_user_turns": self.pending_user_turns, "auto_memory_interval": self.interval,
-                "changes": [{"path": p, "action": a} for p, a in self.changes], "warnings": self.warnings}
+                "changes": [{"path": p, "action": a} for p, a in self.changes], "redacted": self.redacted,
+                "warnings": self.warnings}
 
     def lines(self) -> list[str]:
         out = [f"{a.capitalize()} {p}" for p, a in self.changes]
@@ -71,6 +74,8 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
         notes.check_date(day)
     tz = notes.zone(ws)
     parsed = parse_messages(text, fmt, tz)
+    scrub = Scrubber(ws.settings.redaction)  # before the session log, the model and the note see them
+    parsed.messages = scrub.value(parsed.messages)
     from memcli.providers.llm.registry import get_chat
 
     chat = get_chat(ws.settings.llm)
@@ -80,7 +85,8 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
     rep = IngestReport(sid, day, ws.rel(log_path), received=len(parsed.messages),
                        dropped_blocks=parsed.dropped_blocks, dropped_messages=parsed.dropped_messages,
                        interval=ws.settings.auto_memory_interval,
-                       extractor=chat.identity if chat else "rules")
+                       extractor=chat.identity if chat else "rules", redacted=scrub.counts())
+    rep.warnings += [w for w in [scrub.warning()] if w]
     try:
         with Lock(ws.lock_path(lock.WORKSPACE), "ingest", wait=wait):
             old = session.read_log(log_path)

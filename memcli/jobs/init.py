@@ -54,8 +54,11 @@ MEM_YAML = """\
 #   passage_tokens: 100        # vectors score a chunk by its best passage this size; 0 = whole chunk
 """
 
-FOLDERS = ("memory", "digest/personal", "digest/procedure", "digest/wiki", "resource",
-           "mem_session/dialog", "mem_metadata")
+def folders(settings) -> tuple[str, ...]:
+    """The workspace's folders under its configured names (agent.json or mem.yaml may rename them)."""
+    s = settings
+    return (s.daily_dir, *(f"{s.digest_dir}/{b}" for b in ("personal", "procedure", "wiki")), s.resource_dir,
+            f"{s.session_dir}/dialog", s.metadata_dir)
 
 
 @dataclass
@@ -67,11 +70,15 @@ class InitReport:
         return {"workspace": str(self.root), "created": self.created}
 
 
-def run(root: Path) -> InitReport:
+def run(root: Path, settings=None) -> InitReport:
+    """Create what is missing; `settings` (memcli.vault.settings.Settings) names the folders."""
+    from memcli.vault.settings import Settings
+
     if root.exists() and not root.is_dir():
         raise BadInput(f"{root} exists and is not a folder")
     report = InitReport(root)
-    for sub in FOLDERS:
+    for sub in folders(settings or Settings()):
+        sub = sub.strip("/")
         d = root / sub
         if not d.is_dir():
             d.mkdir(parents=True, exist_ok=True)

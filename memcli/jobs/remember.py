@@ -19,6 +19,7 @@ from memcli.extraction.conversation import Draft, rules
 from memcli.jobs import ingest
 from memcli.vault import notes, session
 from memcli.vault.lock import Lock
+from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 
@@ -38,11 +39,13 @@ class RememberReport:
     new: bool = True
     changes: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values replaced
 
     def to_json(self) -> dict:
         return {"path": self.path, "date": self.day, "session_id": self.session_id, "text": self.text,
                 "tags": self.tags, "new": self.new,
-                "changes": [{"path": p, "action": a} for p, a in self.changes], "warnings": self.warnings}
+                "changes": [{"path": p, "action": a} for p, a in self.changes], "redacted": self.redacted,
+                "warnings": self.warnings}
 
 
 def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
@@ -67,7 +70,8 @@ def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
 
 def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: str = DEFAULT_SESSION,
         wait: float = lock.WAIT, now: datetime | None = None) -> RememberReport:
-    fact, tags = check(text, list(tags or []))
+    scrub = Scrubber(ws.settings.redaction)  # the fact goes into the note and the session log
+    fact, tags = check(scrub.text(text or ""), list(tags or []))
     sid = session.validate_session_id(session_id)
     now = (now or datetime.now()).astimezone(notes.zone(ws))
     day = now.date().isoformat()
@@ -78,7 +82,8 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
     with Lock(ws.lock_path(lock.WORKSPACE), "remember", wait=wait):
         note = notes.find_session_note(ws, day, sid)
         body = rules.merge_body(note.body if note else "# Remembered facts\n", {"Facts": [item]})
-        rep = RememberReport(ws.rel(note.path) if note else "", day, sid, fact, tags)
+        rep = RememberReport(ws.rel(note.path) if note else "", day, sid, fact, tags, redacted=scrub.counts())
+        rep.warnings += [w for w in [scrub.warning()] if w]
         if note is not None and body == note.body:
             rep.new = False
             return rep  # already in today's note: nothing is written twice

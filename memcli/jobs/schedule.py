@@ -21,10 +21,11 @@ from memcli.vault.workspace import Workspace
 GRACE = 600  # seconds a scheduled time may be missed by and still run
 JITTER = 60  # seconds: a due run starts after a random delay up to this
 CHECK_EVERY = 5  # minutes between `--if-due` checks in the printed schedules
-JOBS = [  # (unit name, what it does, arguments after `mem -w WS`, crontab schedule, systemd OnCalendar)
+JOBS = [  # (unit name, what it does ({resource}: the workspace's folder), arguments after `mem -w WS`,
+    #        crontab schedule, systemd OnCalendar)
     ("mem-dream", "consolidate daily notes into the digest when dream_cron is due", ["dream", "--if-due"],
      f"*/{CHECK_EVERY} * * * *", f"*:0/{CHECK_EVERY}"),
-    ("mem-resource-scan", "turn new or changed files under resource/ into daily notes", ["resource", "scan"],
+    ("mem-resource-scan", "turn new or changed files under {resource}/ into daily notes", ["resource", "scan"],
      "*/15 * * * *", "*:0/15"),
     ("mem-reindex", "bring the search index and embeddings up to date", ["reindex"],
      "30 4 * * *", "*-*-* 04:30:00"),
@@ -101,8 +102,12 @@ def crontab(ws: Workspace, mem: list[str]) -> str:
     if not ws.settings.dream_cron_enabled:
         lines.append("# dream_cron_enabled is false: `mem dream --if-due` will not run until it is true.")
     for _name, what, args, cron, _cal in JOBS:
-        lines += [f"# {what}", f"{cron} {shlex.join(_argv(mem, root, args))}"]
+        lines += [f"# {_what(ws, what)}", f"{cron} {shlex.join(_argv(mem, root, args))}"]
     return "\n".join(lines) + "\n"
+
+
+def _what(ws: Workspace, what: str) -> str:
+    return what.format(resource=ws.settings.resource_dir.strip("/"))
 
 
 def _systemd_quote(arg: str) -> str:
@@ -117,6 +122,7 @@ def systemd_units(ws: Workspace, mem: list[str]) -> dict[str, str]:
     root = str(ws.root)
     files: dict[str, str] = {}
     for name, what, args, _cron, calendar in JOBS:
+        what = _what(ws, what)
         command = " ".join(_systemd_quote(a) for a in _argv(mem, root, args))
         extra = f"# dream_cron is {expr}; the timer only checks whether it is due.\n" if args[0] == "dream" else ""
         files[f"{name}.service"] = (

@@ -24,6 +24,24 @@ DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
 
 
 @dataclass(frozen=True)
+class Folders:
+    """The workspace's own folder names (a QwenPaw workspace may call memory/ `notes`): the
+    agent is told the paths it will actually see and that memory_get accepts."""
+
+    daily: str = "memory"
+    digest: str = "digest"
+    sessions: str = "mem_session"
+
+    @classmethod
+    def of(cls, settings) -> Folders:
+        """From memcli.vault.settings.Settings."""
+        return cls(settings.daily_dir.strip("/"), settings.digest_dir.strip("/"), settings.session_dir.strip("/"))
+
+
+DEFAULT_FOLDERS = Folders()
+
+
+@dataclass(frozen=True)
 class Tool:
     name: str
     description: str
@@ -74,11 +92,12 @@ def _schema(properties: dict, required: list[str]) -> dict:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
-def memory_tools(max_chars: int = SNIPPET_CHARS) -> list[Tool]:
+def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> list[Tool]:
     """memory_search, memory_get and remember: the tools a model is given."""
+    daily, digest = folders.daily, folders.digest
     search = Tool(
         "memory_search",
-        "Search long-term memory (MEMORY.md, daily notes memory/YYYY-MM-DD/*.md, digest/ nodes) by keywords "
+        f"Search long-term memory (MEMORY.md, daily notes {daily}/YYYY-MM-DD/*.md, {digest}/ nodes) by keywords "
         "and meaning. Call it before answering anything about prior work, decisions, dates, people, "
         "preferences or to-dos. Returns the best matching snippets, each headed by its file, line range and "
         f"score, cut at {max_chars} characters (ending in '…' when cut) and followed by "
@@ -98,19 +117,19 @@ def memory_tools(max_chars: int = SNIPPET_CHARS) -> list[Tool]:
     get = Tool(
         "memory_get",
         "Read a memory file by the workspace-relative path memory_search shows, whole or `lines` lines "
-        "starting at line `from`. For `Source: memory/2026-05-18/plan.md#L7-L15` call it with "
-        "path=memory/2026-05-18/plan.md, from=7, lines=20. Only Markdown files under MEMORY.md, memory/ and "
-        "digest/ are readable.",
+        f"starting at line `from`. For `Source: {daily}/2026-05-18/plan.md#L7-L15` call it with "
+        f"path={daily}/2026-05-18/plan.md, from=7, lines=20. Only Markdown files under MEMORY.md, {daily}/ and "
+        f"{digest}/ (and the paths memory_search shows) are readable.",
         _schema({
             "path": {"type": "string", "minLength": 1, "maxLength": MAX_PATH,
-                     "description": "Workspace-relative path, e.g. memory/2026-05-18/plan.md or MEMORY.md."},
+                     "description": f"Workspace-relative path, e.g. {daily}/2026-05-18/plan.md or MEMORY.md."},
             "from": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based (default 1)."},
             "lines": {"type": "integer", "minimum": 1, "description": "How many lines to read (default: to the end)."},
         }, ["path"]),
         ["get"], {"from": "--from", "lines": "--lines"}, "path")
     remember = Tool(
         "remember",
-        "Write one durable fact into today's memory note (memory/<today>/remembered-facts.md), verbatim. "
+        f"Write one durable fact into today's memory note ({daily}/<today>/remembered-facts.md), verbatim. "
         "Use it for decisions, preferences, commitments and facts that must outlive this conversation, and "
         "always when the user says \"remember this\". One self-contained fact per call (who, what, when, "
         "why); never passwords, keys or tokens. It is searchable at once; the same fact twice on one day "
@@ -126,11 +145,11 @@ def memory_tools(max_chars: int = SNIPPET_CHARS) -> list[Tool]:
     return [search, get, remember]
 
 
-def ingest_tool() -> Tool:
+def ingest_tool(folders: Folders = DEFAULT_FOLDERS) -> Tool:
     """For agent hosts (MCP): whole transcripts, the same job as `mem ingest`."""
     return Tool(
         "ingest",
-        "Save conversation messages to the session log (mem_session/dialog/<session_id>.jsonl) and, every "
+        f"Save conversation messages to the session log ({folders.sessions}/dialog/<session_id>.jsonl) and, every "
         "auto_memory_interval user turns or when forced, extract what is worth remembering into the "
         "session's daily note. Hosts call it with the new turns after each exchange, and with flush=true "
         "before compacting the context. Give `messages` (OpenAI chat {role, content} or AgentScope Msg "
@@ -149,12 +168,12 @@ def ingest_tool() -> Tool:
         ["ingest"], {"session_id": "--session-id", "date": "--date", "flush": "--flush", "force": "--force"})
 
 
-def guidance(max_chars: int = SNIPPET_CHARS) -> str:
+def guidance(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> str:
     """The system-prompt section: when to search memory and when to write it."""
     return f"""## Memory
 
 You have a long-term memory of plain Markdown files: MEMORY.md (curated long-term memory),
-memory/YYYY-MM-DD/*.md (daily notes) and digest/ (consolidated knowledge). It outlives this
+{folders.daily}/YYYY-MM-DD/*.md (daily notes) and {folders.digest}/ (consolidated knowledge). It outlives this
 conversation; your context does not.
 
 Recall
@@ -177,12 +196,12 @@ Writing
 """
 
 
-def document(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS) -> dict:
+def document(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> dict:
     """The `--format json` document: guidance, OpenAI tools, and the command behind each tool."""
-    tools = memory_tools(max_chars)
+    tools = memory_tools(max_chars, folders)
     return {
         "workspace": root,
-        "system_prompt": guidance(max_chars),
+        "system_prompt": guidance(max_chars, folders),
         "tools": [t.openai() for t in tools],
         "commands": {t.name: {"argv": t.base(mem, root), "options": t.options, "positional": t.positional, "shell": t.shell(mem, root)}
                      for t in tools},
@@ -194,15 +213,16 @@ def document(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS) -> dict:
     }
 
 
-def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS) -> str:
+def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> str:
     """Guidance plus each tool's description, parameters, command line and OpenAI definition."""
     import json
 
-    out = [guidance(max_chars).rstrip("\n"), "", "## Memory tools", "",
+    tools = memory_tools(max_chars, folders)
+    out = [guidance(max_chars, folders).rstrip("\n"), "", "## Memory tools", "",
            (f"Each tool is one `mem` command on the workspace {root}. Run it as an argument list (no shell), "
             "with `--` before the free text; stdout is the result, a non-zero exit an error explained on stderr."),
            ""]
-    for t in memory_tools(max_chars):
+    for t in tools:
         out += [f"### {t.name}", "", t.description, "", "```", t.shell(mem, root), "```", "", "Parameters:"]
         required = t.parameters["required"]
         for key, prop in t.parameters["properties"].items():
@@ -210,5 +230,5 @@ def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS) -> str:
             out.append(f"- `{key}` ({prop['type']}, {need}): {prop['description']}")
         out.append("")
     out += ["## OpenAI tool definitions", "", "```json",
-            json.dumps([t.openai() for t in memory_tools(max_chars)], indent=2, ensure_ascii=False), "```"]
+            json.dumps([t.openai() for t in tools], indent=2, ensure_ascii=False), "```"]
     return "\n".join(out)

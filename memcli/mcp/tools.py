@@ -30,7 +30,9 @@ class Tools:
     warnings: list[str] = field(default_factory=list)  # from the last calls, for the log
 
     def __post_init__(self):
-        self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars), agent_prompt.ingest_tool()]}
+        folders = agent_prompt.Folders.of(self.ws.settings)
+        self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders),
+                                          agent_prompt.ingest_tool(folders)]}
         self._backend = False  # not built yet; None once built means "no embedding backend"
 
     def backend(self):

@@ -16,7 +16,7 @@ from memcli.errors import ConfigError
 from memcli.vault import settings
 
 SECRET_KEYS = frozenset({"api_key"})
-FREEFORM = frozenset({"headers"})  # provider extra HTTP headers: any string keys
+FREEFORM = frozenset({"headers", "patterns"})  # provider HTTP headers, redaction patterns: any string keys
 MASK = "***"
 
 # The defaults come from the typed settings (memcli.vault.settings), the one place that

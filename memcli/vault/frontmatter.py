@@ -1,5 +1,9 @@
 """Frontmatter: split it off a note, parse it safely, render it with sorted keys.
 
+The YAML itself is read and written by python-frontmatter's YAML handler (PyYAML's
+safe loader and dumper). mem keeps its own split because it needs the number of
+lines the block occupies (chunk line numbers count them), and its own guards.
+
 Parsing never raises: a broken or non-mapping frontmatter reads as {} with a
 problem string, so one bad note cannot stop indexing of the others. Frontmatter
 with YAML aliases is refused (an alias bomb expands exponentially); values are
@@ -100,13 +104,14 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
     if simple is not None:
         return simple, None
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         if "*" in source and any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(source, Loader=loader)):
             # aliases can make a few lines stand for an exponentially large value
             return {}, "frontmatter uses YAML aliases"
-        data = yaml.load(source, Loader=loader)
+        data = YAMLHandler().load(source, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         return {}, f"broken frontmatter{f' at line {mark.line + 2}' if mark else ''}"
@@ -126,6 +131,8 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
 def render(meta: dict[str, Any]) -> str:
     """Frontmatter block with sorted keys, as ReMe writes it."""
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
-    body = yaml.safe_dump(meta, allow_unicode=True, sort_keys=True, default_flow_style=False, width=100000)
-    return f"---\n{body}---\n"
+    body = YAMLHandler().export(meta, Dumper=yaml.SafeDumper, allow_unicode=True, sort_keys=True,
+                                default_flow_style=False, width=100000)
+    return f"---\n{body}\n---\n"

@@ -75,6 +75,15 @@ class Chunking:
 
 
 @dataclass(frozen=True)
+class Redaction:
+    """Secret-shaped values replaced by [REDACTED:<kind>] before ingest, remember, resource
+    scan and dream write anything (memcli.vault.redact)."""
+    enabled: bool = True
+    patterns: dict = field(default_factory=dict)  # extra kinds: name -> regex (group "secret" if only a part)
+    disabled_kinds: list = field(default_factory=list)  # built-in kinds to leave alone
+
+
+@dataclass(frozen=True)
 class AutoMemorySearch:
     enabled: bool = False
     max_results: int = 2
@@ -98,6 +107,7 @@ class Settings:
     llm: LLM = field(default_factory=LLM)
     search: Search = field(default_factory=Search)
     chunking: Chunking = field(default_factory=Chunking)
+    redaction: Redaction = field(default_factory=Redaction)
     extra_paths: tuple[str, ...] = ()
     timezone: str = ""
     backup_dir: str = ""
@@ -106,7 +116,7 @@ class Settings:
 
 # config key of a section -> Settings field
 SECTIONS = {"auto_memory_search_config": "auto_memory_search", "embedding_model_config": "embedding",
-            "llm_model_config": "llm", "search": "search", "chunking": "chunking"}
+            "llm_model_config": "llm", "search": "search", "chunking": "chunking", "redaction": "redaction"}
 FOLDERS = ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir")
 FUSIONS = ("minmax", "rrf")
 NON_NEGATIVE = (("chunking", "passage_tokens"),)  # a negative value means nothing: an error, not a clamp
@@ -167,6 +177,10 @@ def validate(s: Settings) -> None:
     if s.search.fusion not in FUSIONS:
         raise ConfigError(f"search.fusion must be minmax or rrf, got {s.search.fusion!r}")
     validate_embedding(s.embedding)
+    if s.redaction.patterns or s.redaction.disabled_kinds:  # only then: a cold search never compiles them
+        from memcli.vault.scrub import redactor
+
+        redactor(s.redaction)  # ConfigError for a bad regex or an unknown kind
 
 
 def validate_embedding(e: Embedding) -> None:

@@ -33,8 +33,13 @@ class Digest:
     problem: str | None = None  # why the file was read as plain text instead (bad JSON, ...)
 
 
+ALIASES = {"yml": "yaml", "htm": "html", "markdown": "md"}  # the same formats under other names
+
+
 def suffix(rel: str) -> str:
-    return rel.rsplit(".", 1)[-1].lower() if "." in rel.rsplit("/", 1)[-1] else ""
+    """The file's kind from its suffix, lowercased, aliases folded (`.yml` is YAML)."""
+    raw = rel.rsplit(".", 1)[-1].lower() if "." in rel.rsplit("/", 1)[-1] else ""
+    return ALIASES.get(raw, raw)
 
 
 def line_count(text: str) -> int:

@@ -26,6 +26,7 @@ from memcli.jobs import schedule
 from memcli.jobs.dream.report import DreamReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
+from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 
@@ -116,16 +117,21 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
 
 
 def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
+    """The changed notes' texts, scrubbed of secrets: what the model and the rules see, so no
+    digest node can quote one (a hand-edited note may hold one; `mem health` names it)."""
     texts = {}
+    scrub = Scrubber(ws.settings.redaction)
     for rel in paths:
         try:
             data = (ws.root / rel).read_bytes()
             if len(data) > MAX_INPUT or b"\0" in data[:8192]:
                 raise ValueError("binary or larger than 10 MiB")
-            texts[rel] = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+            texts[rel] = scrub.text(data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n"))
         except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             rep.unreadable.append(rel)
             rep.warnings.append(f"skipped {rel}: {getattr(exc, 'strerror', None) or exc}")
+    rep.redacted = scrub.counts()
+    rep.warnings += [w for w in [scrub.warning()] if w]
     return texts
 
 

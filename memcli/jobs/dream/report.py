@@ -27,6 +27,7 @@ class DreamReport:
     written: list[str] = field(default_factory=list)
     interests: tuple[str, str | None, int] | None = None  # (path, added/updated/None, topics in the file)
     warnings: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values kept out of the digest
 
     def failed_units(self) -> list[Unit]:
         return [u for u, _ in self.plan.failed]
@@ -101,6 +102,7 @@ class DreamReport:
             "skipped": [{"unit": u.name, "reason": why} for u, why in self.plan.skipped],
             "failed": [{"unit": u.name, "paths": u.paths, "error": why} for u, why in self.plan.failed],
             "failed_paths": self.failed_paths(), "checkpointed": self.checkpointed, "written": self.written,
+            "redacted": self.redacted,
             "interests": {"path": self.interests[0], "action": self.interests[1], "topics": self.interests[2]}
             if self.interests else None,
             "warnings": self.warnings,

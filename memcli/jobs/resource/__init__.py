@@ -22,6 +22,7 @@ from memcli.jobs.ingest import finish
 from memcli.jobs.resource.report import Action, ResourceReport
 from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
+from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 
@@ -85,7 +86,9 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         rep.warnings.append(problem)
     plan = Plan(dict(old))
     today = notes.today(ws, now)
-    files = catalog.walk(ws)
+    others: list[tuple[str, str]] = []
+    files = catalog.walk(ws, others)
+    rep.skipped += sorted(others)
     taken: set[str] = set()
     for rel, st in sorted(files.items()):
         e = old.get(rel)
@@ -175,6 +178,7 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
     from memcli.extraction.resource import digest as resource_digest, llm as resource_llm
 
     failure = None
+    scrub = Scrubber(ws.settings.redaction)  # the note, and the model, see the file without its secrets
     for a in plan.actions:
         if a.kind != "write":
             continue
@@ -186,6 +190,7 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
                 rep.skipped.append((a.resource, why or "unreadable"))
                 a.kind = "none"
                 continue
+        a.text = scrub.text(a.text)
         d = resource_digest.digest(a.resource, a.text)
         a.description, a.body = resource_digest.render(a.resource, d, entry.st_size)
         if chat is None or failure is not None:
@@ -203,6 +208,8 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
             failure = exc
             a.kind = "none"
             rep.pending.append(a.resource)
+    rep.redacted = scrub.counts()
+    rep.warnings += [w for w in [scrub.warning()] if w]
     return failure
 
 

@@ -26,7 +26,7 @@ from memcli.index import store
 from memcli.vault import frontmatter
 from memcli.vault.workspace import DATE_DIR, Workspace
 
-SUFFIXES = frozenset({"md", "txt", "json", "jsonl", "csv", "yaml", "html"})
+SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
 MAX_BYTES = 10 * 1024 * 1024
 RACY_NS = 2_000_000_000  # a file changed this close to its last hash may hide a same-size edit
 OWNER_KEY = "source_resource"
@@ -102,11 +102,12 @@ def save(ws: Workspace, entries: dict[str, Entry]) -> None:
     store.write_lines(path(ws), [entries[p].line() for p in sorted(entries)])
 
 
-def walk(ws: Workspace) -> dict[str, os.stat_result]:
+def walk(ws: Workspace, others: list[tuple[str, str]] | None = None) -> dict[str, os.stat_result]:
     """Every watched resource file (suffix in SUFFIXES, any case): workspace-relative path -> stat.
 
     Dot-files, dot-folders and symlinks are skipped, as for notes: a link could lead
-    out of the workspace or loop.
+    out of the workspace or loop. Files of other types are listed in `others` with the
+    reason, so a scan can name every file it leaves out.
     """
     root = str(ws.root)
     cut = len(root) + 1
@@ -125,12 +126,18 @@ def walk(ws: Workspace) -> dict[str, os.stat_result]:
                     continue
                 try:
                     if e.is_symlink():
+                        if others is not None:
+                            others.append((e.path[cut:].replace(os.sep, "/"), "a symbolic link (not followed)"))
                         continue
                     if e.is_dir(follow_symlinks=False):
                         stack.append(e.path)
-                    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES \
-                            and e.is_file(follow_symlinks=False):
+                    elif not e.is_file(follow_symlinks=False):
+                        continue
+                    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES:
                         out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
+                    elif others is not None:
+                        kind = f".{e.name.rsplit('.', 1)[1].lower()} files" if "." in e.name else "files without a suffix"
+                        others.append((e.path[cut:].replace(os.sep, "/"), f"unsupported type ({kind} are not read)"))
                 except OSError:
                     continue
     return out

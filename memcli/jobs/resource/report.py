@@ -33,6 +33,7 @@ class ResourceReport:
     notes: list[dict] = field(default_factory=list)  # {resource, note, action}
     changes: list[tuple[str, str]] = field(default_factory=list)  # Markdown files written or removed
     warnings: list[str] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values replaced in notes
 
     def summary(self) -> str:
         total = len(self.added) + len(self.modified) + len(self.unchanged) + len(self.skipped)
@@ -63,4 +64,4 @@ class ResourceReport:
                               "unchanged": self.unchanged},
                 "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "pending": self.pending,
                 "notes": self.notes, "changes": [{"path": p, "action": a} for p, a in self.changes],
-                "warnings": self.warnings}
+                "redacted": self.redacted, "warnings": self.warnings}
