@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_WS := examples/workspace
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test test-long docs bench eval clean
+.PHONY: help demo test test-long docs bench eval clean reme-venv
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -22,6 +22,18 @@ demo: $(BIN)/.installed  ## set up .venv, index the sample workspace and run a f
 	$(BIN)/mem -w $(DEMO_WS) search "ECONNREFUSED"
 	$(BIN)/mem -w $(DEMO_WS) search "部署流程" --limit 2
 	$(BIN)/mem -w $(DEMO_WS) get MEMORY.md --lines 12
+
+# The real ReMe for tests/test_reme.py, in a venv of its own (its dependencies are not mem's);
+# inside .venv/, so it is ignored by git and removed by `make clean`.
+REME_VENV := $(VENV)/reme
+REME_PIN := reme-ai[as]==0.4.2.0
+
+$(REME_VENV)/.installed:
+	$(PYTHON) -m venv $(REME_VENV)
+	$(REME_VENV)/bin/pip install -q '$(REME_PIN)'
+	touch $@
+
+reme-venv: $(REME_VENV)/.installed  ## set up .venv/reme with the real ReMe (reme-ai[as]==0.4.2.0) for tests/test_reme.py
 
 test: $(BIN)/.installed  ## set up .venv with the dev extra and run the test suite
 	$(BIN)/python -m pytest -q

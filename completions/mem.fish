@@ -70,7 +70,7 @@ end
 
 complete -c mem -f
 complete -c mem -n '__mem_at \'mem\'' -a 'init' -d 'Create a workspace at PATH (default: the resolved workspace): its folders and a commented mem.yaml.'
-complete -c mem -n '__mem_at \'mem\'' -a 'config' -d 'Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > agent.json > defaults).'
+complete -c mem -n '__mem_at \'mem\'' -a 'config' -d 'Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > OpenClaw\'s config > agent.json > defaults).'
 complete -c mem -n '__mem_at \'mem\'' -a 'reindex' -d 'Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.'
 complete -c mem -n '__mem_at \'mem\'' -a 'search' -d 'Search memory (MEMORY.md, daily notes, digest) for QUERY.'
 complete -c mem -n '__mem_at \'mem\'' -a 'get' -d 'Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.'

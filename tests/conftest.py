@@ -27,7 +27,8 @@ PINNED = {"NO_COLOR": "1", "COLUMNS": "100", "TZ": "UTC", "MEM_EMBEDDING_BACKEND
 def pinned_env(tmp_path, monkeypatch):
     """The environment every test sees, in-process and in subprocesses."""
     for var in list(os.environ):
-        if var.startswith("MEM_") or var in PROVIDER_KEYS:
+        # OPENCLAW_*/CLAWDBOT_*: a developer's OpenClaw install must not leak into the workspace config
+        if var.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_")) or var in PROVIDER_KEYS:
             monkeypatch.delenv(var, raising=False)
     home = tmp_path / "home"
     home.mkdir()

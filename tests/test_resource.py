@@ -89,13 +89,14 @@ def test_each_suffix_becomes_a_source_linked_note(ws, mem, name):
 
 def test_suffixes_are_matched_in_any_case_and_others_are_not_watched(ws, mem):
     res(ws, f"{DAY}/NOTES.TXT", "Upper-case suffix.\n")
-    res(ws, f"{DAY}/settings.yml", "a: 1\n")  # yml is not in the allowlist
+    res(ws, f"{DAY}/settings.yml", "a: 1\n")  # .yml is YAML too
     res(ws, f"{DAY}/photo.png", b"\x89PNG\r\n\x1a\n")
     res(ws, f"{DAY}/.hidden.md", "# hidden\n")
     data, _ = scan(mem, ws)
-    assert data["resources"]["added"] == [f"resource/{DAY}/NOTES.TXT"]
-    assert data["skipped"] == []
-    assert sorted(p.name for p in (ws / "memory" / DAY).iterdir()) == ["NOTES.md"]
+    assert data["resources"]["added"] == [f"resource/{DAY}/NOTES.TXT", f"resource/{DAY}/settings.yml"]
+    assert data["skipped"] == [{"path": f"resource/{DAY}/photo.png",
+                                "reason": "unsupported type (.png files are not read)"}]  # named, not silent
+    assert sorted(p.name for p in (ws / "memory" / DAY).iterdir()) == ["NOTES.md", "settings.md"]
 
 
 def test_dates_from_the_folder_nested_folders_and_root(ws, mem, open_ws):
@@ -245,8 +246,9 @@ def test_a_second_scan_without_changes_writes_nothing(ws, mem):
     os.utime(ws / "resource" / "b.csv", (1_700_000_000, 1_700_000_000))
     data, _ = scan(mem, ws)
     assert data["resources"]["unchanged"] == [f"resource/{DAY}/a.md", "resource/b.csv"]
-    assert {k: v for k, v in tree(ws).items() if "file_catalog/resource" not in k} == \
-        {k: v for k, v in before.items() if "file_catalog/resource" not in k}
+    catalogs = ("file_catalog/resource", "mem_metadata/resource/catalog")  # the catalog and mem's copy of it
+    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == \
+        {k: v for k, v in before.items() if not any(c in k for c in catalogs)}
 
 
 def test_dry_run_writes_nothing_and_says_what_it_would_do(ws, mem):
@@ -329,8 +331,9 @@ def test_a_lost_or_corrupt_catalog_is_rebuilt_from_the_notes_without_duplicates(
     data, err = scan(mem, ws)
     assert "rebuilt from the notes" in err
     assert sorted(n["action"] for n in data["notes"]) == ["linked", "linked"]
-    assert {k: v for k, v in tree(ws).items() if "resource.jsonl" not in k} == \
-        {k: v for k, v in before.items() if "resource.jsonl" not in k}
+    catalogs = ("resource.jsonl", "mem_metadata/resource/catalog.jsonl")  # the catalog and mem's copy of it
+    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == \
+        {k: v for k, v in before.items() if not any(c in k for c in catalogs)}
     catalog.unlink()
     data, _ = scan(mem, ws)
     assert sorted(n["action"] for n in data["notes"]) == ["linked", "linked"]

@@ -299,8 +299,8 @@ def test_watched_files_extra_paths_and_ignored_ones(ws, note, tmp_path, run_mem)
     note(ws, "digest/wiki/d.md", "the otter in the digest\n")
     code, out, err = run_mem("-w", ws, "search", "otter", "--json", "--limit", "20")
     assert code == 0, err
-    assert sorted(r["path"] for r in json.loads(out)["results"]) == [
-        "digest/wiki/d.md", "memory/2026-05-18/n.md", "projects/p.md"]
+    assert sorted(r["path"] for r in json.loads(out)["results"]) == [  # outside: OpenClaw's extra paths
+        "digest/wiki/d.md", "extra/outside/o.md", "memory/2026-05-18/n.md", "projects/p.md"]
 
 
 # ---------------------------------------------------------------- merging

@@ -138,11 +138,12 @@ def test_graph_records(ws, note, run_mem):
             assert link["source_path"] == g["path"]
     k = by_path["memory/2026-05-18/kickoff.md"]
     assert k["links"] == [
-        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "digest/wiki/rrf.md", "target_anchor": ""},
+        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "digest/wiki/rrf.md", "target_anchor": None},
         {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "memory/2026-05-18.md",
          "target_anchor": "Plan"},
-        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "nowhere/missing.md", "target_anchor": ""},
-    ]  # alias dropped, anchor kept; the frontmatter's [[mem_session/...]] is not a body link
+        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "nowhere/missing.md", "target_anchor": None},
+    ]  # alias dropped, anchor kept (null when none, as ReMe writes it); the frontmatter's
+    # [[mem_session/...]] is not a body link
     assert k["front_matter"]["name"] == "kickoff"
     assert k["front_matter"]["description"] == "Kickoff meeting."
     assert k["front_matter"]["session_id"] == "s1"

@@ -4,7 +4,7 @@
 from memcli.cli.context import Context, invoke
 from memcli.cli import options
 
-HELP = """Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > agent.json > defaults).
+HELP = """Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > OpenClaw's config > agent.json > defaults).
 
 API keys are always shown masked."""
 
@@ -16,8 +16,16 @@ def execute(ctx: Context, as_json: bool = False) -> int:
     shown = masked(ws.config)
     for key in ws.ignored_keys:
         ctx.warn(f"agent.json key '{key}' is not used by mem")
+    claw = ws.openclaw
+    if claw is not None:
+        ctx.warn(f"OpenClaw settings from {claw.path}" + (f" (agent {claw.agent})" if claw.agent else ""))
+        for key in claw.ignored:
+            ctx.warn(f"OpenClaw key '{key}' is not used by mem")
+    for entry, why in ws.config_warnings():
+        ctx.warn(f"{entry}: {why}")
     if as_json:
-        ctx.json({"workspace": str(ws.root), "config": shown})
+        ctx.json({"workspace": str(ws.root), "config": shown,
+                  "openclaw": {"path": claw.path, "agent": claw.agent} if claw is not None else None})
     else:
         import yaml
 

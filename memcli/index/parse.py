@@ -41,12 +41,23 @@ class FileResult:
     post_tf: object = None  # numpy uint32
 
 
-def _process(root: str, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:
+def _locator(root):
+    """Indexed path -> file path. `root` is a resolver (Workspace.resolver()) or the workspace
+    root as a string, whose resolver is the one its Workspace registered (extra paths outside
+    the workspace are named `extra/<name>/...`, not by where they are)."""
+    if callable(root):
+        return root
+    from memcli.vault.workspace import registered_resolver
+
+    return registered_resolver(root)
+
+
+def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:
     import numpy as np
 
     res = FileResult(rel)
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
+        with open(locate(rel), "rb") as fh:
             data = fh.read(MAX_READ)
     except OSError as exc:
         res.error = f"unreadable: {exc.strerror}"
@@ -80,9 +91,9 @@ def _process(root: str, rel: str, known_sha: str | None, target: int, overlap: i
 
 
 def _batch(args: tuple) -> list[FileResult]:
-    root, items, target, overlap = args
+    locate, items, target, overlap = args
     cache: dict[str, int] = {}
-    return [_process(root, rel, sha, target, overlap, cache) for rel, sha in items]
+    return [_process(locate, rel, sha, target, overlap, cache) for rel, sha in items]
 
 
 def _watch_parent(parent: int) -> None:
@@ -100,15 +111,17 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def process(root: str, items: list[tuple[str, str | None]], target: int, overlap: int,
+def process(root, items: list[tuple[str, str | None]], target: int, overlap: int,
             progress=None) -> list[FileResult]:
-    """Process (path, known hash) pairs; results come back in input order."""
+    """Process (path, known hash) pairs; results come back in input order. `root`: the
+    workspace's resolver, or its root as a string (see _locator)."""
+    locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself
     workers = min(os.cpu_count() or 1, 4)
     if len(items) < PARALLEL_MIN_FILES or workers < 2:
         cache: dict[str, int] = {}
         out = []
         for i, (rel, sha) in enumerate(items):
-            out.append(_process(root, rel, sha, target, overlap, cache))
+            out.append(_process(locate, rel, sha, target, overlap, cache))
             if progress and (i % 50 == 0 or i == len(items) - 1):
                 progress("chunk", i + 1, len(items))
         return out
@@ -122,7 +135,7 @@ def process(root: str, items: list[tuple[str, str | None]], target: int, overlap
     done = 0
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent,
                              initargs=(os.getpid(),)) as pool:
-        for batch in pool.map(_batch, [(root, b, target, overlap) for b in batches]):
+        for batch in pool.map(_batch, [(locate, b, target, overlap) for b in batches]):
             for r in batch:
                 results[r.rel] = r
             done += len(batch)

@@ -162,6 +162,11 @@ class Snapshot:
     def chunk_id(self, doc: int) -> str:
         return bytes(self._sec["ids"][doc * 32:doc * 32 + 32]).hex()
 
+    def chunk_ids(self) -> list[str]:
+        """Every chunk id, in document order."""
+        h = bytes(self._sec["ids"]).hex()
+        return [h[i:i + 64] for i in range(0, len(h), 64)]
+
     def raw(self, name: str) -> memoryview:
         return self._sec[name]
 
@@ -201,7 +206,7 @@ def file_sections(files: list[dict]) -> dict:
     paths = [f["path"] for f in files]
     indexed = set(paths)
     inlinks: dict[str, list] = {}
-    for f in files:
+    for f in sorted(files, key=lambda f: f["path"]):  # by path: not by which files an update re-read
         for target, anchor in f["links"]:
             real = target if target in indexed else target + ".md" if target + ".md" in indexed else None
             if real is not None:

@@ -42,6 +42,19 @@ def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: st
             f'"start_line":{int(start)},"end_line":{int(end)},"scores":{{}}{tail}}}').encode("utf-8")
 
 
+def line_id(line: bytes) -> str | None:
+    """The id of a chunk store line: read from its head when the line starts with it (both
+    writers put it first), else from the decoded record."""
+    if line.startswith(b'{"id":"') and line[71:73] == b'",':
+        return line[7:71].decode("ascii", "replace")
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):
+        raise CorruptStore("chunk store line is not JSON") from None
+    cid = rec.get("id") if isinstance(rec, dict) else None
+    return cid if isinstance(cid, str) else None
+
+
 def with_vector(line: bytes, emb_b64: str | None) -> bytes:
     """The chunk store line with its `_embedding_f16_b64` set to `emb_b64` (dropped when None);
     the same line object when nothing changes."""
@@ -119,8 +132,9 @@ def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], fr
     fm = {"name": front_matter.get("name", "") or "", "description": front_matter.get("description", "") or ""}
     fm.update({k: v for k, v in front_matter.items() if k not in fm})
     epath = _enc(path)
-    link_parts = ",".join(f'{{"source_path":{epath},"target_path":{_enc(t)},"target_anchor":{_enc(a)}}}'
-                          for t, a in links)
+    # no anchor is null, as ReMe writes it (so a graph ReMe rewrote decodes to the same records)
+    link_parts = ",".join(f'{{"source_path":{epath},"target_path":{_enc(t)},"target_anchor":'
+                          f'{_enc(a) if a else "null"}}}' for t, a in links)
     ids = '","'.join(chunk_ids)
     return (f'{{"path":{epath},"st_mtime":{float(st_mtime)!r},"links":[{link_parts}],'
             f'"chunk_ids":[{f"{chr(34)}{ids}{chr(34)}" if chunk_ids else ""}],'
@@ -129,3 +143,15 @@ def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], fr
 
 def catalog_line(path: str, st_mtime: float) -> bytes:
     return graph_line(path, st_mtime, [], [], {})
+
+
+def graph_and_catalog(files: list[dict], hexids: str) -> tuple[list[bytes], list[bytes]]:
+    """The graph and catalog lines of indexed files (records with path, mtime, links, fm and
+    their documents first..first+count; `hexids` the chunk ids in document order, hex), by path."""
+    graph, catalog = [], []
+    for rec in sorted(files, key=lambda r: r["path"]):
+        a, cnt = rec["first"], rec["count"]
+        cids = [hexids[64 * d:64 * d + 64] for d in range(a, a + cnt)]
+        graph.append(graph_line(rec["path"], rec["mtime"], rec["links"], cids, rec["fm"]))
+        catalog.append(catalog_line(rec["path"], rec["mtime"]))
+    return graph, catalog

@@ -12,6 +12,16 @@ their stamps (and the store's hash): the snapshot is the commit point. A crash
 before it leaves the old snapshot, whose stamps no longer match; the next sync
 sees that and rebuilds from the Markdown. (Writing the graph after the snapshot
 left a trusted snapshot beside a stale graph that `mem reindex` never rewrote.)
+
+A store whose stamp differs from the snapshot's is judged by its decoded records,
+not its bytes (ReMe, sharing the workspace, rewrites every store when it closes):
+  * the same records (ids in order, graph and catalog lines as the snapshot's files
+    give them): the store is taken as it is and the snapshot adopts its new stamps;
+  * the same chunks but another graph or catalog: those two are rewritten;
+  * some files re-chunked by the other tool, in a store whose graph lists exactly its
+    ids (so no half-written sync of ours): those files are re-chunked from the
+    Markdown, every other file keeps its records, vectors and postings;
+  * anything else (undecodable, a graph that disagrees with its store): full rebuild.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import assemble, bm25, carry, store
+from memcli.index import assemble, bm25, carry, store, verify
 from memcli.index import snapshot as snapmod
 from memcli.index import tokenizer
 from memcli.vault import atomic
@@ -87,10 +97,13 @@ def store_stamp(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
+_SIDES = (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst")
+
+
 def _side_stamps(ws: Workspace) -> list:
     """Stamps of the graph and the catalog ([] for a missing one), recorded in the snapshot."""
     out = []
-    for rel in (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst"):
+    for rel in _SIDES:
         try:
             out.append(store_stamp(ws.metadata / rel))
         except OSError:
@@ -98,11 +111,21 @@ def _side_stamps(ws: Workspace) -> list:
     return out
 
 
-def _load_previous(ws: Workspace, params: dict, report: SyncReport):
+@dataclass
+class _Base:
+    """The snapshot an update starts from, and what judging the stores by their records found."""
+    snap: snapmod.Snapshot
+    lines: list[bytes] | None = None  # store lines aligned with the snapshot (None: read on demand)
+    redo: frozenset = frozenset()  # files to re-chunk: the store holds another tool's chunks of them
+    rewrite: bool = False  # write the stores even if no file changed
+
+
+def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | None:
     """The current snapshot if it can be trusted as the base of an update, else None.
 
-    Cheap by design (a no-change reindex runs this): the chunk store is only
-    stat-ed here; its lines are read, and its hash checked, when a write needs them.
+    Cheap by design (a no-change reindex runs this): while the stamps match, the chunk
+    store is only stat-ed here; its lines are read, and its hash checked, when a write
+    needs them. A store rewritten since (by ReMe) is judged by its records.
     """
     store_file = ws.metadata / store.CHUNK_STORE
     try:
@@ -113,18 +136,56 @@ def _load_previous(ws: Workspace, params: dict, report: SyncReport):
             return None
         if old.header.get("chunking") != params:
             report.reason = "chunking settings changed"
-        elif not store_file.exists() or store_stamp(store_file) != old.header.get("store_stamp"):
+        elif not store_file.exists():
             report.reason = "chunk store does not match the search snapshot"
-        elif _side_stamps(ws) != old.header.get("side_stamps", _side_stamps(ws)):
-            # graph or catalog written by an interrupted sync (or edited): rebuild them all
-            # (snapshots from before this check carry no side_stamps and are trusted as they were)
-            report.reason = "graph or catalog does not match the search snapshot"
+        elif store_stamp(store_file) == old.header.get("store_stamp") and \
+                _side_stamps(ws) == old.header.get("side_stamps", _side_stamps(ws)):
+            # (snapshots from before side_stamps are trusted as they were)
+            return _Base(old)
         else:
-            return old
+            base = _by_records(ws, old, report)
+            if base is not None:
+                return base
         old.close()
     except (store.CorruptStore, OSError) as exc:
         report.reason = str(exc)
     return None
+
+
+def _by_records(ws: Workspace, old: snapmod.Snapshot, report: SyncReport) -> _Base | None:
+    """Judge stores rewritten since the snapshot by their decoded records (module docstring)."""
+    store_file = ws.metadata / store.CHUNK_STORE
+    stamp = store_stamp(store_file)
+    raw = store_file.read_bytes()
+    try:
+        lines = store.read_raw_lines(store_file, raw)
+        aligned, differ, extra = verify.align(old, lines)
+    except ValueError:
+        raise store.CorruptStore("chunk store holds a line that is not a chunk record") from None
+    if differ or extra:
+        graph = store.read_records(ws.metadata / store.GRAPH_STORE)
+        if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(store.line_id, lines)):
+            report.reason = "chunk store does not match the search snapshot"
+            return None
+        return _Base(old, aligned, frozenset(differ), rewrite=True)
+    if not _sides_match(ws, old):
+        return _Base(old, aligned, rewrite=True)
+    try:  # the stores are ours as they are: only the stamps are new
+        snapmod.rewrite_header(snapshot_path(ws), {"store_stamp": stamp, "side_stamps": _side_stamps(ws),
+                                                   "store_sha": hashlib.sha256(raw).hexdigest()})
+    except OSError:
+        pass  # (read-only workspace) judged again next time
+    return _Base(old, aligned)
+
+
+def _sides_match(ws: Workspace, old: snapmod.Snapshot) -> bool:
+    """True when the graph and the catalog hold the lines the snapshot's files give (any order)."""
+    try:
+        want = store.graph_and_catalog(old.files, bytes(old.raw("ids")).hex())
+        have = [store.read_raw_lines(ws.metadata / rel) for rel in _SIDES]
+    except (store.CorruptStore, OSError, KeyError, TypeError):
+        return False
+    return all(sorted(h) == sorted(w) for h, w in zip(have, want))
 
 
 def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
@@ -132,10 +193,11 @@ def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
     store_file = ws.metadata / store.CHUNK_STORE
     try:
         raw = store_file.read_bytes()
-        if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
-            return None
         lines = store.read_raw_lines(store_file, raw)
-    except (store.CorruptStore, OSError):
+        if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
+            aligned, differ, extra = verify.align(old, lines)  # same stamp, other bytes: the records decide
+            return None if differ or extra else aligned
+    except (store.CorruptStore, OSError, ValueError):
         return None
     return lines if len(lines) == old.n_docs else None
 
@@ -144,7 +206,9 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     """Update derived state from the Markdown. The caller holds the index lock."""
     report = SyncReport()
     params = chunking_params(ws)
-    old = None if full else _load_previous(ws, params, report)
+    base = None if full else _load_previous(ws, params, report)
+    old = base.snap if base else None
+    redo = base.redo if base else frozenset()
     if full and not report.reason:
         report.reason = "full rebuild requested"
     report.full = old is None
@@ -157,10 +221,10 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     todo: list[tuple[str, str | None]] = []
     for rel, st in sorted(current.items()):
         f = known.get(rel)
-        if f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit:
+        if f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit and rel not in redo:
             keep[rel] = None  # unchanged: its record is fetched only if a write happens
         else:
-            todo.append((rel, old.record(old.file_index(rel))["sha"] if f else None))
+            todo.append((rel, old.record(old.file_index(rel))["sha"] if f and rel not in redo else None))
     report.deleted = sorted(p for p in known if p not in current)
 
     from memcli.index import parse  # deferred: searches import this module only to check staleness
@@ -180,7 +244,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
                 report.warnings.append((res.rel, res.problem))
     report.files = len(keep) + len(fresh)
     touched = any(known[p] != (current[p].st_mtime_ns, current[p].st_size) for p in keep)
-    if old is not None and not fresh and not report.deleted and not touched:
+    if old is not None and not fresh and not report.deleted and not touched and not base.rewrite:
         report.chunks = old.n_docs
         old.close()
         return report
@@ -188,7 +252,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
         keep[rel] = old.record(old.file_index(rel))
     old_lines: list[bytes] = []
     if old is not None:
-        old_lines = _previous_lines(ws, old)
+        old_lines = base.lines if base.lines is not None else _previous_lines(ws, old)
         if old_lines is None:  # the store changed under the snapshot: start over from the Markdown
             old.close()
             report.reason, report.full = "chunk store does not match the search snapshot", True
@@ -240,11 +304,6 @@ def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -
 
 
 def _write_graph_and_catalog(ws: Workspace, files: list[dict], hexids: str) -> None:
-    graph, catalog = [], []
-    for rec in sorted(files, key=lambda r: r["path"]):
-        a, cnt = rec["first"], rec["count"]
-        cids = [hexids[64 * d:64 * d + 64] for d in range(a, a + cnt)]
-        graph.append(store.graph_line(rec["path"], rec["mtime"], rec["links"], cids, rec["fm"]))
-        catalog.append(store.catalog_line(rec["path"], rec["mtime"]))
+    graph, catalog = store.graph_and_catalog(files, hexids)
     store.write_lines(ws.metadata / store.GRAPH_STORE, graph)
     store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)

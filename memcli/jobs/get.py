@@ -1,4 +1,4 @@
-"""Read a memory file, or a line range of it, by workspace-relative path (memory_get)."""
+"""Read a memory file, or a line range of it, by its indexed path (memory_get)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ class Excerpt:
 
 
 def check_path(ws: Workspace, path: str) -> str:
-    """Validate an agent-supplied path; returns its normalized workspace-relative form."""
+    """Validate an agent-supplied path; returns its indexed form (workspace-relative, or
+    `extra/<name>/...` for an extra path outside the workspace, which may also be given as
+    an absolute path or OpenClaw's `../<folder>/...`)."""
     raw = (path or "").strip()
     if not raw:
         raise BadInput("path is empty")
@@ -34,15 +36,19 @@ def check_path(ws: Workspace, path: str) -> str:
         raise BadInput(f"invalid path {raw!r}")
     p = PurePosixPath(raw)
     if p.is_absolute() or ".." in p.parts:
-        raise BadInput(f"path {raw!r} must be relative to the workspace and must not contain '..'")
+        virtual = ws.virtual_path(raw)
+        if virtual is None:
+            raise BadInput(f"path {raw!r} must be relative to the workspace and must not contain '..'")
+        p = PurePosixPath(virtual)
     rel = p.as_posix()
     if not rel.endswith(".md"):
         raise BadInput(f"{rel} is not a Markdown memory file (.md)")
     if not ws.is_watched_path(rel):
+        extra = ", extra_paths" if ws.settings.extra_paths else ""
         raise BadInput(f"{rel} is outside the memory areas (MEMORY.md, "
-                       f"{ws.settings.daily_dir}/, {ws.settings.digest_dir}/)")
-    cur = ws.root
-    for part in p.parts:
+                       f"{ws.settings.daily_dir}/, {ws.settings.digest_dir}/{extra})")
+    cur, parts = ws.anchor(rel)
+    for part in parts:
         cur = cur / part
         if os.path.islink(cur):
             raise BadInput(f"{rel} goes through a symlink; refusing to follow it")
@@ -57,7 +63,7 @@ def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -
         raise BadInput(f"--from must be at least 1, got {start}")
     if lines is not None and lines < 1:
         raise BadInput(f"--lines must be at least 1, got {lines}")
-    full = ws.root / rel
+    full = ws.locate(rel)
     if full.stat().st_size > MAX_BYTES:
         raise BadInput(f"{rel} is larger than 10 MiB; read it with --from/--lines from a smaller file")
     try:

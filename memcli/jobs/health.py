@@ -148,6 +148,9 @@ def config_check(ws: Workspace) -> Check:
             warnings.append(f"{folder}/ does not exist")
     if ws.ignored_keys:
         warnings.append(f"agent.json keys not used by mem: {', '.join(ws.ignored_keys)}")
+    warnings += [f"{entry}: {why}" for entry, why in ws.config_warnings()]  # extra paths, OpenClaw's config
+    if ws.openclaw is not None and ws.openclaw.ignored:
+        warnings.append(f"OpenClaw keys not used by mem: {', '.join(ws.openclaw.ignored)}")
     status = FAIL if problems else WARN if warnings else OK
     return Check("config", status, "; ".join(problems + warnings))
 

@@ -62,6 +62,7 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
         with index_lock(ws, "reindex", wait=max(wait, lock.WAIT)):
             atomic.clean_temp_files(ws.metadata)
             report = sync.sync(ws, full=full and scope != "embedding", progress=progress)
+        report.warnings += ws.config_warnings()  # extra paths giving no files, OpenClaw settings left out
         rep = ReindexReport(report, 0.0, scope)
         if scope != "bm25":
             backend = embedding.configured(ws)
@@ -86,7 +87,6 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
                     backend.embedder.close()
     rep.seconds = time.perf_counter() - t0
     return rep
-
 
 
 def _embed_terms(ws: Workspace, backend, progress) -> tuple[int, int] | None:

@@ -145,6 +145,15 @@ class WatchedWorkspace(Workspace):
             for folder, dirs, _ in os.walk(base):
                 dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
                 yield self._local(folder)
+        for extra in self.extra_roots():  # extra paths outside the workspace (extra/<name>/...)
+            if extra.inside or extra.problem or os.path.islink(extra.path):
+                continue
+            base = extra.path
+            while not os.path.isdir(base) and os.path.dirname(base) != base:  # a file, or not there yet
+                base = os.path.dirname(base)
+            for folder, dirs, _ in os.walk(base):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
+                yield self._local(folder)
 
     def _local(self, folder: str) -> str:
         kind = next((t for point, t in self._mounts if folder == point or folder.startswith(point.rstrip("/") + "/")),

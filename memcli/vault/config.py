@@ -176,16 +176,33 @@ def load_agent_json(path: Path) -> dict:
     return section
 
 
-def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None) -> tuple[dict, list[str]]:
-    """Build the effective config for `workspace`; returns (config, ignored agent.json keys)."""
+def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *,
+            notes: dict | None = None) -> tuple[dict, list[str]]:
+    """Build the effective config for `workspace`; returns (config, ignored agent.json keys).
+
+    Layers: defaults < agent.json < OpenClaw's memory settings (when an OpenClaw install's
+    agent has this workspace; memcli.vault.openclaw) < mem.yaml < MEM_* < flags. `notes`,
+    when given, receives "openclaw": the OpenClaw layer (its file, agent, ignored keys and
+    warnings), or None. A `~` in extra_paths is the home folder of `env`."""
+    from memcli.vault import openclaw
+
     cfg = copy.deepcopy(DEFAULTS)
     ignored: list[str] = []
     agent = workspace / "agent.json"
     if agent.is_file():
         ignored = merge(cfg, load_agent_json(agent), source="agent.json", strict=False)
     native = workspace / "mem.yaml"
-    if native.is_file():
-        merge(cfg, load_yaml_file(native), source="mem.yaml", strict=True)
+    mine = load_yaml_file(native) if native.is_file() else None
+    layer = openclaw.layer(workspace, env)
+    if layer is not None:
+        section = (mine or {}).get("embedding_model_config")
+        own = (overrides or {}).get("embedding_model_config.backend") or env.get("MEM_EMBEDDING_BACKEND") or \
+            (section.get("backend") if isinstance(section, dict) else None)
+        merge(cfg, openclaw.applicable(layer.settings, own), source=f"OpenClaw config {layer.path}", strict=False)
+    if notes is not None:
+        notes["openclaw"] = layer
+    if mine is not None:
+        merge(cfg, mine, source="mem.yaml", strict=True)
     for var, keys in ENV_KEYS.items():
         if env.get(var):
             _set_path(cfg, keys, env[var], var)
@@ -197,6 +214,9 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
                 sec["api_key"] = env[var]
     for dotted, value in (overrides or {}).items():
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
+    home = env.get("HOME") or env.get("USERPROFILE")
+    if home:
+        cfg["extra_paths"] = [openclaw.expand_home(p, home) for p in cfg["extra_paths"]]
     return cfg, ignored
 
 

@@ -1,9 +1,22 @@
-"""A workspace: its folders, which files are indexed, and how it is found."""
+"""A workspace: its folders, which files are indexed, and how it is found.
+
+Indexed ("watched") files are MEMORY.md, the Markdown under daily_dir and digest_dir, and
+the OpenClaw `extra_paths` (absolute or workspace-relative, `~` expanded; a folder is
+walked for `.md`, a file is taken as it is; an entry that is a symlink is skipped, and so
+is every symlink below a folder). Every indexed file is named by one posix string, the same
+in the stores, search output, `mem get` and the MCP tools: its workspace-relative path, or
+for an extra path outside the workspace a virtual one, `extra/<name>/<path inside it>`
+(<name>: the folder's name, or the file's stem, made unique with `-2`, `-3`, … in config
+order). `Workspace.locate` turns either back into the file. mem only reads extra paths
+outside the workspace: no job writes there, backups leave them out and restores never
+touch them.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -13,6 +26,100 @@ from memcli.vault.settings import Settings, build
 
 DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+VIRTUAL = "extra"  # extra paths outside the workspace are indexed as extra/<name>/...
+_UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
+
+
+@dataclass(frozen=True)
+class ExtraRoot:
+    """One configured extra path."""
+
+    entry: str  # as configured
+    path: str  # absolute and normalised (`~` expanded, a relative entry taken from the workspace)
+    inside: bool  # inside the workspace: indexed under its own relative path
+    rel: str  # inside: that relative path; outside: its virtual folder `extra/<name>`
+    problem: str = ""  # why it is never indexed, whatever is on disk
+
+    def file_rel(self) -> str:
+        """The indexed path of this entry when it is a Markdown file."""
+        return self.rel if self.inside else f"{self.rel}/{os.path.basename(self.path)}"
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """Indexed path -> absolute file path; picklable, so index workers can take it."""
+
+    root: str
+    extras: tuple[tuple[str, str], ...] = ()  # (virtual folder `extra/<name>`, absolute path)
+
+    def __call__(self, rel: str) -> str:
+        if self.extras and rel.startswith(VIRTUAL + "/"):
+            for vdir, path in self.extras:
+                if rel.startswith(vdir + "/"):
+                    rest = rel[len(vdir) + 1:]
+                    if rest == os.path.basename(path) and not os.path.isdir(path):
+                        return path  # an extra path that is a file
+                    return os.path.join(path, *rest.split("/"))
+        return os.path.join(self.root, rel)
+
+
+# Resolvers of the workspaces opened in this process, by root: for callers that only hand a
+# root string down (memcli.index.parse.process as memcli.index.sync calls it).
+_RESOLVERS: dict[str, Resolver] = {}
+
+
+def registered_resolver(root: str) -> Resolver:
+    return _RESOLVERS.get(root) or Resolver(root)
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _name_of(path: str) -> str:
+    base = os.path.basename(path.rstrip(os.sep)) or "root"
+    if base.lower().endswith(".md") and len(base) > 3:
+        base = base[:-3]
+    return _UNSAFE_NAME.sub("-", base).strip(". ") or "root"
+
+
+def plan_extras(root: Path, entries, watched: list[str]) -> tuple[ExtraRoot, ...]:
+    """Classify the configured extra paths; `watched` are daily_dir and digest_dir.
+
+    Inside or outside is decided lexically, and by realpath (a workspace reached through a
+    symlinked folder); names depend on the config alone, so they stay stable."""
+    top = os.path.normpath(str(root))
+    real_top = os.path.realpath(top)
+    inside: list[tuple[str, str, str]] = []  # entry, path, rel
+    outside: list[tuple[str, str]] = []  # entry, path
+    seen: set[str] = set()
+    for entry in entries:
+        entry = str(entry).strip()
+        path = os.path.normpath(os.path.join(top, entry))  # an absolute entry stays itself
+        if not entry or path in seen:
+            continue
+        seen.add(path)
+        real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if _within(path, top) or _within(real, real_top):
+            rel = os.path.relpath(path, top) if _within(path, top) else os.path.relpath(real, real_top)
+            inside.append((entry, path, rel.replace(os.sep, "/")))
+        else:
+            outside.append((entry, path))
+    out = [ExtraRoot(e, p, True, r, "the workspace itself cannot be an extra path" if r == "." else "")
+           for e, p, r in inside]
+    rels = [w.strip("/") for w in watched] + [r.rel for r in out if not r.problem]
+    taken = any(r == VIRTUAL or r.startswith(VIRTUAL + "/") for r in rels)
+    names: set[str] = set()
+    for entry, path in outside:
+        base, n = _name_of(path), 1
+        while (f"{base}-{n}" if n > 1 else base).casefold() in names:
+            n += 1
+        name = f"{base}-{n}" if n > 1 else base
+        names.add(name.casefold())
+        problem = (f"not indexed: its virtual folder {VIRTUAL}/ is also an indexed folder of the workspace "
+                   f"(rename that folder)" if taken else "")
+        out.append(ExtraRoot(entry, path, False, f"{VIRTUAL}/{name}", problem))
+    return tuple(out)
 
 
 @dataclass
@@ -21,6 +128,9 @@ class Workspace:
     config: dict[str, Any]  # the merged config as mem.yaml would spell it (`mem config` prints it)
     ignored_keys: list[str] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)  # the same, typed and validated: what jobs read
+    openclaw: Any = None  # memcli.vault.openclaw.Layer: the OpenClaw settings merged in, if any
+    _extras: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    _resolver: Resolver | None = field(default=None, init=False, repr=False, compare=False)
 
     def _dir(self, key: str) -> Path:
         return self.root / getattr(self.settings, key)
@@ -55,18 +165,109 @@ class Workspace:
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
+    # Extra paths ---------------------------------------------------------------
+    def extra_roots(self) -> tuple[ExtraRoot, ...]:
+        """The configured extra paths, classified once (no file is read)."""
+        if self._extras is None:
+            s = self.settings
+            self._extras = plan_extras(self.root, s.extra_paths, [s.daily_dir, s.digest_dir])
+            res = Resolver(str(self.root), tuple((r.rel, r.path) for r in self._outside()))
+            self._resolver = res
+            if res.extras:
+                _RESOLVERS[res.root] = res
+            else:
+                _RESOLVERS.pop(res.root, None)
+        return self._extras
+
+    def _outside(self) -> list[ExtraRoot]:
+        return [r for r in self.extra_roots() if not r.inside and not r.problem]
+
+    def resolver(self) -> Resolver:
+        """Indexed path (relative or `extra/<name>/...`) -> absolute file path, as a callable."""
+        self.extra_roots()
+        return self._resolver
+
+    def locate(self, rel: str) -> Path:
+        return Path(self.resolver()(rel))
+
+    def virtual_path(self, path: str) -> str | None:
+        """The indexed path of `path` (absolute, or relative with `..`: OpenClaw's form) when it
+        lies in an extra path outside the workspace; None otherwise."""
+        full = os.path.normpath(os.path.join(str(self.root), path))
+        for r in self._outside():
+            if full == r.path:
+                return r.file_rel()
+            if _within(full, r.path):
+                return f"{r.rel}/{os.path.relpath(full, r.path).replace(os.sep, '/')}"
+        return None
+
+    def anchor(self, rel: str) -> tuple[Path, list[str]]:
+        """(folder, names below it) that lead to `rel`: each name is checked for symlinks."""
+        for r in self._outside():
+            if rel.startswith(r.rel + "/"):
+                rest, base = rel[len(r.rel) + 1:], os.path.basename(r.path)
+                parts = [base] if rest == base and not os.path.isdir(r.path) else [base, *rest.split("/")]
+                return Path(os.path.dirname(r.path)), parts
+        return self.root, rel.split("/")
+
+    def extra_path_problems(self) -> list[tuple[str, str]]:
+        """(configured entry, why it gives no files): missing, a symlink, not Markdown, ..."""
+        out = []
+        for r in self.extra_roots():
+            if r.problem:
+                out.append((r.entry, r.problem))
+                continue
+            try:
+                st = os.lstat(r.path)
+            except (FileNotFoundError, NotADirectoryError):
+                out.append((r.entry, f"extra path not found ({r.path})"))
+                continue
+            except OSError as exc:
+                out.append((r.entry, f"extra path cannot be read ({r.path}: {exc.strerror})"))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                out.append((r.entry, f"extra path is a symlink ({r.path}); mem does not follow symlinks"))
+            elif stat.S_ISREG(st.st_mode) and not r.path.endswith(".md"):
+                out.append((r.entry, "extra path is a file but not Markdown (.md)"))
+            elif not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+                out.append((r.entry, "extra path is neither a file nor a folder"))
+        return out
+
+    def config_warnings(self) -> list[tuple[str, str]]:
+        """extra_path_problems() and the OpenClaw settings left out: (where, what)."""
+        out = self.extra_path_problems()
+        if self.openclaw is not None:
+            out += [(self.openclaw.path, w) for w in self.openclaw.warnings]
+        return out
+
     # Indexed ("watched") files -------------------------------------------------
     def watched_roots(self) -> list[str]:
-        return [self.settings.daily_dir, self.settings.digest_dir, *self.settings.extra_paths]
+        """daily_dir, digest_dir and the extra paths inside the workspace (relative paths)."""
+        s = self.settings
+        return [s.daily_dir, s.digest_dir, *(r.rel for r in self.extra_roots() if r.inside and not r.problem)]
+
+    def _bases(self) -> list[tuple[str, str, str, bool]]:
+        """(absolute path, indexed path, indexed path when it is a file, outside) per watched root."""
+        root = str(self.root)
+        out = []
+        for sub in (self.settings.daily_dir, self.settings.digest_dir):
+            base = os.path.normpath(os.path.join(root, sub))
+            if base.startswith(root + os.sep):
+                rel = base[len(root) + 1:].replace(os.sep, "/")
+                out.append((base, rel, rel, False))
+        for r in self.extra_roots():
+            if not r.problem:
+                base = os.path.normpath(os.path.join(root, r.rel)) if r.inside else r.path
+                out.append((base, r.rel, r.file_rel(), not r.inside))
+        return out
 
     def iter_watched(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Yield (workspace-relative posix path, stat) of every indexed Markdown file.
+        """Yield (indexed posix path, stat) of every indexed Markdown file.
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
-        workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too.
+        workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
+        an extra path outside the workspace skips the workspace and the other extra paths.
         """
-        root = str(self.root)
-        cut = len(root) + 1
         mem = self.memory_md
         try:
             st = os.lstat(mem)
@@ -75,49 +276,29 @@ class Workspace:
         except OSError:
             pass
         seen: set[str] = set()
-        for sub in self.watched_roots():
-            base = os.path.normpath(os.path.join(root, sub))
-            if not base.startswith(root + os.sep) and base != root:
-                continue  # extra path outside the workspace: ignored
-            if os.path.islink(base):
+        bases = self._bases()
+        skip = frozenset()
+        if any(out for *_, out in bases):
+            root = str(self.root)
+            skip = frozenset({root, os.path.realpath(root), *(b for b, *_, out in bases if out)})
+        for base, vbase, file_rel, out in bases:
+            try:
+                st = os.lstat(base)
+            except OSError:
                 continue
-            if os.path.isfile(base) and base.endswith(".md"):
-                rel = os.path.relpath(base, root).replace(os.sep, "/")
-                if rel not in seen:
-                    seen.add(rel)
-                    yield rel, os.lstat(base)
-                continue
-            stack = [base]
-            while stack:
-                d = stack.pop()
-                prefix = d[cut:].replace(os.sep, "/") + "/"  # once per folder, not per file
-                try:
-                    it = os.scandir(d)
-                except OSError:
-                    continue
-                with it:
-                    for e in it:
-                        name = e.name
-                        if name[0] == ".":
-                            continue
-                        try:
-                            if name.endswith(".md"):
-                                # d_type answers these without a system call
-                                if e.is_file(follow_symlinks=False) and not e.is_symlink():
-                                    rel = prefix + name
-                                    if rel not in seen:
-                                        seen.add(rel)
-                                        yield rel, e.stat(follow_symlinks=False)
-                                    continue
-                            if e.is_dir(follow_symlinks=False):
-                                stack.append(e.path)
-                        except OSError:
-                            continue
+            if stat.S_ISREG(st.st_mode):
+                if base.endswith(".md") and file_rel not in seen:
+                    seen.add(file_rel)
+                    yield file_rel, st
+            elif stat.S_ISDIR(st.st_mode):
+                yield from _walk(base, vbase, seen, skip - {base} if out else frozenset())
 
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":
             return True
-        return any(rel == r or rel.startswith(r.rstrip("/") + "/") for r in self.watched_roots())
+        if any(rel == r or rel.startswith(r.rstrip("/") + "/") for r in self.watched_roots()):
+            return True
+        return any(rel.startswith(r.rel + "/") for r in self._outside())
 
     def date_of(self, rel: str) -> str | None:
         """The note's date: the path segment right after daily_dir (or the day page's name)."""
@@ -129,6 +310,37 @@ class Workspace:
             return seg
         m = DAY_PAGE.match(seg)
         return m.group(1) if m else None
+
+
+def _walk(base: str, vbase: str, seen: set[str], skip: frozenset) -> Iterator[tuple[str, os.stat_result]]:
+    """The Markdown files below the folder `base`, named `vbase/<path below it>`."""
+    cut = len(base)
+    stack = [base]
+    while stack:
+        d = stack.pop()
+        prefix = vbase + d[cut:].replace(os.sep, "/") + "/"  # once per folder, not per file
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name[0] == "." or (skip and e.path in skip):
+                    continue
+                try:
+                    if name.endswith(".md"):
+                        # d_type answers these without a system call
+                        if e.is_file(follow_symlinks=False) and not e.is_symlink():
+                            rel = prefix + name
+                            if rel not in seen:
+                                seen.add(rel)
+                                yield rel, e.stat(follow_symlinks=False)
+                            continue
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                except OSError:
+                    continue
 
 
 def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create: bool = False) -> Path:
@@ -154,5 +366,7 @@ def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create
 def open_workspace(root: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None) -> Workspace:
     from memcli.vault import config as cfgmod
 
-    cfg, ignored = cfgmod.resolve(root, env, overrides)
-    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg))
+    notes: dict[str, Any] = {}
+    cfg, ignored = cfgmod.resolve(root, env, overrides, notes=notes)
+    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg),
+                     openclaw=notes.get("openclaw"))

@@ -3,7 +3,9 @@
 Modules map to "slots", top-level workspace paths replaced whole on restore:
 vault = MEMORY.md, daily_dir, digest_dir; sessions = session_dir, mem_session_dir;
 resources = resource_dir; metadata = each child of metadata_dir but locks/ (a restore
-must never swap the lock it holds); config and secrets = mem.yaml, agent.json.
+must never swap the lock it holds); config and secrets = mem.yaml, agent.json. Extra paths
+inside the workspace are vault; those outside it are left out (listed as skipped): mem
+only reads them, so a restore never writes there.
 meta.json lists every file with its size, sha256 and mtime_ns (restored, so the
 index sees a restored file as unchanged only when it really is) and every folder.
 """
@@ -76,9 +78,9 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
     """Each module's slots in this workspace, as configured now."""
     c = ws.settings
     vault = ["MEMORY.md", _rel_dir(c.daily_dir), _rel_dir(c.digest_dir)]
-    for extra in c.extra_paths:  # OpenClaw extra notes inside the workspace are vault too
-        rel = _rel_dir(extra)
-        if not os.path.isabs(extra) and name_problem(rel) is None and not any(
+    for extra in ws.extra_roots():  # OpenClaw extra notes inside the workspace are vault too
+        rel = extra.rel
+        if extra.inside and not extra.problem and name_problem(rel) is None and not any(
                 within(rel, s) or within(s, rel) for s in vault):
             vault.append(rel)
     mdir = _rel_dir(c.metadata_dir)
@@ -91,6 +93,14 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
     return {"vault": vault, "sessions": sessions, "resources": [_rel_dir(c.resource_dir)],
             "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
             "secrets": list(CONFIG_FILES)}
+
+
+def left_out(ws: Workspace, modules) -> list[tuple[str, str]]:
+    """Extra paths outside the workspace: read-only for mem, so never archived (nor restored)."""
+    if "vault" not in modules:
+        return []
+    return [(r.rel, f"extra path {r.path} is outside the workspace: mem only reads it and does not back it up")
+            for r in ws.extra_roots() if not r.inside and not r.problem]
 
 
 def utc_now() -> datetime:
@@ -193,7 +203,7 @@ def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: s
     modules = [m for m in MODULES if m in modules]
     found = collect(ws, modules, slots)
     conf, conf_skipped = config_entries(ws.root, modules)
-    skipped = found.skipped + conf_skipped
+    skipped = found.skipped + conf_skipped + left_out(ws, modules)
     created = utc_now()
     stem = f"{safe_stem(ws.root.name)}-{'pre-restore-' if kind == 'snapshot' else ''}{created:%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)

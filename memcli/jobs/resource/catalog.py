@@ -11,6 +11,14 @@ notes are written, so a scan killed in between knows that text as its own),
 content cannot be interpreted) and `checked_ns` (when the content was last
 hashed). Like everything under mem_metadata/ it can be lost: ownership is the
 note's frontmatter `source_resource: '[[resource/…]]'`, from which it is rebuilt.
+
+ReMe (QwenPaw configures a `resource` catalog) loads and rewrites that file on
+every close through its own record type, which keeps `path` and `st_mtime` and
+drops our fields. So the same lines are also kept in `mem_metadata/resource/
+catalog.jsonl.zst`, which ReMe never opens: a catalog record without our fields
+takes that copy's record of the same path (whole, with its own st_mtime, so a
+resource changed since is still hashed again). Without the copy such a record
+counts as new: its hash is computed and its note found from the frontmatter.
 """
 
 from __future__ import annotations
@@ -71,6 +79,18 @@ def path(ws: Workspace):
     return ws.metadata / store.CATALOG_DIR / "resource.jsonl.zst"
 
 
+def own_path(ws: Workspace):
+    """mem's copy of the catalog, which ReMe does not rewrite (module docstring)."""
+    return ws.metadata / "resource" / "catalog.jsonl.zst"
+
+
+def _own_records(ws: Workspace) -> dict[str, dict]:
+    try:
+        return {r["path"]: r for r in store.read_records(own_path(ws)) if isinstance(r.get("path"), str)}
+    except (store.CorruptStore, OSError):
+        return {}  # only a help: without it, records ReMe rewrote are hashed again
+
+
 def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
     """The catalog by resource path, and a problem when it had to be dropped (absent is no problem)."""
     out: dict[str, Entry] = {}
@@ -81,7 +101,10 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
     except OSError as exc:
         return {}, f"cannot read the resource catalog ({exc.strerror}); rebuilt from the notes"
     blank = Entry("", 0.0)
+    own = _own_records(ws) if any("st_size" not in rec for rec in records) else {}
     for rec in records:
+        if "st_size" not in rec:  # rewritten by ReMe: our fields are gone, our copy has them
+            rec = own.get(rec.get("path"), rec)
         kw = {}
         for key in Entry.__dataclass_fields__:
             value, want = rec.get(key), type(getattr(blank, key))
@@ -99,7 +122,9 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
 
 
 def save(ws: Workspace, entries: dict[str, Entry]) -> None:
-    store.write_lines(path(ws), [entries[p].line() for p in sorted(entries)])
+    lines = [entries[p].line() for p in sorted(entries)]
+    store.write_lines(own_path(ws), lines)  # first: the copy is never older than the catalog
+    store.write_lines(path(ws), lines)
 
 
 def walk(ws: Workspace, others: list[tuple[str, str]] | None = None) -> dict[str, os.stat_result]:
