@@ -1,7 +1,7 @@
 """memcli.vault.redact: secret-shaped values become [REDACTED:<kind>], ordinary identifiers stay.
 
 The secrets here are fake but format-valid. The corpus tests score tests/data/secrets with
-the scorer of bench/secrets.py (loaded from its path: bench/ is not a package).
+the scorer of bench/bench_secrets.py (loaded from its path: bench/ is not a package).
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def _timed(redactor: Redactor, text: str) -> float:
 
 
 def _scorer():
-    spec = importlib.util.spec_from_file_location("bench_secrets", REPO / "bench" / "secrets.py")
+    spec = importlib.util.spec_from_file_location("bench_secrets", REPO / "bench" / "bench_secrets.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

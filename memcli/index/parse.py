@@ -42,14 +42,14 @@ class FileResult:
 
 
 def _locator(root):
-    """Indexed path -> file path. `root` is a resolver (Workspace.resolver()) or the workspace
-    root as a string, whose resolver is the one its Workspace registered (extra paths outside
-    the workspace are named `extra/<name>/...`, not by where they are)."""
+    """Indexed path -> file path. `root` is the workspace's resolver (Workspace.resolver(): extra
+    paths outside the workspace are named `extra/<name>/...`, not by where they are), or a plain
+    root folder as a string (no extra paths)."""
     if callable(root):
         return root
-    from memcli.vault.workspace import registered_resolver
+    from memcli.vault.workspace import Resolver
 
-    return registered_resolver(root)
+    return Resolver(root)
 
 
 def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:

@@ -230,7 +230,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     from memcli.index import parse  # deferred: searches import this module only to check staleness
 
     fresh: dict = {}
-    for res in parse.process(str(ws.root), todo, params["target_tokens"], params["overlap_tokens"], progress):
+    for res in parse.process(ws.resolver(), todo, params["target_tokens"], params["overlap_tokens"], progress):
         if res.error:
             report.skipped.append((res.rel, res.error))
         elif res.unchanged:

@@ -63,15 +63,6 @@ class Resolver:
         return os.path.join(self.root, rel)
 
 
-# Resolvers of the workspaces opened in this process, by root: for callers that only hand a
-# root string down (memcli.index.parse.process as memcli.index.sync calls it).
-_RESOLVERS: dict[str, Resolver] = {}
-
-
-def registered_resolver(root: str) -> Resolver:
-    return _RESOLVERS.get(root) or Resolver(root)
-
-
 def _within(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
@@ -171,12 +162,7 @@ class Workspace:
         if self._extras is None:
             s = self.settings
             self._extras = plan_extras(self.root, s.extra_paths, [s.daily_dir, s.digest_dir])
-            res = Resolver(str(self.root), tuple((r.rel, r.path) for r in self._outside()))
-            self._resolver = res
-            if res.extras:
-                _RESOLVERS[res.root] = res
-            else:
-                _RESOLVERS.pop(res.root, None)
+            self._resolver = Resolver(str(self.root), tuple((r.rel, r.path) for r in self._outside()))
         return self._extras
 
     def _outside(self) -> list[ExtraRoot]:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Precision and recall of memcli.vault.redact on a labelled corpus: one JSON document on stdout.
 
-    python bench/secrets.py                  # score tests/data/secrets/{positives,negatives,heldout}.jsonl
-    python bench/secrets.py --details        # also every replacement of every record
-    python bench/secrets.py --regenerate     # rewrite positives.jsonl and negatives.jsonl (fixed seed)
+    python bench/bench_secrets.py                  # score tests/data/secrets/{positives,negatives,heldout}.jsonl
+    python bench/bench_secrets.py --details        # also every replacement of every record
+    python bench/bench_secrets.py --regenerate     # rewrite positives.jsonl and negatives.jsonl (fixed seed)
 
 Scoring. A listed secret is recalled when it no longer occurs in the redacted text and
 a `[REDACTED:` marker does. Precision is per replacement: one that overlaps a listed
