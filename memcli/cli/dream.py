@@ -28,16 +28,14 @@ def execute(ctx: Context, date: str | None = None, scan_days: int = 2, max_units
         ctx.info("mem dream: checking dream_cron (a due run starts after up to 60 s)")
     rep = dream.run(ws, day=date, scan_days=scan_days, max_units=max_units, dry_run=dry_run, if_due=if_due,
                     jitter=not no_jitter, wait=wait)
-    for w in rep.warnings:
-        ctx.warn(w)
-    if as_json:
-        ctx.json(rep.to_json())
-    elif rep.status == "not_due":
+    if rep.status == "not_due" and not as_json:
         # cron mails whatever a job prints: a check that runs every 5 minutes stays quiet
+        for w in rep.warnings:
+            ctx.warn(w)
         if ctx.verbose:
             ctx.info("\n".join(rep.lines()))
     else:
-        ctx.out("\n".join(rep.lines()))
+        ctx.report(rep, as_json)
     return 0
 
 

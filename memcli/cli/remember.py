@@ -18,14 +18,7 @@ def execute(ctx: Context, text: list[str], tags: list[str] | None = None, sessio
 
     ws = ctx.open()
     rep = remember.run(ws, " ".join(text), tags or [], session_id=session_id, wait=wait)
-    for w in rep.warnings:
-        ctx.warn(w)
-    if as_json:
-        ctx.json(rep.to_json())
-    elif rep.new:
-        ctx.out(f"Remembered in {rep.path}")
-    else:
-        ctx.out(f"Already remembered in {rep.path}")
+    ctx.report(rep, as_json, [f"{'Remembered' if rep.new else 'Already remembered'} in {rep.path}"])
     return 0
 
 
