@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import pickle
+import time
 import zipfile
 from pathlib import Path
 
@@ -274,3 +275,28 @@ def test_parallel_index_workers_read_extra_files(extra_ws, team, monkeypatch):
     monkeypatch.setattr(parse, "PARALLEL_MIN_FILES", 2)
     rep = sync.sync(open_workspace(extra_ws), full=True)
     assert rep.skipped == [] and "extra/team-docs/bulk/b5.md" in rep.added
+
+
+def test_mcp_sees_a_file_added_to_an_outside_extra_root(extra_ws, team):
+    """The MCP server serves its file list from inotify: outside roots must be watched too."""
+    from test_mcp import Client
+
+    c = Client(extra_ws)
+    try:
+        c.initialize()
+        text, failed = c.call("memory_search", {"query": "albatross", "limit": 3})
+        assert not failed and text == "(no memory results)"
+        write(team / "sub" / "later.md", "The albatross migration finished on Tuesday.\n")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            text, failed = c.call("memory_search", {"query": "albatross", "limit": 3})
+            if "extra/team-docs/sub/later.md" in text:
+                break
+            time.sleep(0.2)
+        assert "Source: extra/team-docs/sub/later.md#L1-L1" in text
+        code, err = c.close()
+        assert code == 0 and "Traceback" not in err
+    finally:
+        if c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait(timeout=10)
