@@ -714,6 +714,158 @@ Sentry event {h32} in project acme-web
 """.strip()
 
 
+# ---------------------------------------------------------------- context families
+# Added with the rules for command lines, config files, connection strings, Terraform,
+# Markdown tables and prose forms (memcli/vault/secret_rules.py), drawn from a second seeded
+# generator after everything above so that the earlier records stay as they were. Besides {s}
+# and {id}: {sh} a password a shell takes unquoted (letters and digits), {tok} an opaque token,
+# {keydata} a base64 PEM private key (kubeconfig client-key-data), {phrase} a passphrase with
+# spaces, {w} a plain-word password. The negatives are the near misses of the same families.
+FAMILY_SEED = SEED + 1
+FAMILY_POSITIVES = r"""
+@@ password
+docker login -u ci -p {sh} registry.acme.dev
+$ podman login quay.io -u deploy -p '{s}'
+docker login \\n  --username deploy \\n  -p {sh} \\n  registry.acme.dev
+make build && docker login -u gitlab-ci -p "{s}" registry.gitlab.com
+mysql -h db.internal -u root -p{sh} app
+mysqldump -uroot -p'{s}' --all-databases > all.sql
+- ran `redis-cli -a {sh} FLUSHALL` on staging by mistake
+redis-cli -h cache.internal -p 6379 -a '{s}' --no-auth-warning info
+sshpass -p '{s}' ssh deploy@10.0.0.5 'sudo systemctl restart app'
+PGPASSWORD={sh} psql -h db.internal -U app app
+curl --user ci-bot:{sh} https://nexus.acme.dev/service/rest/v1/status
+htpasswd -bc /etc/nginx/.htpasswd admin {sh}
+sqlcmd -S db.internal -U sa -P '{s}' -Q "SELECT @@VERSION"
+ldapsearch -x -H ldap://ldap.acme.dev -D "cn=admin,dc=acme,dc=dev" -w {sh} -b "dc=acme,dc=dev"
+mongosh "mongodb://db.internal:27017/app" -u app -p '{s}'
+plink -ssh root@10.0.0.9 -pw {sh} uptime
+smbclient //nas/backup -U backup%{sh}
+keytool -importkeystore -srckeystore old.jks -srcstorepass {sh} -destkeystore new.p12
+I ran mysql -u admin -p{sh} and it worked
+machine api.heroku.com\n  login ana@example.com\n  password {s}
+machine nexus.acme.dev login deploy password {s}
+//npm.acme.dev/:_authToken={tok}
+[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = deploy\npassword = {s}
+apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: {tok}
+users:\n- name: kind-admin\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n    client-key-data: {keydata}
+variable "db_password" {\n  description = "RDS master password"\n  type        = string\n  default     = "{s}"\n  sensitive   = true\n}
+variable "api_token" { default = "{tok}" }
+FROM postgres:16\nENV POSTGRES_PASSWORD {sh}
+Data Source=db.internal;Initial Catalog=app;User Id=sa;Password={phrase};
+Driver={ODBC Driver 18 for SQL Server};Server=db;UID=app;PWD={{s}};
+"ConnectionStrings": {"Default": "Server=db;Database=app;User Id=app;Password={s}"}
+| env | user | password |\n|---|---|---|\n| staging | admin | {s} |
+| Key | Value |\n|---|---|\n| DB_HOST | db.internal |\n| DB_PASSWORD | {s} |
+| Service | Token |\n|:--|:--|\n| grafana | {tok} |
+heads up: the staging token was rotated, the new one is {tok}
+the root password was reset to {sh} this morning
+try the admin password {s} if SSO is down
+log in with password {sh}
+the root password `{s}` works on all three boxes
+Credentials for the NAS: admin / {sh}
+login: ana@acme.dev / {sh}
+smtp.login("alerts@acme.dev", "{s}")
+session.auth = ("ci", "{s}")
+requests.post(url, auth=HTTPBasicAuth("deploy", "{s}"))
+new NetworkCredential("svc_backup", "{s}")
+the guest wifi password is {w}.
+our router password was {w}
+@@ basic_auth
+//npm.acme.dev/:_auth={s}\nalways-auth=true
+{"auths": {"registry.acme.dev": {"auth": "{s}"}}, "credsStore": ""}
+_auth = "{s}"
+""".strip()
+
+FAMILY_NEGATIVES = r"""
+@@ command line without a password value
+docker login -u ci --password-stdin registry.acme.dev < ~/.ci-token
+echo "$CI_TOKEN" | docker login -u ci --password-stdin ghcr.io
+docker login -u AWS -p $(aws ecr get-login-password) 123456789012.dkr.ecr.eu-west-1.amazonaws.com
+docker login -p is deprecated; use --password-stdin instead.
+Run `docker login -p` only in throwaway CI jobs.
+docker run -d -p 8080:80 -p 443:443 nginx:1.27
+docker login ghcr.io && docker run -p 5432:5432 postgres:16
+ssh -p 2222 deploy@bastion.acme.dev
+mkdir -p /var/lib/app/data && cp -p config.yml /etc/app/
+mysql -h db.internal -P 3306 -u root -p app_production
+mysql -u root -p
+mysqldump -u backup -p --single-transaction app > app.sql
+redis-cli -a <password> ping
+redis-cli -h cache -a "$REDIS_PASSWORD" --no-auth-warning info
+sshpass -f ~/.ssh/pw.txt ssh deploy@10.0.0.5
+htpasswd -c /etc/nginx/.htpasswd admin
+htpasswd -bc /etc/nginx/.htpasswd admin <password>
+curl -u admin: https://ci.acme.dev/api/json
+docker run --rm -u 1000:1000 -v "$PWD":/app node:20 npm ci
+docker exec -u www-data:www-data app php artisan migrate
+ldapsearch -x -W -D "cn=admin,dc=acme,dc=dev" -b dc=acme,dc=dev
+mongosh "mongodb://db.internal:27017" -u admin -p --authenticationDatabase admin
+sqlcmd -S db -U sa -P $SA_PASSWORD -Q "SELECT 1"
+Use mysql -p to be prompted for the password.
+The -p flag of docker login puts the password in your shell history.
+zip -r -e backup.zip data/
+@@ config file without a secret
+machine github.com login ci password $GITHUB_TOKEN
+machine api.heroku.com\n  login ana@example.com\n  password <token from heroku auth:token>
+The machine learning login flow sends a password reset email.
+always-auth=true\nregistry=https://npm.acme.dev/
+//npm.pkg.github.com/:_authToken=${NPM_TOKEN}
+{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}
+{"auth": {"type": "oauth2", "flow": "pkce"}}
+[pypi]\nusername = __token__\npassword = <your PyPI token>
+[default]\nregion = eu-west-1\noutput = json
+users:\n- name: ci\n  user:\n    exec:\n      command: aws\n      args: ["eks", "get-token", "--cluster-name", "prod"]
+users:\n- name: ci\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t{b64}
+variable "db_password" {\n  type      = string\n  sensitive = true\n}
+variable "password_length" {\n  default = "24"\n}
+variable "region" {\n  default = "eu-west-1"\n}
+variable "api_token" {\n  default = "changeme"\n}
+ENV PASSWORD_FILE /run/secrets/db
+ARG NPM_TOKEN
+@@ connection string without a secret
+Server=db.internal;Database=app;Integrated Security=SSPI;TrustServerCertificate=True;
+Server=db;Database=app;User Id=sa;Password=;
+Server=db;Database=app;User Id=sa;Password=${SA_PASSWORD};
+"ConnectionStrings": {"Default": "Server=db;Database=app;User Id=app;Password={{ db_password }};"}
+Data Source=app.db;Cache=Shared
+cd ~/projects/mem && pwd
+@@ Markdown table without a secret
+| Setting | Password |\n|---|---|\n| staging | see 1Password |
+| Field | Type | Description |\n|---|---|---|\n| password | string | The user's password |\n| token | string | A session token |
+| name | token |\n|---|---|\n| prod | rotated |
+| model | tokens |\n|---|---|\n| gpt-4o | 128000 |
+| user | password |\n|---|---|\n| admin | ******** |
+| Key | Value |\n|---|---|\n| DB_PASSWORD | ${DB_PASSWORD} |\n| DB_HOST | db.internal |
+| Option | Description |\n|---|---|\n| --password | Password to connect with |\n| --token-file | Path to a token file |
+| Secret | Rotation |\n|---|---|\n| db-password | 90 days |
+| Token | Logprob |\n|---|---|\n| Hello | -0.31 |\n| world | -1.20 |
+@@ prose about a password, new forms
+The password policy changed, it is now 14 characters minimum.
+The token limit is now 8192.
+The API token was rotated to a new secret manager.
+Password reset: open the link in the email.
+Use token-based auth for the API.
+Use the API key from 1Password, not the old one.
+the password is incorrect.
+the password is expired
+The wifi password is printed on the router.
+the password is different.
+Credentials: see the vault.
+Account: acme/production
+credentials: vault/kv/app/db
+auth=(user, password)
+requests.get(url, auth=("user", "<password>"))
+HTTPBasicAuth("admin", "changeme")
+the password `--stdin` flag reads it from a pipe
+Rotate the password `db-prod` in Vault.
+Set the password with `mem config set password`.
+Pass `--json` to get machine-readable output.
+""".strip()
+FAMILY_WORDS = ("lighthouse", "marigold", "avalanche", "pineapple", "snowdrop")
+PHRASE_WORDS = ("correct", "horse", "battery", "staple", "orbit", "velvet", "canyon", "maple")
+
+
 # ---------------------------------------------------------------- corpus generation
 
 def blocks(text: str):
@@ -795,9 +947,29 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
+def family_positive(fake: Fake, kind: str, template: str) -> dict:
+    """A context-family record: {sh}, {tok}, {keydata}, {phrase} and {w} first, else as positive()."""
+    makers = {"{sh}": lambda: fake.s(ALNUM, fake.rng.randrange(12, 20)), "{tok}": fake.opaque_token,
+              "{keydata}": lambda: base64.b64encode((fake.pem() + "\n").encode()).decode(),
+              "{phrase}": lambda: " ".join(fake.pick(*PHRASE_WORDS) for _ in range(4)),
+              "{w}": lambda: fake.pick(*FAMILY_WORDS)}
+    for placeholder, make in makers.items():
+        if placeholder in template:
+            secret = make()
+            return {"text": template.replace(placeholder, secret), "secrets": [secret], "kind": kind}
+    return positive(fake, kind, template)
+
+
+def build_families(fake: Fake) -> tuple[list[dict], list[dict]]:
+    positives = [family_positive(fake, kind, template) for kind, template in blocks(FAMILY_POSITIVES)]
+    return positives, [{"text": fill(fake, template), "why": why} for why, template in blocks(FAMILY_NEGATIVES)]
+
+
 def regenerate(corpus: Path) -> dict:
     fake = Fake(SEED)
     positives, negatives = build_positives(fake), build_negatives(fake)
+    more_positives, more_negatives = build_families(Fake(FAMILY_SEED))
+    positives, negatives = positives + more_positives, negatives + more_negatives
     for r in positives:
         missing = [s for s in r["secrets"] if s not in r["text"]]
         assert not missing, (r, missing)
@@ -908,10 +1080,16 @@ def report(corpus: Path, details: bool) -> dict:
     t0 = time.perf_counter()
     positives, negatives = load_jsonl(corpus / "positives.jsonl"), load_jsonl(corpus / "negatives.jsonl")
     doc = score(redactor, positives, negatives)
-    heldout = load_jsonl(corpus / "heldout.jsonl")
-    doc["heldout"] = score(redactor, [r for r in heldout if "secrets" in r], [r for r in heldout if "secrets" not in r])
+    # held-out sets, never tuned on: heldout.jsonl written after the first rules, heldout2.jsonl
+    # by someone who never saw the rules or the corpus
+    parts = [doc]
+    for name in ("heldout", "heldout2"):
+        if (corpus / f"{name}.jsonl").exists():
+            held = load_jsonl(corpus / f"{name}.jsonl")
+            doc[name] = score(redactor, [r for r in held if "secrets" in r], [r for r in held if "secrets" not in r])
+            parts.append(doc[name])
     doc["seconds"] = round(time.perf_counter() - t0, 3)
-    for part in (doc, doc["heldout"]):
+    for part in parts:
         if not details:
             part.pop("records")
     doc["timing"] = timing(redactor, [r["text"] for r in positives + negatives])

@@ -99,7 +99,7 @@ complete -c mem -n '__mem_at \'mem reindex\'' -l 'json' -d 'Print the report as 
 complete -c mem -n '__mem_at \'mem reindex\'' -l 'wait' -x -d 'How long to wait for a running rebuild before exiting 75.'
 complete -c mem -n '__mem_at \'mem reindex\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'limit' -s 'n' -x -d 'Results to return (default 5, config search.limit).'
-complete -c mem -n '__mem_at \'mem search\'' -l 'min-score' -x -d 'Drop results scoring below this.'
+complete -c mem -n '__mem_at \'mem search\'' -l 'min-score' -x -d 'Drop results scoring below X: min-max fusion 0..1, rrf 0..0.0164, one branch its raw BM25 or cosine.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'since' -x -d 'Only daily notes dated on/after YYYY-MM-DD.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'until' -x -d 'Only daily notes dated on/before YYYY-MM-DD.'
 complete -c mem -n '__mem_at \'mem search\'' -l 'mode' -x -a 'auto hybrid keyword vector' -d 'Force a branch; auto = hybrid when vectors exist.'

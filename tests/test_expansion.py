@@ -3,8 +3,10 @@
 memcli.retrieval.expand), against a real OpenAI-compatible server on 127.0.0.1.
 
 The server embeds by *concepts*: each word of a small synonym table adds 1 to its
-concept's dimension, any other word to a hashed dimension. So `injured` and
-`accident` are the same direction, and a test knows exactly which words are neighbours.
+concept's dimension, any other word 0.25 to a hashed dimension. So `injured` and
+`accident` are the same direction, a test knows exactly which words are neighbours, and
+a note's concept dominates its vector (a chunk found only through a neighbour word still
+has a cosine above the noise floor).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def concept_vector(text: str) -> list[float]:
         if word in CONCEPTS:
             v[CONCEPTS[word]] += 1.0
         else:
-            v[2 + hashlib.sha256(word.encode()).digest()[0] % (DIMS - 2)] += 1.0
+            v[2 + hashlib.sha256(word.encode()).digest()[0] % (DIMS - 2)] += 0.25
     return v
 
 
@@ -194,3 +196,19 @@ def test_a_damaged_word_store_only_turns_expansion_off(indexed, root, cli):
     assert code == 0, err
     assert json.loads(out)["embedding"]["words_embedded"] > 0, "rebuilt from the Markdown"
     assert term("accident") in search(cli, "who was hurt")["expansion"]
+
+
+def test_an_expansion_term_alone_is_no_match(indexed, root, cli):
+    """Nonsense words have neighbours too (here: vault words hashed to the same dimension),
+    but a chunk that only an expansion term reaches is shown only with a cosine above the
+    noise floor; nonsense has none, so it finds nothing in any mode."""
+    for mode in ("auto", "hybrid", "vector", "keyword"):
+        doc = search(cli, "zzqxj florp vrmbl", "--mode", mode)
+        assert doc["results"] == [], (mode, doc)
+        assert mode in ("vector", "keyword") or doc["expansion"], "the nonsense was expanded"
+    filler = " ".join(f"filler{i}" for i in range(40))
+    write(root, "album", f"An old snapshot among {filler}.")  # concept `picture`, but diluted
+    assert cli("reindex")[0] == 0
+    doc = search(cli, "picture")
+    assert {term("photo"), term("snapshot")} <= set(doc["expansion"])
+    assert paths(doc) == ["camera"], doc  # album: a neighbour word, and a cosine below the floor

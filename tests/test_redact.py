@@ -6,6 +6,7 @@ the scorer of bench/bench_secrets.py (loaded from its path: bench/ is not a pack
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import time
@@ -16,6 +17,7 @@ import yaml
 
 from memcli.errors import CONFIG, ConfigError
 from memcli.vault import redact as redact_module
+from memcli.vault import secret_rules
 from memcli.vault.redact import KINDS, Finding, Redactor, redact
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,6 +110,88 @@ KEPT = [
 @pytest.mark.parametrize("text", KEPT)
 def test_ordinary_text_is_kept(text):
     assert redact(text) == (text, [])
+
+
+# the context families of memcli.vault.secret_rules: one realistic line each, and the near misses
+FAMILIES = [
+    ("command line", "docker login -u ci -p Zq8xL2pW9k registry.acme.dev", "Zq8xL2pW9k"),
+    ("command line", "mysqldump -uroot -p'S3cr3t!x' --all-databases > all.sql", "S3cr3t!x"),
+    ("command line", "- ran `redis-cli -a Zq8xL2pW9k FLUSHALL` on staging", "Zq8xL2pW9k"),
+    ("command line", "sshpass -p 'Zq8xL2pW9k' ssh root@10.0.0.5", "Zq8xL2pW9k"),
+    ("command line", "PGPASSWORD=Zq8xL2pW9k psql -h db.internal -U app app", "Zq8xL2pW9k"),
+    ("command line", "curl --user=admin:Zq8xL2pW9k https://ci.acme.dev/api/json", "Zq8xL2pW9k"),
+    ("command line", "htpasswd -bc /etc/nginx/.htpasswd admin Zq8xL2pW9k", "Zq8xL2pW9k"),
+    ("command line", "docker login \\\n  -u deploy \\\n  -p Zq8xL2pW9k \\\n  registry.acme.dev", "Zq8xL2pW9k"),
+    ("command line", "sqlcmd -S db -U sa -P 'Zq8xL2pW9k' -Q 'SELECT 1'", "Zq8xL2pW9k"),
+    ("config file", "machine api.heroku.com\n  login ana@example.com\n  password Zq8xL2pW9k", "Zq8xL2pW9k"),
+    ("config file", "//registry.npmjs.org/:_auth=YWRtaW46aHVudGVyMg==\nalways-auth=true", "YWRtaW46aHVudGVyMg=="),
+    ("config file", '{"auths": {"ghcr.io": {"auth": "YWRtaW46aHVudGVyMg=="}}}', "YWRtaW46aHVudGVyMg=="),
+    ("config file", "[pypi]\nusername = deploy\npassword = Zq8x!L2pW9k", "Zq8x!L2pW9k"),
+    ("config file", "users:\n- name: admin\n  user:\n    token: b8db38015df10e33bc24d6d6c6d69bcd", "b8db38015df10e33bc24d6d6c6d69bcd"),
+    ("config file", 'variable "db_password" {\n  type    = string\n  default = "Zq8xL2pW9k"\n}', "Zq8xL2pW9k"),
+    ("config file", "FROM postgres:16\nENV POSTGRES_PASSWORD Zq8xL2pW9k", "Zq8xL2pW9k"),
+    ("connection string", "Data Source=db;User Id=sa;Password=correct horse battery staple;", "correct horse battery staple"),
+    ("connection string", "Driver={ODBC Driver 18};Server=db;UID=app;PWD={Zq8x;L2pW9k};", "Zq8x;L2pW9k"),
+    ("table", "| user | password |\n|---|---|\n| admin | gZ8Z4ZBSg@EN&bU_ |", "gZ8Z4ZBSg@EN&bU_"),
+    ("table", "| Key | Value |\n|:--|:--|\n| DB_HOST | db.internal |\n| DB_PASSWORD | Zq8x-L2pW9k |", "Zq8x-L2pW9k"),
+    ("prose", "The VPN password changed, it is now 68c50b96a54dd600c2ef8c5f2cee80cb", "68c50b96a54dd600c2ef8c5f2cee80cb"),
+    ("prose", "heads up: the staging token was rotated, the new one is Zq8xL2pW9kZq8x", "Zq8xL2pW9kZq8x"),
+    ("prose", "use token b8db38015df10e33bc24d6d6c6d69bcd for the staging API", "b8db38015df10e33bc24d6d6c6d69bcd"),
+    ("prose", "the root password `swordfish` works on all three boxes", "swordfish"),
+    ("prose", "the wifi password is swordfish", "swordfish"),
+    ("prose", "Credentials for staging: admin / m5Zc1w9cSxJnYwpzp", "m5Zc1w9cSxJnYwpzp"),
+    ("prose", "Credentials for the NAS: admin / rrQeFkxPabXLTWx", "rrQeFkxPabXLTWx"),
+    ("code", 'requests.get(url, auth=("admin", "ByuxrKWg29HXWmYE"))', "ByuxrKWg29HXWmYE"),
+    ("code", 'server.login("alerts@acme.dev", "Zq8xL2pW9k")', "Zq8xL2pW9k"),
+]
+FAMILY_NEAR_MISSES = [
+    "docker login -p is deprecated; use --password-stdin instead.", "Run `docker login -p` only in CI.",
+    "docker run -d -p 8080:80 -p 443:443 nginx:1.27", "docker login ghcr.io && docker run -p 5432:5432 postgres:16",
+    "ssh -p 2222 deploy@bastion.acme.dev", "mysql -h db.internal -P 3306 -u root -p app_production", "mysql -u root -p",
+    "redis-cli -a <password> ping", 'redis-cli -h cache -a "$REDIS_PASSWORD" --no-auth-warning info',
+    "htpasswd -c /etc/nginx/.htpasswd admin", "docker run --rm -u 1000:1000 node:20 npm ci",
+    "docker exec -u www-data:www-data app php artisan migrate", "mysql -uroot -p{password} app",
+    "The machine learning login flow sends a password reset email.", "//npm.pkg.github.com/:_authToken=${NPM_TOKEN}",
+    '{"auth": {"type": "oauth2", "flow": "pkce"}}', 'variable "password_length" {\n  default = "24"\n}',
+    'variable "db_password" {\n  type      = string\n  sensitive = true\n}',
+    "Server=db;Database=app;User Id=sa;Password=${SA_PASSWORD};", 'conn = f"Server=db;Uid=sa;Pwd={pwd};"',
+    "| Field | Type | Description |\n|---|---|---|\n| password | string | The user's password |",
+    "| name | token |\n|---|---|\n| prod | rotated |", "| model | tokens |\n|---|---|\n| gpt-4o | 128000 |",
+    "The password policy changed, it is now 14 characters minimum.", "The token limit is now 8192.",
+    "Use token-based auth for the API.", "the password is incorrect.", "the password is expired",
+    "credentials: vault/kv/app/db", "Rotate the password `db-prod` in Vault.", "Pass `--json` to get the output.",
+    'requests.get(url, auth=("user", "<password>"))', "auth=(user, password)",
+]
+
+
+@pytest.mark.parametrize("family,text,secret", FAMILIES, ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(FAMILIES)])
+def test_context_families_are_found(family, text, secret):
+    out, kinds = redact(text)
+    assert secret not in out and "[REDACTED:" in out, out
+    assert kinds and set(kinds) <= {"password", "basic_auth"}
+
+
+@pytest.mark.parametrize("text", FAMILY_NEAR_MISSES)
+def test_context_near_misses_are_kept(text):
+    assert redact(text) == (text, [])
+
+
+def test_context_families_replace_only_the_value():
+    assert redact("machine a.acme.dev login ana password Zq8xL2pW9k")[0] == \
+        "machine a.acme.dev login ana password [REDACTED:password]"
+    assert redact("Server=db;User Id=sa;Password=correct horse battery;Encrypt=true")[0] == \
+        "Server=db;User Id=sa;Password=[REDACTED:password];Encrypt=true"
+    assert redact("docker login -u ci -p Zq8xL2pW9k reg && docker run -p 8080:80 app")[0] == \
+        "docker login -u ci -p [REDACTED:password] reg && docker run -p 8080:80 app"
+    assert redact("| env | password |\n|---|---|\n| prod | Zq8xL2pW9k |\n| dev | see vault |")[0] == \
+        "| env | password |\n|---|---|\n| prod | [REDACTED:password] |\n| dev | see vault |"
+
+
+def test_a_long_value_goes_whole():
+    data = base64.b64encode((PEM * 4).encode()).decode()  # kubeconfig client-key-data: a base64 private key
+    assert len(data) > 256  # longer than an unquoted value's first run
+    assert redact(f"users:\n- name: a\n  user:\n    client-key-data: {data}\n")[0] == \
+        "users:\n- name: a\n  user:\n    client-key-data: [REDACTED:password]\n"
 
 
 def test_idempotent_on_the_whole_corpus():
@@ -226,6 +310,18 @@ PATHOLOGICAL = {
     "url colons": "://a:" * 200_000, "yaml tokens": "token: x\n" * 110_000, "bearer words": "Bearer " * 150_000,
     "xml tags": "<password>" * 100_000, "cjk keys": "密码：" * 300_000, "flags": "--x " * 250_000,
     "one long line of pairs": "password: abcd1234 " * 50_000, "one long line of prose": "secret is abc123 " * 60_000,
+    # the context families: flags, tools, continuations, .netrc, auth, HCL, connection strings, tables, prose
+    "login flags": "docker login -p " * 70_000, "attached flags": "mysql -pXy9 " * 90_000, "dash flags": "x -w " * 200_000,
+    "tool names": "mysql " * 170_000, "continuations": "docker \\\n" * 110_000, "htpasswd": "htpasswd -b a b " * 60_000,
+    "netrc": "machine a.b login " * 60_000, "npm auth": "_auth=" * 170_000, "auth base64": "auth: " + "QWxh" * 260_000,
+    "hcl blocks": 'variable "db_password" {\n default = "x"\n' * 25_000, "defaults": 'default = "abcd" ' * 60_000,
+    "connection strings": "Server=a;Password=" * 55_000, "a long connection value": ";pwd=" + "a b " * 250_000,
+    "table headers": "| password |\n|---|\n" * 50_000, "table rows": "| password | x |\n|---|---|\n" + "| a | b |\n" * 100_000,
+    "table pipes": "|---" * 250_000, "one huge row": "| key |\n|---|\n|" + "a" * (1 << 20),
+    "changed": "password changed " * 60_000, "use token": "use token " * 100_000, "bare keys": "password " * 110_000,
+    "quoted bare keys": "password `" * 100_000, "label colons": "credentials: " * 80_000, "colons": "a:" * 500_000,
+    "auth pairs": 'auth=("a", ' * 90_000, "parens": "(" * 1_000_000, "long value": "client-key-data: " + "A" * (1 << 20),
+    "long values": ("token: " + "A" * 300 + " ") * 3000, "run-on keys": "password=" * 110_000, "env lines": "ENV PASSWORD " * 80_000,
 }
 
 
@@ -272,7 +368,7 @@ def test_corpus_precision_and_recall_meet_the_targets():
 def test_heldout_is_scored_on_its_own():
     """heldout.jsonl was written after the detector and never tuned on: these bounds guard
     against regressions below the first measurement (precision 1.0, recall 0.74), they are
-    not targets. Its misses are formats no rule covers yet (-p/-a flags, .netrc, Terraform)."""
+    not targets. The context families came later, from their descriptions, not from its records."""
     bench = _scorer()
     heldout = bench.load_jsonl(CORPUS / "heldout.jsonl")
     assert len(heldout) >= 30
@@ -289,9 +385,21 @@ def test_committed_corpus_is_what_the_generator_writes(tmp_path):
         assert (tmp_path / name).read_bytes() == (CORPUS / name).read_bytes(), name
 
 
-def test_module_needs_only_the_standard_library_and_errors():
-    source = Path(redact_module.__file__).read_text(encoding="utf-8")
-    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
-    assert all(line.split()[1].split(".")[0] in {"__future__", "base64", "binascii", "re", "collections",
-                                                  "dataclasses", "functools", "typing", "memcli"} for line in imports)
-    assert [line for line in imports if "memcli" in line] == ["from memcli.errors import ConfigError"]
+def test_modules_need_only_the_standard_library_and_errors():
+    """redact.py (the Redactor) imports the rules and errors; secret_rules.py nothing of memcli."""
+    allowed = {"__future__", "base64", "binascii", "re", "collections", "dataclasses", "functools", "typing", "memcli"}
+    for module, memcli_imports in ((redact_module, ["from memcli.errors import ConfigError",
+                                                    "from memcli.vault.secret_rules import "]),
+                                   (secret_rules, [])):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+        assert all(line.split()[1].split(".")[0] in allowed for line in imports), module.__name__
+        assert [line.partition("(")[0] for line in imports if "memcli" in line] == memcli_imports, module.__name__
+
+
+def test_public_api_is_unchanged_by_the_split():
+    from memcli.vault.redact import KINDS, MARKER, Finding, Redactor, default_redactor, is_secret_key, redact  # noqa: F401
+
+    assert is_secret_key is secret_rules.is_secret_key and is_secret_key("db_password")
+    assert default_redactor().redact("password=hunter22") == redact("password=hunter22")
+    assert MARKER.fullmatch("[REDACTED:password]") and "password" in KINDS

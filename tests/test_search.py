@@ -255,6 +255,27 @@ def test_bad_date_is_usage_error(golden, run_mem, clean_failure, bad):
     assert "--since" in line
 
 
+def test_since_later_than_until_is_usage_error(golden, run_mem, clean_failure):
+    """Not an empty result: a reversed range is a mistake worth saying (exit 2, one line)."""
+    line = clean_failure(run_mem("-w", golden, "search", "fusion", "--since", "2026-05-20",
+                                 "--until", "2026-05-18"), 2)
+    assert "--since 2026-05-20 is later than --until 2026-05-18" in line
+
+
+def test_since_later_than_until_is_a_tool_error_over_mcp(golden):
+    from test_mcp import Client
+
+    client = Client(golden)
+    try:
+        client.initialize()
+        text, failed = client.call("memory_search", {"query": "fusion", "since": "2026-05-20", "until": "2026-05-18"})
+        assert failed and text.startswith("mem: error: ") and "later than" in text and "\n" not in text, text
+        text, failed = client.call("memory_search", {"query": "fusion", "since": "2026-05-18", "until": "2026-05-18"})
+        assert not failed and text.startswith("========== memory/2026-05-18/project-kickoff.md:"), text
+    finally:
+        client.close()
+
+
 # ---------------------------------------------------------------- links
 
 

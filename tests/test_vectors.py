@@ -26,6 +26,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
 import fake_provider as fp  # noqa: E402
+from memcli.index import embed as embedmod  # noqa: E402
+from memcli.index import vectors as vectormod  # noqa: E402
+
+PROBES = frozenset(embedmod.noise_probes())  # sent once per space to measure its noise floor
 
 SECRET = "sk-secret-XYZ"
 UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # conftest pins `none`; these tests configure mem.yaml
@@ -38,8 +42,12 @@ NOTES = {
     "tea": "Green tea in the morning, coffee never after noon.",
     "trip": "Trip to Lisbon: book the train and a hotel near the river.",
 }
-HYBRID_QUERY = "cat coffee receipts"  # keyword hits: cat, tea, tax; vector hits: every chunk
-VECTOR_ONLY_QUERY = "xylophone"  # in no note: only the vector branch can answer
+HYBRID_QUERY = "cat coffee receipts"  # keyword hits: cat, tea, tax; a vector hit: cat (0.67)
+# keyword hits: tea, tax; above the floor (0.5, see test_the_noise_floor_is_measured_once_per_space):
+# cat (0.70) alone, so the hybrid has a vector-only hit and four chunks below the floor
+FUSION_QUERY = "coffee receipts violin"
+VECTOR_ONLY_QUERY = "glacier"  # in no note: only the vector branch answers (trip, cat, tea; not bike 0.45)
+NONSENSE = "florp vrmbl"  # no term in any note, no cosine above 0.32
 HEAD = re.compile(r"^========== (?P<loc>\S+:\d+-\d+) \[(?P<scores>[^\]]*)\] ==========$", re.M)
 
 
@@ -99,8 +107,9 @@ class BowServer:
         with self.state.lock:
             return [s for s in self.state.seen[since:] if s.path == "/v1/embeddings"]
 
-    def texts(self, since: int = 0) -> list[str]:
-        return [t for s in self.requests(since) for t in s.body["input"]]
+    def texts(self, since: int = 0, probes: bool = False) -> list[str]:
+        """Texts sent since `since`, without the noise probes unless asked for."""
+        return [t for s in self.requests(since) for t in s.body["input"] if probes or t not in PROBES]
 
     def fail_forever(self, body=None) -> None:
         self.state.script(*[fp.Reply(500, body or {"error": {"message": f"overloaded (key {SECRET})"}})] * 500)
@@ -301,30 +310,45 @@ def test_an_edit_re_embeds_only_the_changed_passages(indexed, server, cli):
 # ---------------------------------------------------------------- search formats
 
 
-def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
-    hybrid = search_json(cli, HYBRID_QUERY)
-    vec = search_json(cli, HYBRID_QUERY, "--mode", "vector", "--limit", "15")["results"]
-    kw = search_json(cli, HYBRID_QUERY, "--mode", "keyword", "--limit", "15")["results"]
-    rank_v = {r["path"]: i for i, r in enumerate(vec, 1)}
-    rank_k = {r["path"]: i for i, r in enumerate(kw, 1)}
-    assert len(rank_v) == len(NOTES) and len(rank_k) == 3
+def floor_of(root: Path) -> float:
+    """The noise floor `mem reindex` measured for the workspace's active space."""
+    meta = root / "mem_metadata"
+    return vectormod.load_noise(meta, vectormod.active_space(meta))["floor"]
 
-    assert hybrid["counts"] == {"candidates": 15, "vector": len(NOTES), "keyword": 3, "returned": 5,
-                                "hybrid": True}
-    assert hybrid["log"] == f"[SearchStep] query='{HYBRID_QUERY}' candidates=15 vector_hits={len(NOTES)} keyword_hits=3"
+
+def vector_ranks(query: str, dims: int = 8) -> dict[str, int]:
+    """1-based rank of each note in the vector branch (every chunk, best cosine first)."""
+    texts = {f"{DAY}/{name}.md": f"# {name}\n\n{text}" for name, text in NOTES.items()}
+    order = sorted(texts, key=lambda p: -cosine(texts[p], query, dims))
+    return {p: i for i, p in enumerate(order, 1)}
+
+
+def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
+    """RRF over each branch's ranks, then the relevance floor: a chunk shows with a query term
+    of its own or a cosine above the floor; every result carries both branches' scores."""
+    floor = floor_of(indexed)
+    hybrid = search_json(cli, FUSION_QUERY)
+    kw = search_json(cli, FUSION_QUERY, "--mode", "keyword", "--limit", "15")["results"]
+    rank_v, rank_k = vector_ranks(FUSION_QUERY), {r["path"]: i for i, r in enumerate(kw, 1)}
+    assert len(rank_v) == len(NOTES) and len(rank_k) == 2
+    texts = {f"{DAY}/{name}.md": f"# {name}\n\n{text}" for name, text in NOTES.items()}
+    shown = [p for p in rank_v if p in rank_k or cosine(texts[p], FUSION_QUERY) > floor]
+    assert len(shown) == 3 and len(rank_v) - len(shown) == 3, "the floor must drop some chunks here"
+
+    assert hybrid["counts"] == {"candidates": 15, "vector": 1, "keyword": 2, "returned": 3, "hybrid": True}
+    assert hybrid["log"] == f"[SearchStep] query='{FUSION_QUERY}' candidates=15 vector_hits=1 keyword_hits=2"
     w = 0.6  # search.vector_weight in mem.yaml
     expected = sorted(((w / (60 + rank_v[p]) + ((1 - w) / (60 + rank_k[p]) if p in rank_k else 0.0), p)
-                       for p in rank_v), key=lambda t: -t[0])[:5]
+                       for p in shown), key=lambda t: -t[0])
     got = [(r["score"], r["path"]) for r in hybrid["results"]]
     assert [p for _, p in got] == [p for _, p in expected]
     for (score, _), (want, _) in zip(got, expected):
         assert score == pytest.approx(want, abs=1e-12)
-    for r in hybrid["results"]:
-        assert r["vector"] == pytest.approx(cosine(r["text"], HYBRID_QUERY), abs=1e-4)
-        assert r["vector"] == next(v["vector"] for v in vec if v["path"] == r["path"])
+    for r in hybrid["results"]:  # the real cosine of every result, even one the floor let through
+        assert r["vector"] == pytest.approx(cosine(r["text"], FUSION_QUERY), abs=1e-4)
         assert r["keyword"] == next((k["keyword"] for k in kw if k["path"] == r["path"]), None)
 
-    code, out, err = cli("-v", "search", HYBRID_QUERY)
+    code, out, err = cli("-v", "search", FUSION_QUERY)
     assert code == 0
     assert err == hybrid["log"] + "\n"
     heads = HEAD.findall(out)
@@ -334,13 +358,19 @@ def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
         want_heads.append((f"{r['path']}:{r['start_line']}-{r['end_line']}",
                            f"score={r['score']:.4f} vector={r['vector']:.4f} keyword={k}"))
     assert heads == want_heads
-    assert any(s.endswith("keyword=-") for _, s in heads)  # the `-` of a branch that missed
+    assert any(s.endswith("keyword=-") for _, s in heads)  # a vector-only hit above the floor
 
 
 def test_vector_hits_only_use_the_single_branch_format(indexed, server, cli):
+    floor = floor_of(indexed)
     data = search_json(cli, VECTOR_ONLY_QUERY)
-    assert data["counts"]["keyword"] == 0 and data["counts"]["vector"] == len(NOTES)
+    texts = {f"{DAY}/{name}.md": f"# {name}\n\n{text}" for name, text in NOTES.items()}
+    above = sorted((p for p in texts if cosine(texts[p], VECTOR_ONLY_QUERY) > floor),
+                   key=lambda p: -cosine(texts[p], VECTOR_ONLY_QUERY))
+    assert 0 < len(above) < len(NOTES)
+    assert data["counts"]["keyword"] == 0 and data["counts"]["vector"] == len(above)
     assert data["counts"]["hybrid"] is False
+    assert [r["path"] for r in data["results"]] == above
     for r in data["results"]:
         assert r["keyword"] is None
         assert r["score"] == r["vector"] == pytest.approx(cosine(r["text"], VECTOR_ONLY_QUERY), abs=1e-4)
@@ -348,6 +378,14 @@ def test_vector_hits_only_use_the_single_branch_format(indexed, server, cli):
     assert (code, err) == (0, "")
     assert HEAD.findall(out) == [(f"{r['path']}:{r['start_line']}-{r['end_line']}", f"score={r['score']:.4f}")
                                  for r in data["results"]]
+
+
+@pytest.mark.parametrize("mode", ["auto", "hybrid", "vector", "keyword"])
+def test_a_query_nothing_matches_has_no_results_in_every_mode(indexed, server, cli, mode):
+    code, out, err = cli("search", NONSENSE, "--mode", mode)
+    assert (code, out, err) == (0, "(no memory results)\n", "")
+    data = search_json(cli, NONSENSE, "--mode", mode)
+    assert data["results"] == [] and data["counts"]["vector"] == data["counts"]["keyword"] == 0
 
 
 def test_mode_forces_a_branch(indexed, server, cli):
@@ -378,6 +416,54 @@ def test_forced_vector_branch_without_backend_is_exit_2(root, cli, clean_failure
     (root / "mem.yaml").write_text("embedding_model_config:\n  backend: none\n", encoding="utf-8")
     write_notes(root, NOTES)
     clean_failure(cli("search", "cat", "--mode", mode), 2)
+
+
+# ---------------------------------------------------------------- the noise floor
+
+
+def noise_file(root: Path) -> Path:
+    meta = root / "mem_metadata"
+    return vectormod.noise_path(meta, vectormod.active_space(meta)["id"])
+
+
+def test_the_noise_floor_is_measured_once_per_space(indexed, server, cli):
+    """`mem reindex` sends the probes once, and records the 0.9 quantile of their best cosines
+    against the vault's passages; this 8-dimension hash space lets nonsense score high, so
+    the cap applies."""
+    sent = [t for t in server.texts(probes=True) if t in PROBES]
+    assert sorted(sent) == sorted(PROBES) and len(PROBES) == embedmod.PROBE_COUNT
+    record = json.loads(noise_file(indexed).read_text(encoding="utf-8"))
+    rows = np.array([unit(bow(f"# {n}\n\n{t}", 8)).astype("<f2").astype(np.float32) for n, t in NOTES.items()])
+    best = [float((rows @ unit(v)).max()) if np.any(v := np.asarray(bow(p, 8))) else 0.0
+            for p in embedmod.noise_probes()]
+    assert record["measured"] == pytest.approx(float(np.quantile(best, vectormod.FLOOR_QUANTILE)), abs=2e-3)
+    assert record["measured"] > vectormod.FLOOR_CAP == record["floor"] == record["cap"]
+    assert (record["passages"], record["probes"]) == (len(NOTES), len(PROBES))
+
+    mark = server.mark()
+    write_notes(indexed, {"owl": "An owl nests in the old barn."})
+    assert cli("reindex")[0] == 0
+    assert server.texts(mark, probes=True) == ["# owl\n\nAn owl nests in the old barn."]  # probes kept
+    assert json.loads(noise_file(indexed).read_text(encoding="utf-8"))["passages"] == len(NOTES) + 1
+
+
+def test_a_space_without_a_floor_measures_it_at_its_first_search(indexed, server, cli):
+    """A space embedded before floors existed: the first search sends the probes in the same
+    batch as the query (split only by max_batch_size) and keeps the record; the next search
+    sends the query alone."""
+    record = noise_file(indexed).read_text(encoding="utf-8")
+    noise_file(indexed).unlink()
+    mark = server.mark()
+    hits = search_json(cli, VECTOR_ONLY_QUERY)["results"]
+    assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY] + embedmod.noise_probes()  # one batch
+    assert json.loads(noise_file(indexed).read_text(encoding="utf-8")) == json.loads(record)
+    mark = server.mark()
+    assert search_json(cli, VECTOR_ONLY_QUERY)["results"] == hits
+    assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY]
+
+    noise_file(indexed).unlink()  # or the next `mem reindex`, even with nothing else to do
+    assert cli("reindex")[0] == 0
+    assert json.loads(noise_file(indexed).read_text(encoding="utf-8")) == json.loads(record)
 
 
 # ---------------------------------------------------------------- changed settings
@@ -550,30 +636,49 @@ def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
     code, out, err = run_mem("-w", ws, "reindex", "--json", env=UNPIN, timeout=120)
     assert code == 0, err
     assert json.loads(out)["embedding"]["chunks_with_vectors"] == 6
-    code, out, err = run_mem("-w", ws, "search", "How does the user usually travel to work?", env=UNPIN)
+    meta = ws / "mem_metadata"
+    noise = vectormod.load_noise(meta, vectormod.active_space(meta))
+    assert 0.1 < noise["floor"] == noise["measured"] < vectormod.FLOOR_CAP, noise  # MiniLM's own floor
+    # no word of the note: `bike` is not `bicycle`, nothing is ridden to an office
+    code, out, err = run_mem("-w", ws, "search", "What kind of bike do I ride to the office?", env=UNPIN)
     assert (code, err) == (0, "")
     first = HEAD.search(out)
     assert first and first["loc"].startswith(f"{DAY}/bike.md:"), out
     assert re.fullmatch(r"score=-?\d+\.\d{4}( vector=-?\d+\.\d{4} keyword=(-|\d+\.\d{4}))?", first["scores"])
+    for mode in ("auto", "vector"):  # nonsense scores below the floor (MiniLM: 0.16 here)
+        code, out, err = run_mem("-w", ws, "search", "zzqxj florp vrmbl", "--mode", mode, env=UNPIN)
+        assert (code, out, err) == (0, "(no memory results)\n", "")
 
 
 def test_default_fusion_is_weighted_min_max(indexed, server, cli):
-    """search.fusion: minmax (the default): w * norm(vector) + (1 - w) * norm(keyword), each
-    branch min-max normalised over its own candidates, a missing branch counting 0."""
+    """search.fusion: minmax (the default): w * norm(cosine) + (1 - w) * norm(BM25), each
+    normalised from a fixed minimum (the noise floor; 0) to the branch's best candidate and
+    clipped to 0..1, a missing branch counting 0; then the relevance floor."""
     (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", "fusion: \"minmax\""))
-    hybrid = search_json(cli, HYBRID_QUERY, "--limit", "15")
-    vec = search_json(cli, HYBRID_QUERY, "--mode", "vector", "--limit", "15")["results"]
-    kw = search_json(cli, HYBRID_QUERY, "--mode", "keyword", "--limit", "15")["results"]
-
-    def norm(rows):
-        lo, hi = min(r["score"] for r in rows), max(r["score"] for r in rows)
-        return {r["path"]: (r["score"] - lo) / (hi - lo) if hi > lo else 1.0 for r in rows}
-
-    nv, nk = norm(vec), norm(kw)
-    expected = {p: 0.6 * nv.get(p, 0.0) + 0.4 * nk.get(p, 0.0) for p in {*nv, *nk}}
+    floor = floor_of(indexed)
+    hybrid = search_json(cli, FUSION_QUERY, "--limit", "15")
+    kw = search_json(cli, FUSION_QUERY, "--mode", "keyword", "--limit", "15")["results"]
+    texts = {f"{DAY}/{name}.md": f"# {name}\n\n{text}" for name, text in NOTES.items()}
+    cos = {p: cosine(t, FUSION_QUERY) for p, t in texts.items()}
+    best_cos, best_kw = max(cos.values()), max(r["score"] for r in kw)
+    nv = {p: min(1.0, max(0.0, (c - floor) / (best_cos - floor))) for p, c in cos.items()}
+    nk = {r["path"]: r["score"] / best_kw for r in kw}
+    expected = {p: 0.6 * nv[p] + 0.4 * nk.get(p, 0.0) for p in texts if p in nk or cos[p] > floor}
     assert hybrid["counts"]["hybrid"] is True
     got = {r["path"]: r["score"] for r in hybrid["results"]}
-    assert got.keys() == expected.keys()
+    assert got.keys() == expected.keys() and len(got) == 3
+    assert sorted(nv.values())[:4] == [0.0] * 4, "below the floor: clipped to 0"
     for p, score in got.items():
-        assert score == pytest.approx(expected[p], abs=1e-9), p
+        assert score == pytest.approx(expected[p], abs=1e-3), p  # float16 rows: cosines to 1e-4
     assert [r["path"] for r in hybrid["results"]] == sorted(got, key=lambda p: -got[p])
+
+
+@pytest.mark.parametrize("fusion", ["minmax", "rrf"])
+def test_a_hits_score_does_not_depend_on_the_limit(indexed, server, cli, fusion):
+    (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", f"fusion: \"{fusion}\""))
+    runs = {n: search_json(cli, FUSION_QUERY, "--limit", str(n), "--no-links")["results"] for n in (1, 2, 3, 15)}
+    full = {r["path"]: (r["score"], r["vector"], r["keyword"]) for r in runs[15]}
+    for n, results in runs.items():
+        assert [r["path"] for r in results] == [r["path"] for r in runs[15]][:n]
+        for r in results:
+            assert (r["score"], r["vector"], r["keyword"]) == full[r["path"]], (n, r["path"])

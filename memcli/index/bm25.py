@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from typing import Callable, NamedTuple
 
 from memcli.index import tokenizer
 
@@ -46,37 +47,73 @@ def _terms(snap, query: str, extra=()) -> list[tuple[int, int, float]]:
     """(postings start, end, idf * (k1 + 1) * weight) of each query term found in the index.
 
     `extra` = (index term, weight) pairs added to the query's own terms (weight 1)."""
+    own, added = _split_terms(snap, query, extra)
+    return own + added
+
+
+def _split_terms(snap, query: str, extra=()):
+    """_terms, as (the query's own terms, the `extra` ones)."""
     n = snap.n_docs
     k1 = float(snap.header.get("k1", K1))
-    terms = []
-    weighted = [(t, 1.0) for t in tokenizer.query_terms(query)] + list(extra)
-    for term, weight in weighted:
+    parts: tuple[list, list] = ([], [])
+    weighted = [(t, 1.0, 0) for t in tokenizer.query_terms(query)] + [(t, w, 1) for t, w in extra]
+    for term, weight, part in weighted:
         span = snap.postings(tokenizer.term_hash(term))
         if span is not None:
             a, z = span
             idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
             if idf > 0:
-                terms.append((a, z, idf * (k1 + 1.0) * weight))
-    return terms
+                parts[part].append((a, z, idf * (k1 + 1.0) * weight))
+    return parts
+
+
+class Scored(NamedTuple):
+    """A keyword search: its best chunks, and what it knows of any other chunk."""
+
+    top: list[tuple[int, float]]  # the best k (chunk, BM25 score), highest first
+    score: Callable[[int], float]  # any chunk's score (0.0 = no query term in it)
+    matched: Callable[[int], bool]  # the chunk holds one of the query's own terms
+    any_matched: bool  # some allowed chunk does (an expansion term alone is no match)
+
+
+NOTHING = Scored([], lambda d: 0.0, lambda d: False, False)
 
 
 def search(snap, query: str, k: int, allowed=None, extra=()) -> list[tuple[int, float]]:
     """The best `k` (chunk, BM25 score), highest first; `allowed(doc) -> bool` filters chunks;
     `extra` adds weighted terms (query expansion)."""
-    terms = _terms(snap, query, extra) if snap.n_docs else []
+    return scored(snap, query, k, allowed, extra).top
+
+
+def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
+    """search(), plus every chunk's score and which chunks match a term of the query itself.
+
+    A chunk that only an expansion term reaches is scored like any other, but it is
+    not a match: what a search shows needs a real term (or a vector above the floor)."""
+    own, added = _split_terms(snap, query, extra) if snap.n_docs else ([], [])
+    terms = own + added
     if not terms:
-        return []
+        return NOTHING
     if not _numpy_pays(terms):
-        return top(score(snap, query, allowed, terms), k)
+        acc = score(snap, query, allowed, terms)
+        hit_own = {d for a, z, _ in own for d in snap.post_doc[a:z].tolist()}
+        if allowed is not None:
+            hit_own = {d for d in hit_own if allowed(d)}
+        return Scored(top(acc, k), lambda d: acc.get(d, 0.0), hit_own.__contains__, bool(hit_own))
     import numpy as np
 
     acc = _accumulate_numpy(snap, terms)
+    own_mask = np.zeros(snap.n_docs, dtype=bool)
+    post_doc = np.frombuffer(snap.post_doc, dtype=np.uint32)
+    for a, z, _ in own:
+        own_mask[post_doc[a:z]] = True
     hit = np.flatnonzero(acc > 0)
     if allowed is not None:
         hit = hit[np.fromiter((allowed(d) for d in hit.tolist()), dtype=bool, count=len(hit))]
-    if len(hit) > k:
-        hit = hit[np.argpartition(-acc[hit], k - 1)[:k]]
-    return top(dict(zip(hit.tolist(), acc[hit].tolist())), k)
+    any_own = bool(own_mask[hit].any())
+    best = hit[np.argpartition(-acc[hit], k - 1)[:k]] if len(hit) > k else hit
+    return Scored(top(dict(zip(best.tolist(), acc[best].tolist())), k),
+                  lambda d: float(acc[d]), lambda d: bool(own_mask[d]), any_own)
 
 
 def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:

@@ -7,7 +7,8 @@ matrix of the *current* snapshot from the previous matrix plus that cache, so a
 concurrent sync or an interruption loses nothing: the next run starts from the
 cache and embeds only what is still missing. The last checkpoint also writes one
 vector per chunk (the normalised mean of its passages') into the chunk store as
-`_embedding_f16_b64` (ReMe's format).
+`_embedding_f16_b64` (ReMe's format). Then the space's noise floor is measured
+against the vault's passages (noise_probes; memcli.index.vectors.noise_record).
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from memcli.errors import ProviderError
 from memcli.index import snapshot as snapmod
 from memcli.index import passages, store, sync, vectors
 from memcli.vault.workspace import Workspace
 
 CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
+# Nonsense the floor is measured with (noise_probes): seeded, so every vault and every
+# run sends the same texts; a new seed or count needs a new vectors.NOISE_VERSION.
+PROBE_SEED, PROBE_COUNT = 14, 48
+_SYLLABLES = ("ka lo mi tren vor sha qu bel dor nix pra zu ek oth gri mav sel tup wen fa rok "
+              "bli und cha ix pol dre sku yo gam").split()
 
 
 @dataclass
@@ -111,6 +118,7 @@ def _checkpoint(ws: Workspace, space: dict, cache: dict, lock_factory, keys: _Ke
             vectors.set_active_space(ws.metadata, space)
             if old_space and old_space["id"] != space["id"]:
                 vectors.atomic.remove(vectors.matrix_path(ws.metadata, old_space["id"]))
+                vectors.atomic.remove(vectors.noise_path(ws.metadata, old_space["id"]))
             return int(mask.sum()), n, len(rows)
         finally:
             snap.close()
@@ -179,6 +187,49 @@ def _up_to_date(ws: Workspace, snap, space: dict, keys: _Keys, rep: EmbedReport)
     return True
 
 
+def noise_probes() -> list[str]:
+    """PROBE_COUNT texts that mean nothing: half random letter strings (`xcvoj vmmydi`),
+    half words of shuffled syllables (`tupcha grimav`), one to four words each."""
+    import random
+
+    rnd = random.Random(PROBE_SEED)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    out = []
+    for i in range(PROBE_COUNT):
+        if i % 2:
+            words = ("".join(rnd.choice(_SYLLABLES) for _ in range(rnd.randint(2, 4)))
+                     for _ in range(rnd.randint(1, 4)))
+        else:
+            words = ("".join(rnd.choice(letters) for _ in range(rnd.randint(3, 8))) for _ in range(rnd.randint(1, 4)))
+        out.append(" ".join(words))
+    return out
+
+
+def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) -> dict | None:
+    """Measure and keep the noise floor of `space` against the current matrix; the probes
+    are embedded once per space (their vectors are kept in the record). Rewritten only
+    when the floor changed. None when the space has no matrix or the provider failed (the
+    vectors are in; the next run or search measures the floor)."""
+    import numpy as np
+
+    matrix = vectors.load_matrix(ws.metadata, space)
+    if matrix is None:
+        return None
+    old = vectors.load_noise(ws.metadata, space)
+    probe_vecs = vectors.noise_vectors(old, int(space["dims"])) if old else None
+    if probe_vecs is None:
+        texts = noise_probes()
+        size = batch_size if batch_size > 0 else len(texts)
+        try:
+            probe_vecs = np.vstack([embed_batch(texts[i:i + size]) for i in range(0, len(texts), size)])
+        except ProviderError:
+            return None
+    record = vectors.noise_record(space, probe_vecs, matrix)
+    if old is None or any(old.get(key) != record[key] for key in ("floor", "measured", "passages")):
+        vectors.save_noise(ws.metadata, record)
+    return record
+
+
 def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
         lock_factory, *, max_cache: int = 10000, progress=None) -> EmbedReport:
     """Embed what is missing. `space` = {id, identity, dims}; `embed_batch` returns an (n, dims) array."""
@@ -192,6 +243,8 @@ def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], 
         return rep
     try:
         if not rep.switched and _up_to_date(ws, snap, space, keys, rep):
+            if vectors.load_noise(ws.metadata, space) is None:  # a space from before floors
+                measure_noise(ws, space, embed_batch, batch_size)
             rep.seconds = time.perf_counter() - t0
             return rep
         cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), dims)
@@ -224,5 +277,6 @@ def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], 
             checkpoint(False)
         raise
     rep.with_vectors, rep.total, rep.passages = checkpoint(True)
+    measure_noise(ws, space, embed_batch, batch_size)
     rep.seconds = time.perf_counter() - t0
     return rep

@@ -204,6 +204,67 @@ def set_active_space(metadata: Path, space: dict | None) -> None:
         atomic.write_text(space_file(metadata), json.dumps(space, sort_keys=True))
 
 
+# The noise floor of a space: what nonsense reaches against this vault's passages. Each
+# probe (memcli.index.embed.noise_probes) scores its best passage cosine; the floor is the
+# FLOOR_QUANTILE of those (the maximum is one lucky probe, `polka` is a word), and a vector
+# hit must score above it. Never above FLOOR_CAP, so that a space in which nonsense scores
+# high (a test's hash vectors, a model whose cosines all crowd near 1) keeps its hits.
+NOISE_VERSION = 1  # bump when the probes or the rule change: floors are measured again
+FLOOR_QUANTILE = 0.9
+FLOOR_CAP = 0.5
+
+
+def noise_path(metadata: Path, space: str) -> Path:
+    return metadata / "embedding_store" / f"noise_{space}.json"
+
+
+def load_noise(metadata: Path, space: dict) -> dict | None:
+    """The space's noise record {version, space, floor, measured, passages, probes, vectors},
+    or None when it is missing, damaged or from other probes."""
+    try:
+        data = json.loads(noise_path(metadata, space["id"]).read_text(encoding="utf-8"))
+        ok = (isinstance(data, dict) and data.get("version") == NOISE_VERSION and data.get("space") == space["id"]
+              and isinstance(data.get("floor"), float) and isinstance(data.get("vectors"), str))
+        return data if ok else None
+    except (OSError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def noise_record(space: dict, probe_vecs, matrix: "Matrix") -> dict:
+    """Measure the floor of `space` against the embedded passages of `matrix` (none: 0)."""
+    import numpy as np
+
+    rows = matrix.rows
+    if not matrix.mask.all():
+        rows = rows[np.repeat(matrix.mask.astype(bool), np.diff(matrix.offsets).astype(np.intp))]
+    probes = np.asarray(probe_vecs, dtype=np.float32)
+    probes = probes / np.maximum(np.linalg.norm(probes, axis=1, keepdims=True), 1e-12)
+    best = np.full(len(probes), -1.0, dtype=np.float32)
+    for a in range(0, rows.shape[0], 32768):
+        block = np.asarray(rows[a:a + 32768], dtype=np.float32)
+        best = np.maximum(best, (block @ probes.T).max(axis=0))
+    found = rows.shape[0] and len(best)
+    measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
+    packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
+    return {"version": NOISE_VERSION, "space": space["id"], "floor": min(measured, FLOOR_CAP),
+            "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
+            "quantile": FLOOR_QUANTILE, "cap": FLOOR_CAP, "passages": int(rows.shape[0]),
+            "probes": len(probes), "vectors": packed}
+
+
+def noise_vectors(record: dict, dims: int):
+    """The probe vectors a noise record keeps (so a later run re-measures without a request)."""
+    import numpy as np
+
+    arr = np.frombuffer(base64.b64decode(record["vectors"]), dtype="<f2")
+    n = int(record.get("probes", 0))
+    return arr.reshape(n, dims).astype(np.float32) if n and arr.size == n * dims else None
+
+
+def save_noise(metadata: Path, record: dict) -> None:
+    atomic.write_text(noise_path(metadata, record["space"]), json.dumps(record, sort_keys=True))
+
+
 def load_matrix(metadata: Path, space: dict | None) -> Matrix | None:
     """The matrix file of `space` as it is (any generation), or None when missing or damaged."""
     if not space:
@@ -276,4 +337,4 @@ def drop_matrix(meta: Path) -> None:
     space = active_space(meta)
     if space:
         atomic.remove(matrix_path(meta, space["id"]))
-    set_active_space(meta, None)
+    set_active_space(meta, None)  # the noise record stays: its probes' vectors are still valid

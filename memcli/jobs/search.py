@@ -87,7 +87,10 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if mode not in ("auto", "hybrid", "keyword", "vector"):
         raise BadInput(f"--mode must be hybrid, keyword or vector, got {mode!r}")
     since, until = parse_date(since, "--since"), parse_date(until, "--until")
+    if since and until and since > until:
+        raise BadInput(f"--since {since} is later than --until {until}, so no note can match")
     candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
+    depth = max(candidates, fusion.POOL)  # what each branch retrieves: at least the fusion's pool
     result = SearchResult(query, [], candidates)
     snap = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     if snap is None or snap.n_docs == 0:
@@ -100,32 +103,17 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
     branch = VectorBranch([], None, [])
     if mode != "keyword":  # first: its query embedding also gives the keyword expansion
-        branch = _vector_branch(ws, snap, query, candidates, allowed, result.warnings,
+        branch = _vector_branch(ws, snap, query, depth, allowed, result.warnings,
                                 required=mode != "auto", backend=backend, expand=mode != "vector")
-    vector, embedded = branch.hits, branch.has_vector
-    keyword: list[tuple[int, float]] = []
+    keyword = bm25.NOTHING
     if mode != "vector":
-        keyword = bm25.search(snap, query, candidates, allowed, extra=branch.expansion)
+        keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
     result.expansion = [t for t, _ in branch.expansion]
-    result.keyword_hits, result.vector_hits = len(keyword), len(vector)
-
-    if keyword and vector:
-        result.hybrid = True
-        if cfg.fusion == "rrf":
-            hits = fusion.fuse_rrf(snap, vector, keyword, cfg.vector_weight, cfg.rrf_k, embedded)
-        else:
-            hits = fusion.fuse_minmax(snap, vector, keyword, cfg.vector_weight, embedded)
-    else:
-        hits = [fusion.doc_hit(snap, d, s) for d, s in (keyword or vector)]
-        for h in hits:
-            if keyword:
-                h.keyword = h.score
-            else:
-                h.vector = h.score
+    hits = _ranked(snap, cfg, branch, keyword, result)
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
     max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
-    hits = fusion.merge(snap, hits, max_tokens)[:limit]
+    hits = fusion.merge(snap, hits[:candidates], max_tokens)[:limit]  # the best `candidates` fold
     if links:
         expansion = linkmod.expand(snap, list(dict.fromkeys(h.path for h in hits)),
                                    cfg.max_links_per_direction)
@@ -135,16 +123,64 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     return result
 
 
+def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: SearchResult) -> list[Hit]:
+    """The hits worth showing, best first, each scored independently of the limit.
+
+    Relevance floor: a chunk is shown only with a real match, a query term of its own (an
+    expansion term alone is none) or a cosine above the space's noise floor, so a query
+    that nothing matches gives no results in every mode. When the vector branch has such
+    a match and the keyword branch any candidate, every candidate of both is fused; else
+    the branch with matches ranks alone by its own scores (raw cosine or BM25)."""
+    vector, floor, c = branch.hits, branch.floor, result.candidates
+    cos = dict(vector)
+
+    def above(d) -> bool:
+        return d in cos and (floor is None or cos[d] > floor)
+
+    result.vector_hits = sum(1 for d, _ in vector[:c] if above(d))
+    result.keyword_hits = sum(1 for d, _ in keyword.top[:c] if keyword.matched(d))
+    vector_matched = bool(vector) and above(vector[0][0])  # the list is best first
+    if vector_matched and keyword.top:
+        result.hybrid = True
+        docs = list(dict.fromkeys([*(d for d, _ in vector), *(d for d, _ in keyword.top)]))
+        if branch.cosines is not None:  # each branch's score of the other's candidates
+            cos.update(branch.cosines([d for d in docs if d not in cos]))
+        bm = dict(keyword.top)
+        bm.update((d, s) for d in docs if d not in bm and (s := keyword.score(d)) > 0)
+        if cfg.fusion == "rrf":
+            hits = fusion.fuse_rrf(snap, vector, keyword.top, cfg.vector_weight, cfg.rrf_k,
+                                   branch.has_vector, scores=(cos, bm))
+        else:
+            hits = fusion.fuse_minmax(snap, vector, keyword.top, cfg.vector_weight, branch.has_vector,
+                                      scores=(cos, bm), floor=floor)
+        return [h for h in hits if keyword.matched(h.docs[0]) or above(h.docs[0])]
+    hits = []
+    if vector_matched:
+        for d, s in vector:
+            if above(d):
+                hits.append(fusion.doc_hit(snap, d, s))
+                hits[-1].vector = s
+    else:
+        for d, s in keyword.top:
+            if keyword.matched(d):
+                hits.append(fusion.doc_hit(snap, d, s))
+                hits[-1].keyword = s
+    return hits
+
+
 class VectorBranch(NamedTuple):
     hits: list[tuple[int, float]]  # (doc, cosine), best first
     has_vector: object  # doc -> bool, or None when the branch did not run
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
+    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
+    floor: float | None = None  # the space's noise floor: a vector match scores above it
 
 
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
                    required: bool, backend=None, expand: bool = True) -> VectorBranch:
     """Exact cosine over the chunks' passage vectors (a chunk's best), a has-a-vector test
-    for chunks, and the query expansion computed from the same embedding request.
+    for chunks, the query expansion computed from the same embedding request, and the
+    space's noise floor (measured here, in that request, if no embedding run has yet).
 
     Empty (with one warning) whenever it cannot run.
 
@@ -181,8 +217,10 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
         return VectorBranch([], None, [])
     words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
+    noise = vectors.load_noise(ws.metadata, space)
+    probes = [] if noise else _noise_probes()
     try:
-        vecs = backend.embedder.embed_batch([query] + words)
+        vecs = backend.embedder.embed_batch([query] + words + probes)
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
         return VectorBranch([], None, [])
@@ -192,13 +230,36 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
+    if probes:
+        noise = _keep_noise(ws, space, vecs[1 + len(words):], matrix)
     cfg = ws.settings.search
-    expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms,
+    expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
     mask = matrix.mask  # a chunk scores as its best passage
     return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets,
                                    matrix.chunk_rows),
-                        lambda d: bool(mask[d]), expansion)
+                        lambda d: bool(mask[d]), expansion,
+                        lambda docs: vecmod.cosines(matrix.rows, mask, vecs[0], docs, matrix.offsets),
+                        noise["floor"])
+
+
+def _noise_probes() -> list[str]:
+    from memcli.index import embed
+
+    return embed.noise_probes()
+
+
+def _keep_noise(ws: Workspace, space: dict, probe_vecs, matrix) -> dict:
+    """The floor of a space whose embedding run predates floors, measured from this search's
+    request and kept (a read-only workspace measures it again next time)."""
+    from memcli.index import vectors
+
+    record = vectors.noise_record(space, probe_vecs, matrix)
+    try:
+        vectors.save_noise(ws.metadata, record)
+    except OSError:
+        pass
+    return record
 
 
 def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from memcli.retrieval.hits import Hit
 
+# Each branch hands at least its best POOL chunks to the fusion, and RRF counts ranks up to
+# POOL only, whatever --limit asks for: a chunk's fused score depends on the query and the
+# index alone, and the first hits of `-n 1` are those of `-n 10`.
+POOL = 30
+
 
 def doc_hit(snap, doc: int, score: float) -> Hit:
     fidx, start, end, crumb = snap.meta(doc)
@@ -62,51 +67,72 @@ def rebuild_text(snap, hit: Hit) -> None:
     hit.text = "\n".join(crumb_of_first + [by_line.get(i, "") for i in range(lo, hi + 1)])
 
 
-def fuse_rrf(snap, vector, keyword, vector_weight: float, k: int, embedded=None) -> list[Hit]:
+def fuse_rrf(snap, vector, keyword, vector_weight: float, k: int, embedded=None, scores=None) -> list[Hit]:
     """Weighted reciprocal rank fusion keyed by chunk; a missing branch adds nothing.
 
-    Except for a chunk that has no vector yet (edited since the last embedding run):
-    the vector branch could not see it, so instead of 0 it is credited with its
-    keyword rank. Otherwise every embedded chunk, however dissimilar, would outrank
-    the best keyword match of a note written a minute ago.
+    Ranks count within each branch's best POOL, so a chunk's score does not depend on
+    how many results were asked for. Except for a chunk that has no vector yet (edited
+    since the last embedding run): the vector branch could not see it, so instead of 0
+    it is credited with its keyword rank. Otherwise every embedded chunk, however
+    dissimilar, would outrank the best keyword match of a note written a minute ago.
+    `scores` = (doc -> cosine, doc -> BM25) of every candidate (see candidates()).
     """
-    merged: dict[int, Hit] = {}
-    for rank, (d, s) in enumerate(vector, 1):
-        h = merged[d] = doc_hit(snap, d, vector_weight / (k + rank))
-        h.vector = s
-    for rank, (d, s) in enumerate(keyword, 1):
-        contrib = (1.0 - vector_weight) / (k + rank)
-        h = merged.get(d)
-        if h is None:
-            abstained = embedded is not None and not embedded(d)
-            h = merged[d] = doc_hit(snap, d, vector_weight / (k + rank) if abstained else 0.0)
-        h.score += contrib
-        h.keyword = s
-    return sorted(merged.values(), key=lambda h: -h.score)
+    rank_v = {d: r for r, (d, _) in enumerate(vector[:POOL], 1)}
+    rank_k = {d: r for r, (d, _) in enumerate(keyword[:POOL], 1)}
+    cos, bm = scores or candidates(vector, keyword)
+    hits = []
+    for d in dict.fromkeys([*(d for d, _ in vector), *(d for d, _ in keyword)]):
+        rv = rank_v.get(d)
+        if rv is None and d in rank_k and embedded is not None and not embedded(d):
+            rv = rank_k[d]  # not embedded yet: the vector branch abstains
+        score = (vector_weight / (k + rv) if rv else 0.0) + \
+            ((1.0 - vector_weight) / (k + rank_k[d]) if d in rank_k else 0.0)
+        h = doc_hit(snap, d, score)
+        h.vector, h.keyword = cos.get(d), bm.get(d)
+        hits.append(h)
+    return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
 
 
-def fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None) -> list[Hit]:
-    """Weighted sum of each branch's scores min-max normalised over its candidates.
+def fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None, scores=None,
+                floor: float | None = None) -> list[Hit]:
+    """Weighted sum of each branch's scores min-max normalised with a fixed minimum:
+    w * (cos - floor) / (best cos - floor) + (1 - w) * bm25 / best bm25, each part clipped
+    to 0..1. The best candidate of a branch counts 1 from it, a cosine at the space's
+    noise floor (or a chunk without the query's terms) 0, whatever the limit.
 
     The default: on LoCoMo and a pydoc corpus it beat weighted RRF at every weight
     and k tried (docs/evaluation.md), because it keeps how far apart scores are,
-    which RRF throws away. A chunk absent from a branch gets 0 from it, except a
-    chunk with no vector yet, which is credited its keyword score (see fuse_rrf).
+    which RRF throws away; anchoring the minimum at the floor and at 0 instead of the
+    worst candidate measured as well or better (docs/evaluation.md, issue 14). A chunk
+    without a vector yet is credited its keyword part (see fuse_rrf). `scores` = (doc ->
+    cosine, doc -> BM25) of every candidate; `floor` None = the worst candidate's cosine.
     """
-    def normalised(branch):
-        if not branch:
-            return {}
-        lo, hi = min(s for _, s in branch), max(s for _, s in branch)
-        return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in branch}
-
-    nv, nk = normalised(vector), normalised(keyword)
-    raw_v, raw_k = dict(vector), dict(keyword)
+    cos, bm = scores or candidates(vector, keyword)
+    lo = floor if floor is not None else min((s for _, s in vector), default=0.0)
+    nv, nk = _scaled(vector, lo), _scaled(keyword, 0.0)
     hits = []
-    for d in dict.fromkeys([*nv, *nk]):
-        v = nv.get(d)
-        if v is None and d in nk and embedded is not None and not embedded(d):
-            v = nk[d]  # not embedded yet: the vector branch abstains
-        h = doc_hit(snap, d, vector_weight * (v or 0.0) + (1.0 - vector_weight) * nk.get(d, 0.0))
-        h.vector, h.keyword = raw_v.get(d), raw_k.get(d)
+    for d in dict.fromkeys([*(d for d, _ in vector), *(d for d, _ in keyword)]):
+        v = nv(cos[d]) if d in cos else None
+        k = nk(bm[d]) if d in bm else 0.0
+        if v is None and d in bm and embedded is not None and not embedded(d):
+            v = k  # not embedded yet: the vector branch abstains
+        h = doc_hit(snap, d, vector_weight * (v or 0.0) + (1.0 - vector_weight) * k)
+        h.vector, h.keyword = cos.get(d), bm.get(d)
         hits.append(h)
     return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
+
+
+def candidates(vector, keyword) -> tuple[dict[int, float], dict[int, float]]:
+    """(doc -> cosine, doc -> BM25) as the two lists know them (the search job adds the
+    score each branch gives the other's candidates)."""
+    return dict(vector), dict(keyword)
+
+
+def _scaled(branch, lo: float):
+    """score -> (s - lo) / (best - lo), clipped to 0..1; the best is the branch's first."""
+    if not branch:
+        return lambda s: 0.0
+    hi = branch[0][1]
+    if hi <= lo:
+        return lambda s: 1.0 if s >= hi else 0.0
+    return lambda s: min(1.0, max(0.0, (s - lo) / (hi - lo)))

@@ -49,6 +49,26 @@ def top(rows, mask, query, k: int, allowed=None, offsets=None, chunk_rows=None) 
     return _best(scores, k)
 
 
+def cosines(rows, mask, query, docs, offsets=None) -> dict[int, float]:
+    """The exact score top() gives each of `docs` that has a vector (its best passage's
+    cosine), for chunks another branch found: fusion and the relevance floor see every
+    candidate's real cosine, not only those of the vector branch's own list."""
+    import numpy as np
+
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(q))
+    docs = [d for d in docs if mask[d]]
+    if not docs or rows.shape[0] == 0 or norm == 0 or rows.shape[1] != q.shape[0]:
+        return {}
+    q = q / norm
+    if offsets is None:
+        return {d: float(s) for d, s in zip(docs, np.asarray(rows[docs], dtype=np.float32) @ q)}
+    out = {}
+    for d in docs:
+        out[d] = float((np.asarray(rows[int(offsets[d]):int(offsets[d + 1])], dtype=np.float32) @ q).max())
+    return out
+
+
 def _dot(rows, q):
     import numpy as np
 

@@ -1,0 +1,150 @@
+"""Honest hybrid scores (issue 14), in-process: what the keyword branch knows beyond its top
+k (bm25.scored), the cosine of any chunk (vector.cosines), fusions that do not depend on how
+deep the branch lists go, and the noise floor (probes, quantile, cap). End to end with a
+real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from memcli.index import bm25, embed, vectors
+from memcli.retrieval import fusion
+from memcli.retrieval.vector import cosines, top
+from test_bm25 import QUERIES, build_corpus
+
+
+@pytest.fixture(scope="module")
+def snap(tmp_path_factory):
+    from memcli.index import sync
+    from memcli.vault.workspace import open_workspace
+
+    root = tmp_path_factory.mktemp("relevance") / "ws"
+    root.mkdir()
+    build_corpus(root, random.Random(20260518))
+    ws = open_workspace(root, {"HOME": str(root.parent), "MEM_EMBEDDING_BACKEND": "none"})
+    sync.sync(ws, full=True)
+    s = sync.open_snapshot(ws)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("vectorized", [False, True], ids=["python", "numpy"])
+@pytest.mark.parametrize("query", QUERIES)
+def test_scored_knows_every_chunks_score_and_its_own_term_matches(snap, query, vectorized, monkeypatch):
+    for limit in ("NUMPY_POSTINGS", "LOADED_POSTINGS"):
+        monkeypatch.setattr(bm25, limit, 0 if vectorized else 10**12)
+    extra = [("deploy", 0.3), ("review", 0.2)]  # as query expansion would add them
+    res = bm25.scored(snap, query, 5, extra=extra)
+    assert res.top == bm25.search(snap, query, 5, extra=extra)
+    full = bm25.score(snap, query, terms=bm25._terms(snap, query, extra))
+    own = bm25.score(snap, query)  # the query's own terms only
+    for d in range(snap.n_docs):
+        assert res.score(d) == pytest.approx(full.get(d, 0.0), abs=1e-9)
+        assert res.matched(d) == (d in own), d
+    assert res.any_matched == bool(own)
+
+
+def test_an_expansion_term_alone_is_no_match(snap):
+    res = bm25.scored(snap, "qzxv florp", 5, extra=[("deploy", 0.3)])
+    assert res.top and all(s > 0 for _, s in res.top)  # expansion-only candidates are scored...
+    assert not res.any_matched and not any(res.matched(d) for d, _ in res.top)  # ...but match nothing
+    assert bm25.scored(snap, "qzxv florp", 5) is bm25.NOTHING
+
+
+def test_cosines_are_the_scores_top_gives():
+    rng = np.random.default_rng(14)
+    counts = rng.integers(1, 5, 40)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.uint32)
+    rows = rng.normal(size=(int(offsets[-1]), 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    mask = np.ones(40, dtype=np.uint8)
+    mask[7] = 0
+    q = rng.normal(size=16)
+    ranked = dict(top(rows, mask, q, 40, offsets=offsets))
+    got = cosines(rows, mask, q, list(range(40)), offsets)
+    assert got.keys() == ranked.keys() and 7 not in got
+    for d, s in ranked.items():
+        assert got[d] == pytest.approx(s, abs=1e-6)
+
+
+class FakeSnap:
+    """What the fusions read of a snapshot: a path, lines and a text per chunk."""
+
+    paths = ["a.md"]
+
+    def meta(self, d):
+        return 0, 10 * d + 1, 10 * d + 5, 0
+
+    def text(self, d):
+        return f"chunk {d}"
+
+
+def lists(rng, n=80):
+    cos = {d: float(c) for d, c in enumerate(rng.uniform(0.1, 0.8, n))}
+    bm = {d: float(s) for d, s in enumerate(rng.uniform(0.0, 9.0, n)) if s > 3.0}
+    vector = sorted(cos.items(), key=lambda t: -t[1])
+    keyword = sorted(bm.items(), key=lambda t: -t[1])
+    return vector, keyword, cos, bm
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_minmax_scores_do_not_depend_on_how_deep_the_lists_go(seed):
+    vector, keyword, cos, bm = lists(np.random.default_rng(seed))
+    floor = 0.3
+
+    def fused(depth):
+        hits = fusion.fuse_minmax(FakeSnap(), vector[:depth], keyword[:depth], 0.3, scores=(cos, bm), floor=floor)
+        return {h.docs[0]: h.score for h in hits}
+
+    deep, shallow = fused(80), fused(5)
+    for d, s in shallow.items():
+        assert s == deep[d]
+        v = min(1.0, max(0.0, (cos[d] - floor) / (vector[0][1] - floor)))
+        assert s == pytest.approx(0.3 * v + 0.7 * bm.get(d, 0.0) / keyword[0][1])
+    assert max(deep.values()) <= 1.0 and min(deep.values()) >= 0.0
+
+
+def test_rrf_counts_ranks_up_to_the_pool_only():
+    vector, keyword, cos, bm = lists(np.random.default_rng(7), n=3 * fusion.POOL)
+    deep = {h.docs[0]: h.score for h in fusion.fuse_rrf(FakeSnap(), vector, keyword, 0.7, 60, scores=(cos, bm))}
+    pool = {h.docs[0]: h.score for h in fusion.fuse_rrf(FakeSnap(), vector[:fusion.POOL], keyword[:fusion.POOL],
+                                                        0.7, 60, scores=(cos, bm))}
+    assert all(deep[d] == s for d, s in pool.items())
+    beyond = {d for d, _ in vector[fusion.POOL:]} - {d for d, _ in keyword[:fusion.POOL]}
+    assert beyond and all(deep[d] == 0.0 for d in beyond)
+
+
+def test_probes_are_fixed_nonsense():
+    probes = embed.noise_probes()
+    assert probes == embed.noise_probes() and len(set(probes)) == embed.PROBE_COUNT == len(probes)
+    assert all(1 <= len(p.split()) <= 4 and p.replace(" ", "").isalpha() and p.islower() for p in probes)
+
+
+class FakeMatrix:
+    def __init__(self, rows, mask, offsets):
+        self.rows, self.mask, self.offsets = rows, np.asarray(mask, dtype=np.uint8), np.asarray(offsets)
+
+
+def test_the_floor_is_the_quantile_of_the_probes_best_cosines_below_the_cap():
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(30, 8)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    probes = rng.normal(size=(48, 8)).astype(np.float32)
+    space = {"id": "abc123abc123", "identity": "t", "dims": 8}
+    # chunk 1 (rows 10-19) has no vectors yet: its rows do not count
+    record = vectors.noise_record(space, probes, FakeMatrix(rows, [1, 0, 1], [0, 10, 20, 30]))
+    unit = probes / np.linalg.norm(probes, axis=1, keepdims=True)
+    kept = np.concatenate((rows[:10], rows[20:]))
+    best = (kept @ unit.T).max(axis=0)
+    assert record["measured"] == pytest.approx(np.quantile(best, vectors.FLOOR_QUANTILE), abs=1e-4)
+    assert record["floor"] == min(record["measured"], vectors.FLOOR_CAP)
+    assert record["passages"] == 20 and record["probes"] == 48
+    np.testing.assert_allclose(vectors.noise_vectors(record, 8), probes, atol=2e-3)
+    eye = np.eye(8, dtype=np.float32)
+    low = vectors.noise_record(space, eye[1:2].repeat(48, axis=0) * 0.3 + eye[2:3] * 0.9539, FakeMatrix(eye[:2], [1], [0, 2]))
+    assert low["floor"] == low["measured"] == 0.3  # under the cap: the measurement itself
+    high = vectors.noise_record(space, eye[:1].repeat(48, axis=0), FakeMatrix(eye[:2], [1], [0, 2]))
+    assert (high["measured"], high["floor"]) == (1.0, vectors.FLOOR_CAP)  # nonsense as close as it gets
