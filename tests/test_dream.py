@@ -65,20 +65,20 @@ def test_first_dream_creates_nodes_in_design_format(ws, mem):
                           "- Files: 1 scanned, 1 changed, 0 unchanged, 0 deleted",
                           "- Extracted: 2 unit(s), 2 topic candidate(s)", "- Integrated: 2 ok, 0 skipped, 0 failed",
                           "- Catalog: checkpointed 1 changed path(s)"]
+    assert lines[8] == "- Facts: 2 new, grouped by words only"
     assert "Changes:" in lines
-    assert "- [digest/personal/user-coffee.md][CREATE]: new personal node: User: I prefer coffee in the morning." \
+    assert "- [digest/personal/coffee-morning.md][CREATE]: new personal node: User: I prefer coffee in the morning." \
         in lines
     nodes = digest_files(ws)
-    assert set(nodes) == {"digest/personal/user-coffee.md", "digest/wiki/user-deadline.md"}
-    text = nodes["digest/personal/user-coffee.md"]
-    assert text.startswith("---\ndescription: 'User: I prefer coffee in the morning.'\nname: user-coffee\n---\n")
+    assert set(nodes) == {"digest/personal/coffee-morning.md", "digest/wiki/lumen-launch-deadline.md"}
+    text = nodes["digest/personal/coffee-morning.md"]
+    assert text.startswith("---\ndescription: 'User: I prefer coffee in the morning.'\nname: coffee-morning\n---\n")
     meta, abstract, sources = node_parts(text)
-    assert "Rule: User: I prefer coffee in the morning." in abstract
-    assert "\nWhy: " in abstract and "\nHow to apply:\n" in abstract
-    words = len(re.findall(r"\w+", re.sub(r"^#.*$", "", abstract, flags=re.M)))
-    assert 50 <= words <= 200, words
+    # knowledge only: the statement with its source, no template prose around it (issue 17)
+    assert abstract == ("# Coffee morning\n\n- User: I prefer coffee in the morning. "
+                        f"([[memory/{D1}/morning-routine.md]])\n\n")
     assert sources == f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
-    assert assert_links_resolve(ws) == 2
+    assert assert_links_resolve(ws) == 4
 
 
 def test_nothing_changed_says_so_and_exits_0(ws, mem):
@@ -106,13 +106,14 @@ def test_a_changed_value_is_corrected_with_a_note_line(ws, mem):
                                           "Facts": ["User: The Lumen launch deadline moved to May 3."]})
     rep = dream(mem, ws, "--date", D2)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORRECT", "digest/personal/user-coffee.md"), ("CORRECT", "digest/wiki/user-deadline.md")]
-    coffee = (ws / "digest/personal/user-coffee.md").read_text(encoding="utf-8")
-    assert ("Rule: User: I prefer coffee in the morning.\n"
-            f"> note: contradicted by [[memory/{D2}/update.md]] - User: I prefer tea in the morning.\n") in coffee
+        ("CORRECT", "digest/personal/coffee-morning.md"), ("CORRECT", "digest/wiki/lumen-launch-deadline.md")]
+    coffee = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
+    assert (f"- User: I prefer coffee in the morning. ([[memory/{D1}/morning-routine.md]])\n"
+            f"  > note: contradicted by [[memory/{D2}/update.md]] - User: I prefer tea in the morning.\n") in coffee
+    assert "description: 'User: I prefer tea in the morning.'" in coffee  # the description says what holds now
     assert coffee.endswith(f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
                            f"- Corrected on {D2} in [[memory/{D2}/update.md]].\n")
-    deadline = (ws / "digest/wiki/user-deadline.md").read_text(encoding="utf-8")
+    deadline = (ws / "digest/wiki/lumen-launch-deadline.md").read_text(encoding="utf-8")
     assert f"> note: contradicted by [[memory/{D2}/update.md]] - User: The Lumen launch deadline moved to May 3." \
         in deadline
     assert_links_resolve(ws)
@@ -124,16 +125,20 @@ def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
     session_note(ws, D2, "again", "s2", {"Preferences": ["User: I prefer coffee in the morning!"]})
     rep = dream(mem, ws, "--date", D2)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORROBORATE", "digest/personal/user-coffee.md")]
-    assert f"- Corroborated on {D2} in [[memory/{D2}/again.md]]." in \
-        (ws / "digest/personal/user-coffee.md").read_text(encoding="utf-8")
+        ("CORROBORATE", "digest/personal/coffee-morning.md")]
+    text = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
+    assert f"- Corroborated on {D2} in [[memory/{D2}/again.md]]." in text
+    # the statement cites both notes that make it
+    assert (f"- User: I prefer coffee in the morning. ([[memory/{D1}/morning-routine.md]], "
+            f"[[memory/{D2}/again.md]])") in text
     session_note(ws, D3, "more", "s3", {"Preferences": ["User: I prefer my coffee black, with no sugar at all."]})
     rep = dream(mem, ws, "--date", D3)
-    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [("REFINE", "digest/personal/user-coffee.md")]
-    text = (ws / "digest/personal/user-coffee.md").read_text(encoding="utf-8")
+    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
+        ("REFINE", "digest/personal/coffee-morning.md")]
+    text = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
     meta, abstract, sources = node_parts(text)
-    assert "- User: I prefer my coffee black, with no sugar at all." in abstract
-    assert "Rule: User: I prefer coffee in the morning." in abstract  # additive: nothing dropped
+    assert f"- User: I prefer my coffee black, with no sugar at all. ([[memory/{D3}/more.md]])" in abstract
+    assert "- User: I prefer coffee in the morning." in abstract  # additive: nothing dropped
     assert sources.count("[[memory/") == 3
     assert len(digest_files(ws)) == 2
 
@@ -154,8 +159,9 @@ def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
     assert buckets == {"procedure", "wiki"}
     proc = next(r["target_path"] for r in rep["results"] if "/procedure/" in r["target_path"])
     text = (ws / proc).read_text(encoding="utf-8")
-    assert "Trigger: " in text and "\nSteps:\n1. Merge the branch to main and wait for CI.\n" in text
-    assert "Preconditions:" in text and "Failure modes:" in text
+    assert f"\n1. Merge the branch to main and wait for CI. ([[memory/{D1}/deploy.md]])\n2. Deploy the image" in text
+    # no template prose: nothing was said about preconditions or failure modes, so nothing is written
+    assert "Trigger:" not in text and "Preconditions" not in text and "none recorded" not in text
 
 
 def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
@@ -183,7 +189,7 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
     data = yaml.safe_load((ws / f"memory/{D1}/interests.yaml").read_text(encoding="utf-8"))
     assert list(data) == ["date", "topic_count", "diversity_days", "topics"]
     assert (data["date"], data["topic_count"], data["diversity_days"]) == (D1, 3, 7)
-    assert [t["title"] for t in data["topics"]] == ["User coffee", "User deadline"]
+    assert [t["title"] for t in data["topics"]] == ["Coffee morning", "Lumen launch deadline"]
     for t in data["topics"]:
         assert list(t) == ["title", "reason", "evidence", "keywords", "paths"]
         assert t["paths"] == [f"memory/{D1}/morning-routine.md"] and t["reason"] and t["keywords"]
@@ -191,7 +197,7 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
                                          "Facts": ["User: The Berlin office opens on 2026-07-01 at Torstrasse 5."]})
     dream(mem, ws, "--date", D2)
     later = yaml.safe_load((ws / f"memory/{D2}/interests.yaml").read_text(encoding="utf-8"))
-    assert "User coffee" not in [t["title"] for t in later["topics"]]  # proposed yesterday already
+    assert "Coffee morning" not in [t["title"] for t in later["topics"]]  # proposed yesterday already
     assert later["topics"], later
 
 
@@ -213,14 +219,14 @@ def test_inbox_records_what_changed_and_why_and_search_finds_the_node(ws, mem):
     [rec] = [r for r in map(json.loads, (ws / "mem_metadata/inbox/inbox.jsonl").read_text().splitlines())
              if r["job"] == "dream"]
     assert [{k: c[k] for k in ("path", "action")} for c in rec["changes"][:2]] == [
-        {"path": "digest/personal/user-coffee.md", "action": "CREATE"},
-        {"path": "digest/wiki/user-deadline.md", "action": "CREATE"}]
+        {"path": "digest/personal/coffee-morning.md", "action": "CREATE"},
+        {"path": "digest/wiki/lumen-launch-deadline.md", "action": "CREATE"}]
     # each change carries its own why
     assert rec["changes"][0]["note"].startswith("new personal node: User: I prefer coffee")
     assert rec["changes"][2] == {"path": f"memory/{D1}/interests.yaml", "action": "added"}
-    assert "CREATE digest/personal/user-coffee.md: new personal node: User: I prefer coffee" in rec["summary"]
+    assert "CREATE digest/personal/coffee-morning.md: new personal node: User: I prefer coffee" in rec["summary"]
     code, out, err = mem("-w", ws, "search", "coffee morning", "--mode", "keyword", "--no-sync", "--json")
-    assert "digest/personal/user-coffee.md" in [h["path"] for h in json.loads(out)["results"]]
+    assert "digest/personal/coffee-morning.md" in [h["path"] for h in json.loads(out)["results"]]
 
 
 def test_a_note_in_another_day_is_outside_the_window(ws, mem):
@@ -257,3 +263,92 @@ def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
     rep = dream(mem, ws, "--date", D1, "--max-units", "3")
     assert len(rep["units"]) == 3 and len(rep["results"]) == 3
     assert_links_resolve(ws)
+
+
+def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many(ws, mem, open_ws):
+    """The budget cuts units, never facts: the note stays pending until each of its facts is done,
+    even once it has left the scan window (issue 17)."""
+    from memcli.index import store
+
+    facts = ["I use vim for editing.", "I use zsh as my shell.", "Firefox is my browser.",
+             "The servers run Debian 12.", "Python 3.12 runs the scripts.", "Postgres 16 holds the data.",
+             "Rust builds the CLI tools."]
+    session_note(ws, D1, "setup", "s1", {"Facts": [f"User: {f}" for f in facts]})
+    code, out, err = mem("-w", ws, "dream", "--date", D1, "--max-units", "3")
+    assert code == 0, err
+    assert "- Catalog: checkpointed 0 changed path(s)" in out
+    assert "- Left for the next run: 4 fact(s) in 1 note(s), over --max-units 3" in out
+    catalog = ws / "mem_metadata/file_catalog/dream.jsonl.zst"
+    assert not catalog.exists() or store.read_records(catalog) == []
+    rep = dream(mem, ws, "--date", D2, "--max-units", "3")
+    assert (rep["facts"]["new"], rep["facts"]["remaining"], len(rep["results"])) == (4, 1, 3)
+    # D3's window (D2, D3) no longer holds the note: it is read again because facts are left
+    rep = dream(mem, ws, "--date", D3, "--max-units", "3")
+    assert rep["files"]["changed"] == [f"memory/{D1}/setup.md"]
+    assert (rep["facts"]["new"], rep["facts"]["remaining"], rep["checkpointed"]) == (1, 0, [f"memory/{D1}/setup.md"])
+    said = "\n".join(node_parts(t)[1] for t in digest_files(ws).values())
+    assert sorted(f for f in facts if said.count(f) == 1) == sorted(facts)  # every fact in a node, once
+    assert "pending" not in json.loads((ws / "mem_metadata/dream/state.json").read_text())
+    code, out, _ = mem("-w", ws, "dream", "--date", D3)
+    assert out.startswith("No changed dream input")
+
+
+def test_resource_summaries_give_facts_only_from_what_the_file_says(ws, mem):
+    """A resource note's structural lines (its source line, keys, counts, outline) are no facts."""
+    (ws / "resource").mkdir()
+    (ws / "resource/key.json").write_text('{"name": "lumen", "port": 8080, "db": {"host": "db1"}}\n',
+                                          encoding="utf-8")
+    (ws / "resource/notes.txt").write_text("The gateway restarts every night at 02:00 UTC.\n", encoding="utf-8")
+    code, out, err = mem("-w", ws, "resource", "scan")
+    assert code == 0, err
+    day = next(p.name for p in (ws / "memory").iterdir() if p.is_dir())
+    rep = dream(mem, ws, "--date", day)
+    nodes = digest_files(ws)
+    assert [r["facts"] for r in rep["results"]] == [["The gateway restarts every night at 02:00 UTC."]]
+    text = "\n".join(nodes.values())
+    assert "key(s)" not in text and "line(s)" not in text and "word(s)" not in text
+
+
+class CountingEmbedder:
+    """Made-up vectors (one axis per subject word) and a count of the texts each batch asks for."""
+
+    backend, model, dims, endpoint = "fake", "axes", 4, "test"
+    identity = "fake:axes:4:test"
+    AXES = ("commute", "tram", "invoice", "tea")
+
+    def __init__(self):
+        self.batches: list[int] = []
+
+    def embed_batch(self, texts):
+        import numpy as np
+
+        self.batches.append(len(texts))
+        rows = [[1.0 if a in t.lower() or (a == "commute" and "tram" in t.lower()) else 0.0 for a in self.AXES]
+                for t in texts]
+        rows = np.asarray(rows, dtype=np.float32) + 0.01
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def close(self):
+        pass
+
+
+def test_with_an_embedding_model_dream_groups_by_meaning_in_one_batch_and_caches(ws, open_ws, monkeypatch):
+    from memcli.jobs import dream
+    from memcli.providers.embedding import space
+
+    fake = CountingEmbedder()
+    monkeypatch.setattr(space, "configured", lambda w, timeout=None: space.Backend(
+        fake, {"id": "fake0000", "identity": fake.identity, "dims": fake.dims}))
+    session_note(ws, D1, "commute", "s1", {"Facts": ["User: I commute by bike.",
+                                                     "User: On rainy days I take the tram.",
+                                                     "User: Invoices go out monthly."]})
+    rep = dream.run(open_ws(ws), day=D1, jitter=False)
+    assert fake.batches == [3]  # every fact in one call
+    assert rep.progress.grouping == "meaning+words" and rep.progress.model == "fake:axes"
+    # the tram shares no word with the bike, but its meaning (here: an axis) puts it beside it
+    assert sorted(len(u.facts) for u in rep.units) == [1, 2]
+    session_note(ws, D2, "more", "s2", {"Facts": ["User: I commute by bike.", "User: I drink tea."]})
+    dream.run(open_ws(ws), day=D2, jitter=False)
+    # the node statements and the repeated fact come from the cache: only the new fact is embedded
+    assert fake.batches == [3, 1]
+    assert (ws / "mem_metadata/dream/vectors_fake0000.npz").is_file()

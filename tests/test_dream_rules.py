@@ -1,10 +1,12 @@
-"""The offline dream rules piece by piece: facts, buckets, contradictions, and additive node edits."""
+"""The offline dream rules piece by piece: facts, buckets, grouping, contradictions, additive node edits."""
 
 from __future__ import annotations
 
 import pytest
 
-from memcli.extraction.dream import match as dream_match, node as dream_node, rules as dream_rules
+from memcli.extraction.dream import group as dream_group, match as dream_match, node as dream_node, \
+    rules as dream_rules
+from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.schema import Fact, Unit
 
 
@@ -21,12 +23,95 @@ def test_bucket_cues(text, bucket):
     assert dream_rules.bucket_of(Fact(text, "memory/2026-06-01/a.md")) == bucket
 
 
+def place(facts, nodes=(), vectors=None, contexts=None):
+    texts = [f.line() for f in facts] + [s for n in nodes for s in dream_node.statements(n.body)]
+    ev = Evidence(vectors, dream_rules.speaker_words(facts), None, texts)
+    return dream_group.place(list(facts), list(nodes), ev, contexts)
+
+
 def test_numbered_steps_are_procedure_and_one_unit():
     body = "# Deploy\n\n## Release steps\n1. Merge to main.\n2. Deploy the image to staging.\n3. Promote the canary.\n"
-    units, topics = dream_rules.extract([("memory/2026-06-01/d.md", body, {})], 5)
-    [unit] = units
-    assert (unit.name, unit.bucket, len(unit.facts)) == ("release-steps", "procedure", 3)
-    assert topics[0].title == "Release steps" and topics[0].paths == ["memory/2026-06-01/d.md"]
+    placement = place(dream_rules.facts_all([("memory/2026-06-01/d.md", body, {})]))
+    [p] = placement.placed
+    assert (p.unit.name, p.unit.bucket, len(p.unit.facts), p.target) == ("release-steps", "procedure", 3, None)
+    topic = dream_rules.topic(p.unit)
+    assert topic.title == "Release steps" and topic.paths == ["memory/2026-06-01/d.md"]
+
+
+def test_a_resource_notes_structural_lines_are_no_facts():
+    body = ("# key.json\n\nSource: [[resource/key.json]] (JSON, 86 B; object with 4 key(s))\n\n## Structure\n"
+            "- (root): object, 4 key(s)\n  - `port`: number 8080\n\n## Opening\n"
+            "> The gateway restarts at midnight.\n>\n> Lines of the file quoted here count.\n\n"
+            "(3 more paragraph(s) in the file)\n")
+    facts = dream_rules.facts_of("memory/2026-06-01/key.md", body, {"source_resource": "[[resource/key.json]]"})
+    assert [f.text for f in facts] == ["The gateway restarts at midnight.", "Lines of the file quoted here count."]
+    # the same lines in an ordinary note are facts
+    assert len(dream_rules.facts_of("memory/2026-06-01/n.md", body, {})) > 2
+
+
+def fact(text, day="2026-06-02", note="n", speaker=""):
+    return Fact(text, f"memory/{day}/{note}.md", speaker)
+
+
+COMMUTE = ("# Commute\n\n- The user commutes to the office on a Brompton folding bike. ([[memory/2026-06-01/c.md]])\n"
+           "- The ride takes about 25 minutes along the river path. ([[memory/2026-06-01/c.md]])\n\n"
+           "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/c.md]].\n")
+TEA = ("# Tea\n\n- The user prefers oolong tea over coffee. ([[memory/2026-06-01/t.md]])\n\n"
+       "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/t.md]].\n")
+
+
+def test_a_word_every_statement_has_makes_no_subject():
+    """The commute node must not take a tea fact because both say "user" (issue 17)."""
+    nodes = [node("digest/wiki/commute.md", COMMUTE)]
+    [p] = place([fact("The user drinks oolong tea without sugar.")], nodes).placed
+    assert p.target is None  # a node of its own
+
+
+def test_a_replacement_updates_the_node_holding_the_old_value():
+    nodes = [node("digest/wiki/commute.md", COMMUTE), node("digest/personal/tea.md", TEA)]
+    new = fact("The user replaced the Brompton with an e-bike.")
+    [p] = place([new], nodes).placed
+    assert p.target.path == "digest/wiki/commute.md"
+    d = dream_match.decide(p.unit, p.target)
+    assert d.action == "CORRECT"
+    assert d.contradictions == [(new, "The user commutes to the office on a Brompton folding bike.")]
+
+
+def test_a_change_of_mind_corrects_the_preference():
+    nodes = [node("digest/wiki/commute.md", COMMUTE), node("digest/personal/tea.md", TEA)]
+    new = fact("The user no longer likes oolong tea and now prefers green tea over coffee.")
+    [p] = place([new], nodes).placed
+    d = dream_match.decide(p.unit, p.target)
+    assert (p.target.path, d.action, d.contradictions) == (
+        "digest/personal/tea.md", "CORRECT", [(new, "The user prefers oolong tea over coffee.")])
+
+
+def test_a_fact_that_links_to_two_nodes_alike_stays_in_its_note():
+    a = node("digest/wiki/a.md", "# A\n\n- The Lumen billing export runs nightly. ([[memory/2026-06-01/a.md]])\n")
+    b = node("digest/wiki/b.md", "# B\n\n- The Lumen billing dashboard is slow. ([[memory/2026-06-01/b.md]])\n")
+    placement = place([fact("Lumen billing moves to a new region.")], [a, b])
+    assert placement.placed == [] and "links about equally" in placement.kept[0][1]
+
+
+def test_meaning_groups_what_words_do_not():
+    """With vectors (here made up), a close meaning links facts that share no word; a far one does not."""
+    facts = [fact("The user commutes on a Brompton folding bike."),
+             fact("On rainy days the user takes the tram to work."),
+             fact("Invoices go out on the first working day of each month.")]
+    vec = {"The user commutes on a Brompton folding bike.": [1.0, 0.0, 0.0],
+           "On rainy days the user takes the tram to work.": [0.8, 0.6, 0.0],
+           "Invoices go out on the first working day of each month.": [0.0, 0.0, 1.0]}
+    assert len(place(facts).placed) == 3  # words alone: three subjects
+    placed = place(facts, vectors=vec).placed
+    assert [len(p.unit.facts) for p in placed] == [2, 1]
+
+
+def test_facts_under_one_heading_of_an_agents_note_go_together():
+    a = Fact("The home router is a Fritz!Box in the hallway.", "memory/2026-06-01/net.md", section="setup")
+    b = Fact("The fibre line from Init7 gives 1 Gbit/s.", "memory/2026-06-01/net.md", section="setup")
+    vec = {a.text: [1.0, 0.0], b.text: [0.2, 0.98]}  # far apart in meaning: cosine 0.2
+    assert len(place([a, b], vectors=vec).placed) == 2
+    assert len(place([a, b], vectors=vec, contexts={a.path: "note"}).placed) == 1
 
 
 def test_facts_skip_links_questions_small_talk_and_images():
@@ -76,13 +161,32 @@ OLD = ("# Coffee\n\nRule: User: I prefer coffee in the morning.\n\nHow to apply:
 ])
 def test_decide_picks_one_action(facts, action):
     c = node("digest/personal/user-coffee.md", OLD)
-    assert dream_match.decide(unit(*facts), [c]).action == action
+    assert dream_match.decide(unit(*facts), c).action == action
 
 
-def test_unrelated_unit_creates():
+def test_unrelated_fact_creates():
     c = node("digest/personal/user-coffee.md", OLD)
-    d = dream_match.decide(unit("The Berlin office opens on 2026-07-01.", name="user-office", bucket="wiki"), [c])
-    assert (d.action, d.node) == ("CREATE", None)
+    [p] = place([fact("The Berlin office opens on 2026-07-01.")], [c]).placed
+    d = dream_match.decide(p.unit, p.target)
+    assert (d.action, d.node, p.target) == ("CREATE", None, None)
+
+
+def test_the_old_template_prose_is_no_statement_and_goes_on_update():
+    from memcli.extraction.dream import write as dream_write
+
+    old = ("# Coffee\n\nThese lines are quoted as they were written in the daily notes; the sources below hold "
+           "the context.\n\nRule: User: I prefer coffee in the morning.\n\n"
+           "Why: the user said so directly; the sources below give the context.\n\nHow to apply:\n"
+           "- Keep this in mind whenever coffee comes up with the user, and follow the newest source.\n\n"
+           "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n")
+    c = node("digest/personal/user-coffee.md", old)
+    assert dream_node.statements(old) == ["User: I prefer coffee in the morning."]
+    u = unit("I drink my coffee black, without sugar.")
+    new = dream_write.update(c, u, dream_match.decide(u, c), lambda p: p.split("/")[1], [])
+    assert "These lines are quoted" not in new.body and "said so directly" not in new.body
+    assert "Keep this in mind" not in new.body
+    assert "- User: I drink my coffee black, without sugar. ([[memory/2026-06-02/n.md]])" in new.body
+    assert "[[memory/2026-06-01/a.md]]" in new.body and "Rule: User: I prefer coffee in the morning." in new.body
 
 
 def test_updates_only_add():
@@ -92,13 +196,13 @@ def test_updates_only_add():
     for facts in (["I prefer tea in the morning."], ["I drink my coffee black, without sugar."],
                   ["I prefer coffee in the morning."]):
         u = unit(*facts)
-        new = dream_write.update(c, u, dream_match.decide(u, [c]), lambda p: p.split("/")[1], ["digest/wiki/x.md"])
+        new = dream_write.update(c, u, dream_match.decide(u, c), lambda p: p.split("/")[1], ["digest/wiki/x.md"])
         assert new is not None
         for line in OLD.splitlines():  # every old line is still there, links and sources included
             assert line.rstrip(".") in new.body, line
         assert "[[digest/wiki/x.md]]" in new.body and "[[memory/2026-06-02/n.md]]" in new.body
-    done = dream_write.update(new, u, dream_match.decide(u, [new]), lambda p: None, [])
-    assert done is None  # the same news twice changes nothing
+    d = dream_match.decide(u, new)
+    assert d.action == ""  # the same news twice changes nothing
 
 
 def test_node_helpers():
@@ -122,19 +226,24 @@ def test_a_rerun_changes_nothing_even_with_new_neighbours():
     cites_it = node("digest/personal/user-coffee.md",
                     OLD.replace("[[memory/2026-06-01/a.md]]", "[[memory/2026-06-02/n.md]]"))
     other = node("digest/personal/coffee-habits.md", OLD)  # states the same, cites another note
-    u = unit("I prefer coffee in the morning.")
-    d = dream_match.decide(u, [other, cites_it])
-    assert (d.action, d.node.path, d.new_facts, d.uncited) == ("CORROBORATE", cites_it.path, [], [])
+    f = Fact("I prefer coffee in the morning.", "memory/2026-06-02/n.md", "User")
+    [p] = place([f], [other, cites_it]).placed
+    assert p.target is cites_it  # the node that holds the fact with this source keeps it
+    d = dream_match.decide(p.unit, p.target)
+    assert (d.action, d.new_facts, d.uncited) == ("", [], [])
     # a node created since the first run is related now, but a link alone is no reason to write
-    assert dream_write.update(cites_it, u, d, lambda p: None, ["digest/wiki/new.md"]) is None
+    assert dream_write.update(cites_it, p.unit, dream_match.Decision("CORROBORATE", cites_it), lambda p: None,
+                              ["digest/wiki/new.md"]) is None
 
 
-def test_facts_stated_by_another_node_are_not_repeated():
+def test_a_fact_goes_to_the_node_that_states_it():
     elsewhere = node("digest/wiki/coffee-facts.md", "# C\n\n- User: I drink my coffee black, without sugar.\n")
     c = node("digest/personal/user-coffee.md", OLD)
-    d = dream_match.decide(unit("I drink my coffee black, without sugar.", "I prefer coffee in the morning."),
-                           [c, elsewhere])
-    assert (d.action, d.node.path, d.new_facts, d.uncited) == ("REFINE", c.path, [], [])  # nothing to write
+    black = Fact("I drink my coffee black, without sugar.", "memory/2026-06-02/n.md", "User")
+    placed = place([black], [c, elsewhere]).placed
+    assert [p.target.path for p in placed] == ["digest/wiki/coffee-facts.md"]
+    d = dream_match.decide(placed[0].unit, placed[0].target)
+    assert (d.action, d.new_facts) == ("CORROBORATE", [])  # one place per statement: its source is added
 
 
 @pytest.mark.parametrize("new,old", [

@@ -12,7 +12,9 @@ Only notes that changed since the last dream are read (the dream catalog). At mo
 units are extracted; each one corroborates, refines or corrects the existing node on its subject,
 or creates one, with its sources cited. Also writes memory/<date>/interests.yaml and an inbox
 record of what changed and why (`mem inbox`). With llm_model_config set an LLM decides; otherwise
-offline rules do.
+offline rules do: they group facts by meaning (the embedding model, when one is configured) and by
+the words they share, keep a fact that fits no node clearly in its daily note, and leave the facts
+of units over --max-units for the next run.
 
 --if-due runs only when a time named by dream_cron has passed since the last successful run
 (within 600 s), after a random delay of up to 60 s: start it every 5 minutes from cron or a

@@ -129,5 +129,5 @@ def scenarios(v: dict, ws: Path, trial: Path) -> dict[str, tuple[list, dict]]:
         "reindex-full": (["-w", ws, "reindex", "--full"], {}),
         "backup-create": (["-w", ws, "backup", "create", "--out", trial / "out"], {}),
         "backup-restore": (["-w", ws, "backup", "restore", v["backup"], "--yes"], {"MEM_BACKUP_DIR": trial / "bk"}),
-        "dream": (["-w", ws, "dream", "--date", DAYS[1], "--scan-days", "2"], {}),
+        "dream": (["-w", ws, "dream", "--date", DAYS[1], "--scan-days", "2", "--max-units", "50"], {}),
     }

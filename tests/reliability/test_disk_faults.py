@@ -172,7 +172,7 @@ def test_real_full_disk_then_read_only_mount(world, tmpfs, tmp_path):
         pytest.skip(f"remount read-only not permitted: {proc.stderr.decode().strip()}")
     try:
         for args in (["remember", "a fact for a read-only disk"], ["resource", "scan"],
-                     ["ingest", v["conv_more"], "-s", "s-old", "--force"], ["dream", "--date", sample_vault.DAYS[1]]):
+                     ["ingest", v["conv_more"], "-s", "s-old", "--force"], ["dream", "--date", sample_vault.DAYS[1], "--max-units", "50"]):
             code, out, err = run(["-w", ws, *args])
             assert code == 1 and one_clear_line(code, err) is None, (args, code, err)
             assert "Read-only file system" in err, err

@@ -1,29 +1,34 @@
-"""Offline integration: which recalled digest node a unit belongs to, and which of the four actions.
+"""Offline integration: what a unit's facts do to the node they were placed in (group.py).
 
-- CORRECT when a fact changes a value a node states about the same subject: an
-  exclusive frame (prefers X, favourite Y is X, X is <value>, lives/works in X, a
-  deadline) with a different value, or an explicit change ("moved to", "now",
-  "no longer", "instead of") on a subject the node talks about.
-- CORROBORATE when a node already states every fact (high word overlap).
-- REFINE when the facts add to a node on the same subject (same name, same
-  subject word, or enough shared words).
-- CREATE otherwise.
-A unit whose facts and sources are all in the node already changes nothing.
+Fact by fact, oldest first, against the node's statements (and the unit's earlier facts):
+- the same statement again (perhaps in other words) corroborates it: its line cites the
+  new source too;
+- a statement that replaces one the node makes is a correction: the old line stays and is
+  marked (`> note: contradicted by [[<path>]] - <new statement>`). Replacing is either an
+  exclusive frame with another value (prefers X, favourite Y is X, X is <value>, lives/works
+  in X, a deadline) or an explicit change ("no longer", "now prefers", "replaced", "moved
+  ... to", "raised from ... to") said about what an old statement names;
+- anything else refines the node (a new line).
+The node's action: CREATE for a new node; else CORRECT when a fact replaced a statement,
+REFINE when one was added, CORROBORATE when only sources were added; nothing when the node
+already says it all with these sources.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from memcli.extraction.conversation import rules as conversation_rules
+from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
 from memcli.extraction.dream.node import Node, cited, statements
 from memcli.extraction.dream.rules import terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
-SAME_FACT = 0.7  # Jaccard of content words: the same statement in other words
-SAME_SUBJECT = 0.3
-_VALUE = re.compile(r"\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|\b[A-Z][a-z]|[\w]+[-_.][\w]+|"
-                    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b", re.IGNORECASE)
+# what a value looks like: a number, a date or day, a name, an identifier (case matters for names)
+_VALUE = re.compile(r"\d|\b[A-Z][a-z]|\w+[_.]\w+|(?i:\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|"
+                    r"june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+                    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b)")
 _CHANGE = re.compile(r"^(?P<subj>.*?)\b(?:(?:was |is |has been |got |been )?(?:moved|changed|switched|postponed|"
                      r"pushed|rescheduled|updated|renamed|reset|set|bumped) (?:back |out )?to|is now|are now|now "
                      r"(?:is|are|prefers?|uses?|lives? in|works? (?:at|for))|no longer|instead of)\b(?P<val>.*)$",
@@ -39,17 +44,46 @@ _FRAMES = [
 _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECASE)
 
 
+# an explicit change of a value: the old value is named by a statement the node makes
+CHANGE = re.compile(
+    r"\b(?:no longer|not any ?more|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
+    r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
+    r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
+    r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
+    r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
+    r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
+    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)", re.IGNORECASE)
+CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
+# a change told in a side clause ("since I moved from my home country") changes nothing it is said about
+_SIDE_CLAUSE = re.compile(r"\b(?:since|after|when|before|because|while|until|once|if|that|who|which|where)\b",
+                          re.IGNORECASE)
+# where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
+# "no longer likes X"
+_OLD_VALUE = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bfrom (?P<old>[\w:.,%$'’-]+(?: [\w:.,%$'’-]+){0,2}?) (?:to|back to)\b",
+    r"\b(?:replaced|swapped|traded) (?:the |my |our |his |her |their |a |an )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}?) "
+    r"(?:with|for|by)\b",
+    r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
+    r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})")]
+
+
 @dataclass
 class Decision:
-    action: str
+    action: str  # CREATE | CORROBORATE | REFINE | CORRECT, or "" when nothing changes
     node: Node | None  # the node to update (None for CREATE)
-    new_facts: list[Fact]  # facts the node does not state yet
-    contradictions: list[tuple[Fact, str]]  # (fact, the statement it contradicts)
-    uncited: list[str]  # unit paths the node does not cite yet
+    new_facts: list[Fact] = field(default_factory=list)  # facts the node does not state yet
+    contradictions: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it replaces)
+    corroborations: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it states again)
+    uncited: list[str] = field(default_factory=list)  # unit paths the node's Sources do not cite yet
 
 
 def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def raw_words(text: str) -> set[str]:
+    """Every word and value of a statement (stopwords out): breaks ties between equally related lines."""
+    return {w for w in re.findall(r"\w[\w:]*", plain(text).lower()) if w not in conversation_rules.STOP}
 
 
 _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
@@ -89,17 +123,25 @@ def frame(text: str) -> tuple[set[str], str, bool] | None:
     return None
 
 
-def contradicts(new: Fact, old: str) -> bool:
-    """True when `new` gives a different value for the slot `old` fills (a value that starts the
-    same, "coffee black" after "coffee in the morning", refines it instead)."""
+def slot(new: Fact, old: str) -> str | None:
+    """"other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
+    gives the same value (it says more about it: "coffee black" after "coffee in the morning"),
+    None when they fill no common slot."""
     a, b = frame(new.text), frame(_SPEAKER.sub("", old))
     if a is None or b is None:
-        return False
+        return None
     (s1, v1, change), (s2, v2, _) = a, b
     s1, s2 = {w for w in s1 if not w.startswith("frame:")} if change else s1, \
         {w for w in s2 if not w.startswith("frame:")} if change else s2
-    same_slot = (s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))
-    return same_slot and v1 != v2
+    if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
+        return None
+    return "other" if v1 != v2 else "same"
+
+
+def contradicts(new: Fact, old: str) -> bool:
+    """True when `new` gives a different value for the slot `old` fills (a value that starts the
+    same, "coffee black" after "coffee in the morning", refines it instead)."""
+    return slot(new, old) == "other"
 
 
 def _speaker_ok(fact: Fact, old: str) -> bool:
@@ -107,66 +149,71 @@ def _speaker_ok(fact: Fact, old: str) -> bool:
     return not (m and fact.speaker) or m.group(1) == fact.speaker
 
 
-def states(fact: Fact, said: list[str]) -> bool:
-    bag = _bag(fact.text)
-    return any(jaccard(bag, _bag(s)) >= SAME_FACT or " ".join(fact.line().split()) == " ".join(s.split())
-               for s in said)
+def changes(text: str) -> bool:
+    """Whether a statement says, in its main clause, that something changed."""
+    m = CHANGE.search(text)
+    return bool(m) and not _SIDE_CLAUSE.search(text[:m.start()])
 
 
-def same_subject(unit: Unit, node: Node, said: list[str]) -> float:
-    """How surely the node is about the unit's subject (0 = not at all)."""
-    if node.name == unit.name:
-        return 2.0  # the unit's own node beats any word overlap
-    name_words = set(node.name.split("-"))
-    unit_words = set(unit.name.split("-"))
-    if len(unit_words) > 1 and unit_words <= name_words:
-        return 0.9
-    ours = set().union(*(_bag(f.text) for f in unit.facts)) if unit.facts else _bag(unit.summary)
-    theirs = set().union(*(_bag(s) for s in said)) if said else set()
-    score = jaccard(ours, theirs)
-    return score if score >= SAME_SUBJECT else 0.0
+def old_value(text: str) -> set[str]:
+    """The words and values of what an explicit change says it replaces ({"30"} of "cut retention
+    from 30 to 14 days")."""
+    for rx in _OLD_VALUE:
+        m = rx.search(plain(text))
+        if m:
+            return raw_words(re.sub(r"['’]s\b", "", m.group("old"))) - GENERIC
+    return set()
 
 
-def decide(unit: Unit, candidates: list[Node]) -> Decision:
-    said = {c.path: statements(c.body) for c in candidates}
-    for c in candidates:  # a changed value wins over everything else
-        found = [(f, s) for f in unit.facts for s in said[c.path] if _speaker_ok(f, s) and contradicts(f, s)]
-        if found:
-            return _decision("CORRECT", unit, c, said[c.path], found, cited(c.body))
-    stated = [c for c in candidates if unit.facts and all(states(f, said[c.path]) for f in unit.facts)]
-    # the node that already holds the unit and cites its notes first: then a re-run changes nothing
-    stated.sort(key=lambda c: not set(unit.paths) <= cited(c.body))
-    if stated:
-        return _decision("CORROBORATE", unit, stated[0], said[stated[0].path], [], cited(stated[0].body))
-    scored = sorted(((same_subject(unit, c, said[c.path]), -i) for i, c in enumerate(candidates)), reverse=True)
-    elsewhere = [s for c in candidates for s in said[c.path]]
-    if scored and scored[0][0] > 0:
-        c = candidates[-scored[0][1]]  # ties go to the better-recalled node
-        # a fact another recalled node already states stays there: one place per statement
-        d = _decision("REFINE", unit, c, elsewhere, [], cited(c.body))
-        return d if d.new_facts else Decision("REFINE", c, [], [], [])  # nothing to add: leave it be
-    fresh = [f for f in unit.facts if not states(f, elsewhere)]
-    if unit.facts and not fresh:
-        return Decision("CREATE", None, [], [], [])  # every fact is in the digest already: nothing to create
-    return Decision("CREATE", None, list(unit.facts), [], list(unit.paths))
+def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
+    """The statement of `said` that `fact` replaces, if any: the most related one, and first of
+    all one that holds the value the fact says it replaces."""
+    best, best_rank = None, 0.0
+    change = changes(fact.text)
+    was = old_value(fact.text) if change else set()
+    if was and not any(was <= raw_words(s) for s in said):
+        change = False  # it replaces a value no statement here holds: nothing here is replaced
+    for s in said:
+        if not _speaker_ok(fact, s):
+            continue
+        framed = contradicts(fact, s)
+        weight = ev.shared(fact.line(), s)
+        cos = ev.cosine(fact.line(), s)
+        related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE)
+        if not (framed or (change and related)):
+            continue
+        rank = weight + (cos or 0.0) + 0.5 * jaccard(raw_words(fact.line()), raw_words(s)) + (1.0 if framed else 0.0) \
+            + (2.0 if was and was <= raw_words(s) else 0.0)
+        if rank > best_rank:
+            best, best_rank = s, rank
+    return best
 
 
-def _decision(action: str, unit: Unit, node: Node, said: list[str], found, cites: set[str]) -> Decision:
-    contradicting = {id(f) for f, _ in found}
-    new = [f for f in unit.facts if id(f) not in contradicting and not states(f, said)]
-    # a contradiction already noted (same fact, same source) is not noted twice
-    found = [(f, s) for f, s in found if not states(f, said) or f.path not in cites]
-    return Decision(action, node, new, found, [p for p in unit.paths if p not in cites])
-
-
-def related(unit: Unit, candidates: list[Node], target: str | None, limit: int = 3) -> list[str]:
-    """Recalled nodes that share the unit's subject word or at least three content words with it
-    (never the target itself): worth a link, not a merge."""
-    ours = set().union(*(_bag(f.text) for f in unit.facts)) if unit.facts else _bag(unit.summary)
-    anchor = set(unit.name.split("-")[-1:])
-    out = []
-    for c in candidates:
-        theirs = set().union(_bag(c.description), *(_bag(s) for s in statements(c.body)))
-        if c.path != target and (anchor & set(c.name.split("-")) or len(ours & theirs) >= 3):
-            out.append(c.path)
-    return out[:limit]
+def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decision:
+    """The action and the per-fact changes for `unit` in `node` (None: a new node)."""
+    ev = ev or Evidence()
+    said = statements(node.body) if node is not None else []
+    cites = cited(node.body) if node is not None else set()
+    d = Decision("CREATE" if node is None else "", node)
+    for f in unit.facts:
+        same = next((s for s in said if _speaker_ok(f, s) and ev.same(f.line(), s)), None)
+        if same is not None:
+            if node is not None and (f.path not in cites or same not in statements(node.body)):
+                d.corroborations.append((f, same))
+            continue
+        old = replaced(f, said, ev)
+        if old is not None:
+            d.contradictions.append((f, old))
+        else:
+            d.new_facts.append(f)
+        said.append(f.line())
+    d.uncited = [p for p in unit.paths if p not in cites]
+    if node is not None:
+        touched = {f.path for f in d.new_facts} | {f.path for f, _ in d.contradictions + d.corroborations}
+        d.uncited = [p for p in d.uncited if p in touched]
+        d.corroborations = [(f, s) for f, s in d.corroborations if f.path not in cites]
+        d.action = "CORRECT" if d.contradictions else "REFINE" if d.new_facts else \
+            "CORROBORATE" if d.corroborations else ""
+    elif not d.new_facts:
+        d.action = ""
+    return d

@@ -1,8 +1,12 @@
 """Digest nodes `digest/<bucket>/<slug>.md` (DESIGN §6): parse, measure and grow them additively.
 
 A node is frontmatter (name, description; keys sorted), a short abstract body, and a
-`## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Every helper
-here only inserts lines: a link or a source, once written, is never dropped.
+`## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Offline nodes state
+one fact per line, each with its source: `- <statement> ([[memory/<date>/<note>.md]])`;
+a statement a later note replaced keeps its line, followed by
+`  > note: contradicted by [[<path>]] - <the newer statement>`. Every helper here only
+inserts (a link or a source, once written, is never dropped); the one exception is the
+template prose older offline nodes carried, which `strip_boilerplate` removes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,17 @@ RELATED = "Related: "
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+_SOURCED = re.compile(r"^(?P<text>.*\S)\s+\((?P<links>\[\[[^\]]+\]\](?:, \[\[[^\]]+\]\])*)\)$")
+# The template prose of older offline nodes (no knowledge in it): skipped as statements, and
+# removed when such a node is next updated offline.
+BOILERPLATE = re.compile(
+    r"^(?:These lines are quoted as they were written in the daily notes; the sources below hold the context\."
+    r"|When a later note disagrees, the newest source wins and the disagreement is noted here\."
+    r"|Check the cited notes before acting on a detail that matters\."
+    r"|Why: .{1,80} said so directly; the sources below give the context\."
+    r"|- Keep this in mind whenever .{1,200} comes up with .{1,80}, and follow the newest source\."
+    r"|Trigger: use this when .{1,200} comes up\."
+    r"|(?:Preconditions|Failure modes): none recorded yet\.)$")
 _LABEL = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:rule|why|how to apply|trigger|steps|preconditions|"
                     r"failure modes|definition|properties|current)(?:\*\*)?:\s*", re.IGNORECASE)
 
@@ -95,23 +110,61 @@ def cited(body: str) -> set[str]:
     return set(links("\n".join(split(body)[1])))
 
 
+def statement_of(raw: str) -> str:
+    """The statement a line of the abstract makes ("" for headings, links, labels and template prose)."""
+    line = raw.strip()
+    if line.startswith(NOTE_MARK):
+        line = line.split(" - ", 1)[1] if " - " in line else ""
+    if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED) or BOILERPLATE.match(line):
+        return ""
+    line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
+    m = _SOURCED.match(line)
+    if m:
+        line = m.group("text")
+    return line if line and "[[" not in line else ""
+
+
 def statements(body: str) -> list[str]:
-    """What the node states: abstract sentences, contradiction notes and the facts quoted in Sources."""
+    """What the node states: abstract lines, contradiction notes and the facts quoted in Sources."""
     head, tail = split(body)
-    out = []
-    for raw in head:
-        line = raw.strip()
-        if line.startswith(NOTE_MARK):
-            line = line.split(" - ", 1)[1] if " - " in line else ""
-        if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED):
-            continue
-        line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
-        if line and "[[" not in line:
-            out.append(line)
+    out = [s for s in map(statement_of, head) if s]
     for raw in tail[1:]:
         if "]]: " in raw:
             out.append(raw.split("]]: ", 1)[1].strip())
+        elif _SOURCED.match(_MARKER.sub("", raw.strip())):
+            out.append(_SOURCED.match(_MARKER.sub("", raw.strip())).group("text"))
     return out
+
+
+def sourced(text: str, paths: list[str]) -> str:
+    """A statement with its sources: `<text> ([[a]], [[b]])`."""
+    return f"{text} ({', '.join(f'[[{p}]]' for p in paths)})"
+
+
+def add_source_to(body: str, statement: str, path: str) -> str:
+    """Cite `path` on the abstract line that makes `statement` (unchanged when it is cited there)."""
+    head, tail = split(body)
+    for i, raw in enumerate(head):
+        if statement_of(raw) != statement or raw.strip().startswith(NOTE_MARK):
+            continue
+        if f"[[{path}]]" in raw:
+            return body
+        m = _SOURCED.match(raw.rstrip())
+        head[i] = f"{raw.rstrip()[:-1]}, [[{path}]])" if m else f"{raw.rstrip()} ([[{path}]])"
+        return join(head, tail)
+    return body
+
+
+def strip_boilerplate(body: str) -> str:
+    head, tail = split(body)
+    if not any(BOILERPLATE.match(x.strip()) for x in head):
+        return body
+    kept: list[str] = []
+    for line in head:
+        if BOILERPLATE.match(line.strip()) or (not line.strip() and kept and not kept[-1].strip()):
+            continue
+        kept.append(line)
+    return join(kept, tail)
 
 
 def _tail_index(head: list[str]) -> int:
@@ -152,9 +205,10 @@ def add_lines(body: str, lines: list[str], after: str | None = None) -> str:
     at = next((i + 1 for i, x in enumerate(head) if after and after in x), None)
     if at is None:
         at = _tail_index(head)
-        # a list keeps growing as a list; prose gets a blank line before the new lines
-        if at and head[at - 1].strip() and not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", head[at - 1]) \
-                and not new[0].lstrip().startswith((">", "-", "*")):
+        # a list keeps growing as a list; prose and a heading get a blank line before the new lines
+        prev = head[at - 1] if at else ""
+        if prev.strip() and (prev.startswith("#") or (not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", prev)
+                                                      and not new[0].lstrip().startswith((">", "-", "*")))):
             new = [""] + new
     return join(head[:at] + new + head[at:], tail)
 

@@ -1,11 +1,11 @@
-"""Offline dream extraction: units from the fact lines of the changed notes. No model, no guessing.
+"""Offline dream rules: the facts of the changed notes, their buckets, and their words. No model.
 
 A fact is a bullet or a sentence of a daily note, kept verbatim (speaker prefixes of
 ingest notes recognised). Its bucket comes from cues: preferences and identity are
 personal; imperative or numbered steps and "how to" are procedure; the rest is wiki.
-Facts of one speaker and bucket are grouped by the content word most of them share
-(the unit's subject); the strongest groups become units named `<speaker>-<word>`,
-so the same subject gets the same name run after run.
+A resource note (frontmatter `source_resource`) gives facts only from what it quotes of
+the file: its structural sections and lines (the file's link, shape, counts) are skipped.
+Which facts belong together, and in which node, is decided by extraction/dream/group.py.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import re
 from collections import Counter
 
 from memcli.extraction.conversation import rules
-from memcli.extraction.dream.node import slugify
 from memcli.extraction.dream.schema import Fact, Topic, Unit
+from memcli.extraction.resource import digest as resource_digest
 
-MAX_FACTS_PER_UNIT = 6
 MIN_WORDS = 3
 _SPEAKER = re.compile(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): (.+)$")
 _IMAGE = re.compile(r"\s*\[image: [^\]]*\]")
@@ -90,11 +89,26 @@ def _prose(lines: list[str]) -> list[tuple[str, bool, bool]]:
     return out
 
 
+def _resource_lines(lines: list[str]) -> list[str]:
+    """A resource note's lines with those about the file blanked: structural sections, the
+    source line, counts of what was left out."""
+    out, skip = [], False
+    for line in lines:
+        if line.startswith("## "):
+            skip = resource_digest.structural_section(line[3:])
+            out.append(line)
+        else:
+            out.append("" if skip or resource_digest.structural_line(line) else line)
+    return out
+
+
 def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     """The statements of one note worth considering (day index lines and links skipped)."""
     spoken = bool(meta.get("session_id") or meta.get("source_conversation"))
     section, out = "", []
     lines = body.split("\n")
+    if meta.get("source_resource"):
+        lines = _resource_lines(lines)
     heads = {i: ln.lstrip("#").strip().lower() for i, ln in enumerate(lines) if ln.startswith("## ")}
     start = 0
     for i in [*sorted(heads), len(lines)]:
@@ -135,6 +149,19 @@ def _stem(w: str) -> str:
     return w
 
 
+def stem_of(w: str) -> str:
+    """A crude stem for matching words across forms: plural, -ing, -ed and a final e go
+    ("commuting", "commutes" and "commute" meet at "commut"; "running" and "runs" at "run")."""
+    w = _stem(w)
+    for end in ("ing", "ed"):
+        if w.endswith(end) and len(w) - len(end) >= 3:
+            w = w[:-len(end)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+                w = w[:-1]  # runn -> run, but not "call" -> "cal"
+            break
+    return w[:-1] if len(w) > 3 and w.endswith("e") and not w.endswith(("ee", "ie")) else w
+
+
 def terms(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
     """Content words of a statement, in order (stopwords, names in `skip` and bare numbers dropped);
     Han text as bigrams."""
@@ -152,89 +179,25 @@ def values(text: str) -> list[str]:
     return re.findall(r"\b\w*\d[\w.:/-]*\b", text.lower())
 
 
-def weight(fact: Fact) -> float:
-    w = 1.0 + (1.5 if bucket_of(fact) != "wiki" else 0.0)
-    if values(fact.text) or re.search(r"(?<=\w )[A-Z][a-z]", fact.text):
-        w += 0.5
-    return w
+def facts_all(notes: list[tuple[str, str, dict]]) -> list[Fact]:
+    """The facts of [(path, body, frontmatter)], in note order."""
+    return [f for path, body, meta in notes for f in facts_of(path, body, meta)]
 
 
-def extract(notes: list[tuple[str, str, dict]], max_units: int) -> tuple[list[Unit], list[Topic]]:
-    """Units and topic candidates from [(path, body, frontmatter)] of the changed inputs."""
-    facts = [f for path, body, meta in notes for f in facts_of(path, body, meta)]
-    speakers = frozenset(w for f in facts for w in re.findall(r"[a-z]+", f.speaker.lower()))
-    groups: dict[tuple[str, str], list[Fact]] = {}
-    for f in facts:
-        groups.setdefault((f.speaker, bucket_of(f)), []).append(f)
-    found: list[tuple[float, int, Unit]] = []
-    for (speaker, bucket), members in groups.items():
-        for anchor, cluster in _clusters(members, speakers):
-            cluster = sorted(cluster, key=lambda f: -weight(f))[:MAX_FACTS_PER_UNIT]
-            cluster.sort(key=lambda f: facts.index(f))
-            who = "" if speaker.lower() in ("", "assistant") else speaker
-            listed = len(cluster) > 1 and all(f.numbered and f.section == cluster[0].section for f in cluster)
-            name = slugify(f"{who} {anchor}" if who else cluster[0].section if listed and cluster[0].section
-                           else _noun_name(anchor, cluster, speakers))
-            summary = " ".join(f.line().rstrip(".") + "." for f in cluster)[:1200]
-            paths = list(dict.fromkeys(f.path for f in cluster))
-            score = sum(weight(f) for f in cluster)
-            found.append((score, facts.index(cluster[0]), Unit(name, bucket, summary, paths, cluster)))
-    found.sort(key=lambda t: (-t[0], t[1]))
-    units: list[Unit] = []
-    for _, _, unit in found:
-        if all(u.name != unit.name or u.bucket != unit.bucket for u in units):
-            units.append(unit)
-        if len(units) == max_units:
-            break
-    return units, [topic(u, speakers) for u in units]
-
-
-def _clusters(members: list[Fact], skip: frozenset[str]) -> list[tuple[str, list[Fact]]]:
-    """Greedy: the word most remaining facts share makes a cluster; strong singletons follow."""
-    vocab = {id(f): terms(f.text, skip) for f in members}
-    out = []
-    lists: dict[tuple[str, str], list[Fact]] = {}
-    for f in members:
-        if f.numbered:
-            lists.setdefault((f.path, f.section), []).append(f)
-    for (_path, section), steps in lists.items():
-        if len(steps) > 1:  # a numbered list is one procedure, named by its heading
-            heading = terms(section, skip)
-            anchor = (heading or sorted(vocab[id(steps[0])], key=_specific, reverse=True) or ["steps"])[0]
-            out.append((anchor, steps))
-    taken = {id(f) for _, steps in out for f in steps}
-    left = [f for f in members if id(f) not in taken]
-    while left:
-        counts: Counter = Counter(t for f in left for t in vocab[id(f)] if t not in CUE_WORDS)
-        if not counts:
-            break
-        best, n = max(counts.items(), key=lambda kv: (kv[1], -_first(kv[0], left, vocab)))
-        if n < 2:
-            break
-        cluster = [f for f in left if best in vocab[id(f)]]
-        out.append((best, cluster))
-        left = [f for f in left if best not in vocab[id(f)]]
-    for f in left:
-        subject = sorted((t for t in vocab[id(f)] if t not in CUE_WORDS), key=_specific, reverse=True)
-        if subject and (bucket_of(f) != "wiki" or weight(f) > 1.0):  # a plain remark alone is not a unit
-            out.append((subject[0], [f]))
+def contexts(notes: list[tuple[str, str, dict]]) -> dict[str, str]:
+    """path -> "note" for the notes an agent wrote (a heading there names what its lines are
+    about), "session" for conversation notes (their headings are kinds of statement, and one
+    conversation touches several things); resource notes and day pages have none."""
+    out = {}
+    for path, _body, meta in notes:
+        if meta.get("source_resource") or re.search(r"/\d{4}-\d{2}-\d{2}\.md$", path):
+            continue
+        out[path] = "session" if meta.get("session_id") or meta.get("source_conversation") else "note"
     return out
 
 
-def _specific(term: str) -> tuple[bool, int]:
-    """Nouns make subjects: a word not shaped like an adverb, participle or adjective, then the
-    longest (usually the most specific: "pottery" over "kid")."""
-    return not term.endswith(("ly", "ed", "ing", "ful", "ous", "ive", "ible", "able")), len(term)
-
-
-def _first(term: str, facts: list[Fact], vocab: dict) -> int:
-    return next(i for i, f in enumerate(facts) if term in vocab[id(f)])
-
-
-def _noun_name(anchor: str, cluster: list[Fact], skip: frozenset[str]) -> str:
-    counts = Counter(t for f in cluster for t in terms(f.text, skip) if t != anchor)
-    second = max(counts.items(), key=lambda kv: kv[1])[0] if counts else ""
-    return f"{anchor} {second}".strip()
+def speaker_words(facts: list[Fact]) -> frozenset[str]:
+    return frozenset(w for f in facts for w in re.findall(r"[a-z]+", f.speaker.lower()))
 
 
 def topic(unit: Unit, skip: frozenset[str] = frozenset()) -> Topic:

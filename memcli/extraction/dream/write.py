@@ -1,10 +1,14 @@
-"""Offline node text: a new node shaped by its bucket, or the additive update of an existing one.
+"""Offline node text: a new node, or the additive update of an existing one.
 
-Facts are quoted verbatim (nothing is paraphrased, so nothing is invented); the
-template words around them give the shape DESIGN §6 asks for: personal = rule, Why,
-How to apply; procedure = trigger, steps, preconditions, failure modes; wiki =
-definition, properties. The abstract stays within 50-200 words: template sentences
-pad a short one, and facts that no longer fit are quoted in their Sources line.
+A node holds knowledge only: a title, then one statement per line, each with its source
+(`- <fact> ([[memory/<date>/<note>.md]])`; numbered steps stay numbered), quoted verbatim
+(nothing is paraphrased, so nothing is invented). A statement a later note replaced keeps
+its line and gets `  > note: contradicted by [[<path>]] - <the newer fact>` below it; a fact
+stated again adds its source to the line that states it. `## Sources` logs which note did
+what, once per note (`- Stated on <date> in [[<path>]].`). The abstract stays within 200
+words; statements that no longer fit are listed in `## Sources` in the same form. How to use
+a node (newest source wins, check the notes) is the agent's business (`mem agent-prompt`),
+not the node's.
 """
 
 from __future__ import annotations
@@ -13,22 +17,13 @@ import re
 from collections.abc import Callable
 
 from memcli.extraction.dream.match import Decision
-from memcli.extraction.dream.node import (NOTE_MARK, Node, abstract_words, add_lines, add_related, add_sources,
-                                          cited, split, words)
+from memcli.extraction.dream.node import (NOTE_MARK, Node, abstract_words, add_lines, add_related, add_source_to,
+                                          add_sources, cited, sourced, split, strip_boilerplate, words)
 from memcli.extraction.dream.schema import Fact, Unit
 
 MAX_WORDS = 200
-MIN_WORDS = 50
-WHY = re.compile(r"\b(?:because|since|so that|that's why|which is why|reason|important to|helps? me|made me)\b",
-                 re.IGNORECASE)
-PRECONDITION = re.compile(r"\b(?:before|requires?|needs? to|must have|make sure|ensure|only if|prerequisite)\b",
-                          re.IGNORECASE)
-FAILURE = re.compile(r"\b(?:fail\w*|error|broke|breaks|roll ?back|if .{0,40}(?:down|wrong|slow)|never|don't|"
-                     r"do not|avoid|caveat|warning)\b", re.IGNORECASE)
-PAD = ["These lines are quoted as they were written in the daily notes; the sources below hold the context.",
-       "When a later note disagrees, the newest source wins and the disagreement is noted here.",
-       "Check the cited notes before acting on a detail that matters."]
 VERB = {"CREATE": "Stated", "CORROBORATE": "Corroborated", "REFINE": "Refined", "CORRECT": "Corrected"}
+MAX_DESCRIPTION = 160
 
 DateOf = Callable[[str], "str | None"]
 
@@ -38,98 +33,88 @@ def _title(name: str) -> str:
     return t[:1].upper() + t[1:]
 
 
-def _topic(unit: Unit) -> str:
-    who = {w.lower() for f in unit.facts for w in f.speaker.split()}
-    rest = [w for w in unit.name.split("-") if w not in who]
-    return " ".join(rest) or unit.name.replace("-", " ")
-
-
 def source_line(verb: str, path: str, date_of: DateOf, fact: Fact | None = None) -> str:
     when = date_of(path)
     head = f"- {verb}{f' on {when}' if when else ''} in [[{path}]]"
     return f"{head}: {fact.line()}" if fact else f"{head}."
 
 
-def _shape(unit: Unit, facts: list[Fact]) -> list[str]:
-    first, rest = facts[0], facts[1:]
-    topic, who = _topic(unit), (facts[0].speaker if facts[0].speaker not in ("", "User") else "the user")
-    if unit.bucket == "personal":
-        why = next((f for f in rest if WHY.search(f.text)), None)
-        apply = [f"- {f.line()}" for f in rest if f is not why]
-        return [f"Rule: {first.line()}", "",
-                f"Why: {why.line() if why else f'{who} said so directly; the sources below give the context.'}", "",
-                "How to apply:", *apply,
-                f"- Keep this in mind whenever {topic} comes up with {who}, and follow the newest source."]
-    if unit.bucket == "procedure":
-        pre = [f for f in facts if PRECONDITION.search(f.text)]
-        fail = [f for f in facts if FAILURE.search(f.text) and f not in pre]
-        steps = [f for f in facts if f not in pre and f not in fail] or [first]
-        when = first.section if first.section and all(f.section == first.section for f in facts) else ""
-        out = [f"Trigger: {when[:1].upper()}{when[1:]}." if when else f"Trigger: use this when {topic} comes up.",
-               "", "Steps:"]
-        out += [f"{i}. {f.line()}" for i, f in enumerate(steps, 1)]
-        out += ["", "Preconditions:", *[f"- {f.line()}" for f in pre]] if pre else \
-            ["", "Preconditions: none recorded yet."]
-        out += ["", "Failure modes:", *[f"- {f.line()}" for f in fail]] if fail else \
-            ["", "Failure modes: none recorded yet."]
-        return out
-    out = [first.line()]
-    return out + (["", "Properties:", *[f"- {f.line()}" for f in rest]] if rest else [])
+def describe(text: str) -> str:
+    return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1].rstrip() + "…"
 
 
-def create(unit: Unit, path: str, date_of: DateOf, related: list[str]) -> Node:
-    """A new node for the unit at `path`."""
-    facts, overflow = list(unit.facts), []
-    head = ["# " + _title(unit.name), "", *_shape(unit, facts)]
-    while len(facts) > 1 and sum(words(x) for x in head) > MAX_WORDS:
-        overflow.insert(0, facts.pop())  # the weakest facts move to their Sources line
-        head = ["# " + _title(unit.name), "", *_shape(unit, facts)]
-    pad, at = iter(PAD), 2  # an intro under the title: the lists stay last, so updates extend them
-    while sum(words(x) for x in head[1:]) < MIN_WORDS:
-        head[at:at] = [next(pad, PAD[-1]), ""]
-        at += 2
-    body = "\n".join(head) + "\n"
-    body = add_related(body, related)
-    body = add_sources(body, [source_line("Stated", p, date_of) for p in unit.paths]
-                       + [source_line("Also stated", f.path, date_of, f) for f in overflow])
-    first = facts[0].line()
-    meta = {"name": path.rsplit("/", 1)[-1][:-3],
-            "description": first if len(first) <= 160 else first[:159].rstrip() + "…"}
-    return Node(path, meta, body, existed=False)
-
-
-def _step_line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
+def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
     """The line a new fact gets, and the line it goes after (numbered steps continue their list)."""
     head, _ = split(body)
     numbered = [x for x in head if re.match(r"^\d+[.)]\s", x)]
-    if procedure and numbered and not (PRECONDITION.search(fact.text) or FAILURE.search(fact.text)):
-        n = int(re.match(r"^(\d+)", numbered[-1]).group(1))
-        return f"{n + 1}. {fact.line()}", numbered[-1]
-    return f"- {fact.line()}", None
+    text = sourced(fact.line(), [fact.path])
+    if procedure and fact.numbered:
+        if numbered:
+            n = int(re.match(r"^(\d+)", numbered[-1]).group(1))
+            return f"{n + 1}. {text}", numbered[-1]
+        return f"1. {text}", None
+    return f"- {text}", None
 
 
-def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related: list[str]) -> Node | None:
-    """The node with the unit's news added (never anything removed); None when nothing is new."""
-    body, overflow = node.body, []
-    verb = VERB[decision.action]
-    procedure = "/procedure/" in node.path and unit.bucket == "procedure"  # only steps continue a step list
+def _apply(body: str, decision: Decision, procedure: bool) -> tuple[str, list[Fact]]:
+    """The body with the decision's statements, notes and sources in; (body, facts that did not fit)."""
+    overflow = []
     for f in decision.new_facts:
-        line, after = _step_line(body, f, procedure)
+        line, after = _line(body, f, procedure)
         if abstract_words(body) + words(line) <= MAX_WORDS:
             body = add_lines(body, [line], after=after)
         else:
             overflow.append(f)
     for f, old in decision.contradictions:
-        note = f"{NOTE_MARK}[[{f.path}]] - {f.line()}"
-        body = add_lines(body, [note], after=old)
+        body = add_lines(body, [f"  {NOTE_MARK}[[{f.path}]] - {f.line()}"], after=old)
+    for f, same in decision.corroborations:
+        body = add_source_to(body, same, f.path)
+    return body, overflow
+
+
+def _verbs(decision: Decision) -> dict[str, str]:
+    """path -> what its facts did to the node (the Sources log line's verb)."""
+    out: dict[str, str] = {}
+    for verb, facts in (("Corroborated", [f for f, _ in decision.corroborations]),
+                        ("Refined", decision.new_facts), ("Corrected", [f for f, _ in decision.contradictions])):
+        for f in facts:
+            out[f.path] = verb  # a later kind wins: a note that corrects is logged as correcting
+    return out
+
+
+def create(unit: Unit, decision: Decision, path: str, date_of: DateOf, related: list[str]) -> Node:
+    """A new node for the unit at `path`."""
+    body = f"# {_title(unit.name)}\n\n"
+    body, overflow = _apply(body, decision, unit.bucket == "procedure")
+    body = add_related(body, related)
+    body = add_sources(body, [source_line("Stated", p, date_of) for p in unit.paths]
+                       + [f"- {sourced(f.line(), [f.path])}" for f in overflow])
+    first = decision.new_facts[0].line() if decision.new_facts else unit.summary
+    for f, old in decision.contradictions:  # the description says what is true now
+        first = f.line() if old == first else first
+    meta = {"name": path.rsplit("/", 1)[-1][:-3], "description": describe(first)}
+    return Node(path, meta, body, existed=False)
+
+
+def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related: list[str]) -> Node | None:
+    """The node with the unit's news added (nothing of substance removed); None when nothing is new."""
+    procedure = "/procedure/" in node.path and unit.bucket == "procedure"  # only steps continue a step list
+    body, overflow = _apply(strip_boilerplate(node.body), decision, procedure)
     have = cited(body)
-    lines = [source_line(verb, p, date_of) for p in decision.uncited if p not in have]
-    lines += [source_line(verb, f.path, date_of, f) for f in overflow]
+    verbs = _verbs(decision)
+    verb = VERB[decision.action or "CORROBORATE"]
+    lines = [source_line(verbs.get(p, verb), p, date_of) for p in decision.uncited if p not in have]
+    lines += [f"- {sourced(f.line(), [f.path])}" for f in overflow]
     body = add_sources(body, lines)
     if body == node.body:
         return None  # nothing new: related links alone do not make an update (re-runs change nothing)
     body = add_related(body, related)
-    return Node(node.path, dict(node.meta), body, node.existed)
+    meta = dict(node.meta)
+    described = str(meta.get("description") or "")
+    for f, old in decision.contradictions:  # the description says what is true now
+        if described and (described == old or described == describe(old)):
+            meta["description"] = describe(f.line())
+    return Node(node.path, meta, body, node.existed)
 
 
 def ensure_sources(body: str, paths: list[str], verb: str, date_of: DateOf) -> str:

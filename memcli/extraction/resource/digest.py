@@ -20,6 +20,14 @@ MAX_PARAGRAPHS = 3
 MAX_PARAGRAPH = 600  # characters of each quoted paragraph
 MAX_DESCRIPTION = 280
 
+# A resource note (frontmatter `source_resource`) describes a file. These sections give the file's
+# shape (headings, keys, columns, rows), not what it says, and these lines are about the file
+# (its link, kind and size, what was left out): dream never takes a fact from them. The LLM's
+# notes use "## Structure" for the same purpose (extraction/resource/llm.py).
+STRUCTURAL_SECTIONS = ("outline", "structure", "columns", "first rows", "records", "first record")
+_STRUCTURAL_LINE = re.compile(r"^(?:Source: \[\[|Read as text: |\(\d+ more paragraph\(s\) in the file\)$|"
+                              r"- … \d+ more heading\(s\)$)")
+
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
 
@@ -34,6 +42,16 @@ class Digest:
 
 
 ALIASES = {"yml": "yaml", "htm": "html", "markdown": "md"}  # the same formats under other names
+
+
+def structural_section(heading: str) -> bool:
+    """Whether a `## ` heading of a resource note names a section about the file's shape."""
+    return heading.strip().lower().startswith(STRUCTURAL_SECTIONS)
+
+
+def structural_line(line: str) -> bool:
+    """Whether a line of a resource note is about the file rather than its content."""
+    return bool(_STRUCTURAL_LINE.match(line.strip()))
 
 
 def suffix(rel: str) -> str:

@@ -1,7 +1,8 @@
 """Dream (auto_dream): consolidate the changed daily notes of the last days into the digest.
 
 1. Scan the window's day pages and notes against the dream catalog (dream_scan).
-2. Extract at most `max_units` units, by LLM or offline rules.
+2. Extract at most `max_units` units, by LLM or offline (dream_offline: facts placed into
+   nodes by meaning and words; the facts of units over the budget wait for the next run).
 3. Plan each unit's one action (CREATE / CORROBORATE / REFINE / CORRECT) against
    recalled digest nodes (dream_integrate). LLM replies are all validated here,
    before anything is written; model calls run without the workspace lock.
@@ -21,7 +22,8 @@ from contextlib import nullcontext
 from datetime import datetime
 
 from memcli.errors import BadInput, ProviderError
-from memcli.jobs.dream import integrate as dream_integrate, scan as dream_scan, topics as dream_topics
+from memcli.jobs.dream import integrate as dream_integrate, offline as dream_offline, scan as dream_scan, \
+    topics as dream_topics
 from memcli.jobs import schedule
 from memcli.jobs.dream.report import DreamReport
 from memcli.vault import atomic, notes
@@ -47,7 +49,7 @@ def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units:
         raise BadInput(f"--max-units must be between 1 and {MAX_UNITS}, got {max_units}")
     now = now or datetime.now().astimezone()
     day = day or notes.today(ws, now)
-    rep = DreamReport(day, dream_scan.window(day, scan_days), dry_run=dry_run)
+    rep = DreamReport(day, dream_scan.window(day, scan_days), dry_run=dry_run, max_units=max_units)
     state = dream_scan.load_state(ws)
     if if_due:
         rep.schedule = schedule.due(ws, now, schedule.parse_time(state.get("last_success")))
@@ -86,9 +88,12 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
     chat = get_chat(ws.settings.llm)
     try:
         rep.extractor = chat.identity if chat else "rules"
-        units, topics = _extract(ws, rep, texts, chat, max_units)
-        rep.units, rep.topics = units, topics
-        rep.plan = dream_integrate.plan(ws, units, chat.chat if chat else None, rep.extractor, texts)
+        if chat is None:
+            rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(ws, texts, max_units, state,
+                                                                               rep.warnings, rep.dry_run)
+        else:
+            rep.units, rep.topics = _extract(rep, texts, chat, max_units)
+            rep.plan = dream_integrate.plan(ws, rep.units, chat.chat, rep.extractor, texts)
     except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
         raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
     finally:
@@ -106,9 +111,14 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         _write(ws, rep)
         _topics(ws, rep, dry_run=False)
         failed = {p for u in rep.failed_units() for p in u.paths}
-        rep.checkpointed = [p for p in sc.changed if p not in failed and p not in rep.unreadable]
-        dream_scan.checkpoint(ws, sc, rep.checkpointed, state)
-        # a failed unit makes the run unsuccessful, so `--if-due` retries it within the grace period
+        waiting, pending = failed, None
+        if rep.progress is not None:  # offline: per fact; a note is done when all its facts are
+            complete, pending = rep.progress.finish(rep.failed_units())
+            waiting = {p for p in sc.changed if p not in complete}
+        rep.checkpointed = [p for p in sc.changed if p not in waiting and p not in rep.unreadable]
+        dream_scan.checkpoint(ws, sc, rep.checkpointed, state, pending)
+        # a failed unit makes the run unsuccessful, so `--if-due` retries it within the grace period;
+        # facts left over --max-units are no failure: the next scheduled run takes them
         _save_state(ws, state, now, success=not failed)
         from memcli.jobs.ingest import finish
 
@@ -135,22 +145,11 @@ def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
     return texts
 
 
-def _extract(ws: Workspace, rep: DreamReport, texts: dict[str, str], chat, max_units: int):
-    if chat is not None:
-        from memcli.extraction.dream import llm as dream_llm
+def _extract(rep: DreamReport, texts: dict[str, str], chat, max_units: int):
+    from memcli.extraction.dream import llm as dream_llm
 
-        changed = [p for p in rep.scan.changed if p in texts]
-        return dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units,
-                                 chat.identity)
-    from memcli.extraction.dream import rules as dream_rules
-    from memcli.vault import frontmatter
-
-    parsed = []
-    for rel, text in texts.items():
-        src, n = frontmatter.split(text)
-        meta, _ = frontmatter.parse(src)
-        parsed.append((rel, "\n".join(text.split("\n")[n:]), meta))
-    return dream_rules.extract(parsed, max_units)
+    changed = [p for p in rep.scan.changed if p in texts]
+    return dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units, chat.identity)
 
 
 def _write(ws: Workspace, rep: DreamReport) -> None:

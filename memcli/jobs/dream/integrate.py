@@ -1,5 +1,7 @@
-"""Integrate each unit into the digest: recall existing nodes with our own search, then one action.
+"""Integrate each unit into the digest: the digest as a run sees it, and the LLM's integration.
 
+With an LLM, each unit recalls the existing nodes closest to it with our own search and the
+model chooses one action; offline, jobs/dream/offline.py places facts into nodes itself.
 Nothing is written here: the plan holds every node's new text in memory, so a later
 unit sees what an earlier one decided, every LLM reply is validated before the
 first write, and a dry run is the same code without the final write.
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from memcli.extraction.dream import match as dream_match, write as dream_write
+from memcli.extraction.dream import write as dream_write
 from memcli.extraction.dream.node import BUCKETS, Node, parse, statements
 from memcli.extraction.dream.rules import terms
 from memcli.extraction.dream.schema import Unit
@@ -29,8 +31,11 @@ class Result:
     note: str
 
     def to_json(self) -> dict:
-        return {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
-                "action": self.action, "target_path": self.target_path, "note": self.note}
+        out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
+               "action": self.action, "target_path": self.target_path, "note": self.note}
+        if self.unit.facts:  # offline: the statements the unit carried into the node
+            out["facts"] = [f.line() for f in self.unit.facts]
+        return out
 
 
 @dataclass
@@ -77,6 +82,20 @@ class Digest:
         node = self.read(rel)
         return node.body if node else None
 
+    def nodes(self) -> list[Node]:
+        """Every digest node on disk (file order), as this run sees it."""
+        root = self.ws.root / self.prefix
+        if not root.is_dir():
+            return []
+        out = []
+        for path in sorted(root.rglob("*.md")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            node = self.read(self.ws.rel(path))
+            if node is not None:
+                out.append(node)
+        return out
+
     def free_path(self, bucket: str, name: str) -> str:
         path, n = f"{self.prefix}{bucket}/{name}.md", 1
         while self.exists(path):
@@ -104,33 +123,9 @@ def recall(ws: Workspace, digest: Digest, unit: Unit) -> list[Node]:
     return out[:RECALL_NODES + 3]
 
 
-def _first_words(text: str, n: int = 16) -> str:
+def first_words(text: str, n: int = 16) -> str:
     w = text.split()
     return " ".join(w[:n]) + ("…" if len(w) > n else "")
-
-
-def offline(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node]) -> tuple[Result, Node] | None:
-    decision = dream_match.decide(unit, recalled)
-    target = decision.node.path if decision.node else None
-    related = dream_match.related(unit, recalled, target)
-    if decision.node is None:
-        if not decision.new_facts:
-            return None  # every fact is stated by some node already
-        path = digest.free_path(unit.bucket, unit.name)
-        node = dream_write.create(unit, path, ws.date_of, related)
-        return Result(unit, "CREATE", path, f"new {unit.bucket} node: {_first_words(unit.facts[0].line())}"), node
-    node = dream_write.update(decision.node, unit, decision, ws.date_of, related)
-    if node is None:
-        return None
-    if decision.action == "CORRECT":
-        f, old = decision.contradictions[0]
-        note = f"contradicted: {_first_words(old, 12)!r} -> {_first_words(f.line(), 12)!r}"
-    elif decision.action == "CORROBORATE":
-        note = f"stated again in {len(decision.uncited) or 1} more source(s)"
-    else:
-        note = f"added {len(decision.new_facts)} statement(s)" + \
-               (f": {_first_words(decision.new_facts[0].line())}" if decision.new_facts else "")
-    return Result(unit, decision.action, node.path, note), node
 
 
 def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], chat, label: str,
@@ -153,8 +148,8 @@ def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], ch
     return Result(unit, receipt.action, node.path, receipt.note), node
 
 
-def plan(ws: Workspace, units: list[Unit], chat=None, label: str = "rules",
-         texts: dict[str, str] | None = None) -> Plan:
+def plan(ws: Workspace, units: list[Unit], chat, label: str, texts: dict[str, str]) -> Plan:
+    """The LLM's integration of each unit (offline dream plans in jobs/dream/offline.py)."""
     from memcli.extraction.dream.llm import Rejected
 
     out = Plan()
@@ -162,8 +157,7 @@ def plan(ws: Workspace, units: list[Unit], chat=None, label: str = "rules",
     for unit in units:
         recalled = recall(ws, digest, unit)
         try:
-            done = with_llm(ws, digest, unit, recalled, chat, label, texts or {}) if chat \
-                else offline(ws, digest, unit, recalled)
+            done = with_llm(ws, digest, unit, recalled, chat, label, texts)
         except Rejected as exc:
             # this unit only: its sources stay "changed" and are dreamed again next run
             out.failed.append((unit, exc.line()))

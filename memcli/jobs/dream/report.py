@@ -28,6 +28,8 @@ class DreamReport:
     interests: tuple[str, str | None, int] | None = None  # (path, added/updated/None, topics in the file)
     warnings: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values kept out of the digest
+    progress: object | None = None  # offline: jobs.dream.offline.Progress (facts done, kept, left)
+    max_units: int = 0
 
     def failed_units(self) -> list[Unit]:
         return [u for u, _ in self.plan.failed]
@@ -60,6 +62,15 @@ class DreamReport:
                 f"- Extracted: {len(self.units)} unit(s), {len(self.topics)} topic candidate(s)",
                 f"- Integrated: {len(p.results)} ok, {len(p.skipped)} skipped, {len(p.failed)} failed",
                 f"- Catalog: checkpointed {len(self.checkpointed)} changed path(s)"]
+        pr = self.progress
+        if pr is not None:
+            how = f"by meaning and words ({pr.model})" if pr.grouping == "meaning+words" else "by words only"
+            out.append(f"- Facts: {pr.facts} new, grouped {how}")
+            if pr.remaining:
+                out.append(f"- Left for the next run: {len(pr.remaining)} fact(s) in {len(pr.remaining_paths())} "
+                           f"note(s), over --max-units {self.max_units}")
+            if pr.kept:
+                out.append(f"- Kept in the daily notes: {len(pr.kept)} fact(s) with no clear node")
         created = [r.target_path for r in p.results if r.action == "CREATE"]
         updated = list(dict.fromkeys(r.target_path for r in p.results if r.action != "CREATE"))
         if created:
@@ -103,7 +114,16 @@ class DreamReport:
             "failed": [{"unit": u.name, "paths": u.paths, "error": why} for u, why in self.plan.failed],
             "failed_paths": self.failed_paths(), "checkpointed": self.checkpointed, "written": self.written,
             "redacted": self.redacted,
+            "facts": self._facts_json(),
             "interests": {"path": self.interests[0], "action": self.interests[1], "topics": self.interests[2]}
             if self.interests else None,
             "warnings": self.warnings,
         }
+
+    def _facts_json(self) -> dict | None:
+        pr = self.progress
+        if pr is None:
+            return None
+        return {"new": pr.facts, "grouping": pr.grouping, "model": pr.model,
+                "remaining": len(pr.remaining), "remaining_paths": pr.remaining_paths(),
+                "kept": [{"fact": f.line(), "path": f.path, "why": why} for f, why in pr.kept]}

@@ -7,7 +7,9 @@ st_mtime) remembers each input as it was when it was last dreamed; a file is
 changed when it is not there or its mtime differs, or its size differs from the
 size we keep beside it (ReMe's catalog has no size field). The checkpoint
 records the stat seen at scan time, so a file edited while dream runs is still
-changed next time.
+changed next time. A note whose facts an offline run left for the next one (over
+--max-units; the dream state's `pending`) is changed until they are done, even after it
+has left the scan window.
 """
 
 from __future__ import annotations
@@ -117,12 +119,28 @@ def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
         same = known is not None and known == mtime and sizes.get(rel, size) == size
         (sc.unchanged if same else sc.changed).append(rel)
     sc.deleted = sorted(p for p in sc.catalog if p not in sc.current and in_window(ws, p, dates))
+    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    for rel in sorted(p for p in pending if isinstance(p, str) and p not in sc.current):
+        path = ws.root / rel
+        if rel.endswith(".md") and ".." not in rel.split("/") and path.is_file() and not path.is_symlink():
+            st = path.stat()
+            sc.current[rel] = (st.st_mtime, st.st_size)
+            sc.changed.append(rel)
     return sc
 
 
-def checkpoint(ws: Workspace, sc: Scan, done: list[str], state: dict) -> None:
+def checkpoint(ws: Workspace, sc: Scan, done: list[str], state: dict,
+               pending: dict[str, list[str]] | None = None) -> None:
     """Record `done` inputs with their scan-time stat; drop deleted ones. Writes the catalog and
-    the sizes kept in the dream state (the caller saves the state)."""
+    the sizes kept in the dream state, and its `pending` facts: the given ones, plus those of
+    earlier runs for notes this run did not read (the caller saves the state)."""
+    before = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    kept = {p: v for p, v in before.items() if p not in sc.changed and p not in done and (ws.root / p).is_file()}
+    kept.update(pending or {})
+    if kept:
+        state["pending"] = dict(sorted(kept.items()))
+    else:
+        state.pop("pending", None)
     catalog = {p: m for p, m in sc.catalog.items() if p not in sc.deleted}
     sizes = {p: s for p, s in (state.get("sizes") or {}).items() if p not in sc.deleted and p in catalog}
     for rel in done:

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Does offline `mem dream` put facts of one subject into one node, and only those? (issue 17)
+
+    python bench/dream_eval.py                                   # bench/dream_set/set.yaml, local model
+    python bench/dream_eval.py --embedding none                  # words only (MEM_EMBEDDING_BACKEND=none)
+    python bench/dream_eval.py --set bench/dream_set/scenario.yaml --max-units 5
+
+A labelled set (bench/dream_set/README.md) holds facts with their subject, night and note,
+supersession links and decoys. For each night the notes are written into a fresh temporary
+workspace as an agent's daily notes (resources through `mem resource scan`), then
+`mem dream --date <night> --json` runs through the real CLI. Afterwards the digest nodes
+are read and scored; one JSON document on stdout:
+
+  coverage         share of labelled facts that reached a node (their text is in it, or
+                   the run's report put the fact into it, e.g. as a corroboration)
+  pair_precision   of the pairs of facts that share a node, the share with one subject
+  pair_recall      of the pairs of facts with one subject, the share that share a node
+  supersessions    facts that replace an older one, recorded as an update: the node holding
+                   the old fact got REFINE/CORRECT with the new fact and marks the old line
+                   (a `> note: contradicted by` line with the new fact after it)
+  false_updates    old lines marked as replaced by a fact that does not replace them
+  junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
+  remaining        facts left for a later run (over --max-units) after the last night
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from itertools import combinations
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SET = ROOT / "bench" / "dream_set" / "set.yaml"
+NOTE_MARK = "> note: contradicted by "
+SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps")
+
+
+def load(path: Path) -> dict:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    start = date.fromisoformat(str(data["start"]))
+    for note in data["notes"]:
+        note["day"] = (start + timedelta(days=int(note["night"]) - 1)).isoformat()
+        for f in note["facts"]:
+            f["day"] = note["day"]
+    data["facts"] = [f for n in data["notes"] for f in n["facts"]]
+    return data
+
+
+def norm(text: str) -> str:
+    text = re.sub(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ", "", text.strip())
+    return " ".join(text.lower().replace("’", "'").split()).rstrip(".!")
+
+
+# ------------------------------------------------------------------ writing the nights' notes
+def note_text(note: dict, sid: str) -> str:
+    """A daily note as mem ingest (style ingest) or an agent (agent, numbered, prose) writes it."""
+    name, style, facts = note["name"], note["style"], note["facts"]
+    title = note.get("title") or name.replace("-", " ").capitalize()
+    if style == "ingest":
+        head = {"description": facts[0]["text"].split(": ", 1)[-1], "name": name, "session_id": sid,
+                "source_conversation": f"[[mem_session/dialog/{sid}.jsonl]]"}
+        parts = [f"# {title}"]
+        for section in SECTIONS:
+            lines = [f"- {f['text']}" for f in facts if f.get("section", "Facts") == section]
+            if lines:
+                parts += ["", f"## {section}", *lines]
+    else:
+        head = {"description": facts[0]["text"], "name": name}
+        parts = [f"# {title}"]
+        if style == "prose":
+            parts += ["", " ".join(f["text"] for f in facts)]
+        elif style == "numbered":
+            parts += ["", f"## {note.get('section') or 'Steps'}",
+                      *[f"{i}. {f['text']}" for i, f in enumerate(facts, 1)]]
+        else:
+            current = None
+            for f in facts:
+                if f.get("section") != current:
+                    current = f.get("section")
+                    parts += ["", f"## {current}"] if current else [""]
+                parts.append(f"- {f['text']}")
+    import yaml
+
+    front = yaml.safe_dump(head, allow_unicode=True, sort_keys=True, width=100000)
+    return f"---\n{front}---\n" + "\n".join(parts) + "\n"
+
+
+def write_night(ws: Path, notes: list[dict], env: dict, mem: list[str]) -> None:
+    resources = False
+    for i, note in enumerate(notes):
+        if note["style"] == "resource":
+            path = ws / "resource" / note["day"] / note["file"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(note["content"], encoding="utf-8")
+            resources = True
+            continue
+        path = ws / "memory" / note["day"] / f"{note['name']}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(note_text(note, f"s{note['night']:02d}{i:02d}"), encoding="utf-8")
+    if resources:
+        run([*mem, "-w", str(ws), "resource", "scan", "--json"], env)
+    # the day index page, as ingest keeps it
+    sys.path.insert(0, str(ROOT))
+    from memcli.vault import notes as vault_notes
+    from memcli.vault.workspace import open_workspace
+
+    vault_notes.update_day_index(open_workspace(ws, env), notes[0]["day"])
+
+
+def run(cmd: list[str], env: dict) -> str:
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return proc.stdout
+
+
+def environment(home: Path, embedding: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_"))
+           and k not in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")}
+    env.update({"HOME": str(home), "TZ": "UTC", "NO_COLOR": "1", "MEM_EMBEDDING_BACKEND": embedding,
+                "PYTHONPATH": str(ROOT)})
+    return env
+
+
+# ------------------------------------------------------------------ scoring
+def read_nodes(ws: Path) -> dict[str, str]:
+    root = ws / "digest"
+    return {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))} \
+        if root.is_dir() else {}
+
+
+def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict]) -> dict[str, set[str]]:
+    """fact id -> the nodes it reached."""
+    bodies = {p: " ".join(t.lower().replace("’", "'").split()) for p, t in nodes.items()}
+    out = {f["id"]: {p for p, b in bodies.items() if norm(f["text"]) in b} for f in facts}
+    by_text = {norm(f["text"]): f["id"] for f in facts}
+    for rep in reports:
+        for r in rep.get("results", []):
+            for line in r.get("facts", []):
+                fid = by_text.get(norm(line))
+                if fid and r["target_path"] in nodes:
+                    out[fid].add(r["target_path"])
+    return out
+
+
+def marked(body: str, old: str, new: str) -> bool:
+    """Whether the old fact's line in `body` is followed by a note line carrying the new fact."""
+    lines = body.split("\n")
+    at = next((i for i, x in enumerate(lines) if norm(old) in norm(x) and NOTE_MARK not in x), None)
+    if at is None:
+        return False
+    for x in lines[at + 1:]:
+        if NOTE_MARK in x:
+            if norm(new) in norm(x):
+                return True
+            continue
+        if x.strip():
+            return False
+    return False
+
+
+def score(data: dict, nodes: dict[str, str], reports: list[dict]) -> dict:
+    facts = data["facts"]
+    by_id = {f["id"]: f for f in facts}
+    placed = placements(facts, nodes, reports)
+    tp = fp = fn = 0
+    wrong: dict[tuple[str, str], int] = {}
+    for a, b in combinations(facts, 2):
+        same, share = a["subject"] == b["subject"], bool(placed[a["id"]] & placed[b["id"]])
+        tp += same and share
+        fp += share and not same
+        fn += same and not share
+        if share and not same:
+            key = tuple(sorted((a["subject"], b["subject"])))
+            wrong[key] = wrong.get(key, 0) + 1
+    sup = []
+    updates = {(r["target_path"], norm(x)) for rep in reports for r in rep.get("results", [])
+               if r["action"] in ("REFINE", "CORRECT") for x in r.get("facts", [])}
+    older = [(r["target_path"], norm(u["summary"])) for rep in reports for r in rep.get("results", [])
+             for u in rep.get("units", []) if "facts" not in r and u["name"] == r["unit"]
+             and r["action"] in ("REFINE", "CORRECT")]  # reports of older versions list no facts
+    for f in facts:
+        if not f.get("supersedes"):
+            continue
+        old = by_id[f["supersedes"]]
+        holders = [p for p in nodes if p in placed[old["id"]]]
+        ok = [p for p in holders if marked(nodes[p], old["text"], f["text"]) and (
+            (p, norm(f["text"])) in updates or any(t == p and norm(f["text"]) in u for t, u in older))]
+        sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok), "node": (ok or holders or [None])[0]})
+    labelled = {(f["supersedes"], f["id"]) for f in facts if f.get("supersedes")}
+    false_updates = []
+    for p, body in nodes.items():
+        lines = body.split("\n")
+        for i, x in enumerate(lines):
+            if NOTE_MARK not in x:
+                continue
+            new = next((g["id"] for g in facts if norm(g["text"]) in norm(x)), None)
+            old_line = next((lines[j] for j in range(i - 1, -1, -1) if NOTE_MARK not in lines[j] and lines[j].strip()),
+                            "")
+            old = next((g["id"] for g in facts if norm(g["text"]) in norm(old_line)), None)
+            if (old, new) not in labelled:
+                false_updates.append({"node": p, "old": old, "new": new})
+    junk = [p for p in nodes if not any(p in s for s in placed.values())]
+    return {
+        "facts": len(facts), "subjects": len({f["subject"] for f in facts}), "nodes": len(nodes),
+        "coverage": round(sum(1 for s in placed.values() if s) / len(facts), 3),
+        "pair_precision": round(tp / (tp + fp), 3) if tp + fp else None,
+        "pair_recall": round(tp / (tp + fn), 3) if tp + fn else None,
+        "pairs": {"same_subject_shared": tp, "other_subject_shared": fp, "same_subject_apart": fn},
+        "supersessions": {"recorded": sum(s["recorded"] for s in sup), "total": len(sup), "each": sup},
+        "false_updates": false_updates, "junk_nodes": junk,
+        "wrong_pairs_by_subjects": {f"{a}+{b}": n for (a, b), n in sorted(wrong.items(), key=lambda kv: -kv[1])},
+        "missed": sorted(f["id"] for f in facts if not placed[f["id"]]),
+        "split_subjects": {s: sorted({n for f in facts if f["subject"] == s for n in placed[f["id"]]})
+                           for s in sorted({f["subject"] for f in facts})
+                           if len({n for f in facts if f["subject"] == s for n in placed[f["id"]]}) > 1},
+    }
+
+
+# ------------------------------------------------------------------ the nights
+def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int,
+            drain: int) -> tuple[list[dict], list[dict]]:
+    reports, nights = [], []
+    days = sorted({n["day"] for n in data["notes"]})
+    runs = [(d, True) for d in days] + [(days[-1], False)] * drain
+    for day, fresh in runs:
+        if fresh:
+            write_night(ws, [n for n in data["notes"] if n["day"] == day], env, mem)
+        t = time.perf_counter()
+        out = run([*mem, "-w", str(ws), "dream", "--date", day, "--scan-days", str(scan_days),
+                   "--max-units", str(max_units), "--json"], env)
+        rep = json.loads(out)
+        reports.append(rep)
+        facts = rep.get("facts") or {}
+        nights.append({"date": day, "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
+                       "new_facts": facts.get("new"), "remaining": facts.get("remaining"),
+                       "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
+                       "checkpointed": len(rep.get("checkpointed") or [])})
+        if not fresh and not facts.get("remaining"):
+            break
+    return reports, nights
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", type=Path, default=DEFAULT_SET, help="the labelled set (YAML)")
+    ap.add_argument("--embedding", choices=("local", "none"), default="local",
+                    help="MEM_EMBEDDING_BACKEND for the runs (none: grouping by words only)")
+    ap.add_argument("--max-units", type=int, default=5)
+    ap.add_argument("--scan-days", type=int, default=2)
+    ap.add_argument("--drain", type=int, default=0, help="extra runs after the last night while facts remain")
+    ap.add_argument("--keep", type=Path, help="build the workspace here (kept) instead of a temporary folder")
+    ap.add_argument("--mem", default=f"{sys.executable} -m memcli", help="how to run mem")
+    args = ap.parse_args(argv)
+    data = load(args.set)
+    mem = args.mem.split()
+    with tempfile.TemporaryDirectory(prefix="dream-eval-") as tmp:
+        ws = args.keep or Path(tmp) / "ws"
+        if ws.exists() and any(ws.iterdir()):
+            raise SystemExit(f"{ws} is not empty")
+        (ws / "memory").mkdir(parents=True, exist_ok=True)
+        (ws / "digest").mkdir(exist_ok=True)
+        home = Path(tmp) / "home"
+        home.mkdir()
+        env = environment(home, args.embedding)
+        t = time.perf_counter()
+        reports, nights = nightly(data, ws, env, mem, args.max_units, args.scan_days, args.drain)
+        result = {"set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
+                  "embedding": args.embedding, "max_units": args.max_units, "scan_days": args.scan_days,
+                  **score(data, read_nodes(ws), reports),
+                  "remaining": (reports[-1].get("facts") or {}).get("remaining") if reports else None,
+                  "runs": len(reports), "seconds": round(time.perf_counter() - t, 1), "nights": nights}
+    json.dump(result, sys.stdout, indent=1, ensure_ascii=False)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Dream without a model: the changed notes' facts placed by meaning and words, one unit per node.
+
+1. Facts of the changed notes (extraction/dream/rules.py), less those an earlier run
+   already integrated (the per-fact checkpoint below).
+2. Every digest node is a candidate (in a large digest, those sharing a word with a fact);
+   facts and candidate statements are embedded in one batch (meaning.py), when a model is
+   configured.
+3. Facts are placed (extraction/dream/group.py): into the node they belong to, into a new
+   group, or left in their daily note when in doubt. Each cluster is a unit, oldest first;
+   at most `max_units` are integrated, the rest are left for the next run.
+4. Each unit's action and text (extraction/dream/match.py, write.py), planned in memory.
+
+The checkpoint is per fact: a note is checkpointed in the dream catalog once each of its
+facts is integrated or was left in the note on purpose; until then the dream state keeps
+`pending: {path: [keys of its facts done]}`, and the next run reads the note again (even
+when it has left the scan window) and takes only the facts not done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from memcli.extraction.dream import group as dream_group, match as dream_match, rules as dream_rules, \
+    write as dream_write
+from memcli.extraction.dream.evidence import Evidence
+from memcli.extraction.dream.node import statements
+from memcli.extraction.dream.schema import Fact, Unit
+from memcli.jobs.dream import meaning as dream_meaning
+from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
+from memcli.vault import frontmatter
+from memcli.vault.workspace import Workspace
+
+
+def fact_key(f: Fact) -> str:
+    return hashlib.sha1(" ".join(f.line().split()).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Progress:
+    """Which facts of which changed notes this run saw, integrated, kept in the notes, or left."""
+
+    keys: dict[str, set[str]] = field(default_factory=dict)  # path -> keys of all its facts
+    done: dict[str, set[str]] = field(default_factory=dict)  # path -> keys done (earlier runs too)
+    remaining: list[Fact] = field(default_factory=list)  # facts of units over max_units
+    kept: list[tuple[Fact, str]] = field(default_factory=list)  # facts left in their note, and why
+    facts: int = 0  # facts considered in this run
+    grouping: str = "words"
+    model: str = ""
+
+    def finish(self, failed: list[Unit]) -> tuple[list[str], dict[str, list[str]]]:
+        """(paths whose facts are all done, pending {path: done keys} for the others)."""
+        for u in failed:  # a unit that could not be written is done again next run
+            for f in u.facts:
+                self.done.get(f.path, set()).discard(fact_key(f))
+        complete, pending = [], {}
+        for path, keys in self.keys.items():
+            done = self.done.get(path, set()) & keys
+            if keys <= done:
+                complete.append(path)
+            else:
+                pending[path] = sorted(done)
+        return complete, pending
+
+    def remaining_paths(self) -> list[str]:
+        return sorted({f.path for f in self.remaining})
+
+
+def _parse(texts: dict[str, str]) -> list[tuple[str, str, dict]]:
+    out = []
+    for rel, text in texts.items():
+        src, n = frontmatter.split(text)
+        meta, _ = frontmatter.parse(src)
+        out.append((rel, "\n".join(text.split("\n")[n:]), meta))
+    return out
+
+
+def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact], Progress]:
+    prog = Progress()
+    fresh = []
+    for path, body, meta in notes:
+        facts = dream_rules.facts_of(path, body, meta)
+        before = pending.get(path) if isinstance(pending.get(path), list) else []
+        prog.keys[path] = {fact_key(f) for f in facts}
+        prog.done[path] = set(before) & prog.keys[path]
+        fresh += [f for f in facts if fact_key(f) not in prog.done[path]]
+    prog.facts = len(fresh)
+    return fresh, prog
+
+
+def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str],
+         dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
+    """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts."""
+    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    notes = _parse(texts)
+    facts, prog = _facts(notes, pending)
+    out = Plan()
+    digest = Digest(ws, out)
+    nodes = digest.nodes()
+    skip = dream_rules.speaker_words(facts)
+    bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
+    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
+    lexical = Evidence(None, skip, bags, said)
+    candidates = dream_group.candidates(facts, nodes, lexical)
+    found = dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings,
+                                      save=not dry_run) if facts else dream_meaning.Meaning(None, "words")
+    prog.grouping, prog.model = found.grouping, found.model
+    ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
+    placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes))
+    prog.kept = placement.kept
+    for f, _ in placement.kept:
+        prog.done[f.path].add(fact_key(f))
+    taken, left = placement.placed[:max_units], placement.placed[max_units:]
+    prog.remaining = [f for p in left for f in p.unit.facts]
+    for p in taken:
+        _integrate(ws, digest, p, ev, out)
+        for f in p.unit.facts:
+            prog.done[f.path].add(fact_key(f))
+    units = [p.unit for p in taken]
+    return units, [dream_rules.topic(u, skip) for u in units], out, prog
+
+
+def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidence, out: Plan) -> None:
+    unit = p.unit
+    target = digest.read(p.target.path) if p.target is not None else None  # as planned so far in this run
+    decision = dream_match.decide(unit, target, ev)
+    if not decision.action:
+        out.skipped.append((unit, "already in the digest"))
+        return
+    if target is None:
+        path = digest.free_path(unit.bucket, unit.name)
+        node = dream_write.create(unit, decision, path, ws.date_of, p.related)
+        result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(decision.new_facts[0].line())}")
+    else:
+        node = dream_write.update(target, unit, decision, ws.date_of, p.related)
+        if node is None:
+            out.skipped.append((unit, "already in the digest"))
+            return
+        result = Result(unit, decision.action, node.path, _note(decision))
+    out.nodes[node.path] = node
+    out.results.append(result)
+
+
+def _note(d: dream_match.Decision) -> str:
+    if d.action == "CORRECT":
+        f, old = d.contradictions[0]
+        return f"contradicted: {first_words(old, 12)!r} -> {first_words(f.line(), 12)!r}"
+    if d.action == "CORROBORATE":
+        return f"stated again in {len(d.corroborations) or 1} more source(s)"
+    return f"added {len(d.new_facts)} statement(s): {first_words(d.new_facts[0].line())}"
