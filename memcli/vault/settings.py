@@ -46,6 +46,15 @@ class LLM:
     timeout: float = 60.0
     max_retries: int = 2
     headers: dict = field(default_factory=dict)
+    # the model's context window in tokens: prompts are cut or split to fit it, leaving room
+    # for the reply (docs/local-models.md); raise it for large hosted models
+    context_tokens: int = 8192
+    # tokens a reply may use; 0 = a quarter of context_tokens, sent as max_tokens only to the
+    # local backends (llamacpp, ollama, vllm), where a small model may otherwise never stop
+    max_output_tokens: int = 0
+    # llama.cpp's prompt cache (backend llamacpp only): false makes replies repeatable, at the
+    # cost of reading the whole prompt again on every call
+    cache_prompt: bool = True
 
 
 @dataclass(frozen=True)
@@ -119,8 +128,10 @@ SECTIONS = {"auto_memory_search_config": "auto_memory_search", "embedding_model_
             "llm_model_config": "llm", "search": "search", "chunking": "chunking", "redaction": "redaction"}
 FOLDERS = ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir")
 FUSIONS = ("minmax", "rrf")
-NON_NEGATIVE = (("chunking", "passage_tokens"),)  # a negative value means nothing: an error, not a clamp
+# a negative value means nothing: an error, not a clamp
+NON_NEGATIVE = (("chunking", "passage_tokens"), ("llm", "max_output_tokens"))
 LOCAL_BACKENDS = ("", "local", "none")  # backends whose vector size is the model's own
+MIN_CONTEXT = 2048  # tokens: below that no prompt of mem's fits with room for a reply
 
 
 def defaults() -> dict[str, Any]:
@@ -174,6 +185,9 @@ def validate(s: Settings) -> None:
         value = _at(s, path)
         if value < 0:
             raise ConfigError(f"config key '{_key(path)}' must be 0 or more, got {value}", "fix it in mem.yaml")
+    if s.llm.context_tokens < MIN_CONTEXT:
+        raise ConfigError(f"llm_model_config.context_tokens must be at least {MIN_CONTEXT}, got "
+                          f"{s.llm.context_tokens}", "set the model's context window (e.g. 4096 or 8192)")
     if s.search.fusion not in FUSIONS:
         raise ConfigError(f"search.fusion must be minmax or rrf, got {s.search.fusion!r}")
     validate_embedding(s.embedding)

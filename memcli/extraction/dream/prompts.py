@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from memcli.extraction.ask import clip, tokens
 from memcli.extraction.dream.schema import Unit
 
 MAX_FILE = 20_000  # characters of one note shown to the model
@@ -69,6 +70,41 @@ Answer with one JSON object and nothing else:
 change>", "description": "<one sentence, at most 200 characters>", "body": "<complete Markdown body>"}}"""
 
 
+def _block(path: str, text: str) -> str:
+    return f"### {path}\n<<<\n{text.rstrip()}\n>>>"
+
+
+def batches(texts: list[tuple[str, str]], room: int) -> list[list[tuple[str, str]]]:
+    """The notes in consecutive batches whose material takes at most `room` tokens each; a note
+    longer than that is a batch of its own, cut to fit."""
+    out: list[list[tuple[str, str]]] = [[]]
+    used = 0
+    for path, text in texts:
+        text = text if len(text) <= MAX_FILE else text[:MAX_FILE] + "\n[…truncated…]"
+        cost = tokens(_block(path, text)) + 2
+        if out[-1] and used + cost > room:
+            out.append([])
+            used = 0
+        if cost > room:
+            text = clip(text, max(64, room - tokens(_block(path, "")) - 8), "\n[…truncated…]")
+            cost = room
+        out[-1].append((path, text))
+        used += cost
+    return [b for b in out if b]
+
+
+def fit(texts: list[tuple[str, str]], room: int) -> list[tuple[str, str]]:
+    """The texts cut so that together they take at most `room` tokens (each keeps an equal share
+    of what the shorter ones leave)."""
+    out, left = [], max(0, room)
+    for i, (path, text) in enumerate(texts):
+        share = max(32, left // (len(texts) - i)) - tokens(_block(path, "")) - 4
+        cut = clip(text, max(32, share), "\n[…truncated…]")
+        out.append((path, cut))
+        left -= tokens(_block(path, cut)) + 2
+    return out
+
+
 def material(texts: list[tuple[str, str]], limit: int = MAX_MATERIAL) -> str:
     blocks, used = [], 0
     for path, text in texts:
@@ -77,27 +113,47 @@ def material(texts: list[tuple[str, str]], limit: int = MAX_MATERIAL) -> str:
             blocks.append(f"### {path}\n[…left out: the material is too long…]")
             continue
         used += len(cut)
-        blocks.append(f"### {path}\n<<<\n{cut.rstrip()}\n>>>")
+        blocks.append(_block(path, cut))
     return "\n\n".join(blocks)
 
 
 def extract_messages(day: str, dates: list[str], changed: list[str], texts: list[tuple[str, str]],
-                     max_units: int) -> list[dict]:
+                     max_units: int, done: dict[str, list[str]] | None = None) -> list[dict]:
+    """The extraction request; `done` (path -> unit names) names the units an earlier run already
+    integrated from these notes, so the model goes on with the rest."""
+    seen = sorted({n for p in changed for n in (done or {}).get(p, ())})
     user = "\n".join([f"date: {day}", f"scan_dates: {json.dumps(dates)}", f"max_units: {max_units}",
-                      f"changed_paths: {json.dumps(changed, ensure_ascii=False)}", "", "# Changed material", "",
-                      material(texts), "", "Extract merged memory units."])
+                      f"changed_paths: {json.dumps(changed, ensure_ascii=False)}",
+                      *([f"already_integrated (do not return these units again): {json.dumps(seen)}"]
+                        if seen else []),
+                      "", "# Changed material", "", material(texts), "", "Extract merged memory units."])
     return [{"role": "system", "content": EXTRACT_SYSTEM.format(max_units=max_units)},
             {"role": "user", "content": user}]
 
 
 def integrate_messages(unit: Unit, digest_dir: str, texts: list[tuple[str, str]],
-                       recalled: list[tuple[str, str]]) -> list[dict]:
-    nodes = "\n\n".join(f"### {p}\n<<<\n{t[:MAX_NODE].rstrip()}\n>>>" for p, t in recalled) or "(none)"
+                       recalled: list[tuple[str, str]], room: int | None = None, new_path: str = "") -> list[dict]:
+    """The integration request; `room` (tokens for nodes and material) cuts both to fit a small
+    window: the recalled nodes, closest first, take at most half of it, whole where they fit."""
+    system = INTEGRATE_SYSTEM.format(digest_dir=digest_dir.strip("/"), bucket=unit.bucket, shape=SHAPES[unit.bucket])
+    recalled = [(p, t[:MAX_NODE]) for p, t in recalled]
+    if room is not None:
+        shown, left = [], room // 2
+        for path, text in recalled:
+            cost = tokens(_block(path, text)) + 2
+            if cost > left:
+                break
+            shown.append((path, text))
+            left -= cost
+        recalled = shown
+        texts = fit(texts, room - sum(tokens(_block(p, t)) + 2 for p, t in recalled))
+    nodes = "\n\n".join(_block(p, t) for p, t in recalled) or "(none)"
     user = "\n".join([f"unit_name: {unit.name}", f"unit_bucket: {unit.bucket}", f"unit_summary: {unit.summary}",
-                      f"unit_paths: {json.dumps(unit.paths, ensure_ascii=False)}", "", "# Recalled digest nodes", "",
+                      f"unit_paths: {json.dumps(unit.paths, ensure_ascii=False)}",
+                      *([f"new_node_path: {new_path} (the target_path of a CREATE)"] if new_path else []),
+                      "", "# Recalled digest nodes", "",
                       nodes, "", "# Unit material", "", material(texts, MAX_MATERIAL // 2), "",
                       "Integrate the unit."])
-    system = INTEGRATE_SYSTEM.format(digest_dir=digest_dir.strip("/"), bucket=unit.bucket, shape=SHAPES[unit.bucket])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

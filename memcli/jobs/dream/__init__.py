@@ -92,7 +92,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
             rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(ws, texts, max_units, state,
                                                                                rep.warnings, rep.dry_run)
         else:
-            rep.units, rep.topics = _extract(rep, texts, chat, max_units)
+            rep.units, rep.topics, rep.progress = _extract(rep, texts, chat, max_units, state)
             rep.plan = dream_integrate.plan(ws, rep.units, chat.chat, rep.extractor, texts)
     except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
         raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
@@ -112,7 +112,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         _topics(ws, rep, dry_run=False)
         failed = {p for u in rep.failed_units() for p in u.paths}
         waiting, pending = failed, None
-        if rep.progress is not None:  # offline: per fact; a note is done when all its facts are
+        if rep.progress is not None:  # per fact (offline) or unit (LLM): a note is done when all of it is
             complete, pending = rep.progress.finish(rep.failed_units())
             waiting = {p for p in sc.changed if p not in complete}
         rep.checkpointed = [p for p in sc.changed if p not in waiting and p not in rep.unreadable]
@@ -145,11 +145,16 @@ def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
     return texts
 
 
-def _extract(rep: DreamReport, texts: dict[str, str], chat, max_units: int):
+def _extract(rep: DreamReport, texts: dict[str, str], chat, max_units: int, state: dict):
     from memcli.extraction.dream import llm as dream_llm
+    from memcli.jobs.dream.budget import UnitProgress, done_names
 
     changed = [p for p in rep.scan.changed if p in texts]
-    return dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units, chat.identity)
+    prog = UnitProgress(changed, done_names(state, changed))
+    units, topics = dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units,
+                                      chat.identity, prog.before)
+    prog.taken, prog.remaining = units[:max_units], units[max_units:]
+    return prog.taken, topics, prog
 
 
 def _write(ws: Workspace, rep: DreamReport) -> None:

@@ -43,6 +43,7 @@ class Progress:
     keys: dict[str, set[str]] = field(default_factory=dict)  # path -> keys of all its facts
     done: dict[str, set[str]] = field(default_factory=dict)  # path -> keys done (earlier runs too)
     remaining: list[Fact] = field(default_factory=list)  # facts of units over max_units
+    left_units: int = 0  # units over max_units
     kept: list[tuple[Fact, str]] = field(default_factory=list)  # facts left in their note, and why
     facts: int = 0  # facts considered in this run
     grouping: str = "words"
@@ -111,7 +112,7 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
     for f, _ in placement.kept:
         prog.done[f.path].add(fact_key(f))
     taken, left = placement.placed[:max_units], placement.placed[max_units:]
-    prog.remaining = [f for p in left for f in p.unit.facts]
+    prog.remaining, prog.left_units = [f for p in left for f in p.unit.facts], len(left)
     for p in taken:
         _integrate(ws, digest, p, ev, out)
         for f in p.unit.facts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream.schema import Topic, Unit
+from memcli.jobs.dream.budget import UnitProgress
 from memcli.jobs.dream.integrate import Plan
 from memcli.jobs.dream.scan import Scan
 from memcli.jobs.schedule import Due
@@ -28,7 +29,8 @@ class DreamReport:
     interests: tuple[str, str | None, int] | None = None  # (path, added/updated/None, topics in the file)
     warnings: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values kept out of the digest
-    progress: object | None = None  # offline: jobs.dream.offline.Progress (facts done, kept, left)
+    # offline: jobs.dream.offline.Progress (facts done, kept, left); LLM: budget.UnitProgress
+    progress: object | None = None
     max_units: int = 0
 
     def failed_units(self) -> list[Unit]:
@@ -63,7 +65,11 @@ class DreamReport:
                 f"- Integrated: {len(p.results)} ok, {len(p.skipped)} skipped, {len(p.failed)} failed",
                 f"- Catalog: checkpointed {len(self.checkpointed)} changed path(s)"]
         pr = self.progress
-        if pr is not None:
+        if isinstance(pr, UnitProgress):
+            if pr.remaining:
+                out.append(f"- Left for the next run: {len(pr.remaining)} unit(s) from {len(pr.remaining_paths())} "
+                           f"note(s), over --max-units {self.max_units}")
+        elif pr is not None:
             how = f"by meaning and words ({pr.model})" if pr.grouping == "meaning+words" else "by words only"
             out.append(f"- Facts: {pr.facts} new, grouped {how}")
             if pr.remaining:
@@ -114,15 +120,24 @@ class DreamReport:
             "failed": [{"unit": u.name, "paths": u.paths, "error": why} for u, why in self.plan.failed],
             "failed_paths": self.failed_paths(), "checkpointed": self.checkpointed, "written": self.written,
             "redacted": self.redacted,
-            "facts": self._facts_json(),
+            "facts": self._facts_json(), "remaining": self._remaining_json(),
             "interests": {"path": self.interests[0], "action": self.interests[1], "topics": self.interests[2]}
             if self.interests else None,
             "warnings": self.warnings,
         }
 
+    def _remaining_json(self) -> dict:
+        """What --max-units left for the next run: units (and their facts, offline) and notes."""
+        pr = self.progress
+        if isinstance(pr, UnitProgress):
+            return {"units": len(pr.remaining), "paths": pr.remaining_paths()}
+        if pr is None:
+            return {"units": 0, "paths": []}
+        return {"units": pr.left_units, "facts": len(pr.remaining), "paths": pr.remaining_paths()}
+
     def _facts_json(self) -> dict | None:
         pr = self.progress
-        if pr is None:
+        if pr is None or isinstance(pr, UnitProgress):
             return None
         return {"new": pr.facts, "grouping": pr.grouping, "model": pr.model,
                 "remaining": len(pr.remaining), "remaining_paths": pr.remaining_paths(),

@@ -19,6 +19,7 @@ BACKENDS = {
     "openai": "https://api.openai.com/v1",
     "dashscope": "https://dashscope.aliyuncs.com/compatible-mode/v1",
     "ollama": "http://127.0.0.1:11434/v1",
+    "llamacpp": "http://127.0.0.1:8080/v1",  # llama.cpp's llama-server (or xllamacpp), docs/local-models.md
     "vllm": "",
 }
 OFFLINE = ("none", "rules")
