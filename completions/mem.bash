@@ -11,7 +11,7 @@ _mem_options() {
     ('mem') echo '--workspace -w --verbose -v --version --help -h' ;;
     ('mem init') echo '--json --help -h' ;;
     ('mem config') echo '--json --help -h' ;;
-    ('mem reindex') echo '--full --scope --json --wait --help -h' ;;
+    ('mem reindex') echo '--full --scope --json --wait --no-refine --help -h' ;;
     ('mem search') echo '--limit -n --min-score --since --until --mode --json --no-links --no-sync --citations --max-chars --help -h' ;;
     ('mem get') echo '--from --lines --json --help -h' ;;
     ('mem health') echo '--json --timeout --help -h' ;;

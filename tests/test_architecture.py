@@ -27,6 +27,7 @@ FORBIDDEN = {
     "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers"},
     "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
+    "shared": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -128,7 +129,7 @@ def test_search_imports_nothing_heavy(tmp_path, ws, note):
     names, proc = imported_modules(["-w", str(ws), "search", "postgresql"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "kickoff.md" in proc.stdout
-    heavy = names & {"typer", "click", "numpy", "rich", "httpx"}
+    heavy = names & {"typer", "click", "numpy", "rich", "httpx", "psycopg"}
     assert not heavy, f"a cold `mem search` imported {sorted(heavy)}"
 
 

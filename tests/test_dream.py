@@ -339,6 +339,9 @@ def test_with_an_embedding_model_dream_groups_by_meaning_in_one_batch_and_caches
     fake = CountingEmbedder()
     monkeypatch.setattr(space, "configured", lambda w, timeout=None: space.Backend(
         fake, {"id": "fake0000", "identity": fake.identity, "dims": fake.dims}))
+    # only dream's own batches are counted here: the indexing of the nodes it writes embeds
+    # them too (issue 16, every write by meaning), which this budget of 0 leaves out
+    (ws / "mem.yaml").write_text("embedding_model_config:\n  embed_budget_seconds: 0\n", encoding="utf-8")
     session_note(ws, D1, "commute", "s1", {"Facts": ["User: I commute by bike.",
                                                      "User: On rainy days I take the tram.",
                                                      "User: Invoices go out monthly."]})

@@ -403,12 +403,31 @@ def test_mode_forces_a_branch(indexed, server, cli):
     assert search_json(cli, HYBRID_QUERY, "--mode", "hybrid")["counts"]["hybrid"] is True
 
 
+def test_a_note_a_search_syncs_is_embedded_before_it_answers(indexed, server, cli):
+    """The sync before a search adds the note; the search embeds it (within its budget) before
+    the vector branch runs, so an edit is found by meaning at once."""
+    write_notes(indexed, {"owl": "An owl nests in the old barn near the cat."})
+    mark = server.mark()
+    data = search_json(cli, "owl barn cat")
+    owl = next(r for r in data["results"] if r["path"].endswith("owl.md"))
+    assert owl["vector"] == pytest.approx(cosine("# owl\n\nAn owl nests in the old barn near the cat.", "owl barn cat"),
+                                          abs=2e-3)
+    assert owl["keyword"] is not None and data["counts"]["hybrid"] is True
+    assert server.texts(mark) == ["# owl\n\nAn owl nests in the old barn near the cat.", "owl barn cat"]
+    assert index_figures(cli)["chunks_with_embedding"] == len(NOTES) + 1
+
+
 def test_new_chunk_without_vector_is_found_by_keyword(indexed, server, cli):
+    """embed_budget_seconds 0: nothing is embedded on the way, and the new note is still found."""
+    write_config(indexed, server.base_url, embed_budget_seconds=0, search={"vector_weight": 0.6, "fusion": "rrf"})
     write_notes(indexed, {"owl": "An owl nests in the old barn near the cat."})
     data = search_json(cli, "owl barn cat")  # the search syncs the note but does not embed it
     owl = next(r for r in data["results"] if r["path"].endswith("owl.md"))
     assert owl["vector"] is None and owl["keyword"] is not None
     assert data["counts"]["hybrid"] is True
+    code, out, err = cli("health", "--json")
+    vec = next(c for c in json.loads(out)["checks"] if c["name"] == "vectors")
+    assert vec["status"] == "warn" and vec["message"].startswith("1 of 7 chunks have no vector yet"), vec
 
 
 @pytest.mark.parametrize("mode", ["vector", "hybrid"])
@@ -650,8 +669,8 @@ def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
         assert (code, out, err) == (0, "(no memory results)\n", "")
 
 
-def test_default_fusion_is_weighted_min_max(indexed, server, cli):
-    """search.fusion: minmax (the default): w * norm(cosine) + (1 - w) * norm(BM25), each
+def test_minmax_fusion_is_weighted_min_max(indexed, server, cli):
+    """search.fusion: minmax (adaptive, the default, with a fixed weight): w * norm(cosine) + (1 - w) * norm(BM25), each
     normalised from a fixed minimum (the noise floor; 0) to the branch's best candidate and
     clipped to 0..1, a missing branch counting 0; then the relevance floor."""
     (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", "fusion: \"minmax\""))

@@ -17,6 +17,7 @@ says what it tried and what docs/evaluation.md recorded for it:
     vsub=<tokens>                                 vsub         (round 1)
     fuse=minmax|maxnorm|zscore, qdw=rare:<f>:<w>|len:<n>:<w>   fuse   (round 1; min-max ships)
     merge=on|off|drop|cap<x>|capkeep<x>|perfile<n>             merging (round 1; capkeep1.5 ships)
+    qcov=<covered>:<partial>:<weak>               qcov         (issue 16; ships in search.fusion: calibrated)
     mmr=<lambda>, recency=<half-life days>, fdecay=<f>         mmr, recency, fdecay
 
 With no variant the shipped code runs. To add one: a module with `install(spec, patch)`
@@ -39,6 +40,7 @@ from bench.experiments import (
     merging,
     mmr,
     prf,
+    qcov,
     qx,
     recency,
     tokenizers,
@@ -50,10 +52,10 @@ from bench.experiments import (
 # variant key -> the module prototyping it
 PROTOTYPES = {"tok": tokenizers, "k1": bm25_params, "b": bm25_params, "prf": prf, "fileprior": fileprior,
               "bi": bigram, "vprf": vprf, "qx": qx, "ksub": ksub, "vpass": vpass, "vsub": vsub,
-              "fuse": fuse, "qdw": fuse, "merge": merging, "mmr": mmr, "recency": recency, "fdecay": fdecay}
+              "fuse": fuse, "qdw": fuse, "qcov": qcov, "merge": merging, "mmr": mmr, "recency": recency, "fdecay": fdecay}
 # installed in this order, each wrapping what the ones before it put in place; `hits` is the
 # post-fusion stage (recency, MMR, merge rule, file decay) built from the last four modules
-INSTALL_ORDER = (tokenizers, bm25_params, prf, fileprior, bigram, vprf, qx, ksub, vpass, vsub, fuse, hits)
+INSTALL_ORDER = (tokenizers, bm25_params, prf, fileprior, bigram, vprf, qx, ksub, vpass, vsub, fuse, qcov, hits)
 
 
 def parse_variant(text: str) -> dict:

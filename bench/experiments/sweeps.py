@@ -4,8 +4,8 @@ headline (what `make eval` reports) and round2 measure today's code; the round-1
 (chunking, vector-chunking, full, pydoc, extra) were measured on round 1's code ("shipped
 code" there meant no stemming or stopwords, unbounded merging and RRF), so today the same
 rows measure something else where memcli's defaults have changed since: in particular
-search.fusion is min-max now, so their "RRF" rows without `--set search.fusion=rrf` fuse
-with min-max. Their figures are in docs/evaluation.md. prototypes runs every prototype
+search.fusion is adaptive now (min-max before issue 16), so their "RRF" rows without
+`--set search.fusion=rrf` fuse with it. Their figures are in docs/evaluation.md. prototypes runs every prototype
 once (a smoke test: `--sweep prototypes --conversations 1`).
 """
 
@@ -16,7 +16,8 @@ VW = "search.vector_weight"
 RECOMMENDED = "tok=stem+stop,merge=capkeep1.5"
 STEM_STOP = "tok=stem+stop,merge=off"
 # the default round 1 shipped: one vector per chunk, no query expansion
-PREVIOUS = {"chunking.passage_tokens": 0, "search.expand_terms": 0}
+PREVIOUS = {"chunking.passage_tokens": 0, "search.expand_terms": 0, "search.fusion": "minmax"}
+MINMAX = {"search.fusion": "minmax"}  # the fixed-weight fusion shipped before issue 16
 
 
 def _chunk(t: int, frac: int) -> dict:
@@ -74,8 +75,17 @@ HEADLINE = [
     ("hybrid RRF k=60 0.7 (reference formula), one vector per chunk", "hybrid",
      dict(PREVIOUS, **{"search.fusion": "rrf", VW: 0.7}), ""),
     ("hybrid min-max 0.3, one vector per chunk (previous default)", "hybrid", PREVIOUS, ""),
-    ("+ passage vectors", "hybrid", {"search.expand_terms": 0}, ""),
-    ("+ query expansion (shipped default)", "hybrid", {}, ""),
+    ("+ passage vectors", "hybrid", {"search.expand_terms": 0, **MINMAX}, ""),
+    ("+ query expansion (min-max, default before issue 16)", "hybrid", MINMAX, ""),
+    ("+ adaptive vector weight (shipped default)", "hybrid", {}, ""),
+]
+
+SEMANTIC_FUSION = [  # issue 16's sweep of the adaptive weight (bench/experiments/qcov.py)
+    ("min-max 0.3 (before issue 16)", "hybrid", MINMAX, ""),
+    ("adaptive, shipped", "hybrid", {}, ""),
+    ("adaptive 0.85:0.45:0.8, margin 0.05:0.2", "hybrid", {}, "qcov=0.85:0.45:0.8:0.05:0.2"),
+    ("adaptive 0.9:0.4:0.8, margin 0.05:0.2", "hybrid", {}, "qcov=0.9:0.4:0.8:0.05:0.2"),
+    ("adaptive 0.75:0.4:0.8, no margin condition", "hybrid", {}, "qcov=0.75:0.4:0.8:0:0"),
 ]
 
 ROUND2 = [
@@ -171,6 +181,7 @@ SWEEPS: dict[str, list[tuple[str, str, dict, str]]] = {
     "vector-chunking": VECTOR_CHUNKING,
     "full": FULL,
     "headline": HEADLINE,
+    "adaptive": SEMANTIC_FUSION,
     "round2": ROUND2,
     "pydoc": PYDOC,
     "one-vault": HEADLINE,

@@ -17,3 +17,9 @@ The variants measured with it (named sweeps, code-level prototypes) are in
 bench/experiments/. Nothing here changes memcli: an experiment does, inside the
 benchmark process only.
 """
+
+import os
+
+# as `mem` itself runs (memcli/cli/main.py): one OpenBLAS thread, set before numpy loads
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+

@@ -1,8 +1,12 @@
-"""The local model (all-MiniLM-L6-v2) behind a cache keyed by sha256 of the text.
+"""The local models behind a cache keyed by sha256 of the text.
 
 One .npz per vector space in bench/out/embeddings, shared by all runs, so only the
-first vector run pays for the model. embedder() also makes memcli's reindex and search
-use it (memcli.providers.embedding.space.configured, looked up on the module).
+first vector run pays for a model. embedder() also makes memcli's reindex and search
+use it (memcli.providers.embedding.space.configured and .first_pass, looked up on the
+module): the workspace's embedding_model_config.model_name picks the model
+(`--set embedding_model_config.model_name=…`, default: memcli's default local model).
+Besides memcli's local models, `all-MiniLM-L6-v2-fp32` (bench only, bench/harness/models.py)
+runs today's model unquantised.
 """
 
 from __future__ import annotations
@@ -42,14 +46,26 @@ class EmbeddingCache:
         self.new = 0
 
 
+def make_inner(model: str):
+    """The real embedder of a model name (memcli's local models, or a bench-only one)."""
+    from memcli.providers.embedding import local, local_models, static
+
+    if model in local_models.MODELS:
+        spec = local_models.MODELS[model]
+        cfg = {"max_input_length": 8192, "max_batch_size": 10}
+        return static.StaticEmbedder(cfg, model=spec) if spec.kind == "static" else local.LocalEmbedder(cfg, model=spec)
+    from bench.harness import models
+
+    return models.bench_model(model)
+
+
 class CachedEmbedder:
-    """The local model behind a text-hash cache; same identity and space as the real one."""
+    """A model behind a text-hash cache; same identity and space as the real one."""
 
-    def __init__(self):
+    def __init__(self, model: str):
         from memcli.providers.embedding.base import vector_space_id
-        from memcli.providers.embedding.local import LocalEmbedder
 
-        self.inner = LocalEmbedder({"max_input_length": 8192, "max_batch_size": 10})
+        self.inner = make_inner(model)
         for a in ("backend", "model", "dims", "endpoint", "identity"):
             setattr(self, a, getattr(self.inner, a))
         self.space = {"id": vector_space_id(self.backend, self.model, self.dims, self.endpoint),
@@ -81,32 +97,50 @@ class CachedEmbedder:
         pass  # keep the model loaded across searches (the CLI loads it once per process)
 
 
-_EMBEDDER: CachedEmbedder | None = None
+_EMBEDDERS: dict[str, CachedEmbedder] = {}
+_CURRENT = {"model": ""}
 
 
-def embedder() -> CachedEmbedder:
-    """The process's cached embedder; memcli's configured local backend from then on."""
-    global _EMBEDDER
-    if _EMBEDDER is None:
-        _EMBEDDER = CachedEmbedder()
-        from memcli.providers.embedding import space as embedding
+def model_of(ws) -> str:
+    from memcli.providers.embedding import local_models
 
+    return ws.settings.embedding.model_name or local_models.DEFAULT
+
+
+def embedder(model: str | None = None) -> CachedEmbedder:
+    """The process's cached embedder of `model` (default: the one last used); memcli's
+    configured local backend from then on."""
+    from memcli.providers.embedding import local_models, space as embedding
+
+    model = model or _CURRENT["model"] or local_models.DEFAULT
+    _CURRENT["model"] = model
+    if model not in _EMBEDDERS:
+        _EMBEDDERS[model] = CachedEmbedder(model)
+    if not getattr(embedding, "_bench_patched", False):
         def configured(ws, *, timeout=None):
-            backend = ws.settings.embedding.backend
-            if backend not in ("", "local"):
+            if ws.settings.embedding.backend not in ("", "local"):
                 return None
-            return embedding.Backend(_EMBEDDER, _EMBEDDER.space)
+            emb = embedder(model_of(ws))
+            return embedding.Backend(emb, emb.space)
 
-        embedding.configured = configured  # reindex and search look it up on the module
-    return _EMBEDDER
+        def first_pass(ws, *, timeout=None):
+            return None  # the bench measures each model fully embedded (the first pass is its own model)
+
+        embedding.configured = configured  # reindex and search look them up on the module
+        embedding.first_pass = first_pass
+        embedding._bench_patched = True
+    return _EMBEDDERS[model]
 
 
 def record(result: dict) -> None:
-    """Save the embedding cache and record what the model had to embed in this run."""
-    if _EMBEDDER is None:
+    """Save the embedding caches and record what the models had to embed in this run."""
+    if not _EMBEDDERS:
         return
-    _EMBEDDER.cache.save()
-    result["embedding"] = {"model_texts": _EMBEDDER.model_texts, "model_seconds": round(_EMBEDDER.model_seconds, 1)}
-    if _EMBEDDER.model_texts:
-        log(f"embedded {_EMBEDDER.model_texts} new texts with the local model in "
-            f"{_EMBEDDER.model_seconds:.0f}s ({_EMBEDDER.model_texts / _EMBEDDER.model_seconds:.1f}/s)")
+    texts = seconds = 0.0
+    for emb in _EMBEDDERS.values():
+        emb.cache.save()
+        texts += emb.model_texts
+        seconds += emb.model_seconds
+    result["embedding"] = {"model": _CURRENT["model"], "model_texts": int(texts), "model_seconds": round(seconds, 1)}
+    if texts:
+        log(f"embedded {int(texts)} new texts with the local model in {seconds:.0f}s ({texts / max(seconds, 1e-9):.1f}/s)")

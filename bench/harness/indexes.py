@@ -35,12 +35,15 @@ def index_tag(spec: dict) -> str:
 
 def workspace(root: Path, sets: dict, spec: dict):
     """The vault's workspace with `sets` as config overrides and a metadata folder per
-    chunking x index tokenizer, so variants never rebuild each other's indexes."""
+    chunking x index tokenizer x embedding model, so variants never rebuild each other's indexes."""
     from memcli.vault.workspace import open_workspace
 
     probe = open_workspace(root, {}, sets)
     c = probe.settings.chunking
-    tag = f"t{c.target_tokens}o{c.overlap_tokens}-{index_tag(spec)}"
+    from memcli.providers.embedding import local_models
+
+    model = probe.settings.embedding.model_name or local_models.DEFAULT
+    tag = f"t{c.target_tokens}o{c.overlap_tokens}-{index_tag(spec)}-{model}"
     return open_workspace(root, {}, dict(sets, metadata_dir=f"mem_metadata/{tag}"))
 
 
@@ -52,7 +55,9 @@ def ensure_index(ws, vectors: bool) -> dict:
     rep = reindex.run(ws, scope="bm25")
     info = {"chunks": rep.sync.chunks, "rebuilt": rep.sync.wrote, "seconds": 0.0, "embedded": 0}
     if vectors:
-        emb = embedder()
+        from bench.harness.embeddings import model_of
+
+        emb = embedder(model_of(ws))
         if not _vectors_complete(ws):
             before = emb.model_texts
             reindex.run(ws, scope="embedding")

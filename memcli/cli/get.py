@@ -7,7 +7,8 @@ from memcli.cli import options
 HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.
 
 Only Markdown files under MEMORY.md, the daily folder and the digest folder are
-readable; absolute paths, `..` and symlinks are refused."""
+readable; absolute paths, `..` and symlinks are refused. With team memory, a hit of
+another agent's, `@<agent_id>/<path>`, prints that file as the shared index stores it."""
 
 POSITIONAL = "path"
 OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_json", bool)}

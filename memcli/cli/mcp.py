@@ -37,6 +37,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     session.say(f"serving {ws.root} on stdio (tools: {', '.join(memory.table)})")
+    memory.start_refiner(log=session.say)  # embeds in the background while the host is idle
     if ws.why_not:
         session.logged_why_not = ws.why_not
         session.say(f"every search walks the workspace for changes: {ws.why_not}")

@@ -6,7 +6,8 @@ from contextlib import contextmanager
 
 from memcli.cli.context import Context
 
-LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding", "terms": "Embedding words"}
+LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding",
+          "first-pass": "Embedding (first pass)", "terms": "Embedding words"}
 
 
 @contextmanager

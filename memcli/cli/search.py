@@ -8,9 +8,11 @@ HELP = """Search memory (MEMORY.md, daily notes, digest) for QUERY.
 
 Prints each hit as `========== path:start-end [score=…] ==========` followed by the
 chunk text and its wikilink neighbours; `(no memory results)` when nothing matches: a hit
-needs a word of the query or a cosine above the vector space's noise floor.
+needs a word of the query or a cosine above the vector space's noise floor. With team memory
+(`shared` in mem.yaml) the namespace's shared index ranks, and another agent's hit is
+`@<agent_id>/<path>`; when it cannot answer in time, the local index does (one warning).
 
---min-score compares with the printed score: hybrid min-max fusion (the default) 0..1, 1 = best
+--min-score compares with the printed score: hybrid adaptive (the default) or min-max fusion 0..1, 1 = best
 in both branches; rrf 0..1/61 (0.0164); one branch alone its raw BM25 score or cosine."""
 
 # The option table the fast path parses; a test keeps it equal to the typer command.
@@ -61,7 +63,7 @@ def register(app) -> None:
         tctx: typer.Context,
         query: list[str] = typer.Argument(..., metavar="QUERY", help="Words to search for."),
         limit: int = typer.Option(None, "--limit", "-n", metavar="N", help="Results to return (default 5, config search.limit)."),
-        min_score: float = typer.Option(0.0, "--min-score", metavar="X", help="Drop results scoring below X: min-max fusion 0..1, rrf 0..0.0164, one branch its raw BM25 or cosine."),
+        min_score: float = typer.Option(0.0, "--min-score", metavar="X", help="Drop results scoring below X: adaptive or min-max fusion 0..1, rrf 0..0.0164, one branch its raw BM25 or cosine."),
         since: str = typer.Option(None, "--since", metavar="DATE", help="Only daily notes dated on/after YYYY-MM-DD."),
         until: str = typer.Option(None, "--until", metavar="DATE", help="Only daily notes dated on/before YYYY-MM-DD."),
         mode: Mode = typer.Option("auto", "--mode", help="Force a branch; auto = hybrid when vectors exist."),

@@ -79,6 +79,19 @@ class Scored(NamedTuple):
 NOTHING = Scored([], lambda d: 0.0, lambda d: False, False)
 
 
+def ideal(snap, query: str) -> float:
+    """The BM25 score of a chunk of average length holding each of the query's own terms once:
+    the sum of their idf (a term the index lacks counts the largest idf, as no chunk has it).
+    A chunk's score over it says how much of the query it covers (memcli.retrieval.fusion)."""
+    n = snap.n_docs
+    total = 0.0
+    for term in tokenizer.query_terms(query):
+        span = snap.postings(tokenizer.term_hash(term))
+        df = span[1] - span[0] if span is not None else 0
+        total += math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return total
+
+
 def search(snap, query: str, k: int, allowed=None, extra=()) -> list[tuple[int, float]]:
     """The best `k` (chunk, BM25 score), highest first; `allowed(doc) -> bool` filters chunks;
     `extra` adds weighted terms (query expansion)."""

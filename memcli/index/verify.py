@@ -59,10 +59,8 @@ def verify(meta, snap, passage_tokens: int) -> StoreReport:
     with_vec, n_passages = sum(1 for r in recs if "_embedding_f16_b64" in r), 0
     if space is not None:
         m = vectors.open_matrix(meta, space, snap.header.get("generation", ""), passage_tokens)
-        if m is not None:
+        if m is not None:  # a missing, damaged or stale matrix: `mem health`'s vectors check says so
             with_vec, n_passages = int(m.mask.sum()), m.n_rows
-        elif other_passages(meta, snap, passage_tokens) is None:  # other passages: paused, not broken
-            rep.problems.append("vector matrix missing or out of date")
     indexed = {g["path"] for g in graph}
     pending = sum(1 for g in graph for ln in g.get("links", [])
                   if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)

@@ -58,11 +58,12 @@ def check_path(ws: Workspace, path: str) -> str:
 
 
 def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -> Excerpt:
+    if (path or "").strip().startswith("@"):  # @<agent_id>/<path>: another agent's, from the shared index
+        from memcli.jobs import team
+
+        return team.get(ws, path, start, lines)
     rel = check_path(ws, path)
-    if start < 1:
-        raise BadInput(f"--from must be at least 1, got {start}")
-    if lines is not None and lines < 1:
-        raise BadInput(f"--lines must be at least 1, got {lines}")
+    _check_range(start, lines)
     full = ws.locate(rel)
     if full.stat().st_size > MAX_BYTES:
         raise BadInput(f"{rel} is larger than 10 MiB; read it with --from/--lines from a smaller file")
@@ -70,6 +71,19 @@ def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -
         text = full.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{rel} is not valid UTF-8 (byte {exc.start})") from None
+    return excerpt(rel, text, start, lines)
+
+
+def _check_range(start: int, lines: int | None) -> None:
+    if start < 1:
+        raise BadInput(f"--from must be at least 1, got {start}")
+    if lines is not None and lines < 1:
+        raise BadInput(f"--lines must be at least 1, got {lines}")
+
+
+def excerpt(rel: str, text: str, start: int = 1, lines: int | None = None) -> Excerpt:
+    """Lines start.. of a file's text (all of them, or `lines`)."""
+    _check_range(start, lines)
     all_lines = text.split("\n")
     if all_lines and all_lines[-1] == "":
         all_lines.pop()

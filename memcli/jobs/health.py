@@ -182,49 +182,9 @@ def restore_check(ws: Workspace) -> Check | None:
     return None
 
 
-def vector_space_check(ws: Workspace) -> Check | None:
-    """Warn when the vectors on disk belong to other embedding settings (search ignores them)."""
-    from memcli.index import vectors
-    from memcli.providers.embedding import space as embedding
-
-    space = vectors.active_space(ws.metadata)
-    try:
-        backend = embedding.configured(ws)
-    except ProviderError:
-        return None
-    if backend is None or space is None or space["id"] == backend.space["id"]:
-        return None
-    return Check("vectors", WARN, f"vectors were computed with {space.get('identity')}, settings now say "
-                                  f"{backend.space['identity']}; vector search paused until "
-                                  "`mem reindex --scope embedding`")
-
-
 def passage_tokens(ws: Workspace) -> int:
 
     return ws.settings.chunking.passage_tokens
-
-
-def passages_check(ws: Workspace) -> Check | None:
-    """Warn when the vectors were cut into passages of another size (search ignores them)."""
-    from memcli.index import store, sync
-
-    try:
-        snap = sync.open_snapshot(ws)
-    except store.CorruptStore:
-        return None  # store_checks reports it
-    if snap is None:
-        return None
-    from memcli.index import verify
-
-    try:
-        m = verify.other_passages(ws.metadata, snap, passage_tokens(ws))
-    finally:
-        snap.close()
-    if m is None:
-        return None
-    return Check("vectors", WARN, f"vectors were computed on passages of {m.passage_tokens} tokens, "
-                                  f"chunking.passage_tokens is now {passage_tokens(ws)}; vector search paused "
-                                  "until `mem reindex --scope embedding`")
 
 
 def secrets_check(ws: Workspace) -> Check:
@@ -256,7 +216,11 @@ def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)
-    paused = vector_space_check(ws) or passages_check(ws)
-    if paused is not None:
-        checks.insert(1, paused)
+    from memcli.jobs import vector_health
+
+    checks[1:1] = vector_health.checks(ws)  # which space is searched, vectors missing, a damaged matrix
+    if ws.settings.shared.enabled:  # team memory (memcli.shared.status)
+        from memcli.jobs import team
+
+        checks.append(team.health_check(ws))
     return HealthReport(str(ws.root), line, checks)

@@ -168,7 +168,8 @@ def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.N
 
 def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: list[str], summary: str,
            now: datetime | None) -> None:
-    """After notes changed: index them (so search finds them at once) and tell the inbox."""
+    """After notes changed: index them and embed their new chunks (so search finds them at
+    once, by keyword and by meaning), then tell the inbox."""
     if not changes:
         return
     from memcli.index import sync
@@ -177,6 +178,13 @@ def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: li
         with index_lock(ws, job, wait=lock.WAIT):
             rep = sync.sync(ws)
         warnings.extend(f"skipped {p}: {why}" for p, why in rep.skipped)
+        from memcli.jobs import embedding
+
+        embedding.after_write(ws, warnings)  # by meaning too, within embed_budget_seconds
+        if ws.settings.shared.enabled:
+            from memcli.jobs import team
+
+            team.publish(ws, warnings)
     except Busy:
         warnings.append("the search index is being rebuilt; the new note is indexed by it or by the next search")
     warnings.extend(inbox.push(ws, job, changes, summary, now))

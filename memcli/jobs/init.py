@@ -52,6 +52,13 @@ MEM_YAML = """\
 #   target_tokens: 400         # a search hit is a chunk of about this many tokens
 #   overlap_tokens: 80
 #   passage_tokens: 100        # vectors score a chunk by its best passage this size; 0 = whole chunk
+#
+# shared:                      # team memory on PostgreSQL + pgvector (docs/team.md)
+#   dsn: postgresql://mem@db/mem   # better: export MEM_SHARED_DSN; needs memcli[postgres]
+#   namespace: default         # agents of one namespace search each other's chunks
+#   agent_id: ""               # empty = this folder's name; others see @<agent_id>/<path>
+#   memory_isolation: false    # true: search this agent's chunks only
+#   search_timeout: 3.0        # seconds; slower or unreachable -> the local index answers
 """
 
 def folders(settings) -> tuple[str, ...]:

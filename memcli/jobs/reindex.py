@@ -11,11 +11,11 @@ searches and ingests carry on meanwhile.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
 from memcli.index import embed, sync
-from memcli.providers.embedding import space as embedding
+from memcli.jobs import embedding
 from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
@@ -33,6 +33,20 @@ class ReindexReport:
     embed: embed.EmbedReport | None = None
     embedding_note: str = ""
     terms: tuple[int, int] | None = None  # (words embedded now, words with a vector)
+    first_pass: embed.EmbedReport | None = None  # the static first pass, when one ran
+    shared: object = None  # memcli.shared.publish.Published, when team memory is on and reachable
+    shared_warnings: list = field(default_factory=list)
+
+    def embedding_lines(self) -> list[str]:
+        """What was embedded, one line per model that did something (nothing: no line)."""
+        out = []
+        for label, e in (("first pass", self.first_pass), ("", self.embed)):
+            if e is None or (e is self.first_pass and label == "") or not (e.embedded or e.switched):
+                continue
+            state = "searched" if e.active else f"{e.with_vectors}/{e.total} chunks, not searched yet"
+            out.append(f"Embedded {e.embedded} passage(s) ({e.reused} known) in {e.seconds:.2f}s"
+                       f"{' - ' + label if label else ''} [{state}]")
+        return out
 
     def to_json(self) -> dict:
         s = self.sync
@@ -46,15 +60,25 @@ class ReindexReport:
             out["embedding"] = {"space": e.space, "switched": e.switched, "embedded": e.embedded,
                                 "reused": e.reused, "chunks_with_vectors": e.with_vectors, "chunks": e.total,
                                 "seconds": round(e.seconds, 3)}
+            out["embedding"]["complete"], out["embedding"]["searched"] = e.complete, e.active
             if self.terms is not None:
                 out["embedding"]["words_embedded"], out["embedding"]["words"] = self.terms
+            f = self.first_pass
+            if f is not None and f is not e:
+                out["embedding"]["first_pass"] = {"space": f.space, "embedded": f.embedded, "reused": f.reused,
+                                                  "chunks_with_vectors": f.with_vectors, "chunks": f.total,
+                                                  "seconds": round(f.seconds, 3)}
         elif self.embedding_note:
             out["embedding"] = {"skipped": self.embedding_note}
+        if self.shared is not None or self.shared_warnings:
+            out["shared"] = self.shared.to_json() if self.shared is not None else {"error": self.shared_warnings[0]}
         return out
 
 
 def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 0.0,
-        progress=None) -> ReindexReport:
+        progress=None, refine: bool = True) -> ReindexReport:
+    """`refine` False stops after the first pass (the configured model's refinement is left to
+    `mem watch`, `mem mcp` or the next reindex)."""
     if scope not in SCOPES:
         raise BadInput(f"--scope must be one of {', '.join(SCOPES)}, got {scope!r}")
     t0 = time.perf_counter()
@@ -65,43 +89,12 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
         report.warnings += ws.config_warnings()  # extra paths giving no files, OpenClaw settings left out
         rep = ReindexReport(report, 0.0, scope)
         if scope != "bm25":
-            backend = embedding.configured(ws)
-            if backend is None:
-                rep.embedding_note = embedding.why_off(ws) or "no embedding backend configured"
-            else:
-                if full:
-                    # recompute every chunk's vector, but keep the request cache: the same
-                    # text in the same space gives the same vector, and paid providers bill
-                    # per request (delete embedding_store/ by hand to force new requests)
-                    from memcli.index import vectors
+            done = embedding.update(ws, progress=progress, refine=refine, full=full)
+            rep.embed, rep.first_pass, rep.terms = done.target or done.first_pass, done.first_pass, done.terms
+            rep.embedding_note = done.note
+        if ws.settings.shared.enabled:  # after the vectors, so that they go with the chunks
+            from memcli.jobs import team
 
-                    vectors.drop_matrix(ws.metadata)
-                cfg = ws.settings.embedding
-                rep.embed = embed.run(
-                    ws, backend.space, backend.embedder.embed_batch, cfg.max_batch_size,
-                    lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT),
-                    max_cache=cfg.max_cache_size, progress=progress)
-                try:
-                    rep.terms = _embed_terms(ws, backend, progress)
-                finally:
-                    backend.embedder.close()
+            rep.shared = team.publish(ws, rep.shared_warnings)
     rep.seconds = time.perf_counter() - t0
     return rep
-
-
-def _embed_terms(ws: Workspace, backend, progress) -> tuple[int, int] | None:
-    """Word vectors for query expansion (memcli.index.terms), after the chunks' vectors."""
-    from memcli.index import terms
-
-    cfg = ws.settings.search
-    if cfg.expand_terms <= 0:
-        return None
-    snap = sync.open_snapshot(ws)
-    if snap is None:
-        return None
-    try:
-        return terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch,
-                            ws.settings.embedding.max_batch_size,
-                            cfg.expand_vocabulary, progress=progress)
-    finally:
-        snap.close()

@@ -92,35 +92,49 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
     depth = max(candidates, fusion.POOL)  # what each branch retrieves: at least the fusion's pool
     result = SearchResult(query, [], candidates)
-    snap = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
-    if snap is None or snap.n_docs == 0:
-        return result
-    allowed = None
-    if since or until:
-        lo, hi = since or "0000-00-00", until or "9999-99-99"
-        ok_files = [bool((d := ws.date_of(p)) and lo <= d <= hi) for p in snap.paths]
-        allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
+    snap = local = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
+    shared = None
+    if ws.settings.shared.enabled:  # team memory: PostgreSQL ranks; the local index answers when it cannot
+        from memcli.jobs import team
 
-    branch = VectorBranch([], None, [])
-    if mode != "keyword":  # first: its query embedding also gives the keyword expansion
-        branch = _vector_branch(ws, snap, query, depth, allowed, result.warnings,
-                                required=mode != "auto", backend=backend, expand=mode != "vector")
-    keyword = bm25.NOTHING
-    if mode != "vector":
-        keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+        shared = team.candidates(ws, query, depth, since, until, mode, backend, result.warnings)
+    if shared is not None:
+        snap, branch, keyword = shared  # snap: the candidates, read like a snapshot (memcli.shared.search.View)
+    elif snap is None or snap.n_docs == 0:
+        return result
+    else:
+        branch, keyword = _local_branches(ws, snap, query, depth, since, until, mode, backend, result.warnings)
     result.expansion = [t for t, _ in branch.expansion]
     hits = _ranked(snap, cfg, branch, keyword, result)
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
     max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
     hits = fusion.merge(snap, hits[:candidates], max_tokens)[:limit]  # the best `candidates` fold
-    if links:
-        expansion = linkmod.expand(snap, list(dict.fromkeys(h.path for h in hits)),
-                                   cfg.max_links_per_direction)
+    if links and local is not None:  # (another agent's files have no links here)
+        expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)
+                                           if local.file_index(p) is not None], cfg.max_links_per_direction)
         for h in hits:
             h.links = expansion.get(h.path, {})
     result.hits = hits
     return result
+
+
+def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, mode: str, backend,
+                    warnings: list[str]) -> tuple["VectorBranch", bm25.Scored]:
+    """The vector and keyword branches over the local index."""
+    allowed = None
+    if since or until:
+        lo, hi = since or "0000-00-00", until or "9999-99-99"
+        ok_files = [bool((d := ws.date_of(p)) and lo <= d <= hi) for p in snap.paths]
+        allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
+    branch = VectorBranch([], None, [])
+    if mode != "keyword":  # first: its query embedding also gives the keyword expansion
+        branch = _vector_branch(ws, snap, query, depth, allowed, warnings,
+                                required=mode != "auto", backend=backend, expand=mode != "vector")
+    keyword = bm25.NOTHING
+    if mode != "vector":
+        keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+    return branch, keyword
 
 
 def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: SearchResult) -> list[Hit]:
@@ -151,7 +165,9 @@ def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: Sea
             hits = fusion.fuse_rrf(snap, vector, keyword.top, cfg.vector_weight, cfg.rrf_k,
                                    branch.has_vector, scores=(cos, bm))
         else:
-            hits = fusion.fuse_minmax(snap, vector, keyword.top, cfg.vector_weight, branch.has_vector,
+            weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
+                snap, vector, keyword.top, cfg.vector_weight, bm25.ideal(snap, result.query), floor)
+            hits = fusion.fuse_minmax(snap, vector, keyword.top, weight, branch.has_vector,
                                       scores=(cos, bm), floor=floor)
         return [h for h in hits if keyword.matched(h.docs[0]) or above(h.docs[0])]
     hits = []
@@ -176,17 +192,25 @@ class VectorBranch(NamedTuple):
     floor: float | None = None  # the space's noise floor: a vector match scores above it
 
 
+SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced
+
+
 def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, warnings: list[str],
-                   required: bool, backend=None, expand: bool = True) -> VectorBranch:
+                   required: bool, backend=None, expand: bool = True, embed_new: bool = True) -> VectorBranch:
     """Exact cosine over the chunks' passage vectors (a chunk's best), a has-a-vector test
     for chunks, the query expansion computed from the same embedding request, and the
     space's noise floor (measured here, in that request, if no embedding run has yet).
 
-    Empty (with one warning) whenever it cannot run.
+    Chunks without vectors in an aligned matrix (a note this search synced, or left by an
+    earlier command) are embedded first, for at most SEARCH_EMBED_SECONDS (`embed_new`;
+    memcli.jobs.embedding); a search never starts a vault's embedding from nothing.
+    The query is embedded by whichever model made the vectors searched now: the
+    configured one, the first pass while the configured model refines the vault, or the
+    previous local model while a new one has not embedded everything yet.
 
-    Never an error unless the user forced --mode vector/hybrid without any backend:
-    a failing provider, changed embedding settings or missing vectors degrade the
-    search to keyword-only and say why on stderr.
+    Empty (with one warning) whenever it cannot run. Never an error unless the user forced
+    --mode vector/hybrid without any backend: a failing provider, changed embedding
+    settings or missing vectors degrade the search to keyword-only and say why on stderr.
     """
     from memcli.errors import ProviderError
     from memcli.index import vectors
@@ -203,30 +227,43 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
             raise BadInput("vector search needs an embedding backend",
                            embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
         return VectorBranch([], None, [])
-    if space is None:
-        warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)")
-        return VectorBranch([], None, [])
-    if space["id"] != backend.space["id"]:
-        warnings.append(f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
-                        "vector search paused until `mem reindex --scope embedding`")
-        return VectorBranch([], None, [])
-
-    matrix = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""),
-                                 ws.settings.chunking.passage_tokens)
-    if matrix is None or matrix.n_docs != snap.n_docs:
-        warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
-        return VectorBranch([], None, [])
-    words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
-    noise = vectors.load_noise(ws.metadata, space)
-    probes = [] if noise else _noise_probes()
+    use = None
     try:
-        vecs = backend.embedder.embed_batch([query] + words + probes)
+        gen, size = snap.header.get("generation", ""), ws.settings.chunking.passage_tokens
+        if embed_new and space is not None:
+            from memcli.jobs import embedding as embedjob
+
+            if embedjob.unembedded(ws, space):  # e.g. a note this search synced
+                embedjob.after_write(ws, warnings, backend=backend,
+                                     budget=min(ws.settings.embedding.embed_budget_seconds, SEARCH_EMBED_SECONDS))
+        space = vectors.active_space(ws.metadata)
+        use = embedding.for_space(ws, space, target=backend)
+        if space is None or use is None:
+            warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)" if space is None
+                            else f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
+                                 "vector search paused until `mem reindex --scope embedding`")
+            return VectorBranch([], None, [])
+        matrix = vectors.open_matrix(ws.metadata, space, gen, size)
+        if matrix is None or matrix.n_docs != snap.n_docs:
+            warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
+            return VectorBranch([], None, [])
+        words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
+        noise = vectors.load_noise(ws.metadata, space)
+        probes = [] if noise else _noise_probes()
+        vecs = use.embedder.embed_batch([query] + words + probes)
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
         return VectorBranch([], None, [])
     finally:
         if owned:
             backend.embedder.close()
+        if use is not None and use is not backend:
+            use.embedder.close()
+    return _scored(ws, space, matrix, query, vecs, words, vocab, noise, probes, candidates, allowed)
+
+
+def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, probes, candidates,
+            allowed) -> VectorBranch:
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 

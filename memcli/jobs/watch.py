@@ -107,7 +107,20 @@ def _sync(ws: Workspace):
     from memcli.index.freshness import index_lock
 
     with index_lock(ws, "watch", wait=INDEX_WAIT):
-        return sync.sync(ws)
+        rep = sync.sync(ws)
+    if rep.wrote:  # the changed notes by meaning too (what is left: the idle refiner)
+        from memcli.jobs import embedding
+
+        notes_: list[str] = []
+        embedding.after_write(ws, notes_)
+        rep.warnings += [("embedding", n) for n in notes_]
+    if ws.settings.shared.enabled:  # every sync publishes (the database compares publish keys)
+        from memcli.jobs import team
+
+        notes: list[str] = []
+        team.publish(ws, notes)
+        rep.warnings += [("shared index", n) for n in notes]
+    return rep
 
 
 def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Callable[[str], None],
@@ -120,6 +133,7 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
     todo_i: set[str] = set()
     todo_r: set[str] = set()
     catch_up = True  # files may have changed while no one watched
+    refiner = _refiner(ws)
     redo = False  # a failed catch-up is tried again like a change
     first = last = not_before = 0.0
     retry = retry_first
@@ -138,6 +152,7 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
                 todo_i |= moved_i
                 todo_r |= moved_r
             if not (todo_i or todo_r or redo) or now < not_before:
+                _refine(refiner, log, stop)
                 continue
             if now - last < debounce and now - first < MAX_DEFER:
                 continue
@@ -158,6 +173,26 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
             not_before, retry = 0.0, retry_first
             todo_i, todo_r = late_i, late_r
         first = last = time.monotonic()
+
+
+def _refiner(ws: Workspace):
+    from memcli.jobs import embedding
+
+    return embedding.Refiner(ws)
+
+
+def _refine(refiner, log: Callable[[str], None], stop: threading.Event) -> None:
+    """While nothing changed: a slice of embedding (chunks left without vectors, then the
+    configured model refining a first pass), logged when it did something."""
+    if refiner is None or stop.is_set():
+        return
+    try:
+        line = refiner.slice()
+    except MemError as exc:
+        line = f"embedding: {exc.line()}"
+    if line:
+        stamp = datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+        log(f"[{stamp}] {line}")
 
 
 def _sleep(stop: threading.Event, seconds: float) -> None:

@@ -34,6 +34,10 @@ class Tools:
         self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders),
                                           agent_prompt.ingest_tool(folders)]}
         self._backend = False  # not built yet; None once built means "no embedding backend"
+        import threading
+
+        self._turn = threading.Lock()  # one of: a tool call, a refiner slice
+        self._last_call = 0.0
 
     def backend(self):
         """The embedding backend, built on the first search and kept (the local model's
@@ -48,13 +52,53 @@ class Tools:
                 self._backend = None
         return self._backend
 
+    def start_refiner(self, log=None, idle: float = 2.0, seconds: float = 1.0):
+        """Embed in a background thread while no call runs (memcli.jobs.embedding.Refiner):
+        chunks left without vectors, then the configured model refining a first pass. Calls
+        and slices take turns (a call waits at most one slice, ~`seconds`)."""
+        import threading
+        import time
+
+        from memcli.jobs import embedding
+
+        refiner = embedding.Refiner(self.ws, self.backend())
+        self._stop = threading.Event()
+
+        def loop():
+            while not self._stop.wait(0.5):
+                if time.monotonic() - self._last_call < idle or not self._turn.acquire(blocking=False):
+                    continue
+                try:
+                    line = refiner.slice(seconds)
+                except Exception as exc:  # noqa: BLE001 - the server must outlive a failed slice
+                    line = f"embedding: {type(exc).__name__}: {exc}"
+                finally:
+                    self._turn.release()
+                if line and log:
+                    log(line)
+
+        self._thread = threading.Thread(target=loop, name="mem-refiner", daemon=True)
+        self._thread.start()
+        return self._thread
+
+    def stop_refiner(self) -> None:
+        if getattr(self, "_stop", None) is not None:
+            self._stop.set()
+            self._thread.join(timeout=30)
+
     def list(self) -> list[dict]:
         return [t.mcp() for t in self.table.values()]
 
     def call(self, name: str, raw_args) -> str:
         """Tool `name`'s text result; KeyError for an unknown tool, MemError for a failed call."""
         tool = self.table[name]
-        return HANDLERS[name](self, check_arguments(tool, raw_args))
+        import time
+
+        with self._turn:  # the background refiner (start_refiner) waits for the call
+            try:
+                return HANDLERS[name](self, check_arguments(tool, raw_args))
+            finally:
+                self._last_call = time.monotonic()
 
 
 def check_arguments(tool: agent_prompt.Tool, args) -> dict:

@@ -12,6 +12,11 @@ from memcli.retrieval.hits import Hit
 # POOL only, whatever --limit asks for: a chunk's fused score depends on the query and the
 # index alone, and the first hits of `-n 1` are those of `-n 10`.
 POOL = 30
+# the adaptive fusion's query-dependent weight (weak_keyword_weight): LoCoMo's median question
+# has a chunk covering 0.89 of it, the paraphrase queries of bench/semantic_set at most 0.45;
+# chosen by the sweep in docs/evaluation.md (issue 16)
+COVERED, PARTIAL, WEAK_WEIGHT = 0.75, 0.4, 0.8
+MARGIN_LOW, MARGIN_HIGH = 0.05, 0.2
 
 
 def doc_hit(snap, doc: int, score: float) -> Hit:
@@ -120,6 +125,57 @@ def fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None, scor
         h.vector, h.keyword = cos.get(d), bm.get(d)
         hits.append(h)
     return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
+
+
+def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: float | None) -> float:
+    """The vector weight for this query (search.fusion: adaptive, the default): `base`
+    (search.vector_weight) raised towards WEAK_WEIGHT when no chunk covers most of the query's
+    words and the vector branch's best note is clearly ahead of the next (weak_keyword_weight).
+
+    fuse_minmax scales BM25 to the branch's best candidate, so with a fixed weight a chunk
+    sharing one common word with the query counts as a full keyword match whenever nothing
+    shares more, and outranks a clear paraphrase (`Database choice for the project`: a note
+    on the choice of a font beat `replace MySQL with PostgreSQL`). `ideal` is the query's
+    BM25 against a chunk holding each of its terms once (memcli.index.bm25.ideal); a chunk
+    holding the whole query (an identifier, a name) keeps the base weight. Measured on
+    LoCoMo, pydoc and bench/semantic_set (docs/evaluation.md, issue 16).
+    """
+    best = keyword[0][1] if keyword else 0.0
+    lo = floor if floor is not None else min((s for _, s in vector), default=0.0)
+    coverage = best / ideal if ideal > 0 else 1.0
+    return weak_keyword_weight(base, coverage, clear_margin(snap, vector, lo))
+
+
+def weak_keyword_weight(base: float, coverage: float, margin: float) -> float:
+    """The vector weight for a query whose best keyword match covers `coverage` of it and whose
+    best vector match leads by `margin` (clear_margin): raised from `base` towards
+    WEAK_WEIGHT only when both say so. No chunk holding most of the query's words means the
+    keyword branch has partial matches only; a vector winner well clear of the next note
+    is right far more often than a close one (LoCoMo, all-MiniLM-L6-v2: margin >= 0.5 right
+    93% of the time, < 0.1 29%), so a clear semantic match wins and a close call stays with
+    the keywords."""
+    weak = max(base, WEAK_WEIGHT)
+    by_coverage = _ramp(COVERED - coverage, COVERED - PARTIAL)
+    by_margin = _ramp(margin - MARGIN_LOW, MARGIN_HIGH - MARGIN_LOW)
+    return base + (weak - base) * by_coverage * by_margin
+
+
+def _ramp(x: float, width: float) -> float:
+    """0 at x <= 0, 1 from x >= width, linear between (a step when width is 0)."""
+    if width <= 0:
+        return 1.0 if x >= 0 else 0.0
+    return min(1.0, max(0.0, x / width))
+
+
+def clear_margin(snap, vector, floor: float) -> float:
+    """How far the best vector hit leads the best hit of another file, as a share of its
+    height above the floor (0 = a tie, 1 = nothing else above the floor)."""
+    if not vector or vector[0][1] <= floor:
+        return 0.0
+    first, top = vector[0]
+    own = snap.meta(first)[0]
+    second = next((s for d, s in vector[1:] if snap.meta(d)[0] != own), floor)
+    return min(1.0, max(0.0, (top - max(second, floor)) / (top - floor)))
 
 
 def candidates(vector, keyword) -> tuple[dict[int, float], dict[int, float]]:

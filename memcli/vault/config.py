@@ -16,6 +16,7 @@ from memcli.errors import ConfigError
 from memcli.vault import settings
 
 SECRET_KEYS = frozenset({"api_key"})
+DSN_KEYS = frozenset({"dsn"})  # connection strings: shown with their password masked (memcli.vault.dsn)
 FREEFORM = frozenset({"headers", "patterns"})  # provider HTTP headers, redaction patterns: any string keys
 MASK = "***"
 
@@ -38,6 +39,9 @@ ENV_KEYS: dict[str, tuple[str, ...]] = {
     "MEM_TIMEZONE": ("timezone",),
     "MEM_BACKUP_DIR": ("backup_dir",),
     "MEM_INBOX_WEBHOOK_URL": ("inbox_webhook_url",),
+    "MEM_SHARED_DSN": ("shared", "dsn"),
+    "MEM_SHARED_NAMESPACE": ("shared", "namespace"),
+    "MEM_SHARED_AGENT_ID": ("shared", "agent_id"),
 }
 
 # The provider's usual key variable, used only when no api_key is configured.
@@ -226,7 +230,10 @@ def masked(cfg: Any) -> Any:
     Extra HTTP headers are masked whole: they typically carry Authorization or
     x-api-key values, and a header name alone is enough to debug with."""
     if isinstance(cfg, dict):
+        from memcli.vault import dsn
+
         return {k: (MASK if k in SECRET_KEYS and v else
+                    dsn.masked(v) if k in DSN_KEYS and isinstance(v, str) else
                     {h: MASK for h in v} if k in FREEFORM and isinstance(v, dict) else masked(v))
                 for k, v in cfg.items()}
     if isinstance(cfg, list):

@@ -26,6 +26,7 @@ from memcli.errors import BadInput, Busy
 WORKSPACE = "workspace"  # notes and session logs (ingest, remember, resource scan, dream, backup)
 INDEX = "index"  # the search snapshot and stores (every sync and checkpoint)
 REBUILD = "rebuild"  # one `mem reindex` (or restore) at a time
+EMBED = "embed"  # one embedding run at a time (reindex, a write's new chunks, watch/mcp refining)
 RESOURCE = "resource"  # one resource scan at a time
 DREAM = "dream"  # one dream at a time
 INBOX = "inbox"  # the inbox file

@@ -35,6 +35,12 @@ class Embedding:
     timeout: float = 30.0
     max_retries: int = 3
     headers: dict = field(default_factory=dict)
+    # a fast first pass before the model above embeds a vault (memcli.jobs.embedding): "auto"
+    # = static word-piece vectors (wordllama-l2-supercat-256) for the local backend, "none" = off
+    first_pass: str = "auto"
+    # seconds a write (remember, ingest, resource scan, watch, MCP tools) spends embedding the
+    # chunks it added; what is left is embedded by the next command or `mem watch`; 0 = none
+    embed_budget_seconds: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,10 @@ class Search:
     vector_weight: float = 0.3  # measured on LoCoMo: the reference 0.7 buries exact keyword hits
     candidate_multiplier: float = 3.0
     rrf_k: int = 60
-    fusion: str = "minmax"  # or "rrf", the reference formula; minmax measured better (docs/evaluation.md)
+    # "adaptive": min-max whose vector weight rises for a query no chunk covers well when the
+    # vector branch has a clear winner (issue 16); "minmax" keeps vector_weight fixed; "rrf" is
+    # the reference formula (docs/evaluation.md)
+    fusion: str = "adaptive"
     merge_max_factor: float = 1.5  # merged hits of one file stay within this many chunk budgets
     limit: int = 5
     max_links_per_direction: int = 10
@@ -93,6 +102,23 @@ class Redaction:
 
 
 @dataclass(frozen=True)
+class Shared:
+    """Team memory (memcli.shared, docs/team.md): this workspace's chunks published to a
+    PostgreSQL + pgvector database and searched there with the other agents' of its namespace."""
+    backend: str = ""  # "" = postgres when a dsn is set, else off; "none" = off
+    dsn: str = ""  # libpq URI or key=value string (MEM_SHARED_DSN); its password is never shown
+    namespace: str = "default"  # one team's memory; agents of a namespace search each other
+    agent_id: str = ""  # "" = the workspace folder's name; others see our hits as @<agent_id>/<path>
+    memory_isolation: bool = False  # true: search (and mem get) this agent's chunks only
+    search_timeout: float = 3.0  # seconds; a slower or unreachable database -> the local index answers
+
+    @property
+    def enabled(self) -> bool:
+        name = self.backend.strip().lower()
+        return name == "postgres" or (name == "" and bool(self.dsn.strip()))
+
+
+@dataclass(frozen=True)
 class AutoMemorySearch:
     enabled: bool = False
     max_results: int = 2
@@ -117,6 +143,7 @@ class Settings:
     search: Search = field(default_factory=Search)
     chunking: Chunking = field(default_factory=Chunking)
     redaction: Redaction = field(default_factory=Redaction)
+    shared: Shared = field(default_factory=Shared)
     extra_paths: tuple[str, ...] = ()
     timezone: str = ""
     backup_dir: str = ""
@@ -125,13 +152,17 @@ class Settings:
 
 # config key of a section -> Settings field
 SECTIONS = {"auto_memory_search_config": "auto_memory_search", "embedding_model_config": "embedding",
-            "llm_model_config": "llm", "search": "search", "chunking": "chunking", "redaction": "redaction"}
+            "llm_model_config": "llm", "search": "search", "chunking": "chunking", "redaction": "redaction",
+            "shared": "shared"}
 FOLDERS = ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir")
-FUSIONS = ("minmax", "rrf")
+FUSIONS = ("adaptive", "minmax", "rrf")
 # a negative value means nothing: an error, not a clamp
 NON_NEGATIVE = (("chunking", "passage_tokens"), ("llm", "max_output_tokens"))
 LOCAL_BACKENDS = ("", "local", "none")  # backends whose vector size is the model's own
 MIN_CONTEXT = 2048  # tokens: below that no prompt of mem's fits with room for a reply
+SHARED_BACKENDS = ("", "none", "postgres")
+# namespace and agent_id name PostgreSQL rows and roles (mem_team_<namespace>) and `@<agent_id>/`
+SHARED_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,47}"
 
 
 def defaults() -> dict[str, Any]:
@@ -189,8 +220,12 @@ def validate(s: Settings) -> None:
         raise ConfigError(f"llm_model_config.context_tokens must be at least {MIN_CONTEXT}, got "
                           f"{s.llm.context_tokens}", "set the model's context window (e.g. 4096 or 8192)")
     if s.search.fusion not in FUSIONS:
-        raise ConfigError(f"search.fusion must be minmax or rrf, got {s.search.fusion!r}")
+        raise ConfigError(f"search.fusion must be adaptive, minmax or rrf, got {s.search.fusion!r}")
     validate_embedding(s.embedding)
+    if s.embedding.embed_budget_seconds < 0:
+        raise ConfigError(f"embedding_model_config.embed_budget_seconds must be 0 or more, got "
+                          f"{s.embedding.embed_budget_seconds}", "fix it in mem.yaml")
+    validate_shared(s.shared)
     if s.redaction.patterns or s.redaction.disabled_kinds:  # only then: a cold search never compiles them
         from memcli.vault.scrub import redactor
 
@@ -204,6 +239,25 @@ def validate_embedding(e: Embedding) -> None:
     if not isinstance(e.dimensions, int) or isinstance(e.dimensions, bool) or e.dimensions <= 0:
         raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {e.dimensions!r}",
                           "set it to the model's vector size")
+
+
+def validate_shared(sh: Shared) -> None:
+    """The shared index's choices; the DSN itself is checked by the first connection."""
+    import re
+
+    if sh.backend.strip().lower() not in SHARED_BACKENDS:
+        raise ConfigError(f"shared.backend must be postgres or none, got {sh.backend!r}")
+    if not sh.enabled:
+        return
+    if not sh.dsn.strip():
+        raise ConfigError("shared.backend is postgres but shared.dsn is empty",
+                          "set shared.dsn in mem.yaml or MEM_SHARED_DSN")
+    for key in ("namespace", "agent_id"):
+        value = getattr(sh, key)
+        if (value or key == "namespace") and not re.fullmatch(SHARED_NAME, value):
+            raise ConfigError(f"shared.{key} must be 1-48 letters, digits, '.', '_' or '-', got {value!r}")
+    if not sh.search_timeout > 0:
+        raise ConfigError(f"shared.search_timeout must be more than 0 seconds, got {sh.search_timeout}")
 
 
 def _at(s: Settings, path: tuple[str, ...]):

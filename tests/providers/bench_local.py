@@ -28,8 +28,8 @@ def main() -> None:
     from memcli.providers.embedding.local import LocalEmbedder
 
     emb = LocalEmbedder({"max_input_length": 0, "max_batch_size": 10}, threads=args.threads)
-    emb.embed_batch(["warm up"])
-    tok, _ = emb._load()
+    emb.embed_batch(["warm up " * 200] * 4)  # large enough for onnxruntime (a query runs in numpy)
+    tok = emb._tokenizer_of()
     load = time.perf_counter() - start
 
     ids = tok.encode(" ".join(corpus), add_special_tokens=False).ids

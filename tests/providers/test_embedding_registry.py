@@ -20,12 +20,12 @@ def cfg(**over):
 
 @pytest.fixture
 def no_local(monkeypatch):
-    monkeypatch.setattr(registry, "local_available", lambda: False)
+    monkeypatch.setattr(registry, "local_available", lambda cfg=None: False)
 
 
 @pytest.fixture
 def with_local(monkeypatch):
-    monkeypatch.setattr(registry, "local_available", lambda: True)
+    monkeypatch.setattr(registry, "local_available", lambda cfg=None: True)
 
 
 @pytest.mark.parametrize("backend", ["openai", "dashscope", "gemini", "voyage"])

@@ -25,7 +25,8 @@ _EMPTY = ("", "~", "null", "Null", "NULL")
 
 def is_secret_key(key: str) -> bool:
     norm = re.sub(r"[-_ ]", "", key.lower())
-    return norm == "token" or norm.endswith(_SECRET_ENDINGS)
+    # a DSN (shared.dsn) may carry its password: the whole string is kept with the secrets
+    return norm in ("token", "dsn") or norm.endswith(_SECRET_ENDINGS)
 
 
 def _spans(text: str) -> list[tuple[tuple, int, int, str]] | None:

@@ -262,7 +262,12 @@ def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress
     target = ws
     try:
         target = reopen()
-        return sync.sync(target, progress=progress)
+        rep = sync.sync(target, progress=progress)
+        if target.settings.shared.enabled:  # the restored notes replace this agent's in the shared index
+            from memcli.jobs import team
+
+            team.publish(target, warnings)
+        return rep
     except (MemError, OSError) as exc:
         why = exc.line() if isinstance(exc, MemError) else (exc.strerror or str(exc))
         warnings.append(f"search index not rebuilt ({why}); the next `mem search` or `mem reindex` rebuilds it")

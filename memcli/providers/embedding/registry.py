@@ -29,11 +29,20 @@ UNSUPPORTED = {"dashscope_multimodal": "image/video embeddings are not supported
 LOCAL_HINT = "pip install 'memcli[local]'"
 
 
-def local_available() -> bool:
-    """Whether the local extra is installed; nothing is imported to find out."""
-    from memcli.providers.embedding.local import available
+def local_model(cfg: dict[str, Any]):
+    """The local model a config names (memcli.providers.embedding.local_models); an unknown
+    model_name is an error only with backend `local` set explicitly."""
+    from memcli.providers.embedding import local_models
 
-    return available()
+    cfg = as_mapping(cfg)
+    return local_models.resolve(str(cfg.get("model_name") or ""), explicit=_backend(cfg) == "local")
+
+
+def local_available(cfg: dict[str, Any] | None = None) -> bool:
+    """Whether the local extra is installed for the model `cfg` names; nothing is imported to find out."""
+    from memcli.providers.embedding import local_models
+
+    return local_models.available(local_model(cfg or {}))
 
 
 def _backend(cfg: dict[str, Any]) -> str:
@@ -55,7 +64,7 @@ def why_disabled(cfg: dict[str, Any]) -> str | None:
         return "embedding backend is 'none': search is keyword-only"
     if name in UNSUPPORTED:
         return f"embedding backend '{name}' is not supported ({UNSUPPORTED[name]}): search is keyword-only"
-    if name in ("", "local") and not local_available():
+    if name in ("", "local") and not local_available(cfg):
         if name == "":
             return f"no embedding backend configured and the local model is not installed ({LOCAL_HINT})"
         return f"embedding backend 'local' needs the local extra ({LOCAL_HINT})"
@@ -81,7 +90,12 @@ def get_embedder(cfg: dict[str, Any], *, timeout: float | None = None) -> Embedd
     module_name, class_name, _ = BACKENDS[name]
     cls = getattr(importlib.import_module(module_name), class_name)
     if name == "local":
-        return cls(cfg)
+        model = local_model(cfg)
+        if model.kind == "static":
+            from memcli.providers.embedding.static import StaticEmbedder
+
+            return StaticEmbedder(cfg, model=model)
+        return cls(cfg, model=model)
     dims = cfg.get("dimensions")
     if not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
         raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {dims!r}",

@@ -1,0 +1,168 @@
+"""The jobs' side of team memory (memcli.shared): publish after a sync, search, get, health.
+
+Every hook here turns a database problem into one warning: the local index and the
+Markdown are never touched by a failure, and the next sync publishes what was missed.
+"""
+
+from __future__ import annotations
+
+from memcli.errors import BadInput, ProviderError
+from memcli.vault.workspace import Workspace
+
+
+def publish(ws: Workspace, warnings: list[str]):
+    """Publish after a sync of the local index; memcli.shared.publish.Published, or None
+    when team memory is off, the workspace is empty or the database cannot be reached."""
+    from memcli import shared
+
+    t = shared.target(ws)
+    if t is None:
+        return None
+    from memcli.shared import publish as pub
+
+    try:
+        return pub.run(ws, t)
+    except shared.Unavailable as exc:
+        warnings.append(f"{exc.line()}; this workspace is published by the next sync")
+    except OSError as exc:
+        warnings.append(f"shared index not updated ({exc.strerror or exc}); the next sync retries")
+    return None
+
+
+def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str]):
+    """(view, vector branch, keyword branch) ranked in the shared index, for jobs.search's
+    fusion; None (with one warning) when the local index has to answer instead."""
+    from memcli import shared
+    from memcli.shared import db, lexemes
+    from memcli.shared import search as ssearch
+
+    t = shared.target(ws)
+    vec, space, floor, expansion = _query_vector(ws, query, mode, backend, warnings) \
+        if mode != "keyword" else (None, None, None, [])
+    terms = lexemes.weighted(query, expansion) if mode != "vector" else []
+    ask = ssearch.Ask(terms, vec, space, depth, since, until)
+    late: list[str] = []
+
+    def work():
+        with db.session(t) as conn:
+            _publish_if_changed(ws, t, conn, late)
+            return ssearch.run(conn, t, ask)
+
+    try:
+        found = db.within(t.timeout, work)
+    except shared.Unavailable as exc:
+        warnings.append(f"{exc.line()}; results are from the local index")
+        return None
+    warnings.extend(late)
+    return _branches(t, found, floor, expansion)
+
+
+def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
+    """The search's sync may have changed the local index: publish it first (unless the
+    marker says this state is there already)."""
+    from memcli import shared
+    from memcli.shared import publish as pub
+
+    try:
+        rep = pub.run(ws, t, conn, if_changed=True)
+    except shared.Unavailable as exc:  # e.g. a newer schema: searching it still works
+        warnings.append(f"{exc.line()}; this workspace is published by the next sync")
+        return
+    if rep is not None and rep.stale:
+        warnings.append(f"{len(rep.stale)} file(s) changed while publishing; the next sync sends them")
+
+
+def _branches(t, found, floor, expansion):
+    from memcli.index import bm25
+    from memcli.jobs.search import VectorBranch
+    from memcli.shared.search import View
+
+    view = View(t, found)
+    cos, bm = found.cos, found.bm
+    branch = VectorBranch(found.vector, found.embedded.__contains__, expansion,
+                          lambda docs: {d: cos[d] for d in docs if d in cos}, floor)
+    own = found.own
+    keyword = bm25.Scored(found.keyword, lambda d: bm.get(d, 0.0), own.__contains__, bool(own))
+    return view, branch, keyword
+
+
+def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str]):
+    """(query vector, its space, the space's noise floor, expansion terms), or Nones and [].
+
+    The space is the configured backend's: other agents' vectors of it count even when
+    this workspace has none yet. The expansion (the vault's words nearest the query's,
+    memcli.retrieval.expand) comes from the same request, as in the local search. Only a
+    forced --mode fails without a backend; a failing provider leaves it keyword-only."""
+    from memcli.index import vectors
+    from memcli.jobs.search import _expansion_words
+    from memcli.providers.embedding import space as embedding
+
+    nothing = (None, None, None, [])
+    explicit = ws.settings.embedding.backend not in ("", "none")
+    if vectors.active_space(ws.metadata) is None and mode == "auto" and not explicit and backend is None:
+        return nothing  # keyword-only workspace: do not load a model for nothing
+    owned = backend is None
+    backend = backend or embedding.configured(ws)
+    if backend is None:
+        if mode != "auto":
+            raise BadInput("vector search needs an embedding backend",
+                           embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
+        return nothing
+    words, vocab = _expansion_words(ws, backend.space, query) if mode != "vector" else ([], None)
+    try:
+        vecs = backend.embedder.embed_batch([query] + words)
+    except ProviderError as exc:
+        warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
+        return nothing
+    finally:
+        if owned:
+            backend.embedder.close()
+    expansion = []
+    if words:
+        from memcli.retrieval import expand as expmod
+
+        cfg = ws.settings.search
+        expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
+                                      cfg.expand_weight)
+    noise = vectors.load_noise(ws.metadata, backend.space)
+    return [float(x) for x in vecs[0]], backend.space, noise["floor"] if noise else None, expansion
+
+
+def get(ws: Workspace, ref: str, start: int, lines: int | None):
+    """`mem get @<agent_id>/<path>`: another agent's file as the shared index stores it."""
+    from memcli import shared
+    from memcli.jobs import get as getmod
+    from memcli.shared import status
+
+    parsed = shared.parse_ref(ref)
+    t = shared.target(ws)
+    if parsed is None:
+        raise BadInput(f"{ref.strip()!r} is not of the form @<agent_id>/<path>")
+    if t is None:
+        raise BadInput(f"{ref.strip()} names another agent's file, but team memory is off",
+                       "configure `shared` in mem.yaml (docs/team.md)")
+    agent, path = parsed
+    if agent == t.agent_id:
+        return getmod.run(ws, path, start=start, lines=lines)  # our own: the Markdown is the truth
+    return getmod.excerpt(f"@{agent}/{path}", status.read_file(t, agent, path), start, lines)
+
+
+def health_check(ws: Workspace):
+    """The `shared` check of `mem health` (None when team memory is off)."""
+    from memcli import shared
+    from memcli.jobs.health import FAIL, OK, WARN, Check
+
+    t = shared.target(ws)
+    if t is None:
+        return None
+    from memcli.shared import status as stmod
+
+    st = stmod.check(ws, t)
+    if not st.reachable:
+        return Check("shared", WARN, f"{st.message}; searches answer from the local index", st.figures)
+    if st.newer_schema:
+        return Check("shared", FAIL, f"schema {st.figures['schema']} is newer than this mem knows", st.figures)
+    if st.message or st.behind:
+        why = st.message or f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them"
+        return Check("shared", WARN, why, st.figures)
+    return Check("shared", OK, f"{t.where} as {t.agent_id}", st.figures)
