@@ -384,3 +384,26 @@ def test_a_node_never_links_to_itself(ws, mem, llm):
     run_dream(mem, ws)
     text = (ws / COFFEE).read_text(encoding="utf-8")
     assert f"[[{COFFEE}" not in text and "See ." in text and f"[[{NOTE}]]" in text
+
+
+@pytest.mark.parametrize("action", ["CORROBORATE", "REFINE"])
+def test_an_update_that_drops_the_node_is_repaired_or_refused(ws, mem, llm, action):
+    # seen from Qwen 0.5B: an update whose body is only the prompt's scaffolding and a source line
+    coffee_day(ws)
+    llm.script(units(COFFEE_UNIT), receipt("CREATE", COFFEE, create_body()))
+    run_dream(mem, ws)
+    before = (ws / COFFEE).read_text(encoding="utf-8")
+    session_note(ws, D2, "later", "s2", {"Preferences": ["User: Coffee in the morning, still."]})
+    later = f"memory/{D2}/later.md"
+    bare = f"## Sources\n- [[{NOTE}]]\n>>\n# Unit material\n### {later}\n- [[{later}]]\n"
+    unit = chat({"units": [{"name": "coffee-preference", "bucket": "personal", "summary": "Coffee still.",
+                            "paths": [later]}]})
+    llm.script(unit, receipt(action, COFFEE, bare), receipt(action, COFFEE, bare))
+    code, out, err = mem("-w", ws, "dream", "--date", D2, "--json")
+    text = (ws / COFFEE).read_text(encoding="utf-8")
+    if action == "CORROBORATE":  # nothing new to say: the node stays, with the new source
+        assert code == 0 and json.loads(out)["results"][0]["action"] == "CORROBORATE", err
+        assert ABSTRACT in text and f"[[{later}]]" in text and "Unit material" not in text and ">>" not in text
+    else:  # a refinement that loses the node is refused twice: the (only) unit fails, nothing is written
+        assert "updates are additive" in llm.seen[-1].body["messages"][-1]["content"]
+        assert code == 4 and "updates are additive" in err and text == before

@@ -21,6 +21,9 @@ _COPIED = re.compile(r"^\s*(?:\[\[[^\]]*\]\]\s*)*(?:name|description|session_id|
                      r"source_resource|date|tags):\s")
 _QUOTING = re.compile(r"<{3,}|>{3,}|#{3} \S+\.md|-{3,}")  # the prompt's quoting, a note header, frontmatter
 _FENCE = re.compile(r"\s*(```|~~~)")
+# the prompt's own headings and quoting, wherever in the body the model pasted them
+_PROMPT_LINE = re.compile(r"<{2,}|>{2,}|#{1,3} (?:unit material|recalled digest nodes|changed material)|"
+                          r"#{3} \S+\.md|\[…(?:truncated|cut|left out)[^\]]*…?\]", re.IGNORECASE)
 
 
 def _unclosed_fences(lines: list[str]) -> set[int]:
@@ -53,7 +56,7 @@ def _scaffolding(lines: list[str]) -> list[str]:
             lines = lines[1:-1]  # the whole body in a code fence
         lines = strip_frontmatter("\n".join(lines)).strip("\n").split("\n")
     # quoting marks inside the body and a fence left open are the prompt's too, not Markdown
-    lines = [x for x in lines if not re.fullmatch(r"<{3,}|>{3,}", x.strip())]
+    lines = [x for x in lines if not _PROMPT_LINE.fullmatch(x.strip())]
     lines = [x for i, x in enumerate(lines) if i not in _unclosed_fences(lines)]
     lines = _one_title(lines)
     # a note's frontmatter copied as lines ("name: x", "[[memory/…]] session_id: s1") and the

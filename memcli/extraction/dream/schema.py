@@ -306,6 +306,9 @@ def parse_receipt(content: str, finish: str | None, unit: Unit, digest_dir: str,
         raise Invalid(f"{action} names {target}, which is not an existing digest node; use CREATE for a new "
                       "node or name one of the recalled nodes")
     body = repair_body(body, target, exists, current)
+    if action == "CORROBORATE" and current is not None and \
+            nodes.abstract_words(body) < nodes.abstract_words(current) // 2:
+        body = current  # a corroboration adds only its source (mem adds it): the node as it was
     note = _text(data, "note", MAX_NOTE, "", required=False) or f"{action.lower()} {unit.name}"
     description = _text(data, "description", MAX_DESCRIPTION, "", required=False)
     # a description copied from the prompt, or its quoting ("<<<"), is none
@@ -342,6 +345,9 @@ def check_body(body: str, target: str, exists: Callable[[str], bool], old: str |
     words = nodes.abstract_words(body)
     if old is None and not min_words <= words <= MAX_WORDS:
         raise Invalid(f"the body above ## Sources has {words} words; write 50-200")
+    if old is not None and nodes.abstract_words(old) >= MIN_WORDS // 2 and words < nodes.abstract_words(old) // 2:
+        raise Invalid(f"the update keeps {words} of the node's {nodes.abstract_words(old)} words; updates are "
+                      "additive: keep what is still true and add the new")
     if old is not None and words > max(MAX_WORDS, nodes.abstract_words(old) + 80):
         raise Invalid(f"the body above ## Sources grew to {words} words; keep the node abstract (50-200 words)")
     for link in nodes.links(body):
