@@ -205,12 +205,13 @@ def render(name: str, found: dict[str, list[str]]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def merge_body(body: str, found: dict[str, list[str]]) -> str:
-    """Add the new items to their sections of an existing body; everything there stays."""
+def merge_body(body: str, found: dict[str, list[str]], sections=SECTIONS, norm=_norm) -> str:
+    """Add the new items to their sections of an existing body; everything there stays.
+    `sections` is the order new sections are added in; `norm` says when two lines are the same."""
     lines = body.rstrip("\n").split("\n") if body.strip() else []
-    have = {_norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
-    for section in SECTIONS:
-        new = [i for i in found.get(section, []) if _norm(i) not in have]
+    have = {norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
+    for section in sections:
+        new = [i for i in found.get(section, []) if norm(i) not in have]
         if not new:
             continue
         head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)

@@ -20,6 +20,7 @@ import re
 
 from memcli.extraction.ask import Invalid, decode_object, first_sentence, kebab, salvage, shorten, unloop
 from memcli.extraction.conversation import Draft, Existing
+from memcli.extraction.conversation.rules import merge_body
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN, name_problem
 
 MAX_BODY = 32_000  # characters
@@ -110,21 +111,7 @@ def render(name: str, found: dict[str, list[str]], summary: str = "") -> str:
 
 def merge(body: str, found: dict[str, list[str]]) -> str:
     """The new statements added to their sections of an existing body; everything there stays."""
-    lines = body.rstrip("\n").split("\n") if body.strip() else []
-    have = {_norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
-    for section, items in found.items():
-        new = [i for i in items if _norm(i) not in have]
-        if not new:
-            continue
-        head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)
-        if head is None:
-            lines += ["", f"## {section}", *new] if lines else [f"## {section}", *new]
-            continue
-        end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("#")), len(lines))
-        while end > head + 1 and not lines[end - 1].strip():
-            end -= 1
-        lines[end:end] = new
-    return "\n".join(lines) + "\n"
+    return merge_body(body, found, tuple(found), _norm)
 
 
 def repair_name(name, description: str, body: str) -> str:
