@@ -132,7 +132,7 @@ def test_snapshot_doc_lengths_are_token_counts(indexed):
     by_id = {r["id"]: r for r in records}
     for d in range(snap.n_docs):
         rec = by_id[snap.chunk_id(d)]
-        assert snap.doc_len[d] == len(tokenize(rec["text"]))
+        assert snap.doc_length(d) == len(tokenize(rec["text"]))
         assert snap.text(d) == rec["text"]
     assert snap.avgdl == pytest.approx(sum(len(tokenize(r["text"])) for r in records) / len(records))
 

@@ -29,7 +29,8 @@ def memory_bytes(root) -> bytes:
             continue  # resource/ holds the user's own external files, which mem never edits
         data = p.read_bytes()
         if p.name.endswith(".zst"):
-            data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+            with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as r:
+                data = r.read()  # every frame: the stores are runs of frames
         out.append(data)
     return b"\n".join(out)
 

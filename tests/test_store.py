@@ -19,12 +19,18 @@ CHUNK_KEYS = ["id", "text", "metadata", "path", "start_line", "end_line", "score
 
 
 def raw_lines(path) -> list[bytes]:
-    """Decode a store independently of memcli: exactly one complete zstd frame of JSON lines."""
+    """Decode a store independently of memcli: complete zstd frames of JSON lines, nothing else
+    (one run of frames per index segment; ReMe reads them as one stream, as zstd does)."""
     raw = path.read_bytes()
-    obj = zstandard.ZstdDecompressor().decompressobj()
-    data = obj.decompress(raw)
-    assert obj.eof, "one complete frame"
-    assert obj.unused_data == b"", "nothing after the frame"
+    data = b""
+    while True:
+        obj = zstandard.ZstdDecompressor().decompressobj()
+        data += obj.decompress(raw)
+        assert obj.eof, "complete frames"
+        raw = obj.unused_data
+        if not raw:
+            break
+        assert raw[:4] == b"\x28\xb5\x2f\xfd", "nothing but frames"
     if not data:
         return []
     assert data.endswith(b"\n")

@@ -159,3 +159,17 @@ def test_cjk_notes_found_by_queries_in_their_language(ws, note, run_mem):
     assert ja and ja[0] == "memory/2026-05-18/ja.md", ja
     ja2 = _search_paths(run_mem, ws, "メモリを検索")
     assert ja2 and ja2[0] == "memory/2026-05-18/ja.md", ja2
+
+
+def test_counts_are_the_tokens_counted():
+    """The index counts terms with tokenizer.counts (each distinct raw token normalised once);
+    it must give exactly the multiset tokenize gives, in every script and identifier form."""
+    from collections import Counter
+
+    from memcli.index import tokenizer
+
+    texts = ["Running notes were updated; the users' notes run on 7.4.119-beta",
+             "handleWebSocketReconnect snake_case_name INV-20931-QX api.example.com/v2",
+             "向量数据库 的 索引 메모리를 メモリ ア 한", "", "a the of", "x" * 300]
+    for text in texts:
+        assert Counter(tokenizer.counts(text)) == Counter(tokenizer.tokenize(text)), text

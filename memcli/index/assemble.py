@@ -1,9 +1,5 @@
-"""The arrays of a new search snapshot: kept documents carried over, fresh ones added.
-
-Kept documents are carried with whole-array numpy operations, run by run (only
-changed files break the runs), so a one-file update costs about the same as
-copying the snapshot. Documents are numbered kept first (old order), then fresh
-ones (path order); postings are sorted by (term, document).
+"""The arrays of a new index segment: fresh files added, or a merge's files carried over
+from the segments it replaces (in their order). Postings are sorted by (term, document).
 """
 
 from __future__ import annotations
@@ -24,41 +20,40 @@ class Assembly:
     ids: list[bytes] = field(default_factory=list)  # 32-byte chunk ids
     lines: list[bytes] = field(default_factory=list)  # chunk store lines
     n: int = 0
-    keep_mask: object = None  # old documents kept (numpy bool array), None when nothing was kept
 
 
-def carry_kept(asm: Assembly, old, old_lines: list[bytes], keep: dict[str, dict], current: dict) -> None:
-    """Copy the kept files' documents, postings and store lines out of the old snapshot."""
+def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes]) -> None:
+    """Append the chunks of the files `recs` (records of segment snapshot `seg`, in its order)
+    after what is there: documents, postings, texts and store lines (`lines`: by chunk of
+    `seg`), copied run by run with whole-array numpy operations (a merge's input)."""
     import numpy as np
 
-    mask = asm.keep_mask = np.zeros(old.n_docs, dtype=bool)
-    kept = sorted(keep.values(), key=lambda f: f["first"])
-    for f in kept:
+    mask = np.zeros(seg.n_docs, dtype=bool)
+    for f in recs:
         mask[f["first"]:f["first"] + f["count"]] = True
-    newpos = np.cumsum(mask) - 1
-    o_meta = np.frombuffer(old.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
-    o_meta[:, 0] = np.repeat(np.arange(len(kept), dtype=np.uint32), [f["count"] for f in kept])
+    newpos = np.cumsum(mask) - 1 + asm.n
+    o_meta = np.frombuffer(seg.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
+    o_meta[:, 0] = np.repeat(np.arange(len(asm.files), len(asm.files) + len(recs), dtype=np.uint32),
+                             [f["count"] for f in recs])
     asm.metas.append(o_meta)
-    asm.lens.append(np.frombuffer(old.raw("doc_len"), dtype=np.uint32)[mask])
-    o_off = np.frombuffer(old.raw("text_off"), dtype=np.uint64).astype(np.int64)
+    asm.lens.append(np.frombuffer(seg.raw("doc_len"), dtype=np.uint32)[mask])
+    o_off = np.frombuffer(seg.raw("text_off"), dtype=np.uint64).astype(np.int64)
     asm.text_lens.append(np.diff(o_off)[mask])
     edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
-    o_text, o_ids = old.raw("text"), old.raw("ids")
+    o_text, o_ids = seg.raw("text"), seg.raw("ids")
     for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
         asm.texts.append(bytes(o_text[int(o_off[a]):int(o_off[b])]))
         asm.ids.append(bytes(o_ids[a * 32:b * 32]))
-        asm.lines.extend(old_lines[a:b])
-    o_terms = np.frombuffer(old.raw("terms"), dtype=np.uint64)
-    o_toff = np.frombuffer(old.raw("term_off"), dtype=np.uint64).astype(np.int64)
-    o_doc = np.frombuffer(old.raw("post_doc"), dtype=np.uint32)
+        asm.lines.extend(lines[d] for d in range(a, b))
+    o_terms = np.frombuffer(seg.raw("terms"), dtype=np.uint64)
+    o_toff = np.frombuffer(seg.raw("term_off"), dtype=np.uint64).astype(np.int64)
+    o_doc = np.frombuffer(seg.raw("post_doc"), dtype=np.uint32)
     ok = mask[o_doc]
     asm.post_hash.append(np.repeat(o_terms, np.diff(o_toff))[ok])
     asm.post_doc.append(newpos[o_doc[ok]].astype(np.uint32))
-    asm.post_tf.append(np.frombuffer(old.raw("post_tf"), dtype=np.uint32)[ok])
-    for f in kept:
-        st = current[f["path"]]
-        asm.files.append(dict(f, first=int(newpos[f["first"]]) if f["count"] else asm.n,
-                              mtime_ns=st.st_mtime_ns, size=st.st_size, mtime=st.st_mtime))
+    asm.post_tf.append(np.frombuffer(seg.raw("post_tf"), dtype=np.uint32)[ok])
+    for f in recs:
+        asm.files.append(dict(f, first=int(newpos[f["first"]]) if f["count"] else asm.n))
         asm.n += f["count"]
 
 
@@ -86,26 +81,31 @@ def add_fresh(asm: Assembly, rel: str, parsed, st) -> None:
     asm.n += cnt
 
 
-def postings(asm: Assembly, carried: bool):
+def postings(asm: Assembly):
     """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc)."""
     import numpy as np
 
     p_h = np.concatenate(asm.post_hash) if asm.post_hash else np.zeros(0, np.uint64)
     p_d = np.concatenate(asm.post_doc) if asm.post_doc else np.zeros(0, np.uint32)
     p_t = np.concatenate(asm.post_tf) if asm.post_tf else np.zeros(0, np.uint32)
-    if carried and len(asm.post_hash) > 1:
-        # carried postings are sorted by (term, doc) and fresh docs number after them:
-        # sort fresh postings the same way, then one stable sort by term merges both
-        n_carried = len(asm.post_hash[0])
-        fresh_order = np.lexsort((p_d[n_carried:], p_h[n_carried:])) + n_carried
-        order = np.concatenate((np.arange(n_carried), fresh_order))
-        p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
-        order = np.argsort(p_h, kind="stable")
-    else:
-        order = np.lexsort((p_d, p_h))
+    # documents are numbered in the order their postings were added, so a stable sort by
+    # term alone leaves each term's documents in order
+    order = np.argsort(p_h, kind="stable") if _docs_ascending(asm) else np.lexsort((p_d, p_h))
     p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
+    del order
     terms, starts = np.unique(p_h, return_index=True)
     return terms, np.append(starts, len(p_h)).astype(np.uint64), p_d, p_t
+
+
+def _docs_ascending(asm: Assembly) -> bool:
+    """Every posting part's documents come after the previous part's."""
+    last = -1
+    for part in asm.post_doc:
+        if len(part):
+            if int(part.min()) < last:
+                return False
+            last = int(part.max())
+    return True
 
 
 def documents(asm: Assembly):

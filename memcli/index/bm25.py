@@ -1,5 +1,5 @@
-"""Okapi BM25 (k1 1.5, b 0.75, ReMe's idf): the document norms the index stores, and
-the scoring of a query over the snapshot's postings.
+"""Okapi BM25 (k1 1.5, b 0.75, ReMe's idf): the scoring of a query over the postings of
+the index's segments (memcli.index.segments.View), counting live chunks only.
 
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)); query terms de-duplicated; only
 positive scores. Pure Python over memoryviews when the query's postings are few
@@ -21,30 +21,27 @@ NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itse
 LOADED_POSTINGS = 2_000  # once numpy is imported anyway (hybrid search), its loop is cheaper
 
 
-def header(doc_len) -> dict:
-    """The BM25 parameters a snapshot records (its scores are read back with them)."""
-    n = len(doc_len)
-    return {"k1": K1, "b": B, "n_docs": n, "avgdl": float(doc_len.mean()) if n else 0.0}
+def header(n_docs: int, total_len: int) -> dict:
+    """The BM25 parameters an index records (its scores are computed with them)."""
+    return {"k1": K1, "b": B, "n_docs": n_docs, "total_len": total_len,
+            "avgdl": total_len / n_docs if n_docs else 0.0}
 
 
-def doc_norms(doc_len):
-    """k1 * (1 - b + b * dl / avgdl) per document, float64, stored in the snapshot so a
-    search only adds tf / (tf + norm) per posting."""
-    import numpy as np
-
-    avgdl = float(doc_len.mean()) if len(doc_len) else 1.0
-    return (K1 * (1.0 - B + B * doc_len / avgdl)).astype(np.float64)
+def _norm_coefficients(snap) -> tuple[float, float]:
+    """(k1, avgdl) of the live chunks: a chunk's length norm k1 * (1 - b + b * len / avgdl)
+    is computed at search time, so an update changing avgdl rewrites no segment."""
+    return float(snap.header.get("k1", K1)), float(snap.avgdl or 1.0)
 
 
 def _numpy_pays(terms) -> bool:
     import sys
 
     limit = LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS
-    return sum(z - a for a, z, _ in terms) > limit
+    return sum(z - a for spans, _ in terms for _, a, z in spans) > limit
 
 
-def _terms(snap, query: str, extra=()) -> list[tuple[int, int, float]]:
-    """(postings start, end, idf * (k1 + 1) * weight) of each query term found in the index.
+def _terms(snap, query: str, extra=()) -> list:
+    """(postings spans, idf * (k1 + 1) * weight) of each query term found in the index.
 
     `extra` = (index term, weight) pairs added to the query's own terms (weight 1)."""
     own, added = _split_terms(snap, query, extra)
@@ -58,12 +55,13 @@ def _split_terms(snap, query: str, extra=()):
     parts: tuple[list, list] = ([], [])
     weighted = [(t, 1.0, 0) for t in tokenizer.query_terms(query)] + [(t, w, 1) for t, w in extra]
     for term, weight, part in weighted:
-        span = snap.postings(tokenizer.term_hash(term))
-        if span is not None:
-            a, z = span
-            idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
+        h = tokenizer.term_hash(term)
+        spans = snap.spans(h)
+        df = snap.df(h, spans) if spans else 0
+        if df:
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             if idf > 0:
-                parts[part].append((a, z, idf * (k1 + 1.0) * weight))
+                parts[part].append((spans, idf * (k1 + 1.0) * weight))
     return parts
 
 
@@ -86,8 +84,7 @@ def ideal(snap, query: str) -> float:
     n = snap.n_docs
     total = 0.0
     for term in tokenizer.query_terms(query):
-        span = snap.postings(tokenizer.term_hash(term))
-        df = span[1] - span[0] if span is not None else 0
+        df = snap.df(tokenizer.term_hash(term))
         total += math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     return total
 
@@ -109,7 +106,7 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
         return NOTHING
     if not _numpy_pays(terms):
         acc = score(snap, query, allowed, terms)
-        hit_own = {d for a, z, _ in own for d in snap.post_doc[a:z].tolist()}
+        hit_own = {d for spans, _ in own for d, _ in _live_postings(spans)}
         if allowed is not None:
             hit_own = {d for d in hit_own if allowed(d)}
         return Scored(top(acc, k), lambda d: acc.get(d, 0.0), hit_own.__contains__, bool(hit_own))
@@ -117,9 +114,9 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
 
     acc = _accumulate_numpy(snap, terms)
     own_mask = np.zeros(snap.n_docs, dtype=bool)
-    post_doc = np.frombuffer(snap.post_doc, dtype=np.uint32)
-    for a, z, _ in own:
-        own_mask[post_doc[a:z]] = True
+    for spans, _ in own:
+        for docs, _ in _live_arrays(spans):
+            own_mask[docs] = True
     hit = np.flatnonzero(acc > 0)
     if allowed is not None:
         hit = hit[np.fromiter((allowed(d) for d in hit.tolist()), dtype=bool, count=len(hit))]
@@ -127,6 +124,38 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
     best = hit[np.argpartition(-acc[hit], k - 1)[:k]] if len(hit) > k else hit
     return Scored(top(dict(zip(best.tolist(), acc[best].tolist())), k),
                   lambda d: float(acc[d]), lambda d: bool(own_mask[d]), any_own)
+
+
+def _live_postings(spans):
+    """(chunk in the view's numbering, local chunk, tf, segment) of the live postings of `spans`."""
+    for seg, a, z in spans:
+        docs, tfs = seg.snap.post_doc[a:z].tolist(), seg.snap.post_tf[a:z].tolist()
+        if not seg.dead_docs:
+            base = seg.doc_base
+            for d, tf in zip(docs, tfs):
+                yield base + d, (d, tf, seg)
+        else:
+            dead = seg.dead_doc_set
+            for d, tf in zip(docs, tfs):
+                if d not in dead:
+                    yield seg.global_doc(d), (d, tf, seg)
+
+
+def _live_arrays(spans):
+    """(chunks in the view's numbering, local chunks, tfs, segment) of `spans`, as numpy arrays."""
+    import numpy as np
+
+    for seg, a, z in spans:
+        local = np.frombuffer(seg.snap.post_doc, dtype=np.uint32, count=z - a, offset=4 * a)
+        tfs = np.frombuffer(seg.snap.post_tf, dtype=np.uint32, count=z - a, offset=4 * a)
+        if seg.dead_docs:
+            dead = np.array(seg.dead_docs, dtype=np.int64)
+            live = ~np.isin(local, dead)
+            local, tfs = local[live], tfs[live]
+            glob = seg.doc_base + local.astype(np.int64) - np.searchsorted(dead, local)
+        else:
+            glob = local + np.int64(seg.doc_base)
+        yield glob, (local, tfs, seg)
 
 
 def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
@@ -142,12 +171,13 @@ def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
         hit = np.flatnonzero(acc > 0)
         scores = dict(zip(hit.tolist(), acc[hit].tolist()))
     else:
-        norm = snap.doc_norm
+        k1, avgdl = _norm_coefficients(snap)
         acc: dict[int, float] = {}
         get = acc.get
-        for a, z, up in terms:
-            for d, tf in zip(snap.post_doc[a:z].tolist(), snap.post_tf[a:z].tolist()):
-                acc[d] = get(d, 0.0) + up * tf / (tf + norm[d])
+        for spans, up in terms:
+            for d, (local, tf, seg) in _live_postings(spans):
+                norm = k1 * (1.0 - B + B * seg.snap.doc_len[local] / avgdl)
+                acc[d] = get(d, 0.0) + up * tf / (tf + norm)
         scores = acc
     if allowed is not None:
         return {d: s for d, s in scores.items() if s > 0 and allowed(d)}
@@ -157,14 +187,13 @@ def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
 def _accumulate_numpy(snap, terms):
     import numpy as np
 
+    k1, avgdl = _norm_coefficients(snap)
     acc = np.zeros(snap.n_docs, dtype=np.float64)
-    norm = np.frombuffer(snap.doc_norm, dtype=np.float64)
-    post_doc = np.frombuffer(snap.post_doc, dtype=np.uint32)
-    post_tf = np.frombuffer(snap.post_tf, dtype=np.uint32)
-    for a, z, up in terms:
-        docs = post_doc[a:z]
-        tf = post_tf[a:z].astype(np.float64)
-        acc[docs] += up * tf / (tf + norm[docs])  # a term lists each chunk once: no lost updates
+    for spans, up in terms:
+        for glob, (local, tf, seg) in _live_arrays(spans):
+            dl = np.frombuffer(seg.snap.doc_len, dtype=np.uint32)[local]
+            norm = k1 * (1.0 - B + B * dl / avgdl)
+            acc[glob] += up * tf / (tf + norm)  # a term lists each chunk once: no lost updates
     return acc
 
 

@@ -20,66 +20,93 @@ from pathlib import Path
 from memcli.index import passages, store, vectors
 
 
-def vectors_for(metadata: Path, old, keep_mask, fresh_docs: list[tuple[str, str, int]], lines: list[bytes],
-                generation: str, passage_tokens: int) -> None:
-    """Write the matrix for the new document order: kept docs (old order) then `fresh_docs`,
-    (path, text, breadcrumb lines) each; `lines` (chunk store lines, new order) of fresh
-    chunks whose passages were all found get their mean vector."""
-    import numpy as np
+class Carrier:
+    """The new matrix of an update, built as fresh chunks arrive (fresh(), batch by batch,
+    in the order they are numbered), written once deletions are known (write())."""
 
-    space = vectors.active_space(metadata)
-    if space is None:
-        return
-    dims = int(space["dims"])
-    m = None
-    if old is not None:
-        m = vectors.open_matrix(metadata, space, old.header.get("generation", ""), passage_tokens)
-        if m is None or m.n_docs != old.n_docs:
-            # the old vectors do not fit (other passage size, older format, damaged): write
-            # nothing, so the vector branch keeps pausing with its `mem reindex` warning
-            # instead of searching a few fresh chunks; the embedding run rebuilds the matrix
+    def __init__(self, metadata: Path, old, passage_tokens: int):
+        self.metadata, self.old, self.passage_tokens = metadata, old, passage_tokens
+        self.space = vectors.active_space(metadata)
+        self.m = None
+        self.rows: list = []  # fresh passage rows (float16 bytes) and chunk rows (float32 bytes)
+        self.chunks: list = []
+        self.mask: list = []
+        self.counts: list = []
+        self._lookup = self._cache = None
+        if self.space is not None and old is not None:
+            self.m = vectors.open_matrix(metadata, self.space, old.header.get("generation", ""), passage_tokens)
+            if self.m is None or self.m.n_docs != old.n_docs:
+                # the old vectors do not fit (other passage size, older format, damaged): write
+                # nothing, so the vector branch keeps pausing with its `mem reindex` warning
+                # instead of searching a few fresh chunks; the embedding run rebuilds the matrix
+                self.space = None
+
+    def fresh(self, docs: list[tuple[str, str, int]], lines: list[bytes]) -> None:
+        """Vectors for fresh chunks, (path, text, breadcrumb lines) each, from equal passages
+        seen before; `lines` (their chunk store lines) of chunks whose passages were all
+        found get their mean vector."""
+        import numpy as np
+
+        if self.space is None or not docs:
             return
-    row_parts, chunk_parts, parts_mask, parts_counts = [], [], [], []
-    if m is not None and keep_mask is not None:
-        _kept_parts(m, keep_mask, dims, row_parts, chunk_parts)
-        parts_mask.append(m.mask[keep_mask])
-        parts_counts.append(np.diff(m.offsets.astype(np.int64))[keep_mask])
-    n_kept = int(sum(len(x) for x in parts_mask))
-    lookup = _old_passages(old, m, fresh_docs, passage_tokens) if m is not None else \
-        vectors.store_vectors(metadata, space, passage_tokens) if fresh_docs else {}
-    cache = vectors.load_cache(vectors.cache_path(metadata, space["id"]), dims) if fresh_docs else {}
-    for i, (_, text, crumb) in enumerate(fresh_docs):
-        texts = passages.split(text, crumb, passage_tokens)
-        block = np.zeros((len(texts), dims), dtype=vectors.MATRIX_DTYPE)
-        found = 0
-        for j, p in enumerate(texts):
-            key = vectors.text_key(p)
-            vec = lookup.get(key)
-            if vec is None:
-                vec = cache.get(key)
-            if vec is not None:
-                block[j] = vec
-                found += 1
-        complete = found == len(texts)
-        mean = passages.mean_vectors(block, [0, len(block)])
-        row_parts.append(block.astype(vectors.PASSAGE_DTYPE).reshape(-1).view(np.uint8))
-        chunk_parts.append(np.ascontiguousarray(mean, dtype=vectors.MATRIX_DTYPE).reshape(-1).view(np.uint8))
-        parts_mask.append(np.array([complete], dtype=np.uint8))
-        parts_counts.append(np.array([len(texts)]))
-        if complete:
-            d = n_kept + i
-            lines[d] = store.with_vector(lines[d], vectors.f16_b64(mean[0]))
-    mask = np.concatenate(parts_mask) if parts_mask else np.zeros(0, dtype=np.uint8)
-    counts = np.concatenate(parts_counts) if parts_counts else np.zeros(0, dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    vectors.write_matrix_parts(vectors.matrix_path(metadata, space["id"]),
-                               {"generation": generation, "space": space["id"],
-                                "identity": space.get("identity", ""), "dims": dims,
-                                "passage_tokens": passage_tokens,
-                                # fresh chunks got their store vectors above, so the store
-                                # stays as complete as it was
-                                "stored": bool(m is not None and m.header.get("stored"))},
-                               mask, offsets, int(offsets[-1]), row_parts, chunk_parts)
+        dims = int(self.space["dims"])
+        lookup = _old_passages(self.old, self.m, docs, self.passage_tokens) if self.m is not None else \
+            self._store_lookup()
+        if self._cache is None:
+            self._cache = vectors.load_cache(vectors.cache_path(self.metadata, self.space["id"]), dims)
+        for i, (_, text, crumb) in enumerate(docs):
+            texts = passages.split(text, crumb, self.passage_tokens)
+            block = np.zeros((len(texts), dims), dtype=vectors.MATRIX_DTYPE)
+            found = 0
+            for j, p in enumerate(texts):
+                key = vectors.text_key(p)
+                vec = lookup.get(key)
+                if vec is None:
+                    vec = self._cache.get(key)
+                if vec is not None:
+                    block[j] = vec
+                    found += 1
+            complete = found == len(texts)
+            mean = passages.mean_vectors(block, [0, len(block)])
+            self.rows.append(block.astype(vectors.PASSAGE_DTYPE).reshape(-1).view(np.uint8))
+            self.chunks.append(np.ascontiguousarray(mean, dtype=vectors.MATRIX_DTYPE).reshape(-1).view(np.uint8))
+            self.mask.append(np.array([complete], dtype=np.uint8))
+            self.counts.append(np.array([len(texts)]))
+            if complete:
+                lines[i] = store.with_vector(lines[i], vectors.f16_b64(mean[0]))
+
+    def _store_lookup(self) -> dict:
+        if self._lookup is None:  # a full rebuild: the old chunk store's vectors
+            self._lookup = vectors.store_vectors(self.metadata, self.space, self.passage_tokens)
+        return self._lookup
+
+    def write(self, keep_mask, generation: str) -> None:
+        """Write the matrix for the new numbering: the old chunks `keep_mask` keeps (old order),
+        then the fresh ones."""
+        import numpy as np
+
+        if self.space is None:
+            return
+        dims, m = int(self.space["dims"]), self.m
+        row_parts, chunk_parts, parts_mask, parts_counts = [], [], [], []
+        if m is not None and keep_mask is not None:
+            _kept_parts(m, keep_mask, dims, row_parts, chunk_parts)
+            parts_mask.append(m.mask[keep_mask])
+            parts_counts.append(np.diff(m.offsets.astype(np.int64))[keep_mask])
+        row_parts += self.rows
+        chunk_parts += self.chunks
+        mask = np.concatenate(parts_mask + self.mask) if parts_mask or self.mask else np.zeros(0, dtype=np.uint8)
+        counts = np.concatenate(parts_counts + self.counts) if parts_counts or self.counts \
+            else np.zeros(0, dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        vectors.write_matrix_parts(vectors.matrix_path(self.metadata, self.space["id"]),
+                                   {"generation": generation, "space": self.space["id"],
+                                    "identity": self.space.get("identity", ""), "dims": dims,
+                                    "passage_tokens": self.passage_tokens,
+                                    # fresh chunks got their store vectors in fresh(), so the
+                                    # store stays as complete as it was
+                                    "stored": bool(m is not None and m.header.get("stored"))},
+                                   mask, offsets, int(offsets[-1]), row_parts, chunk_parts)
 
 
 def _kept_parts(m, keep_mask, dims: int, row_parts: list, chunk_parts: list) -> None:

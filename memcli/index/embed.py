@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from memcli.index import noise as noisemod
-from memcli.index import snapshot as snapmod
 from memcli.index import passages, store, sync, vectors
 from memcli.vault.workspace import Workspace
 
@@ -127,8 +126,6 @@ def _activate(ws: Workspace, space: dict) -> None:
 def _write_store_vectors(ws: Workspace, snap, means, mask) -> bool:
     """Put each chunk's vector (`means`: its passages' mean) into its chunk store line, or drop
     a vector of another space. False when the store could not be matched to the snapshot."""
-    import hashlib
-
     store_file = ws.metadata / store.CHUNK_STORE
     lines = store.read_raw_lines(store_file)
     if len(lines) != snap.n_docs:
@@ -138,9 +135,9 @@ def _write_store_vectors(ws: Workspace, snap, means, mask) -> bool:
         lines[d] = store.with_vector(line, vectors.f16_b64(means[d]) if mask[d] else None)
         changed = changed or lines[d] is not line
     if changed:
-        raw = store.write_lines(store_file, lines)
-        snapmod.rewrite_header(sync.snapshot_path(ws), {"store_sha": hashlib.sha256(raw).hexdigest(),
-                                                        "store_stamp": sync.store_stamp(store_file)})
+        from memcli.index import commit
+
+        commit.rewrite_chunk_store(ws.metadata, sync.snapshot_path(ws), snap, lines)
     return True
 
 

@@ -3,13 +3,14 @@
 A user who edits a note and searches must not get silently stale results. Up to
 `sync_before_search_max_files` changed files are synced in place (only if no
 other rebuild holds the index lock); beyond that, or when busy, the search
-answers from the last complete snapshot and says so on stderr.
+answers from the last complete snapshot and says so on stderr. In a vault of more
+than a few thousand files the check is memcli.index.quick's (folder mtimes and the
+recently modified files) when that shows nothing changed.
 """
 
 from __future__ import annotations
 
-from memcli.index import snapshot as snapmod
-from memcli.index import sync
+from memcli.index import quick, sync
 from memcli.index.store import CorruptStore
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -23,7 +24,8 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
     return Lock(ws.lock_path(lock.INDEX), job, wait=wait, busy_message=REBUILD_BUSY)
 
 
-def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True) -> snapmod.Snapshot | None:
+def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True):
+    """The index, brought up to date first when that is cheap (module docstring)."""
     try:
         snap = sync.open_snapshot(ws)
     except CorruptStore as exc:
@@ -33,6 +35,8 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         warnings.append("chunking settings or mem version changed; rebuilding the index")
         snap.close()
         snap = None  # treated like a first build: nothing it holds can be reused
+    if snap is not None and quick.unchanged(snap):
+        return snap  # a large vault whose folders and recent files are as indexed
     current = sync.scan(ws)
     stale = sync.stale_paths(snap, current)
     if not stale:

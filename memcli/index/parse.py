@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 
 from memcli.index import store
@@ -73,7 +72,7 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
     owner: list[int] = []
     for i, ch in enumerate(note.chunks):
         cid = store.chunk_id(rel, ch.start_line, ch.end_line, ch.text)
-        counts = Counter(tokenizer.tokenize(ch.text))
+        counts = tokenizer.counts(ch.text)
         terms.extend(counts.keys())
         tfs.extend(counts.values())
         owner.extend([i] * len(counts))
@@ -90,10 +89,14 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
     return res
 
 
+_HASHES: dict[str, int] = {}  # term -> term_hash, kept by a worker across the batches of a build
+
+
 def _batch(args: tuple) -> list[FileResult]:
     locate, items, target, overlap = args
-    cache: dict[str, int] = {}
-    return [_process(locate, rel, sha, target, overlap, cache) for rel, sha in items]
+    if len(_HASHES) > 2_000_000:
+        _HASHES.clear()
+    return [_process(locate, rel, sha, target, overlap, _HASHES) for rel, sha in items]
 
 
 def _watch_parent(parent: int) -> None:
@@ -111,8 +114,62 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+class Workers:
+    """Worker processes for several batches of one build, started once: forked while the
+    parent is still small (a fork per batch would copy what the build holds by then into
+    every worker's memory)."""
+
+    def __init__(self, items_hint: int):
+        self.pool = None
+        self.workers = min(os.cpu_count() or 1, 4)
+        if items_hint >= PARALLEL_MIN_FILES and self.workers >= 2:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_watch_parent,
+                                            initargs=(os.getpid(),))
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def process(self, root, items, target: int, overlap: int, progress=None) -> list[FileResult]:
+        return process(root, items, target, overlap, progress, pool=self)
+
+    def stream(self, root, batches, target: int, overlap: int):
+        """The results of each batch in turn, the next batch already being read while the
+        caller handles one (so the caller's work overlaps the workers')."""
+        if self.pool is None:
+            for items in batches:
+                yield process(root, items, target, overlap)
+            return
+        locate = _locator(root)
+        ahead = None
+        for items in batches:
+            job = (items, [self.pool.submit(_batch, (locate, part, target, overlap))
+                           for part in _split(items, self.workers * 2)])
+            if ahead is not None:
+                yield _gather(*ahead)
+            ahead = job
+        if ahead is not None:
+            yield _gather(*ahead)
+
+
+def _split(items: list, n: int) -> list[list]:
+    return [items[i::n] for i in range(n) if items[i::n]]
+
+
+def _gather(items: list, futures: list) -> list[FileResult]:
+    results = {r.rel: r for f in futures for r in f.result()}
+    return [results[rel] for rel, _ in items]
+
+
 def process(root, items: list[tuple[str, str | None]], target: int, overlap: int,
-            progress=None) -> list[FileResult]:
+            progress=None, pool: Workers | None = None) -> list[FileResult]:
     """Process (path, known hash) pairs; results come back in input order. `root`: the
     workspace's resolver, or its root as a string (see _locator)."""
     locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself
@@ -125,20 +182,17 @@ def process(root, items: list[tuple[str, str | None]], target: int, overlap: int
             if progress and (i % 50 == 0 or i == len(items) - 1):
                 progress("chunk", i + 1, len(items))
         return out
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
+    if pool is None or pool.pool is None:
+        with Workers(len(items)) as own:
+            return process(root, items, target, overlap, progress, pool=own)
     n_batches = workers * 4
     batches = [items[i::n_batches] for i in range(n_batches)]
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     results: dict[str, FileResult] = {}
     done = 0
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent,
-                             initargs=(os.getpid(),)) as pool:
-        for batch in pool.map(_batch, [(locate, b, target, overlap) for b in batches]):
-            for r in batch:
-                results[r.rel] = r
-            done += len(batch)
-            if progress:
-                progress("chunk", done, len(items))
+    for batch in pool.pool.map(_batch, [(locate, b, target, overlap) for b in batches]):
+        for r in batch:
+            results[r.rel] = r
+        done += len(batch)
+        if progress:
+            progress("chunk", done, len(items))
     return [results[rel] for rel, _ in items]

@@ -1,13 +1,16 @@
-"""The search snapshot: one memory-mappable file holding everything a search reads.
+"""One index segment: an immutable, memory-mappable file holding what a search reads of
+some of the vault's files (memcli.index.segments lists the segments in use).
 
 A cold `mem search` must answer in well under 0.15 s, so it cannot decompress and
-parse the chunk store. The snapshot keeps, in fixed-width little-endian arrays,
-the BM25 postings (keyed by 64-bit term hashes, sorted for binary search), per-
-chunk lengths, line ranges and ids, and the chunk texts; plus a table of indexed
-files: paths and stats in flat arrays for the staleness check every search makes,
-and one JSON record per file (hash, frontmatter, links, inlinks), decoded only for
-the files a search shows. Reading needs only mmap and memoryview (no numpy); writing uses
-numpy. It is derived state: replaced atomically as a whole, rebuilt on any doubt.
+parse the chunk store. A segment keeps, in fixed-width little-endian arrays, the
+BM25 postings (keyed by 64-bit term hashes, sorted for binary search: a search
+reads only its terms' postings), per-chunk lengths, line ranges and ids, and the
+chunk texts; a table of its files: paths and stats in flat arrays for the staleness
+check, one JSON record per file (hash, frontmatter, links), decoded only for the
+files a search shows; and the files' links keyed by target hash, so inlinks are
+found without reading every record. Reading needs only mmap and memoryview (no
+numpy); writing uses numpy. Written once, never changed: deletions are kept in the
+segment list, and merges write new segments.
 
 Layout: b"MEMSNAP1" | u32 header length | header JSON | 8-aligned sections.
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 
 MAGIC = b"MEMSNAP1"
-VERSION = 3
+VERSION = 4
 # section name -> memoryview format
 SECTIONS = {
     "terms": "Q",  # sorted term hashes
@@ -31,7 +34,6 @@ SECTIONS = {
     "post_doc": "I",
     "post_tf": "I",
     "doc_len": "I",
-    "doc_norm": "d",  # BM25 length normalisation per chunk: k1 * (1 - b + b * len / avgdl)
     "doc_meta": "I",  # 4 per chunk: file index, start_line, end_line, breadcrumb lines
     "text_off": "Q",  # n_docs + 1 offsets into text
     "text": "B",
@@ -39,7 +41,9 @@ SECTIONS = {
     "paths": "B",  # indexed file paths, NUL-separated, in file-table order
     "fstat": "q",  # 2 per file: mtime_ns, size (what a staleness check compares)
     "frec_off": "Q",  # n_files + 1 offsets into frecs
-    "frecs": "B",  # one JSON record per file: sha, fm, links, inlinks, first, count, ...
+    "frecs": "B",  # one JSON record per file: sha, fm, links, first, count, ...
+    "link_hash": "Q",  # term_hash of each link's target path, sorted
+    "link_src": "I",  # the file (of this segment) making that link
 }
 
 
@@ -98,11 +102,11 @@ class Snapshot:
         self.post_doc = self._sec["post_doc"]
         self.post_tf = self._sec["post_tf"]
         self.doc_len = self._sec["doc_len"]
-        self.doc_norm = self._sec["doc_norm"]
         self.doc_meta = self._sec["doc_meta"]
         self.text_off = self._sec["text_off"]
-        if len(self.doc_len) != self.n_docs or len(self.doc_norm) != self.n_docs \
-                or len(self.text_off) != self.n_docs + 1:
+        if len(self.doc_len) != self.n_docs or len(self.text_off) != self.n_docs + 1 \
+                or len(self.doc_meta) != 4 * self.n_docs or len(self._sec["ids"]) != 32 * self.n_docs \
+                or len(self._sec["link_hash"]) != len(self._sec["link_src"]):
             raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
         self._paths: list[str] | None = None
         self._index: dict[str, int] | None = None
@@ -150,6 +154,16 @@ class Snapshot:
             return self.term_off[i], self.term_off[i + 1]
         return None
 
+    def linking(self, h: int) -> list[int]:
+        """Files of this segment with a link whose target path hashes to `h`."""
+        keys, src = self._sec["link_hash"], self._sec["link_src"]
+        i = bisect_left(keys, h)
+        out = []
+        while i < len(keys) and keys[i] == h:
+            out.append(src[i])
+            i += 1
+        return out
+
     def meta(self, doc: int) -> tuple[int, int, int, int]:
         m = self.doc_meta
         j = doc * 4
@@ -180,43 +194,22 @@ class Snapshot:
             pass
 
 
-def rewrite_header(path: Path, updates: dict) -> None:
-    """Replace header fields (e.g. the chunk store hash) keeping every section as it is."""
-    from memcli.vault import atomic
-
-    data = Path(path).read_bytes()
-    if data[:8] != MAGIC:
-        raise CorruptStore(f"search snapshot {Path(path).name} is damaged (bad magic)")
-    (hlen,) = struct.unpack_from("<I", data, 8)
-    header = json.loads(data[12:12 + hlen])
-    header.update(updates)
-    hjson = json.dumps(header, separators=(",", ":")).encode()
-    pad = (-(len(MAGIC) + 4 + len(hjson))) & 7
-    atomic.write_bytes(path, MAGIC + struct.pack("<I", len(hjson) + pad) + hjson + b" " * pad + data[12 + hlen:])
-
-
 def file_sections(files: list[dict]) -> dict:
-    """The snapshot's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each.
-
-    Each record also lists the file's inlinks (files whose wikilinks resolve to it),
-    so a search expands links without reading every other record.
-    """
+    """A segment's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each,
+    and its links by target hash (memcli.index.segments resolves them to inlinks)."""
     import numpy as np
 
-    paths = [f["path"] for f in files]
-    indexed = set(paths)
-    inlinks: dict[str, list] = {}
-    for f in sorted(files, key=lambda f: f["path"]):  # by path: not by which files an update re-read
-        for target, anchor in f["links"]:
-            real = target if target in indexed else target + ".md" if target + ".md" in indexed else None
-            if real is not None:
-                inlinks.setdefault(real, []).append([f["path"], anchor])
+    from memcli.index.tokenizer import term_hash
+
     skip = ("path", "mtime_ns", "size", "in")
-    recs = [json.dumps({**{k: v for k, v in f.items() if k not in skip}, "in": inlinks.get(f["path"], [])},
+    recs = [json.dumps({k: v for k, v in f.items() if k not in skip},
                        ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
     off = np.zeros(len(recs) + 1, dtype=np.uint64)
     if recs:
         np.cumsum(np.fromiter(map(len, recs), dtype=np.uint64, count=len(recs)), out=off[1:])
-    return {"paths": "\0".join(paths).encode("utf-8"),
+    pairs = sorted({(term_hash(t), i) for i, f in enumerate(files) for t, _ in f["links"]})
+    return {"paths": "\0".join(f["path"] for f in files).encode("utf-8"),
             "fstat": np.array([(f["mtime_ns"], f["size"]) for f in files], dtype=np.int64).reshape(-1),
-            "frec_off": off, "frecs": b"".join(recs)}
+            "frec_off": off, "frecs": b"".join(recs),
+            "link_hash": np.array([h for h, _ in pairs], dtype=np.uint64),
+            "link_src": np.array([i for _, i in pairs], dtype=np.uint32)}

@@ -23,6 +23,7 @@ GRAPH_STORE = "file_graph/default.jsonl.zst"
 CATALOG_DIR = "file_catalog"
 ZSTD_LEVEL = 3
 MAX_DECOMPRESSED = 8 << 30
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 class CorruptStore(JobFailed):
@@ -67,26 +68,34 @@ def with_vector(line: bytes, emb_b64: str | None) -> bytes:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def compress(data: bytes) -> bytes:
+def compress(data) -> bytes:
     import zstandard
 
     # threads only split the work; the output is still one frame
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL, threads=-1 if len(data) > 4 << 20 else 0).compress(data)
 
 
-def decompress(raw: bytes, name: str) -> bytes:
+def decompress(raw, name: str) -> bytes:
+    """The content of a store: one zstd frame, or several concatenated (mem writes one run of
+    frames per index segment; ReMe and zstd read them as one stream)."""
     import zstandard
 
+    out = []
+    view = memoryview(raw)
     try:
         dctx = zstandard.ZstdDecompressor()
-        # decompressobj handles frames without a content size and reports truncation
-        obj = dctx.decompressobj()
-        out = obj.decompress(raw)
-        if not obj.eof:
-            raise CorruptStore(f"{name} is truncated")
-        if obj.unused_data:
-            raise CorruptStore(f"{name} has trailing garbage")
-        return out
+        while True:
+            # decompressobj handles frames without a content size and reports truncation
+            obj = dctx.decompressobj()
+            out.append(obj.decompress(view))
+            if not obj.eof:
+                raise CorruptStore(f"{name} is truncated")
+            rest = len(obj.unused_data)
+            if not rest:
+                return b"".join(out)
+            view = view[len(view) - rest:]
+            if bytes(view[:4]) != ZSTD_MAGIC:
+                raise CorruptStore(f"{name} has trailing garbage")
     except zstandard.ZstdError as exc:
         raise CorruptStore(f"{name} does not decode: {exc}") from None
 
@@ -145,11 +154,12 @@ def catalog_line(path: str, st_mtime: float) -> bytes:
     return graph_line(path, st_mtime, [], [], {})
 
 
-def graph_and_catalog(files: list[dict], hexids: str) -> tuple[list[bytes], list[bytes]]:
+def graph_and_catalog(files: list[dict], hexids: str, ordered: bool = False) -> tuple[list[bytes], list[bytes]]:
     """The graph and catalog lines of indexed files (records with path, mtime, links, fm and
-    their documents first..first+count; `hexids` the chunk ids in document order, hex), by path."""
+    their documents first..first+count; `hexids` the chunk ids in document order, hex), by
+    path, or in the order given (`ordered`)."""
     graph, catalog = [], []
-    for rec in sorted(files, key=lambda r: r["path"]):
+    for rec in files if ordered else sorted(files, key=lambda r: r["path"]):
         a, cnt = rec["first"], rec["count"]
         cids = [hexids[64 * d:64 * d + 64] for d in range(a, a + cnt)]
         graph.append(graph_line(rec["path"], rec["mtime"], rec["links"], cids, rec["fm"]))

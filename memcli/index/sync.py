@@ -7,11 +7,12 @@ file whose stat differs is re-hashed; only a different hash re-chunks it.
 Unchanged files keep their chunks, postings, texts and store lines (and any
 vectors in them) as they are.
 
-Write order: chunk store, graph and catalog, then the snapshot, which records
-their stamps (and the store's hash): the snapshot is the commit point. A crash
-before it leaves the old snapshot, whose stamps no longer match; the next sync
-sees that and rebuilds from the Markdown. (Writing the graph after the snapshot
-left a trusted snapshot beside a stale graph that `mem reindex` never rewrote.)
+The index is a list of segments (memcli.index.segments); an update writes its fresh
+files as a new segment, marks their old versions dead, and commits with a new
+manifest after the stores (memcli.index.commit), which records their stamps. A
+crash before it leaves the old manifest, whose stamps no longer match; the next
+sync judges the stores by their records. A full build reads and writes the vault
+segment by segment, so its memory follows a segment, not the vault.
 
 A store whose stamp differs from the snapshot's is judged by its decoded records,
 not its bytes (ReMe, sharing the workspace, rewrites every store when it closes):
@@ -26,21 +27,17 @@ not its bytes (ReMe, sharing the workspace, rewrites every store when it closes)
 
 from __future__ import annotations
 
-import hashlib
 import os
-import secrets
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import assemble, bm25, carry, store, verify
-from memcli.index import snapshot as snapmod
-from memcli.index import tokenizer
+from memcli.index import segments, store, tokenizer
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 
 RACY_NS = 2_000_000_000
+PARSE_BATCH = 600  # files read and tokenized at a time by a full build
 
 Progress = Callable[[str, int, int], None]
 
@@ -64,7 +61,8 @@ class SyncReport:
 
 
 def snapshot_path(ws: Workspace) -> Path:
-    return ws.metadata / "keyword_index" / f"bm25_default_{tokenizer.NAME}_{tokenizer.FINGERPRINT}_v1.snap"
+    """The index's manifest: the list of its segments, the commit point of every update."""
+    return ws.metadata / "keyword_index" / f"bm25_default_{tokenizer.NAME}_{tokenizer.FINGERPRINT}_v1.segments.json"
 
 
 def chunking_params(ws: Workspace) -> dict:
@@ -75,16 +73,16 @@ def chunking_params(ws: Workspace) -> dict:
             "parser": PARSER_VERSION}
 
 
-def open_snapshot(ws: Workspace) -> snapmod.Snapshot | None:
-    p = snapshot_path(ws)
-    return snapmod.Snapshot(p) if p.exists() else None
+def open_snapshot(ws: Workspace) -> segments.View | None:
+    """The index as one (memcli.index.segments.View), None when there is none yet."""
+    return segments.open_view(snapshot_path(ws))
 
 
 def scan(ws: Workspace) -> dict[str, os.stat_result]:
     return dict(ws.iter_watched())
 
 
-def stale_paths(snap: snapmod.Snapshot | None, current: dict[str, os.stat_result]) -> list[str]:
+def stale_paths(snap, current: dict[str, os.stat_result]) -> list[str]:
     """Paths whose stat differs from the snapshot (added, changed, deleted): no reads."""
     known = snap.stats() if snap else {}
     out = [p for p, st in current.items() if known.get(p) != (st.st_mtime_ns, st.st_size)]
@@ -92,55 +90,43 @@ def stale_paths(snap: snapmod.Snapshot | None, current: dict[str, os.stat_result
     return sorted(out)
 
 
-def store_stamp(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns]
-
-
 _SIDES = (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst")
-
-
-def _side_stamps(ws: Workspace) -> list:
-    """Stamps of the graph and the catalog ([] for a missing one), recorded in the snapshot."""
-    out = []
-    for rel in _SIDES:
-        try:
-            out.append(store_stamp(ws.metadata / rel))
-        except OSError:
-            out.append([])
-    return out
 
 
 @dataclass
 class _Base:
-    """The snapshot an update starts from, and what judging the stores by their records found."""
-    snap: snapmod.Snapshot
-    lines: list[bytes] | None = None  # store lines aligned with the snapshot (None: read on demand)
+    """The index an update starts from, and what judging the stores by their records found."""
+    snap: segments.View
+    lines: list[bytes] | None = None  # store lines aligned with the index (None: read if needed)
     redo: frozenset = frozenset()  # files to re-chunk: the store holds another tool's chunks of them
     rewrite: bool = False  # write the stores even if no file changed
 
 
 def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | None:
-    """The current snapshot if it can be trusted as the base of an update, else None.
+    """The current index if it can be trusted as the base of an update, else None.
 
-    Cheap by design (a no-change reindex runs this): while the stamps match, the chunk
-    store is only stat-ed here; its lines are read, and its hash checked, when a write
-    needs them. A store rewritten since (by ReMe) is judged by its records.
+    Cheap by design (a no-change reindex runs this): while the stamps match, the stores
+    are only stat-ed here. A store rewritten since (by ReMe) is judged by its records.
     """
+    from memcli.index import frames, mirror
+
     store_file = ws.metadata / store.CHUNK_STORE
     try:
         old = open_snapshot(ws)
         if old is None:
-            if store_file.exists():
-                report.reason = "no search snapshot"
+            if store_file.exists() or any(snapshot_path(ws).parent.glob("bm25_default_*")):
+                report.reason = "no search index of this version"
             return None
         if old.header.get("chunking") != params:
             report.reason = "chunking settings changed"
         elif not store_file.exists():
             report.reason = "chunk store does not match the search snapshot"
-        elif store_stamp(store_file) == old.header.get("store_stamp") and \
-                _side_stamps(ws) == old.header.get("side_stamps", _side_stamps(ws)):
-            # (snapshots from before side_stamps are trusted as they were)
+        elif mirror.stamps(ws.metadata) == (old.header.get("store") or {}).get("stamps"):
+            layout = old.header["store"].get("layout")
+            for kind, rel in mirror.STORE_FILES.items():
+                size = old.header["store"]["stamps"][kind][0]
+                if layout is not None and frames.run_offsets(layout, kind)[1] not in (0, size):
+                    raise store.CorruptStore(f"{Path(rel).name} does not match the index manifest")
             return _Base(old)
         else:
             base = _by_records(ws, old, report)
@@ -152,13 +138,13 @@ def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | N
     return None
 
 
-def _by_records(ws: Workspace, old: snapmod.Snapshot, report: SyncReport) -> _Base | None:
-    """Judge stores rewritten since the snapshot by their decoded records (module docstring)."""
+def _by_records(ws: Workspace, old: segments.View, report: SyncReport) -> _Base | None:
+    """Judge stores rewritten since the index was written by their decoded records (module docstring)."""
+    from memcli.index import mirror, verify
+
     store_file = ws.metadata / store.CHUNK_STORE
-    stamp = store_stamp(store_file)
-    raw = store_file.read_bytes()
     try:
-        lines = store.read_raw_lines(store_file, raw)
+        lines = store.read_raw_lines(store_file)
         aligned, differ, extra = verify.align(old, lines)
     except ValueError:
         raise store.CorruptStore("chunk store holds a line that is not a chunk record") from None
@@ -170,18 +156,18 @@ def _by_records(ws: Workspace, old: snapmod.Snapshot, report: SyncReport) -> _Ba
         return _Base(old, aligned, frozenset(differ), rewrite=True)
     if not _sides_match(ws, old):
         return _Base(old, aligned, rewrite=True)
-    try:  # the stores are ours as they are: only the stamps are new
-        snapmod.rewrite_header(snapshot_path(ws), {"store_stamp": stamp, "side_stamps": _side_stamps(ws),
-                                                   "store_sha": hashlib.sha256(raw).hexdigest()})
+    try:  # the stores are ours as they are, in another tool's framing: adopt their stamps
+        segments.write_manifest(snapshot_path(ws), dict(old.header, store={"layout": None,
+                                                                           "stamps": mirror.stamps(ws.metadata)}))
     except OSError:
         pass  # (read-only workspace) judged again next time
     return _Base(old, aligned)
 
 
-def _sides_match(ws: Workspace, old: snapmod.Snapshot) -> bool:
-    """True when the graph and the catalog hold the lines the snapshot's files give (any order)."""
+def _sides_match(ws: Workspace, old: segments.View) -> bool:
+    """True when the graph and the catalog hold the lines the index's files give (any order)."""
     try:
-        want = store.graph_and_catalog(old.files, bytes(old.raw("ids")).hex())
+        want = store.graph_and_catalog(old.files, "".join(old.chunk_ids()))
         have = [store.read_raw_lines(ws.metadata / rel) for rel in _SIDES]
     except (store.CorruptStore, OSError, KeyError, TypeError):
         return False
@@ -189,17 +175,15 @@ def _sides_match(ws: Workspace, old: snapmod.Snapshot) -> bool:
 
 
 def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
-    """Store lines aligned with the old snapshot, or None when the store disagrees with it."""
+    """Store lines aligned with the index, or None when the store disagrees with it."""
+    from memcli.index import verify
+
     store_file = ws.metadata / store.CHUNK_STORE
     try:
-        raw = store_file.read_bytes()
-        lines = store.read_raw_lines(store_file, raw)
-        if hashlib.sha256(raw).hexdigest() != old.header.get("store_sha"):
-            aligned, differ, extra = verify.align(old, lines)  # same stamp, other bytes: the records decide
-            return None if differ or extra else aligned
+        aligned, differ, extra = verify.align(old, store.read_raw_lines(store_file))
     except (store.CorruptStore, OSError, ValueError):
         return None
-    return lines if len(lines) == old.n_docs else None
+    return None if differ or extra else aligned
 
 
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -217,93 +201,112 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     current = scan(ws)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
-    keep: dict[str, dict] = {}
     todo: list[tuple[str, str | None]] = []
     for rel, st in sorted(current.items()):
         f = known.get(rel)
-        if f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit and rel not in redo:
-            keep[rel] = None  # unchanged: its record is fetched only if a write happens
-        else:
+        if not (f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit and rel not in redo):
             todo.append((rel, old.record(old.file_index(rel))["sha"] if f and rel not in redo else None))
     report.deleted = sorted(p for p in known if p not in current)
-
-    from memcli.index import parse  # deferred: searches import this module only to check staleness
-
-    fresh: dict = {}
-    for res in parse.process(ws.resolver(), todo, params["target_tokens"], params["overlap_tokens"], progress):
-        if res.error:
-            report.skipped.append((res.rel, res.error))
-        elif res.unchanged:
-            keep[res.rel] = None
-        else:
-            fresh[res.rel] = res
-            (report.changed if res.rel in known else report.added).append(res.rel)
-            if res.skipped:
-                report.skipped.append((res.rel, res.problem or "skipped"))
-            elif res.problem:
-                report.warnings.append((res.rel, res.problem))
-    report.files = len(keep) + len(fresh)
-    touched = any(known[p] != (current[p].st_mtime_ns, current[p].st_size) for p in keep)
-    if old is not None and not fresh and not report.deleted and not touched and not base.rewrite:
+    report.files = len(current)
+    if old is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
+        _refresh_quick(ws, old, current, {})
         old.close()
         return report
-    for rel in keep:
-        keep[rel] = old.record(old.file_index(rel))
-    old_lines: list[bytes] = []
-    if old is not None:
-        old_lines = base.lines if base.lines is not None else _previous_lines(ws, old)
-        if old_lines is None:  # the store changed under the snapshot: start over from the Markdown
+    try:
+        return _update(ws, base, todo, current, known, params, report, progress)
+    finally:
+        if old is not None:
+            old.close()
+
+
+def _update(ws, base, todo, current, known, params, report, progress) -> SyncReport:
+    from memcli.index import commit, parse  # deferred: searches import this module only to check staleness
+
+    old = base.snap if base else None
+    aligned = base.lines if base else None
+    if old is not None and aligned is None and (old.header.get("store") or {}).get("layout") is None:
+        aligned = _previous_lines(ws, old)
+        if aligned is None:  # the store changed under the index: start over from the Markdown
             old.close()
             report.reason, report.full = "chunk store does not match the search snapshot", True
             return sync(ws, full=True, progress=progress)
-    _write(ws, old, old_lines, keep, fresh, current, params, report, progress)
-    if old is not None:
+    try:
+        job = commit.Commit(ws.metadata, snapshot_path(ws), old, ws.settings.chunking.passage_tokens, aligned)
+    except store.CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
         old.close()
-    for p in snapshot_path(ws).parent.glob("bm25_default_*.snap"):
+        report.reason, report.full = str(exc), True
+        return sync(ws, full=True, progress=progress)
+    try:
+        gone = set(report.deleted)
+        touched: list[tuple[str, None]] = []
+        batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
+        with parse.Workers(len(todo)) as workers:
+            done = 0
+            for results in workers.stream(ws.resolver(), batches, params["target_tokens"], params["overlap_tokens"]):
+                for res in results:
+                    _take(job, res, current, known, report, gone, touched)
+                done += len(results)
+                if progress:
+                    progress("chunk", done, len(todo))
+        if touched:  # same content, new stat: indexed again so the segments hold the new stat
+            for res in parse.process(ws.resolver(), touched, params["target_tokens"], params["overlap_tokens"]):
+                _take(job, res, current, known, SyncReport(), gone, [])
+        if old is not None and not gone and not base.rewrite and not job.pending and \
+                not any(p.new for p in job.parts):
+            report.chunks = old.n_docs
+            job.abort()
+            _refresh_quick(ws, old, current, job.hashes)
+            return report
+        if progress:
+            progress("write", 0, 0)
+        keep = job.delete(gone)
+        from memcli.index import quick
+
+        man = job.finish(keep, {"chunking": params, "quick": quick.record(ws, current, job.hashes)},
+                         force_store=old is None or base.rewrite)
+    except BaseException:
+        job.abort()
+        raise
+    report.chunks = int(man["n_docs"])
+    report.wrote = True
+    for p in snapshot_path(ws).parent.glob("bm25_default_*"):
         if p != snapshot_path(ws):
-            atomic.remove(p)  # snapshot of an older tokenizer: never read again
+            atomic.remove(p)  # index of an older tokenizer or format: never read again
     return report
 
 
-def _write(ws, old, old_lines, keep, fresh, current, params, report, progress) -> None:
-    """Assemble and write the new stores: kept documents first (old order), then fresh ones."""
-    if progress:
-        progress("write", 0, 0)
-    asm = assemble.Assembly()
-    carried = old is not None and bool(keep)
-    if carried:
-        assemble.carry_kept(asm, old, old_lines, keep, current)
-    for rel in sorted(fresh):
-        assemble.add_fresh(asm, rel, fresh[rel], current[rel])
-    generation = secrets.token_hex(8)
-    fresh_docs = [(rel, text.decode("utf-8"), span[2])
-                  for rel in sorted(fresh) for span, text in zip(fresh[rel].spans, fresh[rel].texts)]
-    carry.vectors_for(ws.metadata, old, asm.keep_mask, fresh_docs, asm.lines, generation,
-                      ws.settings.chunking.passage_tokens)
-    raw_store = store.write_lines(ws.metadata / store.CHUNK_STORE, asm.lines)
-    id_blob = b"".join(asm.ids)
-    _write_graph_and_catalog(ws, asm.files, id_blob.hex())  # before the snapshot, the commit point
-    terms, term_off, p_d, p_t = assemble.postings(asm, carried)
-    dl, meta, text_off = assemble.documents(asm)
-    header = {
-        "generation": generation,
-        "tokenizer": tokenizer.NAME, "fingerprint": tokenizer.FINGERPRINT, "chunking": params,
-        **bm25.header(dl), "n_terms": int(len(terms)), "n_postings": int(len(p_d)),
-        "store_sha": hashlib.sha256(raw_store).hexdigest(), "indexed_at_ns": time.time_ns(),
-        "store_stamp": store_stamp(ws.metadata / store.CHUNK_STORE), "side_stamps": _side_stamps(ws),
-    }
-    snapmod.write(snapshot_path(ws), header, {
-        "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t,
-        "doc_len": dl, "doc_norm": bm25.doc_norms(dl),
-        "doc_meta": meta, "text_off": text_off,
-        "text": b"".join(asm.texts), "ids": id_blob, **snapmod.file_sections(asm.files),
-    })
-    report.chunks = asm.n
-    report.wrote = True
+def _refresh_quick(ws, old, current, hashes) -> None:
+    """Nothing changed, but the quick freshness record no longer matches (a folder's mtime
+    moved: a file came and went): record it anew so searches skip the full check again."""
+    from memcli.index import quick
+
+    if old.header.get("quick") is None or quick.unchanged(old):
+        return
+    try:
+        segments.write_manifest(snapshot_path(ws), dict(old.header, quick=quick.record(ws, current, hashes)))
+    except OSError:
+        pass  # (read-only workspace) the full check goes on answering
 
 
-def _write_graph_and_catalog(ws: Workspace, files: list[dict], hexids: str) -> None:
-    graph, catalog = store.graph_and_catalog(files, hexids)
-    store.write_lines(ws.metadata / store.GRAPH_STORE, graph)
-    store.write_lines(ws.metadata / store.CATALOG_DIR / "default.jsonl.zst", catalog)
+def _take(job, res, current, known, report, gone: set, touched: list) -> None:
+    """Route one parse result: a fresh file into the commit, an unchanged one left as it is."""
+    job.hashes[res.rel] = res.sha
+    if res.error:
+        report.skipped.append((res.rel, res.error))
+        if res.rel in known:
+            pass  # unreadable now: its indexed version stays until it can be read
+        return
+    if res.unchanged:
+        st = current[res.rel]
+        if known.get(res.rel) != (st.st_mtime_ns, st.st_size):
+            touched.append((res.rel, None))
+        return
+    job.add(res.rel, res, current[res.rel])
+    if res.rel in known:
+        gone.add(res.rel)
+    (report.changed if res.rel in known else report.added).append(res.rel)
+    if res.skipped:
+        report.skipped.append((res.rel, res.problem or "skipped"))
+    elif res.problem:
+        report.warnings.append((res.rel, res.problem))

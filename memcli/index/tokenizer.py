@@ -98,6 +98,25 @@ FINGERPRINT = hashlib.sha1(SPEC.encode()).hexdigest()[:10]
 
 
 def tokenize(text: str) -> list[str]:
+    return [t for t in map(_NORMAL.__getitem__, _raw(text)) if t]
+
+
+def counts(text: str) -> dict[str, int]:
+    """tokenize(text) as term -> count (what the index stores per chunk): the raw tokens are
+    counted first, so each distinct one is normalised once."""
+    from collections import Counter
+
+    out: dict[str, int] = {}
+    get = out.get
+    for tok, n in Counter(_raw(text)).items():
+        t = _NORMAL[tok]
+        if t:
+            out[t] = get(t, 0) + n
+    return out
+
+
+def _raw(text: str) -> list[str]:
+    """The tokens before stopwords and stemming."""
     wide = not text.isascii() and _WIDE.search(text) is not None
     plain = _WIDE.sub(" ", text) if wide else text
     low = plain.lower()
@@ -117,7 +136,7 @@ def tokenize(text: str) -> list[str]:
         out += [c for c in _HAN_CHAR.findall(joined) if c not in HAN_STOP]
         out += _PAIRS.findall(joined)
         out += [r for r in runs if len(r) == 1 and not _HAN_CHAR.match(r)]  # lone kana/hangul
-    return [t for t in map(_NORMAL.__getitem__, out) if t]
+    return out
 
 
 def query_terms(text: str) -> list[str]:

@@ -126,7 +126,7 @@ def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, m
     if since or until:
         lo, hi = since or "0000-00-00", until or "9999-99-99"
         ok_files = [bool((d := ws.date_of(p)) and lo <= d <= hi) for p in snap.paths]
-        allowed = lambda doc: ok_files[snap.doc_meta[doc * 4]]  # noqa: E731
+        allowed = lambda doc: ok_files[snap.meta(doc)[0]]  # noqa: E731
     branch = VectorBranch([], None, [])
     if mode != "keyword":  # first: its query embedding also gives the keyword expansion
         branch = _vector_branch(ws, snap, query, depth, allowed, warnings,

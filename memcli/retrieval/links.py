@@ -6,8 +6,8 @@ from __future__ import annotations
 def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dict]:
     """{path: {"outlinks": [...], "inlinks": [...]}}; items {path, meta, anchors}.
 
-    Only real links count (the target is an indexed file); the snapshot keeps each
-    file's resolved inlinks, so only the shown files and their neighbours are read.
+    Only real links count (the target is an indexed file); the index finds a
+    file's inlinks through its link tables, so only the shown files and their neighbours are read.
     Neighbours keep first-seen order and are capped per direction.
     """
     def resolve(target: str) -> str | None:
@@ -41,7 +41,7 @@ def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dic
         if i is None:
             result[p] = {"outlinks": [], "inlinks": []}
             continue
-        rec = snap.record(i)
+        rec = snap.record(i, inlinks=True)
         result[p] = {"outlinks": attach(group((resolve(t), a) for t, a in rec.get("links", ()))),
                      "inlinks": attach(group((src, a) for src, a in rec.get("in", ())))}
     return result

@@ -100,7 +100,7 @@ def file_row(ws: Workspace, state: LocalState, f: LocalFile, t) -> tuple | None:
     if hashlib.sha256(data).hexdigest() != f.sha:
         return None
     text = _pg_text(data.decode("utf-8", errors="replace"))
-    tokens = sum(int(state.snap.doc_len[d]) for d in f.docs)
+    tokens = sum(state.snap.doc_length(d) for d in f.docs)
     vecs = sum(1 for d in f.docs if state.matrix is not None and state.matrix.mask[d])
     mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.timezone.utc)
     return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text,
@@ -122,7 +122,7 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
             passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)
         out.append((t.namespace, t.agent_id, f.path, ord_, snap.chunk_id(d), int(start), int(end), int(crumb),
-                    _pg_text(text), f.date, int(snap.doc_len[d]), tsv, terms, tfs, space, embedding, passages))
+                    _pg_text(text), f.date, snap.doc_length(d), tsv, terms, tfs, space, embedding, passages))
     return out
 
 

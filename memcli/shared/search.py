@@ -207,7 +207,7 @@ def lexemes_vector(values) -> str:
 class View:
     """The candidates as the fusion reads a snapshot: meta(doc), text(doc), paths (another
     agent's shown as `@<agent_id>/<path>`, so merging never folds two agents' files), and
-    the scope's BM25 statistics (n_docs, postings(term hash) -> a span of df chunks)."""
+    the scope's BM25 statistics (n_docs, df(term hash))."""
 
     def __init__(self, t: Target, found: Found):
         from memcli.shared import display
@@ -227,9 +227,8 @@ class View:
 
         self._df = {tokenizer.term_hash(term): n for term, n in found.df.items()}
 
-    def postings(self, h: int) -> tuple[int, int] | None:
-        n = self._df.get(h, 0)
-        return (0, n) if n else None
+    def df(self, h: int) -> int:
+        return self._df.get(h, 0)
 
     def meta(self, doc: int) -> tuple[int, int, int, int]:
         return self._meta[doc]

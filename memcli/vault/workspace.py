@@ -279,6 +279,41 @@ class Workspace:
             elif stat.S_ISDIR(st.st_mode):
                 yield from _walk(base, vbase, seen, skip - {base} if out else frozenset())
 
+    def watched_dirs(self) -> dict[str, int]:
+        """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
+        that is missing). A file added, deleted, renamed or saved by replacement changes its
+        folder's mtime: memcli.index.quick compares them instead of stat-ing every file."""
+        out: dict[str, int] = {}
+        bases = self._bases()
+        skip = frozenset()
+        if any(o for *_, o in bases):
+            root = str(self.root)
+            skip = frozenset({root, os.path.realpath(root), *(b for b, *_, o in bases if o)})
+        for base, _, _, outside in bases:
+            try:
+                st = os.lstat(base)
+            except OSError:
+                out[base] = -1
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            out[base] = st.st_mtime_ns
+            stack, cut = [base], skip - {base} if outside else frozenset()
+            while stack:
+                try:
+                    it = os.scandir(stack.pop())
+                except OSError:
+                    continue
+                with it:
+                    for e in it:
+                        if e.name[0] != "." and not (cut and e.path in cut) and e.is_dir(follow_symlinks=False):
+                            try:
+                                out[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
+                            except OSError:
+                                continue
+                            stack.append(e.path)
+        return out
+
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":
             return True

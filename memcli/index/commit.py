@@ -1,0 +1,266 @@
+"""Writing an index update: new segments for fresh files, deletions, merges, the framed
+stores, then the manifest, the commit point (memcli.index.segments).
+
+Fresh files are gathered into segments of up to SEGMENT_DOCS chunks, each written as
+soon as it is full, so a full build holds one segment's material at a time. The
+files an update re-indexed or deleted become deletions of the segment holding them.
+Then the merge policy (memcli.index.merge) may replace adjacent segments by one;
+merging keeps the chunks' order, so the chunk store's lines and the vector matrix's
+rows keep their numbers. Write order: segment files and their sidecar frames,
+vector matrix, manifest, then (when due) the ReMe-format stores (memcli.index.mirror);
+a crash before the manifest leaves the last committed segment list, a crash while
+the stores are rewritten leaves stores whose stamps differ, judged by their records
+at the next sync. Files no manifest lists any more are removed after it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli.index import assemble, bm25, carry, frames, merge, mirror, segments, store
+from memcli.index import snapshot as snapmod
+from memcli.index import tokenizer
+from memcli.vault import atomic
+
+SEGMENT_DOCS = merge.SEGMENT_DOCS
+STORE_FILES = mirror.STORE_FILES
+
+
+@dataclass
+class Part:
+    """A segment of the index being written, and where its store lines are read from."""
+    name: str
+    snap: snapmod.Snapshot
+    dead_files: set = field(default_factory=set)  # its files that are no longer current
+    dead_docs: set = field(default_factory=set)
+    src: dict = field(default_factory=dict)  # kind -> (buffer, offset, frame table, was files, was docs)
+    chunk_lines: dict | None = None  # local chunk -> store line, when the frames cannot be trusted
+    own: dict | None = None  # kind -> frame table of its sidecars (until the stores take it in)
+    new: bool = False
+
+    @property
+    def live_docs(self) -> int:
+        return self.snap.n_docs - len(self.dead_docs)
+
+    @property
+    def live_files(self) -> int:
+        return len(self.snap.paths) - len(self.dead_files)
+
+
+class Commit:
+    def __init__(self, metadata: Path, manifest: Path, old, passage_tokens: int, aligned: list[bytes] | None):
+        self.metadata, self.manifest, self.old = metadata, manifest, old
+        self.folder = manifest.parent / segments.FOLDER
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.carrier = carry.Carrier(metadata, old, passage_tokens)
+        self.parts: list[Part] = []
+        self.pending: list = []
+        self.pending_docs = 0
+        self.written: list[Path] = []  # segment files this commit wrote (removed if it fails)
+        self._maps = mirror._Maps()
+        self.aligned = aligned  # the old chunk store's lines by chunk, when its frames are unknown
+        self.hashes: dict[str, str] = {}  # sha256 of the files read (memcli.index.quick)
+        if old is not None:
+            self._keep_old(aligned)
+
+    # ---- the old segments, as the update starts from them
+    def _keep_old(self, aligned) -> None:
+        # lines read from the stores (`aligned`) mean their stamps are not the manifest's
+        src = mirror.sources(self.old, self._maps, use_stores=aligned is None)
+        for seg in self.old.segments:
+            part = Part(seg.name, seg.snap, set(seg.dead_files), set(seg.dead_docs), src=src[seg.name],
+                        own=seg.entry.get("own"))
+            if "chunks" not in part.src:
+                if aligned is None:
+                    raise store.CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
+                live = [j for j in range(seg.snap.n_docs) if not seg.doc_dead(j)]
+                part.chunk_lines = {j: aligned[seg.doc_base + r] for r, j in enumerate(live)}
+            self.parts.append(part)
+
+    def delete(self, paths) -> "object":
+        """Mark the old versions of `paths` dead; returns the mask of old chunks kept (numpy)."""
+        import numpy as np
+
+        keep = np.ones(self.old.n_docs if self.old is not None else 0, dtype=bool)
+        for path in paths:
+            i = self.old.file_index(path) if self.old is not None else None
+            if i is None:
+                continue
+            seg, local = self.old._file(i)
+            part = next(p for p in self.parts if p.name == seg.name)
+            rec = seg.snap.record(local)
+            part.dead_files.add(local)
+            part.dead_docs.update(range(rec["first"], rec["first"] + rec["count"]))
+            if rec["count"]:
+                g = seg.global_doc(rec["first"])
+                keep[g:g + rec["count"]] = False
+        return keep
+
+    # ---- fresh files
+    def add(self, rel: str, parsed, st) -> None:
+        self.pending.append((rel, parsed, st))
+        self.pending_docs += len(parsed.spans)
+        if self.pending_docs >= SEGMENT_DOCS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        asm = assemble.Assembly()
+        for rel, parsed, st in sorted(self.pending, key=lambda x: x[0]):
+            assemble.add_fresh(asm, rel, parsed, st)
+        docs = [(rel, text.decode("utf-8"), span[2]) for rel, parsed, _ in sorted(self.pending, key=lambda x: x[0])
+                for span, text in zip(parsed.spans, parsed.texts)]
+        self.carrier.fresh(docs, asm.lines)
+        self.pending, self.pending_docs = [], 0
+        self.parts.append(self.write_segment(asm))
+
+    def write_segment(self, asm: assemble.Assembly) -> Part:
+        """Write `asm` as a new segment file, and its store lines as sidecar frames."""
+        terms, term_off, p_d, p_t = assemble.postings(asm)
+        dl, meta, text_off = assemble.documents(asm)
+        name = f"{secrets.token_hex(8)}.seg"
+        path = self.folder / name
+        self.written.append(path)
+        snapmod.write(path, {"n_docs": asm.n, "avgdl": float(dl.mean()) if asm.n else 0.0,
+                             "total_len": int(dl.sum()), "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
+            "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
+            "doc_meta": meta, "text_off": text_off, "text": b"".join(asm.texts), "ids": b"".join(asm.ids),
+            **snapmod.file_sections(asm.files)})
+        part = Part(name, snapmod.Snapshot(path), new=True, own={})
+        graph, catalog = store.graph_and_catalog(asm.files, b"".join(asm.ids).hex(), ordered=True)
+        for kind, lines in (("chunks", asm.lines), ("graph", graph), ("catalog", catalog)):
+            blobs, table = frames.build(lines, list(range(len(lines))), frames.FRAME_ITEMS[kind])
+            side = mirror.sidecar(self.folder, name, kind)
+            self.written.append(side)
+            atomic.write_parts(side, blobs)
+            part.own[kind] = table
+            del blobs
+            # read back through a map when a merge needs them, never held in memory
+            part.src[kind] = (self._maps.open(side) if table else b"", 0, table, frozenset(), frozenset())
+        return part
+
+    # ---- the end
+    def finish(self, keep_mask, header: dict, force_store: bool = False) -> dict:
+        """Merge, write the manifest, then the stores when due; returns the manifest."""
+        self.flush()
+        generation = secrets.token_hex(8)
+        self.carrier.write(keep_mask, generation)
+        self.parts = merge.apply(self, self.parts)
+        entries = []
+        for p in self.parts:
+            entry = {"name": p.name, "docs": p.snap.n_docs, "files": len(p.snap.paths),
+                     "dead_files": sorted(p.dead_files), "dead_docs": _runs(p.dead_docs)}
+            if p.own is not None:
+                entry["own"] = p.own
+            entries.append(entry)
+        n_docs = sum(p.live_docs for p in self.parts)
+        total = sum(_live_length(p) for p in self.parts)
+        prev = dict((self.old.header.get("store") or {}) if self.old is not None and self.aligned is None else {})
+        if prev and mirror.current(self.old.header):
+            prev["behind_since_ns"] = time.time_ns()  # the stores start trailing the index now
+        man = dict(header, generation=generation, tokenizer=tokenizer.NAME, fingerprint=tokenizer.FINGERPRINT,
+                   **bm25.header(n_docs, total), n_terms=sum(int(p.snap.header.get("n_terms", 0)) for p in self.parts),
+                   n_files=sum(p.live_files for p in self.parts), indexed_at_ns=time.time_ns(),
+                   store=prev or None, segments=entries)
+        chunk_lines = {p.name: p.chunk_lines for p in self.parts if p.chunk_lines is not None}
+        segments.write_manifest(self.manifest, man)
+        self.written = []
+        self.close()
+        if force_store or chunk_lines or mirror.due(man):
+            view = segments.open_view(self.manifest)
+            try:
+                man = mirror.write(self.metadata, view, chunk_lines)
+            finally:
+                view.close()
+        self._collect({p.name for p in self.parts})
+        return man
+
+    def _collect(self, live: set[str]) -> None:
+        """Remove segment files and sidecars no manifest lists (merged away, or left by a
+        crashed update)."""
+        for p in self.folder.iterdir():
+            if p.name.split(".seg", 1)[0] + ".seg" not in live:
+                atomic.remove(p)
+
+    def abort(self) -> None:
+        self.close()
+        for p in self.written:
+            atomic.remove(p)
+
+    def close(self) -> None:
+        for p in self.parts:
+            p.src = {}  # (views of the maps closed below)
+            if p.new:
+                p.snap.close()
+        self._maps.close()
+
+
+def source_lines(part: Part, kind: str) -> list[tuple[int, bytes]]:
+    """(local item, line) of `kind` for the live items of `part` (a merge's input)."""
+    dead = frozenset(part.dead_docs if kind == "chunks" else part.dead_files)
+    if kind in part.src:
+        buf, off, table, was_files, was_docs = part.src[kind]
+        return frames.lines_of(buf, off, table, was_docs if kind == "chunks" else was_files, dead,
+                               Path(STORE_FILES[kind]).name)
+    return rebuilt_lines(part.snap, dead, kind, part.chunk_lines)
+
+
+def rebuilt_lines(snap, dead, kind: str, chunk_lines: dict | None) -> list[tuple[int, bytes]]:
+    """(local item, line) of `kind` for the live items of segment `snap`, made without its
+    frames: chunk lines from `chunk_lines` (local chunk -> line, read from a store another
+    tool rewrote), graph and catalog lines from the file records."""
+    if kind == "chunks":
+        lines = chunk_lines or {}
+        out = [(j, lines.get(j, b"")) for j in range(snap.n_docs) if j not in dead]
+        if any(not ln for _, ln in out):
+            raise store.CorruptStore("chunk store lines missing for an index segment")
+        return out
+    out = []
+    for j in range(len(snap.paths)):
+        if j in dead:
+            continue
+        rec = snap.record(j)
+        if kind == "graph":
+            ids = [snap.chunk_id(d) for d in range(rec["first"], rec["first"] + rec["count"])]
+            out.append((j, store.graph_line(rec["path"], rec["mtime"], rec["links"], ids, rec["fm"])))
+        else:
+            out.append((j, store.catalog_line(rec["path"], rec["mtime"])))
+    return out
+
+
+def _live_length(part: Part) -> int:
+    dl = part.snap.doc_len
+    return int(part.snap.header.get("total_len", 0)) - sum(dl[d] for d in part.dead_docs)
+
+
+def _runs(numbers) -> list[list[int]]:
+    """Sorted numbers as [first, count] runs."""
+    out: list[list[int]] = []
+    for x in sorted(numbers):
+        if out and out[-1][0] + out[-1][1] == x:
+            out[-1][1] += 1
+        else:
+            out.append([x, 1])
+    return out
+
+
+def rewrite_chunk_store(metadata: Path, manifest: Path, view, lines: list[bytes]) -> None:
+    """Write the chunk store anew from `lines` (one per live chunk, in the view's order), in
+    the view's segment frames, and record it in the manifest (the embedding run puts each
+    chunk's vector into its line this way). The caller holds the index lock and has made the
+    stores current (memcli.index.mirror)."""
+    by_seg = {}
+    for seg in view.segments:
+        live = [j for j in range(seg.snap.n_docs) if not seg.doc_dead(j)]
+        by_seg[seg.name] = {j: lines[seg.doc_base + r] for r, j in enumerate(live)}
+    man = dict(view.header, store=None)  # forget the old frames: every chunk line is rebuilt
+    segments.write_manifest(manifest, man)
+    again = segments.open_view(manifest)
+    try:
+        mirror.write(metadata, again, by_seg)
+    finally:
+        again.close()

@@ -1,0 +1,61 @@
+"""When and how segments merge (memcli.index.commit calls it before writing the stores).
+
+Tiered, as Lucene and tantivy merge: every update adds one small segment, and once
+there are more than MAX_SMALL segments besides the full ones, the two adjacent
+segments with the fewest live chunks merge into one, so a segment is rewritten about
+log2(SEGMENT_DOCS / its size) times in its life, and a search reads at most
+MAX_SMALL + (vault / SEGMENT_DOCS) segments. A segment whose deletions pass
+DEAD_SHARE of its chunks is rewritten without them; one with no live file is
+dropped. Merging keeps the chunks' order (segment after segment), so the numbering
+the chunk store and the vector matrix follow does not change.
+"""
+
+from __future__ import annotations
+
+SEGMENT_DOCS = 8_192  # chunks a full build puts in one segment (~1,200 notes); merges stop there
+MAX_SMALL = 8
+DEAD_SHARE = 0.25
+
+
+def plan(live: list[int], total: list[int]) -> list[list[int]]:
+    """Groups of consecutive segment numbers: each becomes one segment (a group of one is kept
+    as it is unless its deletions pass DEAD_SHARE; those are in `rewrite`)."""
+    groups = [[i] for i in range(len(live))]
+    sizes = list(live)
+    while True:
+        full = sum(1 for n in sizes if n >= SEGMENT_DOCS // 2)
+        if len(groups) <= full + MAX_SMALL or len(groups) < 2:
+            return groups
+        k = min(range(len(groups) - 1), key=lambda i: (sizes[i] + sizes[i + 1], i))
+        groups[k:k + 2] = [groups[k] + groups[k + 1]]
+        sizes[k:k + 2] = [sizes[k] + sizes[k + 1]]
+
+
+def needs_rewrite(live: int, total: int) -> bool:
+    return total > 0 and (total - live) > DEAD_SHARE * total
+
+
+def apply(commit, parts: list) -> list:
+    """The parts after merging (memcli.index.commit.Part); merged ones are written now."""
+    parts = [p for p in parts if p.live_files > 0]  # nothing current left in it: dropped
+    groups = plan([p.live_docs for p in parts], [p.snap.n_docs for p in parts])
+    out = []
+    for group in groups:
+        members = [parts[i] for i in group]
+        if len(members) == 1 and not needs_rewrite(members[0].live_docs, members[0].snap.n_docs):
+            out.append(members[0])
+        else:
+            out.append(merged(commit, members))
+    return out
+
+
+def merged(commit, members: list):
+    """One new segment holding the live files of `members`, in their order."""
+    from memcli.index import assemble
+    from memcli.index.commit import source_lines
+
+    asm = assemble.Assembly()
+    for part in members:
+        recs = [part.snap.record(j) for j in range(len(part.snap.paths)) if j not in part.dead_files]
+        assemble.carry_segment(asm, part.snap, recs, dict(source_lines(part, "chunks")))
+    return commit.write_segment(asm)

@@ -1,0 +1,180 @@
+"""The ReMe-format stores (chunk store, graph, catalog) as a mirror of the index, rewritten
+in batches once the vault is large.
+
+ReMe reads these files (issue 11); mem's searches never do. Each is a run of zstd
+frames per segment (memcli.index.frames). Rewriting one copies every frame it does
+not touch from the previous file and recompresses only frames with a deleted line,
+but that copy still grows with the vault (about 60 MB at 20,000 notes), so a vault
+whose chunk store is over EAGER_BYTES has it rewritten only when BATCH_SHARE of its
+files, or at least BATCH_MIN_FILES, changed since, when the oldest pending change is
+BATCH_SECONDS old, or when something needs it current (an embedding run, a full
+reindex, a store another tool rewrote). Until then the three stores stay, together,
+exactly the mirror of an earlier committed index: ReMe sees those files' old
+versions and, as with any file edited since it last looked, re-chunks them itself.
+
+The manifest's `store` records what the files hold: the segments in store order with
+the dead items and frame tables they had when written, and the files' stamps. A
+segment written since has its own frames in sidecar files (`<segment>.<kind>.zst`)
+until the next rewrite takes them in.
+"""
+
+from __future__ import annotations
+
+import mmap
+import time
+from pathlib import Path
+
+from memcli.index import frames, segments, store
+from memcli.vault import atomic
+
+STORE_FILES = {"chunks": store.CHUNK_STORE, "graph": store.GRAPH_STORE,
+               "catalog": f"{store.CATALOG_DIR}/default.jsonl.zst"}
+EAGER_BYTES = 16 << 20
+BATCH_SHARE, BATCH_MIN_FILES, BATCH_SECONDS = 0.01, 50, 600
+
+
+def sidecar(folder: Path, name: str, kind: str) -> Path:
+    return folder / f"{name}.{kind}.zst"
+
+
+def stamps(metadata: Path) -> dict:
+    out = {}
+    for kind, rel in STORE_FILES.items():
+        try:
+            st = (metadata / rel).stat()
+            out[kind] = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out[kind] = []
+    return out
+
+
+def due(man: dict) -> bool:
+    """Whether the stores should be rewritten now (module docstring)."""
+    rec = man.get("store")
+    if not rec or rec.get("layout") is None:
+        return True
+    size = (rec.get("stamps", {}).get("chunks") or [0])[0]
+    if size <= EAGER_BYTES:
+        return True
+    pending = pending_files(man)
+    if not pending:
+        return False
+    if pending >= max(BATCH_MIN_FILES, BATCH_SHARE * int(man.get("n_files", 0))):
+        return True
+    return time.time_ns() - int(rec.get("behind_since_ns") or time.time_ns()) >= BATCH_SECONDS * 1e9
+
+
+def pending_files(man: dict) -> int:
+    """About how many files the stores do not hold as indexed: the live files of segments they
+    lack, or the files dead since, whichever is more (an edit is one of each)."""
+    rec = man.get("store") or {}
+    layout = {e["name"]: e for e in rec.get("layout") or []}
+    fresh = dead = 0
+    for seg in man["segments"]:
+        was = layout.get(seg["name"])
+        if was is None:
+            fresh += int(seg["files"]) - len(seg.get("dead_files") or [])
+        else:
+            dead += len(set(seg.get("dead_files") or []) - set(was.get("dead_files") or []))
+    return max(fresh, dead)
+
+
+def current(man: dict) -> bool:
+    """The stores hold exactly the manifest's segments, with the same deletions."""
+    layout = (man.get("store") or {}).get("layout")
+    if layout is None:
+        return False
+    return [e["name"] for e in layout] == [s["name"] for s in man["segments"]] and all(
+        sorted(e.get("dead_files") or []) == sorted(s.get("dead_files") or [])
+        for e, s in zip(layout, man["segments"]))
+
+
+class _Maps:
+    def __init__(self):
+        self.maps: list = []
+
+    def open(self, path: Path):
+        try:
+            with open(path, "rb") as fh:
+                mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        self.maps.append(mm)
+        return memoryview(mm)
+
+    def close(self) -> None:
+        for mm in self.maps:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # a slice is still referenced: the map goes with the process
+        self.maps = []
+
+
+def sources(view, maps: _Maps, use_stores: bool = True) -> dict:
+    """name -> kind -> (buffer, offset, frame table, dead files, dead docs) where each live
+    segment's frames are now: the stores (when their layout is known and `use_stores`: their
+    stamps are the manifest's) or its sidecars."""
+    man = view.header
+    layout = (man.get("store") or {}).get("layout") or [] if use_stores else []
+    out: dict = {s.name: {} for s in view.segments}
+    folder = view.path.parent / segments.FOLDER
+    for kind, rel in STORE_FILES.items():
+        buf = maps.open(view.path.parent.parent / rel) if layout else None
+        pos = 0
+        for e in layout:
+            table = e.get("frames", {}).get(kind) or []
+            if buf is not None and e["name"] in out:
+                out[e["name"]][kind] = (buf, pos, table, frozenset(e.get("dead_files") or []),
+                                        frozenset(segments.expand(e.get("dead_docs") or [])))
+            pos += sum(f[2] for f in table)
+        if buf is not None and pos not in (len(buf), 0):
+            raise store.CorruptStore(f"{Path(rel).name} does not match the index manifest")
+        for seg in view.segments:
+            own = (seg.entry.get("own") or {}).get(kind)
+            if kind not in out[seg.name] and own is not None:
+                side = maps.open(sidecar(folder, seg.name, kind))
+                if side is not None:
+                    out[seg.name][kind] = (side, 0, own, frozenset(), frozenset())
+    return out
+
+
+def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
+    """Rewrite the three stores as the mirror of `view`'s manifest, record them in it and drop
+    the sidecars; returns the new manifest. `chunk_lines`: segment name -> chunk -> store
+    line, for segments whose frames are nowhere (a store another tool rewrote). The caller
+    holds the index lock."""
+    from memcli.index.commit import rebuilt_lines
+
+    maps = _Maps()
+    try:
+        src = sources(view, maps)
+        man = dict(view.header)
+        entries = [{"name": s.name, "dead_files": list(s.dead_files), "dead_docs": s.entry.get("dead_docs") or [],
+                    "frames": {}} for s in view.segments]
+        for kind, rel in STORE_FILES.items():
+            blobs = []
+            for seg, entry in zip(view.segments, entries):
+                dead = seg.dead_doc_set if kind == "chunks" else frozenset(seg.dead_files)
+                if kind in src[seg.name]:
+                    buf, off, table, was_files, was_docs = src[seg.name][kind]
+                    parts, table = frames.carry(buf, off, table, was_docs if kind == "chunks" else was_files,
+                                                dead, Path(rel).name)
+                else:
+                    pairs = rebuilt_lines(seg.snap, seg.dead_doc_set if kind == "chunks" else seg.dead_files,
+                                          kind, (chunk_lines or {}).get(seg.name))
+                    parts, table = frames.build([ln for _, ln in pairs], [x for x, _ in pairs],
+                                                frames.FRAME_ITEMS[kind])
+                blobs.extend(parts)
+                entry["frames"][kind] = table
+            atomic.write_parts(metadata / rel, blobs or [store.compress(b"")])  # never an empty file
+        man["store"] = {"layout": entries, "stamps": stamps(metadata), "written_at_ns": time.time_ns()}
+        man["segments"] = [{k: v for k, v in e.items() if k != "own"} for e in man["segments"]]
+        segments.write_manifest(view.path, man)
+    finally:
+        maps.close()
+    folder = view.path.parent / segments.FOLDER
+    for seg in view.segments:
+        for kind in STORE_FILES:
+            atomic.remove(sidecar(folder, seg.name, kind))
+    return man
