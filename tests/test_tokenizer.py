@@ -173,3 +173,16 @@ def test_counts_are_the_tokens_counted():
              "向量数据库 的 索引 메모리를 メモリ ア 한", "", "a the of", "x" * 300]
     for text in texts:
         assert Counter(tokenizer.counts(text)) == Counter(tokenizer.tokenize(text)), text
+
+
+def test_the_fast_identifier_scans_find_what_the_regexes_define():
+    """_snake_words and _has_camel replace two slow regex passes; they must agree with them."""
+    from memcli.index import tokenizer as t
+
+    samples = ["_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y", "é_ü_ 中_文 __ a_ _b",
+               "_", "a_", "_a", "a_b", "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",
+               "handleWebSocket", "aB", "Ab", "ABc", "abC", "ünïcödeÄ", "plain prose. Next Sentence"]
+    for text in samples:
+        low = text.lower()
+        assert t._snake_words(low) == t._SNAKE_TOKEN.findall(low), text
+        assert t._has_camel(text) == (t._CAMEL_HINT.search(text) is not None), text
