@@ -4,17 +4,21 @@ from the segments it replaces (in their order). Postings are sorted by (term, do
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from itertools import accumulate, chain
+
+SMALL_POSTINGS = 20_000  # up to this many, a segment is assembled without numpy
 
 
 @dataclass
 class Assembly:
     files: list[dict] = field(default_factory=list)
-    metas: list = field(default_factory=list)  # (n, 4) uint32: file, start, end, breadcrumb lines
+    metas: list = field(default_factory=list)  # flat, 4 per chunk: file, start, end, breadcrumb lines
     lens: list = field(default_factory=list)  # document lengths in tokens
-    text_lens: list = field(default_factory=list)
+    text_lens: list = field(default_factory=list)  # (array.array parts, or numpy from a merge)
     post_hash: list = field(default_factory=list)
-    post_doc: list = field(default_factory=list)
+    post_doc: list = field(default_factory=list)  # (chunk numbers, offset to add)
     post_tf: list = field(default_factory=list)
     texts: list[bytes] = field(default_factory=list)
     ids: list[bytes] = field(default_factory=list)  # 32-byte chunk ids
@@ -35,7 +39,7 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
     o_meta = np.frombuffer(seg.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
     o_meta[:, 0] = np.repeat(np.arange(len(asm.files), len(asm.files) + len(recs), dtype=np.uint32),
                              [f["count"] for f in recs])
-    asm.metas.append(o_meta)
+    asm.metas.append(o_meta.reshape(-1))
     asm.lens.append(np.frombuffer(seg.raw("doc_len"), dtype=np.uint32)[mask])
     o_off = np.frombuffer(seg.raw("text_off"), dtype=np.uint64).astype(np.int64)
     asm.text_lens.append(np.diff(o_off)[mask])
@@ -50,7 +54,7 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
     o_doc = np.frombuffer(seg.raw("post_doc"), dtype=np.uint32)
     ok = mask[o_doc]
     asm.post_hash.append(np.repeat(o_terms, np.diff(o_toff))[ok])
-    asm.post_doc.append(newpos[o_doc[ok]].astype(np.uint32))
+    asm.post_doc.append((newpos[o_doc[ok]].astype(np.uint32), 0))
     asm.post_tf.append(np.frombuffer(seg.raw("post_tf"), dtype=np.uint32)[ok])
     for f in recs:
         asm.files.append(dict(f, first=int(newpos[f["first"]]) if f["count"] else asm.n))
@@ -58,21 +62,19 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
 
 
 def add_fresh(asm: Assembly, rel: str, parsed, st) -> None:
-    """Append one re-parsed file (memcli.index.parse result) after what is there."""
-    import numpy as np
-
+    """Append one re-parsed file (memcli.index.parse result) after what is there. Its arrays
+    stay array.array (postings with their chunk offset) until postings() and documents()
+    join them: a small update then never imports numpy."""
     cnt = len(parsed.spans)
     if cnt:
-        m = np.empty((cnt, 4), dtype=np.uint32)
-        m[:, 0] = len(asm.files)
-        m[:, 1:] = np.array(parsed.spans, dtype=np.uint32)
-        asm.metas.append(m)
-        asm.lens.append(np.array(parsed.doc_len, dtype=np.uint32))
+        fi = len(asm.files)
+        asm.metas.append(array("I", [x for span in parsed.spans for x in (fi, *span)]))
+        asm.lens.append(array("I", parsed.doc_len))
         asm.post_hash.append(parsed.post_hash)
-        asm.post_doc.append(parsed.post_chunk.astype(np.uint32) + np.uint32(asm.n))
+        asm.post_doc.append((parsed.post_chunk, asm.n))
         asm.post_tf.append(parsed.post_tf)
         asm.texts.extend(parsed.texts)
-        asm.text_lens.append(np.fromiter(map(len, parsed.texts), dtype=np.int64, count=cnt))
+        asm.text_lens.append(array("Q", map(len, parsed.texts)))
         asm.ids.extend(parsed.ids)
         asm.lines.extend(parsed.lines)
     asm.files.append({"path": rel, "sha": parsed.sha, "fm": parsed.front_matter, "links": parsed.links,
@@ -81,13 +83,33 @@ def add_fresh(asm: Assembly, rel: str, parsed, st) -> None:
     asm.n += cnt
 
 
+def _small(asm: Assembly) -> bool:
+    return sum(len(h) for h in asm.post_hash) <= SMALL_POSTINGS and not any(
+        type(h) is not array for h in asm.post_hash)
+
+
 def postings(asm: Assembly):
     """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc)."""
+    if _small(asm):
+        triples = sorted((h, d + off, t) for hs, (ds, off), ts in zip(asm.post_hash, asm.post_doc, asm.post_tf)
+                         for h, d, t in zip(hs, ds, ts))
+        terms, term_off, p_d, p_t = array("Q"), array("Q"), array("I"), array("I")
+        for h, d, t in triples:
+            if not terms or terms[-1] != h:
+                terms.append(h)
+                term_off.append(len(p_d))
+            p_d.append(d)
+            p_t.append(t)
+        term_off.append(len(p_d))
+        return terms, term_off, p_d, p_t
     import numpy as np
 
-    p_h = np.concatenate(asm.post_hash) if asm.post_hash else np.zeros(0, np.uint64)
-    p_d = np.concatenate(asm.post_doc) if asm.post_doc else np.zeros(0, np.uint32)
-    p_t = np.concatenate(asm.post_tf) if asm.post_tf else np.zeros(0, np.uint32)
+    p_h = np.concatenate([np.asarray(h, dtype=np.uint64) for h in asm.post_hash]) if asm.post_hash \
+        else np.zeros(0, np.uint64)
+    p_d = np.concatenate([np.asarray(d, dtype=np.uint32) + np.uint32(off) for d, off in asm.post_doc]) \
+        if asm.post_doc else np.zeros(0, np.uint32)
+    p_t = np.concatenate([np.asarray(t, dtype=np.uint32) for t in asm.post_tf]) if asm.post_tf \
+        else np.zeros(0, np.uint32)
     # documents are numbered in the order their postings were added, so a stable sort by
     # term alone leaves each term's documents in order
     order = np.argsort(p_h, kind="stable") if _docs_ascending(asm) else np.lexsort((p_d, p_h))
@@ -100,21 +122,28 @@ def postings(asm: Assembly):
 def _docs_ascending(asm: Assembly) -> bool:
     """Every posting part's documents come after the previous part's."""
     last = -1
-    for part in asm.post_doc:
+    for part, off in asm.post_doc:
         if len(part):
-            if int(part.min()) < last:
+            # a parsed file's postings go chunk by chunk (ascending); a carried part is by term
+            lo, hi = (part[0], part[-1]) if type(part) is array else (int(part.min()), int(part.max()))
+            if lo + off < last:
                 return False
-            last = int(part.max())
+            last = hi + off
     return True
 
 
 def documents(asm: Assembly):
     """(document lengths, flat doc_meta, text offsets) of the assembled documents."""
+    if _small(asm):
+        return (array("I", chain.from_iterable(asm.lens)), array("I", chain.from_iterable(asm.metas)),
+                array("Q", accumulate(chain.from_iterable(asm.text_lens), initial=0)))
     import numpy as np
 
-    dl = np.concatenate(asm.lens) if asm.lens else np.zeros(0, np.uint32)
-    meta = np.concatenate(asm.metas) if asm.metas else np.zeros((0, 4), np.uint32)
+    dl = np.concatenate([np.asarray(x, dtype=np.uint32) for x in asm.lens]) if asm.lens else np.zeros(0, np.uint32)
+    meta = np.concatenate([np.asarray(x, dtype=np.uint32).reshape(-1) for x in asm.metas]) if asm.metas \
+        else np.zeros(0, np.uint32)
     text_off = np.zeros(asm.n + 1, dtype=np.uint64)
     if asm.n:
-        np.cumsum(np.concatenate(asm.text_lens).astype(np.uint64), out=text_off[1:])
-    return dl, np.ascontiguousarray(meta.reshape(-1)), text_off
+        np.cumsum(np.concatenate([np.asarray(x, dtype=np.int64) for x in asm.text_lens]).astype(np.uint64),
+                  out=text_off[1:])
+    return dl, meta, text_off

@@ -45,10 +45,10 @@ class Carrier:
         """Vectors for fresh chunks, (path, text, breadcrumb lines) each, from equal passages
         seen before; `lines` (their chunk store lines) of chunks whose passages were all
         found get their mean vector."""
-        import numpy as np
-
         if self.space is None or not docs:
             return
+        import numpy as np
+
         dims = int(self.space["dims"])
         lookup = _old_passages(self.old, self.m, docs, self.passage_tokens) if self.m is not None else \
             self._store_lookup()
@@ -80,13 +80,16 @@ class Carrier:
             self._lookup = vectors.store_vectors(self.metadata, self.space, self.passage_tokens)
         return self._lookup
 
-    def write(self, keep_mask, generation: str) -> None:
-        """Write the matrix for the new numbering: the old chunks `keep_mask` keeps (old order),
-        then the fresh ones."""
-        import numpy as np
-
+    def write(self, dropped: list[tuple[int, int]], n_old: int, generation: str) -> None:
+        """Write the matrix for the new numbering: the old chunks but the `dropped` runs (old
+        order), then the fresh ones."""
         if self.space is None:
             return
+        import numpy as np
+
+        keep_mask = np.ones(n_old, dtype=bool)
+        for first, count in dropped:
+            keep_mask[first:first + count] = False
         dims, m = int(self.space["dims"]), self.m
         row_parts, chunk_parts, parts_mask, parts_counts = [], [], [], []
         if m is not None and keep_mask is not None:

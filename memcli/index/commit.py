@@ -80,11 +80,10 @@ class Commit:
                 part.chunk_lines = {j: aligned[seg.doc_base + r] for r, j in enumerate(live)}
             self.parts.append(part)
 
-    def delete(self, paths) -> "object":
-        """Mark the old versions of `paths` dead; returns the mask of old chunks kept (numpy)."""
-        import numpy as np
-
-        keep = np.ones(self.old.n_docs if self.old is not None else 0, dtype=bool)
+    def delete(self, paths) -> list[tuple[int, int]]:
+        """Mark the old versions of `paths` dead; returns the old chunks dropped, as (first,
+        count) runs in the old numbering (what the vector matrix drops)."""
+        dropped = []
         for path in paths:
             i = self.old.file_index(path) if self.old is not None else None
             if i is None:
@@ -95,9 +94,8 @@ class Commit:
             part.dead_files.add(local)
             part.dead_docs.update(range(rec["first"], rec["first"] + rec["count"]))
             if rec["count"]:
-                g = seg.global_doc(rec["first"])
-                keep[g:g + rec["count"]] = False
-        return keep
+                dropped.append((seg.global_doc(rec["first"]), rec["count"]))
+        return dropped
 
     # ---- fresh files
     def add(self, rel: str, parsed, st) -> None:
@@ -125,8 +123,9 @@ class Commit:
         name = f"{secrets.token_hex(8)}.seg"
         path = self.folder / name
         self.written.append(path)
-        snapmod.write(path, {"n_docs": asm.n, "avgdl": float(dl.mean()) if asm.n else 0.0,
-                             "total_len": int(dl.sum()), "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
+        total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
+        snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
+                             "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
             "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
             "doc_meta": meta, "text_off": text_off, "text": b"".join(asm.texts), "ids": b"".join(asm.ids),
             **snapmod.file_sections(asm.files)})
@@ -144,11 +143,12 @@ class Commit:
         return part
 
     # ---- the end
-    def finish(self, keep_mask, header: dict, force_store: bool = False) -> dict:
-        """Merge, write the manifest, then the stores when due; returns the manifest."""
+    def finish(self, dropped: list, header: dict, force_store: bool = False) -> dict:
+        """Merge, write the manifest, then the stores when due; returns the manifest.
+        `dropped`: the old chunks no longer current (delete())."""
         self.flush()
         generation = secrets.token_hex(8)
-        self.carrier.write(keep_mask, generation)
+        self.carrier.write(dropped, self.old.n_docs if self.old is not None else 0, generation)
         self.parts = merge.apply(self, self.parts)
         entries = []
         for p in self.parts:

@@ -58,4 +58,9 @@ def merged(commit, members: list):
     for part in members:
         recs = [part.snap.record(j) for j in range(len(part.snap.paths)) if j not in part.dead_files]
         assemble.carry_segment(asm, part.snap, recs, dict(source_lines(part, "chunks")))
-    return commit.write_segment(asm)
+    out = commit.write_segment(asm)
+    for part in members:
+        if part.new:  # written by this commit and merged at once: nothing refers to it any more
+            part.src = {}
+            part.snap.close()
+    return out

@@ -2,14 +2,15 @@
 
 Reading, chunking and tokenizing a 2,000-note vault is most of a full build, so
 large batches are split across worker processes. Workers return compact data
-(term hashes and counts as numpy arrays, store lines as bytes), so handing the
-results back costs little.
+(term hashes and counts as typed arrays, store lines as bytes), so handing the
+results back costs little, and a one-file update never imports numpy.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from array import array
 from dataclasses import dataclass, field
 
 from memcli.index import store
@@ -35,9 +36,9 @@ class FileResult:
     ids: list = field(default_factory=list)  # 32-byte digests
     lines: list = field(default_factory=list)  # chunk store lines
     doc_len: list = field(default_factory=list)
-    post_hash: object = None  # numpy uint64, per posting
-    post_chunk: object = None  # numpy uint32, chunk number within the file
-    post_tf: object = None  # numpy uint32
+    post_hash: object = None  # array("Q"), per posting
+    post_chunk: object = None  # array("I"), chunk number within the file
+    post_tf: object = None  # array("I")
 
 
 def _locator(root):
@@ -52,8 +53,6 @@ def _locator(root):
 
 
 def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:
-    import numpy as np
-
     res = FileResult(rel)
     try:
         with open(locate(rel), "rb") as fh:
@@ -83,9 +82,9 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
         res.doc_len.append(sum(counts.values()))
     for t in set(terms).difference(cache):  # hash each distinct term once per worker
         cache[t] = tokenizer.term_hash(t)
-    res.post_hash = np.fromiter(map(cache.__getitem__, terms), dtype=np.uint64, count=len(terms))
-    res.post_chunk = np.array(owner, dtype=np.uint32)
-    res.post_tf = np.array(tfs, dtype=np.uint32)
+    res.post_hash = array("Q", map(cache.__getitem__, terms))
+    res.post_chunk = array("I", owner)  # ascending: chunk by chunk
+    res.post_tf = array("I", tfs)
     return res
 
 

@@ -17,6 +17,7 @@ write or `mem watch`, which always compare every file.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 import time
 
@@ -32,7 +33,9 @@ def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str]) -> di
         return None
     racy = time.time_ns() - RACY_NS
     locate = ws.resolver()
-    hot = sorted(current, key=lambda p: current[p].st_mtime_ns, reverse=True)[:HOT_FILES]
+    mtimes = [st.st_mtime_ns for st in current.values()]
+    cut = heapq.nlargest(HOT_FILES, mtimes)[-1] if len(mtimes) > HOT_FILES else 0
+    hot = [p for p, st in current.items() if st.st_mtime_ns >= cut][:2 * HOT_FILES]  # (ties kept, bounded)
     extra = [r.file_rel() for r in ws.extra_roots() if not r.problem and r.file_rel() in current]
     files = {}
     for rel in dict.fromkeys([*hot, "MEMORY.md", *extra]):

@@ -8,9 +8,10 @@ reads only its terms' postings), per-chunk lengths, line ranges and ids, and the
 chunk texts; a table of its files: paths and stats in flat arrays for the staleness
 check, one JSON record per file (hash, frontmatter, links), decoded only for the
 files a search shows; and the files' links keyed by target hash, so inlinks are
-found without reading every record. Reading needs only mmap and memoryview (no
-numpy); writing uses numpy. Written once, never changed: deletions are kept in the
-segment list, and merges write new segments.
+found without reading every record. Reading needs only mmap and memoryview, and
+writing takes typed arrays (array.array, or numpy for big segments): no numpy for a
+small update. Written once, never changed: deletions are kept in the segment list,
+and merges write new segments.
 
 Layout: b"MEMSNAP1" | u32 header length | header JSON | 8-aligned sections.
 """
@@ -48,7 +49,7 @@ SECTIONS = {
 
 
 def write(path: Path, header: dict, arrays: dict) -> None:
-    """Write a snapshot; `arrays` maps section name -> bytes-like (numpy arrays allowed)."""
+    """Write a segment; `arrays` maps section name -> bytes-like (array.array, numpy)."""
     from memcli.vault import atomic
 
     blobs = {name: memoryview(arrays[name]).cast("B") for name in SECTIONS}  # no copies
@@ -197,19 +198,16 @@ class Snapshot:
 def file_sections(files: list[dict]) -> dict:
     """A segment's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each,
     and its links by target hash (memcli.index.segments resolves them to inlinks)."""
-    import numpy as np
+    from array import array
+    from itertools import accumulate
 
     from memcli.index.tokenizer import term_hash
 
     skip = ("path", "mtime_ns", "size", "in")
     recs = [json.dumps({k: v for k, v in f.items() if k not in skip},
                        ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
-    off = np.zeros(len(recs) + 1, dtype=np.uint64)
-    if recs:
-        np.cumsum(np.fromiter(map(len, recs), dtype=np.uint64, count=len(recs)), out=off[1:])
     pairs = sorted({(term_hash(t), i) for i, f in enumerate(files) for t, _ in f["links"]})
     return {"paths": "\0".join(f["path"] for f in files).encode("utf-8"),
-            "fstat": np.array([(f["mtime_ns"], f["size"]) for f in files], dtype=np.int64).reshape(-1),
-            "frec_off": off, "frecs": b"".join(recs),
-            "link_hash": np.array([h for h, _ in pairs], dtype=np.uint64),
-            "link_src": np.array([i for _, i in pairs], dtype=np.uint32)}
+            "fstat": array("q", [x for f in files for x in (f["mtime_ns"], f["size"])]),
+            "frec_off": array("Q", accumulate(map(len, recs), initial=0)), "frecs": b"".join(recs),
+            "link_hash": array("Q", [h for h, _ in pairs]), "link_src": array("I", [i for _, i in pairs])}

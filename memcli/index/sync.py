@@ -260,10 +260,10 @@ def _update(ws, base, todo, current, known, params, report, progress) -> SyncRep
             return report
         if progress:
             progress("write", 0, 0)
-        keep = job.delete(gone)
+        dropped = job.delete(gone)
         from memcli.index import quick
 
-        man = job.finish(keep, {"chunking": params, "quick": quick.record(ws, current, job.hashes)},
+        man = job.finish(dropped, {"chunking": params, "quick": quick.record(ws, current, job.hashes)},
                          force_store=old is None or base.rewrite)
     except BaseException:
         job.abort()
