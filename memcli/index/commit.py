@@ -115,6 +115,8 @@ class Commit:
         self.carrier.fresh(docs, asm.lines)
         self.pending, self.pending_docs = [], 0
         self.parts.append(self.write_segment(asm))
+        del asm, docs
+        _give_back_memory()
 
     def write_segment(self, asm: assemble.Assembly) -> Part:
         """Write `asm` as a new segment file, and its store lines as sidecar frames."""
@@ -230,6 +232,29 @@ def rebuilt_lines(snap, dead, kind: str, chunk_lines: dict | None) -> list[tuple
         else:
             out.append((j, store.catalog_line(rec["path"], rec["mtime"])))
     return out
+
+
+def _give_back_memory() -> None:
+    """Return freed heap to the system between segments (glibc keeps it otherwise): a build's
+    many short-lived chunk texts leave the heap fragmented, and without this its resident
+    size grew with the vault (715 MiB at 100,000 notes) although each segment's working set
+    is the same (~150 MiB)."""
+    global _TRIM
+    if _TRIM is None:
+        _TRIM = False
+        try:
+            import ctypes
+            import ctypes.util
+
+            name = ctypes.util.find_library("c")
+            _TRIM = getattr(ctypes.CDLL(name), "malloc_trim", False) if name else False
+        except (OSError, AttributeError, ImportError):
+            pass
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
 
 
 def _live_length(part: Part) -> int:

@@ -15,7 +15,16 @@ when it was written, in order.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from memcli.index import store
+
+
+class Span(NamedTuple):
+    """Bytes off..off+n of a source (memcli.index.mirror.Source), copied when written."""
+    src: object
+    off: int
+    n: int
 
 FRAME_ITEMS = {"chunks": 1024, "graph": 512, "catalog": 4096}
 
@@ -52,14 +61,17 @@ def live_items(frame: list[int], dead: frozenset) -> list[int]:
 def carry(buf, off: int, table: list[list[int]], was_dead: frozenset, dead: frozenset,
           name: str) -> tuple[list, list[list[int]]]:
     """The frames of one segment's run (at `off` in `buf`) with the items in `dead` dropped:
-    untouched frames as slices of `buf` (no copy, no recompression), touched ones rebuilt.
+    untouched frames as Spans of `buf` (copied as they are by the writer), touched ones rebuilt.
     `was_dead`: the items already absent when the frames were written."""
     parts, out = [], []
     newly = sorted(dead - was_dead)
     for frame in table:
         lo, hi, nbytes, _ = frame
         if not any(lo <= x < hi for x in newly):
-            parts.append(buf[off:off + nbytes])
+            if parts and isinstance(parts[-1], Span) and parts[-1].src is buf and parts[-1].off + parts[-1].n == off:
+                parts[-1] = Span(buf, parts[-1].off, parts[-1].n + nbytes)  # one copy for a run of frames
+            else:
+                parts.append(Span(buf, off, nbytes))
             out.append(list(frame))
         else:
             lines = _frame_lines(buf, off, frame, name)

@@ -20,7 +20,7 @@ until the next rewrite takes them in.
 
 from __future__ import annotations
 
-import mmap
+import os
 import time
 from pathlib import Path
 
@@ -31,6 +31,7 @@ STORE_FILES = {"chunks": store.CHUNK_STORE, "graph": store.GRAPH_STORE,
                "catalog": f"{store.CATALOG_DIR}/default.jsonl.zst"}
 EAGER_BYTES = 16 << 20
 BATCH_SHARE, BATCH_MIN_FILES, BATCH_SECONDS = 0.01, 50, 600
+STREAM_PIECE = 4 << 20
 
 
 def sidecar(folder: Path, name: str, kind: str) -> Path:
@@ -89,26 +90,59 @@ def current(man: dict) -> bool:
         for e, s in zip(layout, man["segments"]))
 
 
-class _Maps:
-    def __init__(self):
-        self.maps: list = []
+class Source:
+    """A store file or sidecar, read with pread: slices are bytes (a frame to recompress),
+    and untouched frames are copied from it by the writer piece by piece (stream()), so a
+    rewrite's memory does not follow the store's size."""
 
-    def open(self, path: Path):
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.size = os.fstat(fd).st_size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, cut: slice) -> bytes:
+        start, stop = cut.start or 0, min(cut.stop if cut.stop is not None else self.size, self.size)
+        return os.pread(self.fd, max(0, stop - start), start)
+
+
+class _Maps:
+    """The Sources a rewrite or a commit opened (closed together)."""
+
+    def __init__(self):
+        self.fds: list[int] = []
+
+    def open(self, path: Path) -> Source | None:
         try:
-            with open(path, "rb") as fh:
-                mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
             return None
-        self.maps.append(mm)
-        return memoryview(mm)
+        self.fds.append(fd)
+        return Source(fd)
 
     def close(self) -> None:
-        for mm in self.maps:
+        for fd in self.fds:
             try:
-                mm.close()
-            except BufferError:
-                pass  # a slice is still referenced: the map goes with the process
-        self.maps = []
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+
+
+def stream(parts):
+    """The bytes of `parts` (bytes, or frames.Span copied from a Source 4 MB at a time)."""
+    for part in parts:
+        if isinstance(part, frames.Span):
+            pos, end = part.off, part.off + part.n
+            while pos < end:
+                piece = part.src[pos:min(end, pos + STREAM_PIECE)]
+                if not piece:
+                    raise store.CorruptStore("a store ended before the frames the manifest lists")
+                yield piece
+                pos += len(piece)
+        else:
+            yield part
 
 
 def sources(view, maps: _Maps, use_stores: bool = True) -> dict:
@@ -167,7 +201,7 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
                                                 frames.FRAME_ITEMS[kind])
                 blobs.extend(parts)
                 entry["frames"][kind] = table
-            atomic.write_parts(metadata / rel, blobs or [store.compress(b"")])  # never an empty file
+            atomic.write_parts(metadata / rel, stream(blobs or [store.compress(b"")]))  # never an empty file
         man["store"] = {"layout": entries, "stamps": stamps(metadata), "written_at_ns": time.time_ns()}
         man["segments"] = [{k: v for k, v in e.items() if k != "own"} for e in man["segments"]]
         segments.write_manifest(view.path, man)

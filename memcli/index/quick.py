@@ -26,9 +26,10 @@ HOT_FILES = 1_000
 RACY_NS = 2_000_000_000
 
 
-def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str]) -> dict | None:
+def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str], dirs: dict | None = None) -> dict | None:
     """What a later search checks (written into the manifest), or None for a small vault.
-    `hashes`: sha256 of the files this update read (every racy file is among them)."""
+    `hashes`: sha256 of the files this update read (every racy file is among them); `dirs`:
+    the folders' mtimes from the scan that gave `current` (else they are walked again)."""
     if len(current) <= QUICK_MIN_FILES:
         return None
     racy = time.time_ns() - RACY_NS
@@ -47,7 +48,7 @@ def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str]) -> di
         else:
             files[str(locate(rel))] = [st.st_mtime_ns, st.st_size] + ([hashes[rel]] if st.st_mtime_ns >= racy else [])
     dirs = {}
-    for path, mtime in ws.watched_dirs().items():
+    for path, mtime in (dirs if dirs else ws.watched_dirs()).items():
         dirs[path] = [mtime] + ([_listing(path)] if mtime >= racy else [])
     return {"dirs": dirs, "files": files}
 

@@ -153,8 +153,8 @@ class View:
         self.avgdl = float(man.get("avgdl", 0.0))
         self._doc_bases = [s.doc_base for s in self.segments]
         self._file_bases = [s.file_base for s in self.segments]
-        self._paths: list[str] | None = None
-        self._index: dict[str, int] | None = None
+        self._paths: Paths | None = None
+        self._index: dict[str, int | None] | None = None
 
     # ---- numbering
     def _doc(self, d: int) -> tuple[Segment, int]:
@@ -172,20 +172,26 @@ class View:
 
     # ---- files
     @property
-    def paths(self) -> list[str]:
+    def paths(self) -> "Paths":
+        """The live paths in file order, as a sequence decoded one segment at a time."""
         if self._paths is None:
-            out: list[str] = []
-            for seg in self.segments:
-                names = seg.snap.paths
-                out.extend(names if not seg.dead_files else
-                           (p for j, p in enumerate(names) if not seg.file_dead(j)))
-            self._paths = out
+            self._paths = Paths(self)
         return self._paths
 
     def file_index(self, path: str) -> int | None:
+        """The file number of `path`, found through each segment's path hashes (a dict of every
+        path would cost a cold search 30 ms at 100,000 notes)."""
         if self._index is None:
-            self._index = {p: i for i, p in enumerate(self.paths)}
-        return self._index.get(path)
+            self._index = {}
+        if path not in self._index:
+            found = None
+            for seg in self.segments:
+                j = seg.snap.find(path)
+                if j is not None and not seg.file_dead(j):
+                    found = seg.global_file(j)
+                    break
+            self._index[path] = found
+        return self._index[path]
 
     def stats(self) -> dict[str, tuple[int, int]]:
         """path -> (mtime_ns, size) of every live file, as indexed."""
@@ -290,6 +296,34 @@ class View:
         for seg in self.segments:
             seg.snap.close()
         self.segments = []
+
+
+class Paths:
+    """View.paths: indexable, iterable, sized; a segment's paths are decoded when first read."""
+
+    def __init__(self, view: View):
+        import weakref
+
+        # a plain reference would make a cycle, and the view's maps (file descriptors) would
+        # wait for the garbage collector instead of closing when the view is dropped
+        self.view = weakref.proxy(view)
+
+    def __len__(self) -> int:
+        return self.view.n_files
+
+    def __getitem__(self, i: int) -> str:
+        if isinstance(i, slice):
+            return list(self)[i]
+        seg, local = self.view._file(i if i >= 0 else i + self.view.n_files)
+        return seg.snap.paths[local]
+
+    def __iter__(self):
+        for seg in self.view.segments:
+            names = seg.snap.paths
+            yield from (names if not seg.dead_files else (p for j, p in enumerate(names) if not seg.file_dead(j)))
+
+    def __contains__(self, path) -> bool:
+        return self.view.file_index(path) is not None
 
 
 def open_view(manifest: Path) -> View | None:

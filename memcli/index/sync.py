@@ -78,8 +78,9 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
     return segments.open_view(snapshot_path(ws))
 
 
-def scan(ws: Workspace) -> dict[str, os.stat_result]:
-    return dict(ws.iter_watched())
+def scan(ws: Workspace, dirs: dict | None = None) -> dict[str, os.stat_result]:
+    """Every indexed file's stat; `dirs` receives the folders' mtimes (memcli.index.quick)."""
+    return dict(ws.iter_watched(dirs))
 
 
 def stale_paths(snap, current: dict[str, os.stat_result]) -> list[str]:
@@ -198,7 +199,8 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     report.full = old is None
     if progress:
         progress("scan", 0, 0)
-    current = scan(ws)
+    dirs: dict[str, int] = {}
+    current = scan(ws, dirs)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     todo: list[tuple[str, str | None]] = []
@@ -210,17 +212,17 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     report.files = len(current)
     if old is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
-        _refresh_quick(ws, old, current, {})
+        _refresh_quick(ws, old, current, {}, dirs)
         old.close()
         return report
     try:
-        return _update(ws, base, todo, current, known, params, report, progress)
+        return _update(ws, base, todo, current, known, params, report, progress, dirs)
     finally:
         if old is not None:
             old.close()
 
 
-def _update(ws, base, todo, current, known, params, report, progress) -> SyncReport:
+def _update(ws, base, todo, current, known, params, report, progress, dirs=None) -> SyncReport:
     from memcli.index import commit, parse  # deferred: searches import this module only to check staleness
 
     old = base.snap if base else None
@@ -256,14 +258,14 @@ def _update(ws, base, todo, current, known, params, report, progress) -> SyncRep
                 not any(p.new for p in job.parts):
             report.chunks = old.n_docs
             job.abort()
-            _refresh_quick(ws, old, current, job.hashes)
+            _refresh_quick(ws, old, current, job.hashes, dirs)
             return report
         if progress:
             progress("write", 0, 0)
         dropped = job.delete(gone)
         from memcli.index import quick
 
-        man = job.finish(dropped, {"chunking": params, "quick": quick.record(ws, current, job.hashes)},
+        man = job.finish(dropped, {"chunking": params, "quick": quick.record(ws, current, job.hashes, dirs)},
                          force_store=old is None or base.rewrite)
     except BaseException:
         job.abort()
@@ -276,7 +278,7 @@ def _update(ws, base, todo, current, known, params, report, progress) -> SyncRep
     return report
 
 
-def _refresh_quick(ws, old, current, hashes) -> None:
+def _refresh_quick(ws, old, current, hashes, dirs=None) -> None:
     """Nothing changed, but the quick freshness record no longer matches (a folder's mtime
     moved: a file came and went): record it anew so searches skip the full check again."""
     from memcli.index import quick
@@ -284,7 +286,7 @@ def _refresh_quick(ws, old, current, hashes) -> None:
     if old.header.get("quick") is None or quick.unchanged(old):
         return
     try:
-        segments.write_manifest(snapshot_path(ws), dict(old.header, quick=quick.record(ws, current, hashes)))
+        segments.write_manifest(snapshot_path(ws), dict(old.header, quick=quick.record(ws, current, hashes, dirs)))
     except OSError:
         pass  # (read-only workspace) the full check goes on answering
 

@@ -90,6 +90,7 @@ class WatchedWorkspace(Workspace):
     why_not: str = ""  # why the watch is off, when it is
     _inotify: Inotify | None = dataclasses.field(default=None, repr=False)
     _files: list | None = dataclasses.field(default=None, repr=False)
+    _dirs: dict = dataclasses.field(default_factory=dict, repr=False)
     _mounts: list = dataclasses.field(default_factory=list, repr=False)
 
     @classmethod
@@ -109,10 +110,10 @@ class WatchedWorkspace(Workspace):
         except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
             self.why_not = f"no inotify ({exc})"
 
-    def iter_watched(self):
+    def iter_watched(self, dirs: dict | None = None):
         if self._inotify is None:
             self.walks += 1
-            return super().iter_watched()
+            return super().iter_watched(dirs)
         # drain first, then watch, then walk: a change after the drain is either seen by
         # this walk or left as an event for the next call, never lost
         if self._files is None or self._inotify.pending():
@@ -122,9 +123,12 @@ class WatchedWorkspace(Workspace):
                     self._inotify.add(folder)
             except (OSError, _Remote) as exc:
                 self.stop(str(exc))
-                return self.iter_watched()
+                return self.iter_watched(dirs)
             self.walks += 1
-            self._files = list(super().iter_watched())
+            self._dirs = {}
+            self._files = list(super().iter_watched(self._dirs))
+        if dirs is not None:
+            dirs.update(self._dirs)
         return iter(self._files)
 
     def stop(self, why: str) -> None:

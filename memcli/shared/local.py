@@ -57,7 +57,7 @@ def read(ws: Workspace) -> LocalState | None:
     generation = str(snap.header.get("generation", ""))
     space, matrix, stamp = _vectors(ws, generation)
     files: dict[str, LocalFile] = {}
-    paths = snap.paths
+    paths = list(snap.paths)
     for i, path in enumerate(paths):
         rec = snap.record(i)
         files[path] = LocalFile(path, rec.get("sha", ""), rec["size"], rec["mtime_ns"], ws.date_of(path))

@@ -247,8 +247,9 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Yield (indexed posix path, stat) of every indexed Markdown file.
+    def iter_watched(self, dirs: dict | None = None) -> Iterator[tuple[str, os.stat_result]]:
+        """Yield (indexed posix path, stat) of every indexed Markdown file; `dirs`, when given,
+        receives what watched_dirs() returns, from the same walk.
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
         workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
@@ -271,48 +272,26 @@ class Workspace:
             try:
                 st = os.lstat(base)
             except OSError:
+                if dirs is not None:
+                    dirs[base] = -1
                 continue
             if stat.S_ISREG(st.st_mode):
                 if base.endswith(".md") and file_rel not in seen:
                     seen.add(file_rel)
                     yield file_rel, st
             elif stat.S_ISDIR(st.st_mode):
-                yield from _walk(base, vbase, seen, skip - {base} if out else frozenset())
+                if dirs is not None:
+                    dirs[base] = st.st_mtime_ns
+                yield from _walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs)
 
     def watched_dirs(self) -> dict[str, int]:
         """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
         that is missing). A file added, deleted, renamed or saved by replacement changes its
         folder's mtime: memcli.index.quick compares them instead of stat-ing every file."""
-        out: dict[str, int] = {}
-        bases = self._bases()
-        skip = frozenset()
-        if any(o for *_, o in bases):
-            root = str(self.root)
-            skip = frozenset({root, os.path.realpath(root), *(b for b, *_, o in bases if o)})
-        for base, _, _, outside in bases:
-            try:
-                st = os.lstat(base)
-            except OSError:
-                out[base] = -1
-                continue
-            if not stat.S_ISDIR(st.st_mode):
-                continue
-            out[base] = st.st_mtime_ns
-            stack, cut = [base], skip - {base} if outside else frozenset()
-            while stack:
-                try:
-                    it = os.scandir(stack.pop())
-                except OSError:
-                    continue
-                with it:
-                    for e in it:
-                        if e.name[0] != "." and not (cut and e.path in cut) and e.is_dir(follow_symlinks=False):
-                            try:
-                                out[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
-                            except OSError:
-                                continue
-                            stack.append(e.path)
-        return out
+        dirs: dict[str, int] = {}
+        for _ in self.iter_watched(dirs):
+            pass
+        return dirs
 
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":
@@ -333,7 +312,8 @@ class Workspace:
         return m.group(1) if m else None
 
 
-def _walk(base: str, vbase: str, seen: set[str], skip: frozenset) -> Iterator[tuple[str, os.stat_result]]:
+def _walk(base: str, vbase: str, seen: set[str], skip: frozenset,
+          dirs: dict | None = None) -> Iterator[tuple[str, os.stat_result]]:
     """The Markdown files below the folder `base`, named `vbase/<path below it>`."""
     cut = len(base)
     stack = [base]
@@ -360,6 +340,8 @@ def _walk(base: str, vbase: str, seen: set[str], skip: frozenset) -> Iterator[tu
                             continue
                     if e.is_dir(follow_symlinks=False):
                         stack.append(e.path)
+                        if dirs is not None:
+                            dirs[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
                 except OSError:
                     continue
 
