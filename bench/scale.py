@@ -2,7 +2,7 @@
 """mem and QMD side by side as the vault grows (issue 18): one JSON document on stdout.
 
     python bench/scale.py                                  # 2,000 and 20,000 notes
-    python bench/scale.py --sizes 2000,20000,100000 --markdown docs/scale.md
+    python bench/scale.py --sizes 2000,20000,100000 --markdown docs/scale.md --note bench/scale_note.md
     python bench/scale.py --sizes 2000 --searches 5 --skip-qmd
 
 Vaults come from /work/shared/tools/gen_vault.py (notes, and one digest node per 20 notes), run
@@ -158,7 +158,8 @@ def markdown(result: dict) -> str:
                         f"{r.get('search_wall_s')}x |")
     note = f"{result['note'].strip()}\n\n" if result.get("note") else ""
     return ("# Scale: mem and QMD side by side\n\n" + note + "Measured by `python bench/scale.py --sizes "
-            f"{','.join(str(s['notes']) for s in result['sizes'])} --markdown docs/scale.md` on "
+            f"{','.join(str(s['notes']) for s in result['sizes'])} --markdown docs/scale.md"
+            f"{' --note bench/scale_note.md' if note else ''}` on "
             f"{result['machine']} ({result['date']}, load {result.get('load', '?')} at the start); keyword "
             f"search only, medians of {result['searches']} cold searches and 3 one-file updates.\n\n"
             + "\n".join(rows) + "\n")

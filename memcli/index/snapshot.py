@@ -79,8 +79,8 @@ class Snapshot:
             with open(self.path, "rb") as fh:
                 self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             if hasattr(mmap, "MADV_RANDOM"):
-                # a search reads scattered postings: no readahead around each page it touches
-                # (which made a cold search at 100,000 notes map 600 MB of segment pages)
+                # a search reads a few scattered postings: from a cold disk, reading ahead
+                # around each page would read what it never looks at
                 self._mm.madvise(mmap.MADV_RANDOM)
         except (OSError, ValueError) as exc:
             raise CorruptStore(f"search snapshot unreadable: {exc}") from None
