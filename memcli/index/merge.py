@@ -1,10 +1,11 @@
 """When and how segments merge (memcli.index.commit calls it before writing the stores).
 
 Tiered, as Lucene and tantivy merge: every update adds one small segment, and once
-there are more than MAX_SMALL segments besides the full ones, the two adjacent
-segments with the fewest live chunks merge into one, so a segment is rewritten about
-log2(SEGMENT_DOCS / its size) times in its life, and a search reads at most
-MAX_SMALL + (vault / SEGMENT_DOCS) segments. A segment whose deletions pass
+there are more than MAX_SMALL segments besides the full ones, the MAX_SMALL + 1
+adjacent segments with the fewest live chunks merge into one. So seven updates in
+eight write only their own segment, a segment is rewritten about
+log9(SEGMENT_DOCS / its size) times in its life, and a search reads at most
+MAX_SMALL + (vault / SEGMENT_DOCS) + 1 segments. A segment whose deletions pass
 DEAD_SHARE of its chunks is rewritten without them; one with no live file is
 dropped. Merging keeps the chunks' order (segment after segment), so the numbering
 the chunk store and the vector matrix follow does not change.
@@ -26,9 +27,10 @@ def plan(live: list[int], total: list[int]) -> list[list[int]]:
         full = sum(1 for n in sizes if n >= SEGMENT_DOCS // 2)
         if len(groups) <= full + MAX_SMALL or len(groups) < 2:
             return groups
-        k = min(range(len(groups) - 1), key=lambda i: (sizes[i] + sizes[i + 1], i))
-        groups[k:k + 2] = [groups[k] + groups[k + 1]]
-        sizes[k:k + 2] = [sizes[k] + sizes[k + 1]]
+        width = min(MAX_SMALL + 1, len(groups))
+        k = min(range(len(groups) - width + 1), key=lambda i: (sum(sizes[i:i + width]), i))
+        groups[k:k + width] = [[g for group in groups[k:k + width] for g in group]]
+        sizes[k:k + width] = [sum(sizes[k:k + width])]
 
 
 def needs_rewrite(live: int, total: int) -> bool:

@@ -47,10 +47,10 @@ def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str], dirs:
             return None  # racy and not read by this update: nothing to compare it with
         else:
             files[str(locate(rel))] = [st.st_mtime_ns, st.st_size] + ([hashes[rel]] if st.st_mtime_ns >= racy else [])
-    dirs = {}
+    folders = {}
     for path, mtime in (dirs if dirs else ws.watched_dirs()).items():
-        dirs[path] = [mtime] + ([_listing(path)] if mtime >= racy else [])
-    return {"dirs": dirs, "files": files}
+        folders[path] = [mtime] + ([_listing(path)] if mtime >= racy else [])
+    return {"dirs": folders, "files": files}
 
 
 def _listing(path: str) -> str:

@@ -204,10 +204,11 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     todo: list[tuple[str, str | None]] = []
-    for rel, st in sorted(current.items()):
+    for rel, st in current.items():
         f = known.get(rel)
         if not (f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit and rel not in redo):
             todo.append((rel, old.record(old.file_index(rel))["sha"] if f and rel not in redo else None))
+    todo.sort()  # (in path order: a full build's segments follow the paths)
     report.deleted = sorted(p for p in known if p not in current)
     report.files = len(current)
     if old is not None and not todo and not report.deleted and not base.rewrite:

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memcli.errors import BadInput
-from memcli.index import embed, sync
-from memcli.jobs import embedding
+from memcli.index import sync
 from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+
+if TYPE_CHECKING:
+    from memcli.index.embed import EmbedReport
 
 SCOPES = ("all", "bm25", "embedding")
 
@@ -30,10 +33,10 @@ class ReindexReport:
     sync: sync.SyncReport
     seconds: float
     scope: str
-    embed: embed.EmbedReport | None = None
+    embed: "EmbedReport | None" = None  # memcli.index.embed (imported only when vectors are on)
     embedding_note: str = ""
     terms: tuple[int, int] | None = None  # (words embedded now, words with a vector)
-    first_pass: embed.EmbedReport | None = None  # the static first pass, when one ran
+    first_pass: "EmbedReport | None" = None  # the static first pass, when one ran
     shared: object = None  # memcli.shared.publish.Published, when team memory is on and reachable
     shared_warnings: list = field(default_factory=list)
 
@@ -89,6 +92,8 @@ def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 
         report.warnings += ws.config_warnings()  # extra paths giving no files, OpenClaw settings left out
         rep = ReindexReport(report, 0.0, scope)
         if scope != "bm25":
+            from memcli.jobs import embedding
+
             done = embedding.update(ws, progress=progress, refine=refine, full=full)
             rep.embed, rep.first_pass, rep.terms = done.target or done.first_pass, done.first_pass, done.terms
             rep.embedding_note = done.note
