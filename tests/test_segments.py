@@ -210,3 +210,28 @@ def test_the_quick_freshness_check_sees_adds_deletes_and_recent_edits(ws, monkey
     extra.unlink()
     sync.sync(w)
     assert fresh()
+
+
+def test_store_vectors_reach_stores_that_trail_the_index(ws, monkeypatch):
+    """The embedding run's last step writes each chunk's vector into the chunk store; with the
+    stores trailing a large index it first makes them its mirror, so no vector is left out."""
+    from memcli.index import embed
+
+    monkeypatch.setattr(mirror, "EAGER_BYTES", 0)
+    vault(ws, n=10)
+    w = ws_of(ws)
+    sync.sync(w)
+    (ws / "memory" / "2026-05-01" / "n0.md").write_text("# edit\n\nsaffron only\n", encoding="utf-8")
+    sync.sync(w)
+    view = sync.open_snapshot(w)
+    assert not mirror.current(view.header)
+    import numpy as np
+
+    means = np.ones((view.n_docs, 4), dtype=np.float32) / 2.0
+    assert embed._write_store_vectors(w, view, means, np.ones(view.n_docs, dtype=np.uint8))
+    view.close()
+    recs = [json.loads(x) for x in lines_of(w.metadata / store.CHUNK_STORE)]
+    view = sync.open_snapshot(w)
+    assert [r["id"] for r in recs] == view.chunk_ids() and all("_embedding_f16_b64" in r for r in recs)
+    assert mirror.current(view.header)
+    view.close()

@@ -126,7 +126,14 @@ def _activate(ws: Workspace, space: dict) -> None:
 def _write_store_vectors(ws: Workspace, snap, means, mask) -> bool:
     """Put each chunk's vector (`means`: its passages' mean) into its chunk store line, or drop
     a vector of another space. False when the store could not be matched to the snapshot."""
+    from memcli.index import mirror
+
     store_file = ws.metadata / store.CHUNK_STORE
+    if not mirror.current(snap.header):
+        try:  # a large index's stores trail it (rewritten in batches): make them its mirror first
+            mirror.write(ws.metadata, snap)
+        except store.CorruptStore:
+            return False  # their frames are unknown (another tool rewrote them): the next sync rebuilds
     lines = store.read_raw_lines(store_file)
     if len(lines) != snap.n_docs:
         return False  # store and snapshot disagree: the next sync rebuilds both
