@@ -86,11 +86,8 @@ def server():
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "digest").mkdir()
-    return ws
+def root(ws) -> Path:
+    return ws  # conftest's empty workspace, under the name these tests use
 
 
 def write_config(root: Path, base_url: str, **over) -> None:

@@ -154,11 +154,8 @@ def write_notes(root: Path, notes: dict[str, str], day: str = DAY) -> None:
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "memory").mkdir(parents=True)
-    (ws / "digest").mkdir()
-    return ws
+def root(ws) -> Path:
+    return ws  # conftest's empty workspace, under the name these tests use
 
 
 @pytest.fixture

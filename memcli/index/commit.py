@@ -60,7 +60,7 @@ class Commit:
         self.pending: list = []
         self.pending_docs = 0
         self.written: list[Path] = []  # segment files this commit wrote (removed if it fails)
-        self._maps = mirror._Maps()
+        self._maps = mirror.Opened()
         self.aligned = aligned  # the old chunk store's lines by chunk, when its frames are unknown
         self.hashes: dict[str, str] = {}  # sha256 of the files read (memcli.index.quick)
         if old is not None:
@@ -282,9 +282,8 @@ def rewrite_chunk_store(metadata: Path, manifest: Path, view, lines: list[bytes]
     for seg in view.segments:
         live = [j for j in range(seg.snap.n_docs) if not seg.doc_dead(j)]
         by_seg[seg.name] = {j: lines[seg.doc_base + r] for r, j in enumerate(live)}
-    man = dict(view.header, store=None)  # forget the old frames: every chunk line is rebuilt
-    segments.write_manifest(manifest, man)
-    again = segments.open_view(manifest)
+    # the same segments, their old frames forgotten: every chunk line is rebuilt from `lines`
+    again = segments.View(manifest.parent / segments.FOLDER, dict(view.header, store=None), manifest)
     try:
         mirror.write(metadata, again, by_seg)
     finally:

@@ -107,7 +107,7 @@ class Source:
         return os.pread(self.fd, max(0, stop - start), start)
 
 
-class _Maps:
+class Opened:
     """The Sources a rewrite or a commit opened (closed together)."""
 
     def __init__(self):
@@ -145,12 +145,12 @@ def stream(parts):
             yield part
 
 
-def sources(view, maps: _Maps, use_stores: bool = True) -> dict:
+def sources(view, maps: Opened, use_stores: bool = True) -> dict:
     """name -> kind -> (buffer, offset, frame table, dead files, dead docs) where each live
     segment's frames are now: the stores (when their layout is known and `use_stores`: their
     stamps are the manifest's) or its sidecars."""
     man = view.header
-    layout = (man.get("store") or {}).get("layout") or [] if use_stores else []
+    layout = ((man.get("store") or {}).get("layout") or []) if use_stores else []
     out: dict = {s.name: {} for s in view.segments}
     folder = view.path.parent / segments.FOLDER
     for kind, rel in STORE_FILES.items():
@@ -180,7 +180,7 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
     holds the index lock."""
     from memcli.index.commit import rebuilt_lines
 
-    maps = _Maps()
+    maps = Opened()
     try:
         src = sources(view, maps)
         man = dict(view.header)

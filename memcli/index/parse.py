@@ -136,9 +136,6 @@ class Workers:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def process(self, root, items, target: int, overlap: int, progress=None) -> list[FileResult]:
-        return process(root, items, target, overlap, progress, pool=self)
-
     def stream(self, root, batches, target: int, overlap: int):
         """The results of each batch in turn, the next batch already being read while the
         caller handles one (so the caller's work overlaps the workers')."""

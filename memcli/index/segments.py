@@ -233,17 +233,16 @@ class View:
         targets = [path]
         if path.endswith(".md") and self.file_index(path[:-3]) is None:
             targets.append(path[:-3])
-        found: list[tuple[str, int, int, str]] = []
+        found: list[tuple[str, int, str]] = []  # (source path, link's place in it, anchor)
         for seg in self.segments:
             sources = sorted({j for t in targets for j in seg.snap.linking(term_hash(t)) if not seg.file_dead(j)})
             for j in sources:
-                rec = seg.snap.record(j)
                 src = seg.snap.paths[j]
-                for n, (t, anchor) in enumerate(rec.get("links", ())):
+                for n, (t, anchor) in enumerate(seg.snap.record(j).get("links", ())):
                     if t in targets and self._resolve(t) == path:
-                        found.append((src, n, 0, anchor))
-        found.sort(key=lambda x: (x[0], x[1]))
-        return [[src, anchor] for src, _, _, anchor in found]
+                        found.append((src, n, anchor))
+        found.sort()
+        return [[src, anchor] for src, _, anchor in found]
 
     # ---- chunks
     def meta(self, d: int) -> tuple[int, int, int, int]:
