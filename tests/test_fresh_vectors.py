@@ -127,8 +127,12 @@ def checks(cli) -> dict:
 
 
 def matrix_file(root: Path) -> Path:
+    """The largest vector file of the active space (one per index segment)."""
     meta = root / "mem_metadata"
-    return vectormod.matrix_path(meta, vectormod.active_space(meta)["id"])
+    space = vectormod.active_space(meta)["id"]
+    files = sorted(meta.glob(f"keyword_index/segments/*.vec-{space}"), key=lambda p: p.stat().st_size)
+    assert files, "no vector file"
+    return files[-1]
 
 
 # ---------------------------------------------------------------- every write by meaning
@@ -294,8 +298,10 @@ def test_first_pass_then_refine_with_the_local_models(tmp_path, run_mem):
     code, out, err = run_mem("-w", ws, "reindex", env=UNPIN, timeout=300)  # the refinement
     assert code == 0, err
     assert active_model(ws) == "all-MiniLM-L6-v2-int8"
-    left = sorted(p.name for p in (ws / "mem_metadata" / "embedding_store").iterdir() if p.suffix in (".f16m", ".f32m"))
-    assert len(left) == 2, left  # the first pass's matrix and words are gone, the model's are there
+    left = sorted(p.name for p in (ws / "mem_metadata" / "embedding_store").iterdir() if p.suffix == ".f32m")
+    spaces = {p.name.split(".vec-")[1] for p in (ws / "mem_metadata").glob("keyword_index/segments/*.vec-*")}
+    # the first pass's vectors and words are gone, the model's are there
+    assert len(left) == 1 and spaces == {json.loads((ws / "mem_metadata/embedding_store/space.json").read_text())["id"]}
     code, out, err = run_mem("-w", ws, "search", "Database choice for the project", env=UNPIN)
     assert code == 0 and err == "" and out.startswith(f"========== {DAY}/db.md:")
 
@@ -388,7 +394,7 @@ def test_the_reference_examples_with_the_local_model(tmp_path, run_mem):
 def test_cosines_are_unchanged_by_the_numpy_query_path(indexed):
     """The matrix rows stay float16 of the provider's vectors (a guard for the rewrite of
     memcli.index.embed): row d is the stored vector of chunk d."""
-    meta = indexed / "mem_metadata"
-    m = vectormod.load_matrix(meta, vectormod.active_space(meta))
-    rows = np.asarray(m.chunk_rows, dtype=np.float32)
+    from memcli.index import vecseg
+
+    rows = np.asarray(vecseg.VecSeg(matrix_file(indexed)).chunk_rows, dtype=np.float32)
     assert rows.shape == (len(NOTES), 8) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=2e-3)

@@ -148,8 +148,10 @@ def set_passage_tokens(root, value: int) -> None:
     cfg.write_text(text + f"chunking:\n  passage_tokens: {value}\n", encoding="utf-8")
 
 
-def matrix_file(root, server):
-    return root / f"mem_metadata/embedding_store/vectors_{space_id('openai', 'test-emb', 8, server.base_url)}.f16m"
+def matrix_files(root, server):
+    """The active space's vector files, one per index segment."""
+    space = space_id("openai", "test-emb", 8, server.base_url)
+    return sorted(root.glob(f"mem_metadata/keyword_index/segments/*.vec-{space}"))
 
 
 def cache_file(root, server):
@@ -289,8 +291,8 @@ def assert_matrix_matches_the_texts(root, server) -> int:
 
     ws = open_workspace(root, {"MEM_WORKSPACE": str(root)})
     snap = sync.open_snapshot(ws)
-    m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header["generation"], 100)
-    assert m is not None and m.n_docs == snap.n_docs
+    m = vecmod.open_vectors(ws.metadata, snap, vecmod.active_space(ws.metadata), 100)
+    assert m is not None and m.usable and m.n_docs == snap.n_docs
     checked = 0
     for d in range(snap.n_docs):
         texts = split(snap.text(d), snap.meta(d)[3], 100)
@@ -300,8 +302,10 @@ def assert_matrix_matches_the_texts(root, server) -> int:
             continue
         want = np.stack([unit(bow(t, 8)) for t in texts])
         assert np.allclose(rows, want, atol=2e-3), (d, texts[0][:40])
-        assert np.allclose(m.chunk_rows[d], mean_vectors(want, [0, len(want)])[0], atol=2e-3), d
+        assert np.allclose(np.asarray(m.chunk_row(d), dtype=np.float32), mean_vectors(want, [0, len(want)])[0],
+                           atol=2e-3), d
         checked += 1
+    m.close()
     snap.close()
     return checked
 
@@ -319,11 +323,13 @@ def test_syncs_keep_every_row_on_its_own_text(mixed, server, cli):
     assert assert_matrix_matches_the_texts(mixed, server) == len(chunk_store(mixed))
 
 
-def test_an_older_matrix_is_rebuilt_from_the_chunk_store_vectors(mixed, server, cli):
-    """A MEMVEC02 matrix (before passages) is not used; `mem reindex` rebuilds it, and without a
+def test_unusable_vector_files_are_rebuilt_from_the_chunk_store_vectors(mixed, server, cli):
+    """Vector files of another format are not used; `mem reindex` rebuilds them, and without a
     request cache the chunk store's vectors still serve every one-passage chunk."""
-    path = matrix_file(mixed, server)
-    path.write_bytes(b"MEMVEC02" + path.read_bytes()[8:])
+    paths = matrix_files(mixed, server)
+    assert paths
+    for path in paths:
+        path.write_bytes(b"MEMVEC02" + path.read_bytes()[8:])
     code, out, err = cli("search", "garden3w4", "--json")
     assert code == 0
     one_warning(err, "chunk vectors do not match the index")

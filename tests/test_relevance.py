@@ -124,8 +124,20 @@ def test_probes_are_fixed_nonsense():
 
 
 class FakeMatrix:
+    """One segment's vectors, as memcli.index.vectors.ViewVectors shows them to noise_record."""
+
     def __init__(self, rows, mask, offsets):
-        self.rows, self.mask, self.offsets = rows, np.asarray(mask, dtype=np.uint8), np.asarray(offsets)
+        keep = np.repeat(np.asarray(mask, dtype=bool), np.diff(offsets))
+        self.rows = rows[keep]
+
+    def n_rows_embedded(self):
+        return len(self.rows)
+
+    def names(self):
+        return ["seg"]
+
+    def embedded_blocks(self, skip=()):
+        return [] if "seg" in skip else [("seg", self.rows)]
 
 
 def test_the_floor_is_the_quantile_of_the_probes_best_cosines_below_the_cap():

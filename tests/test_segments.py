@@ -212,11 +212,11 @@ def test_the_quick_freshness_check_sees_adds_deletes_and_recent_edits(ws, monkey
     assert fresh()
 
 
-def test_store_vectors_reach_stores_that_trail_the_index(ws, monkeypatch):
-    """The embedding run's last step writes each chunk's vector into the chunk store; with the
-    stores trailing a large index it first makes them its mirror, so no vector is left out."""
-    from memcli.index import embed
-
+def test_store_vectors_of_one_segment_wait_for_the_stores_batch(ws, monkeypatch):
+    """The embedding run puts a segment's chunk vectors into its store lines as that segment's
+    sidecar (mirror.revector): stores trailing a large index are not rewritten for it, later
+    updates read those lines from the sidecar (deleting chunks of it too), and the next
+    rewrite of the stores carries them."""
     monkeypatch.setattr(mirror, "EAGER_BYTES", 0)
     vault(ws, n=10)
     w = ws_of(ws)
@@ -224,14 +224,23 @@ def test_store_vectors_reach_stores_that_trail_the_index(ws, monkeypatch):
     (ws / "memory" / "2026-05-01" / "n0.md").write_text("# edit\n\nsaffron only\n", encoding="utf-8")
     sync.sync(w)
     view = sync.open_snapshot(w)
-    assert not mirror.current(view.header)
-    import numpy as np
-
-    means = np.ones((view.n_docs, 4), dtype=np.float32) / 2.0
-    assert embed._write_store_vectors(w, view, means, np.ones(view.n_docs, dtype=np.uint8))
+    first = view.segments[0]
+    assert first.dead_docs and not mirror.current(view.header)
+    stamps = mirror.stamps(w.metadata)
+    vecs = {j: f"v{j}" for j in range(first.snap.n_docs) if not first.doc_dead(j)}
+    mirror.revector(w.metadata, view, {first.name: vecs})
     view.close()
-    recs = [json.loads(x) for x in lines_of(w.metadata / store.CHUNK_STORE)]
+    assert mirror.stamps(w.metadata) == stamps, "the stores wait for their batch"
+    (ws / "memory" / "2026-05-01" / "n1.md").write_text("# edit\n\ncumin only\n", encoding="utf-8")
+    sync.sync(w)
     view = sync.open_snapshot(w)
-    assert [r["id"] for r in recs] == view.chunk_ids() and all("_embedding_f16_b64" in r for r in recs)
-    assert mirror.current(view.header)
+    man = mirror.write(w.metadata, view)
+    view.close()
+    view = sync.open_snapshot(w)
+    recs = [json.loads(x) for x in lines_of(w.metadata / store.CHUNK_STORE)]
+    assert [r["id"] for r in recs] == view.chunk_ids() and mirror.current(man)
+    seg = view.segments[0]
+    own = [r for r in recs[:seg.n_live]]
+    assert own and all(r.get("_embedding_f16_b64", "").startswith("v") for r in own)
+    assert not any("_embedding_f16_b64" in r for r in recs[seg.n_live:])
     view.close()

@@ -248,7 +248,8 @@ def test_a_run_with_nothing_to_do_rewrites_nothing(indexed, server, cli):
     """Matrix, request cache and chunk store are left as they are (no 100 MB rewrite per
     `mem reindex` of an unchanged vault), and the report still counts every chunk."""
     store_dir = indexed / "mem_metadata"
-    files = [f for f in store_dir.rglob("*") if f.is_file() and (f.suffix in (".f16m", ".npz") or "file_chunks" in f.name)]
+    files = [f for f in store_dir.rglob("*") if f.is_file() and (".vec-" in f.name or f.suffix == ".npz"
+                                                                  or "file_chunks" in f.name)]
     assert len(files) >= 3, files
     before = {f: f.stat().st_mtime_ns for f in files}
     code, out, err = cli("reindex", "--json")

@@ -33,9 +33,9 @@ def _sub_rows(ws, snap, target: int):
                                      "chunking.overlap_tokens": target // 5}, {})
         ensure_index(sub_ws, vectors=True)
         sub = sync.open_snapshot(sub_ws)
-        m = vecmod.open_matrix(sub_ws.metadata, vecmod.active_space(sub_ws.metadata),
-                               sub.header.get("generation", ""), 0)  # one row per small chunk
-        rows = np.asarray(m.rows, dtype=np.float32)
+        m = vecmod.open_vectors(sub_ws.metadata, sub, vecmod.active_space(sub_ws.metadata), 0)
+        rows = np.asarray([m.chunk_row(d) for d in range(sub.n_docs)], dtype=np.float32)  # one row per small chunk
+        m.close()
         pairs = list(overlaps(snap, sub))
         entry = _SUB_CACHE[key] = (rows, np.array([d for d, _ in pairs]), np.array([sd for _, sd in pairs]))
         sub.close()

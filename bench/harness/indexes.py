@@ -74,9 +74,11 @@ def _vectors_complete(ws) -> bool:
 
     snap = sync.open_snapshot(ws)
     try:
-        m = vecmod.open_matrix(ws.metadata, vecmod.active_space(ws.metadata), snap.header.get("generation", ""),
-                               ws.settings.chunking.passage_tokens)
-        complete = m is not None and m.n_docs == snap.n_docs and int(m.mask.sum()) == snap.n_docs
+        m = vecmod.open_vectors(ws.metadata, snap, vecmod.active_space(ws.metadata),
+                                ws.settings.chunking.passage_tokens)
+        complete = m is not None and m.with_vectors() == snap.n_docs
+        if m is not None:
+            m.close()
     finally:
         snap.close()
     if complete and ws.settings.search.expand_terms > 0:  # word vectors too

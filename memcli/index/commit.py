@@ -5,9 +5,9 @@ Fresh files are gathered into segments of up to SEGMENT_DOCS chunks, each writte
 soon as it is full, so a full build holds one segment's material at a time. The
 files an update re-indexed or deleted become deletions of the segment holding them.
 Then the merge policy (memcli.index.merge) may replace adjacent segments by one;
-merging keeps the chunks' order, so the chunk store's lines and the vector matrix's
-rows keep their numbers. Write order: segment files and their sidecar frames,
-vector matrix, manifest, then (when due) the ReMe-format stores (memcli.index.mirror);
+merging keeps the chunks' order, so the chunk store's lines keep their numbers.
+Write order: segment files, their sidecar frames and vector files (memcli.index.carry),
+manifest, then (when due) the ReMe-format stores (memcli.index.mirror);
 a crash before the manifest leaves the last committed segment list, a crash while
 the stores are rewritten leaves stores whose stamps differ, judged by their records
 at the next sync. Files no manifest lists any more are removed after it.
@@ -39,6 +39,7 @@ class Part:
     src: dict = field(default_factory=dict)  # kind -> (buffer, offset, frame table, was files, was docs)
     chunk_lines: dict | None = None  # local chunk -> store line, when the frames cannot be trusted
     own: dict | None = None  # kind -> frame table of its sidecars (until the stores take it in)
+    own_dead: list | None = None  # chunks dead when its chunks sidecar was written (mirror.revector)
     new: bool = False
 
     @property
@@ -55,7 +56,7 @@ class Commit:
         self.metadata, self.manifest, self.old = metadata, manifest, old
         self.folder = manifest.parent / segments.FOLDER
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.carrier = carry.Carrier(metadata, old, passage_tokens)
+        self.carrier = carry.Carrier(metadata, manifest, old, passage_tokens)
         self.parts: list[Part] = []
         self.pending: list = []
         self.pending_docs = 0
@@ -72,7 +73,7 @@ class Commit:
         src = mirror.sources(self.old, self._maps, use_stores=aligned is None)
         for seg in self.old.segments:
             part = Part(seg.name, seg.snap, set(seg.dead_files), set(seg.dead_docs), src=src[seg.name],
-                        own=seg.entry.get("own"))
+                        own=seg.entry.get("own"), own_dead=seg.entry.get("own_dead"))
             if "chunks" not in part.src:
                 if aligned is None:
                     raise store.CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
@@ -82,7 +83,7 @@ class Commit:
 
     def delete(self, paths) -> list[tuple[int, int]]:
         """Mark the old versions of `paths` dead; returns the old chunks dropped, as (first,
-        count) runs in the old numbering (what the vector matrix drops)."""
+        count) runs in the old numbering."""
         dropped = []
         for path in paths:
             i = self.old.file_index(path) if self.old is not None else None
@@ -115,6 +116,9 @@ class Commit:
         self.carrier.fresh(docs, asm.lines)
         self.pending, self.pending_docs = [], 0
         self.parts.append(self.write_segment(asm))
+        if self.carrier.space is not None:
+            self.written.append(carry.vecseg.file_path(self.folder, self.parts[-1].name, self.carrier.space["id"]))
+        self.carrier.write(self.parts[-1].name)
         del asm, docs
         _give_back_memory()
 
@@ -150,7 +154,6 @@ class Commit:
         `dropped`: the old chunks no longer current (delete())."""
         self.flush()
         generation = secrets.token_hex(8)
-        self.carrier.write(dropped, self.old.n_docs if self.old is not None else 0, generation)
         self.parts = merge.apply(self, self.parts)
         entries = []
         for p in self.parts:
@@ -158,6 +161,8 @@ class Commit:
                      "dead_files": sorted(p.dead_files), "dead_docs": _runs(p.dead_docs)}
             if p.own is not None:
                 entry["own"] = p.own
+            if p.own_dead:
+                entry["own_dead"] = p.own_dead
             entries.append(entry)
         n_docs = sum(p.live_docs for p in self.parts)
         total = sum(_live_length(p) for p in self.parts)

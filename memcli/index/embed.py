@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from memcli.index import noise as noisemod
-from memcli.index import passages, store, sync, vectors
+from memcli.index import passages, segments, store, sync, vecseg, vectors
 from memcli.vault.workspace import Workspace
 
 CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
@@ -55,64 +55,69 @@ class EmbedReport:
 
 
 class _Keys:
-    """Request-cache keys of each chunk's passages in one snapshot generation, split once
-    per run: a checkpoint every few seconds must not re-split the whole vault."""
+    """Request-cache keys of each chunk's passages, split once per run: a checkpoint every few
+    seconds must not re-split the whole vault. Keyed by (segment, chunk): segments never
+    change, so a sync meanwhile only adds keys."""
 
     def __init__(self, target: int):
-        self.target, self.generation, self.by_doc = target, None, {}
+        self.target, self.by_chunk = target, {}
 
-    def split(self, snap, d: int) -> tuple[list[str], list[str]]:
-        texts = passages.split(snap.text(d), snap.meta(d)[3], self.target)
+    def split(self, seg, j: int) -> tuple[list[str], list[str]]:
+        texts = passages.split(seg.snap.text(j), seg.snap.meta(j)[3], self.target)
         keys = [vectors.text_key(t) for t in texts]
-        self._at(snap)[d] = keys
+        self.by_chunk[(seg.name, j)] = keys
         return keys, texts
 
-    def of(self, snap, d: int) -> list[str]:
-        keys = self._at(snap).get(d)
-        return keys if keys is not None else self.split(snap, d)[0]
-
-    def _at(self, snap) -> dict:
-        gen = snap.header.get("generation", "")
-        if gen != self.generation:  # a sync re-chunked meanwhile: document numbers changed
-            self.generation, self.by_doc = gen, {}
-        return self.by_doc
+    def of(self, seg, j: int) -> list[str]:
+        keys = self.by_chunk.get((seg.name, j))
+        return keys if keys is not None else self.split(seg, j)[0]
 
 
-def _fill(ws: Workspace, space: dict, snap, cache: dict, keys: _Keys):
-    """(offsets, rows, mask) of the snapshot: the previous matrix of this space (when it is
-    active and aligned) plus every vector the request cache knows."""
+def _gains(seg, vs, live, cache: dict, keys: _Keys) -> bool:
+    """Whether the request cache holds a vector for a passage of the segment's live chunks
+    without vectors (only those segments' files are written again)."""
+    todo = live if vs is None else live[vs.mask[live] == 0]
+    return any(k in cache for j in todo.tolist() for k in keys.of(seg, j))
+
+
+def _fill(seg, vs, cache: dict, keys: _Keys, dims: int):
+    """(mask, offsets, rows, chunk rows, changed) of one segment: its file's rows (when there is
+    one) plus every vector the request cache knows for its live chunks without vectors."""
     import numpy as np
 
-    dims, n = int(space["dims"]), snap.n_docs
-    gen = snap.header.get("generation", "")
-    prev = vectors.open_matrix(ws.metadata, space, gen, keys.target) \
-        if vectors.active_space(ws.metadata) == space else None
-    if prev is not None:
-        offsets = np.array(prev.offsets, dtype=np.int64)
-        rows, mask = np.array(prev.rows), np.array(prev.mask)
+    if vs is not None:
+        mask, offsets = np.array(vs.mask), vs.offsets.astype(np.int64)
+        rows, means = np.array(vs.rows), np.array(vs.chunk_rows)
     else:
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(keys.of(snap, d)) for d in range(n)])
-        rows = np.zeros((int(offsets[-1]), dims), dtype=vectors.MATRIX_DTYPE)
-        mask = np.zeros(n, dtype=np.uint8)
-    for d in np.flatnonzero(mask == 0).tolist():
-        a, b = int(offsets[d]), int(offsets[d + 1])
-        doc_keys = keys.of(snap, d)
+        counts = [len(keys.of(seg, j)) if j not in seg.dead_doc_set else 0 for j in range(seg.snap.n_docs)]
+        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        rows = np.zeros((int(offsets[-1]), dims), dtype=vecseg.ROW_DTYPE)
+        mask = np.zeros(seg.snap.n_docs, dtype=np.uint8)
+        means = np.zeros((seg.snap.n_docs, dims), dtype=vecseg.ROW_DTYPE)
+    changed = vs is None
+    for j in np.flatnonzero(mask == 0).tolist():
+        if j in seg.dead_doc_set:
+            continue
+        a, b = int(offsets[j]), int(offsets[j + 1])
+        doc_keys = keys.of(seg, j)
         if len(doc_keys) != b - a:
-            continue  # cannot happen for an aligned matrix; never pair a row with another text
+            continue  # cannot happen for an aligned file; never pair a row with another text
         missing = False
-        for j, key in enumerate(doc_keys):
+        for i, key in enumerate(doc_keys):
             vec = cache.get(key)
             if vec is not None:
-                rows[a + j] = vec
-            elif not rows[a + j].any():  # rows carried over by a sync count too
+                changed = changed or not np.array_equal(rows[a + i], vec)
+                rows[a + i] = vec
+            elif not rows[a + i].any():  # rows carried over by a sync count too
                 missing = True
-        mask[d] = not missing
-    return offsets, rows, mask
+        if not missing:
+            mask[j], changed = 1, True
+            means[j] = passages.mean_vectors(rows[a:b], [0, b - a])[0]
+    return mask, offsets, rows, means, changed
 
 
 def _activate(ws: Workspace, space: dict) -> None:
-    """Make `space` the one searches use; the previous space's matrix, floor and words go."""
+    """Make `space` the one searches use; the previous space's vectors, floor and words go."""
     old = vectors.active_space(ws.metadata)
     vectors.set_active_space(ws.metadata, space)
     if old and old["id"] != space["id"]:
@@ -121,40 +126,44 @@ def _activate(ws: Workspace, space: dict) -> None:
         for path in (vectors.matrix_path(ws.metadata, old["id"]), vectors.noise_path(ws.metadata, old["id"]),
                      terms.store_path(ws.metadata, old["id"])):
             vectors.atomic.remove(path)
+        folder = sync.snapshot_path(ws).parent / segments.FOLDER
+        for path in folder.glob(f"*.vec-{old['id']}"):
+            vectors.atomic.remove(path)
 
 
-def _write_store_vectors(ws: Workspace, snap, means, mask) -> bool:
-    """Put each chunk's vector (`means`: its passages' mean) into its chunk store line, or drop
-    a vector of another space. False when the store could not be matched to the snapshot."""
+def _store_vectors(ws: Workspace, view, vecs) -> bool:
+    """Put the chunk vectors of segments whose files are not `stored` into their chunk store
+    lines (dropping those of another space), then mark the files stored. False when the
+    stores lost track of a segment (the next sync rebuilds them)."""
     from memcli.index import mirror
 
-    store_file = ws.metadata / store.CHUNK_STORE
-    if not mirror.current(snap.header):
-        try:  # a large index's stores trail it (rewritten in batches): make them its mirror first
-            mirror.write(ws.metadata, snap)
-        except store.CorruptStore:
-            return False  # their frames are unknown (another tool rewrote them): the next sync rebuilds
-    lines = store.read_raw_lines(store_file)
-    if len(lines) != snap.n_docs:
-        return False  # store and snapshot disagree: the next sync rebuilds both
-    changed = False
-    for d, line in enumerate(lines):
-        lines[d] = store.with_vector(line, vectors.f16_b64(means[d]) if mask[d] else None)
-        changed = changed or lines[d] is not line
-    if changed:
-        from memcli.index import commit
-
-        commit.rewrite_chunk_store(ws.metadata, sync.snapshot_path(ws), snap, lines)
+    todo = {}
+    for seg, vs in vecs.parts:
+        if vs is None or vs.stored:
+            continue
+        live = vecs.live(seg).tolist()
+        todo[seg.name] = {j: vectors.f16_b64(vs.chunk_rows[j]) for j in live if vs.mask[j]}
+    if not todo:
+        return True
+    try:
+        mirror.revector(ws.metadata, view, todo)
+    except store.CorruptStore:
+        return False
+    for seg, vs in vecs.parts:
+        if vs is not None and seg.name in todo:
+            vecseg.write(vs.path, dict(vs.header, stored=True), vs.mask, vs.offsets, vs.rows, vs.chunk_rows)
     return True
 
 
-def _up_to_date(ws: Workspace, snap, space: dict, keys: _Keys, rep: EmbedReport) -> bool:
-    """Every chunk of the snapshot has its vectors, in the matrix and in the chunk store: a
-    run has nothing to do, and need not read the request cache nor rewrite three files."""
-    m = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""), keys.target)
-    if m is None or m.n_docs != snap.n_docs or not m.header.get("stored") or not m.mask.all():
+def _up_to_date(vecs, rep: EmbedReport) -> bool:
+    """Every chunk of the view has its vectors, in the files and in the chunk store: a run has
+    nothing to do, and need not read the request cache nor rewrite anything."""
+    if any(vs is None or not vs.stored for _, vs in vecs.parts) or vecs.problems:
         return False
-    rep.with_vectors, rep.total, rep.passages, rep.active = m.n_docs, m.n_docs, m.n_rows, True
+    if vecs.with_vectors() != vecs.n_docs:
+        return False
+    rep.with_vectors = rep.total = vecs.n_docs
+    rep.passages, rep.active = vecs.n_rows_embedded(), True
     return True
 
 
@@ -176,6 +185,7 @@ class EmbedRun:
         self.todo: list[tuple[str, str]] = []
         self.done = 0
         self.rounds = 0
+        self.fresh = False  # vectors embedded since the request cache was last saved
         self.last = time.monotonic()
         self.t0 = time.perf_counter()
 
@@ -183,56 +193,63 @@ class EmbedRun:
         """False when there is nothing to do (the space is complete, active and stored)."""
         ws, space, rep = self.ws, self.space, self.rep
         rep.switched = vectors.active_space(ws.metadata) != space
-        snap = sync.open_snapshot(ws)
-        if snap is None:
+        view = sync.open_snapshot(ws)
+        if view is None:
             return False
+        vecs = vectors.ViewVectors(view, space, self.keys.target)
         try:
-            if not rep.switched and _up_to_date(ws, snap, space, self.keys, rep):
+            if not rep.switched and _up_to_date(vecs, rep):
                 if vectors.load_noise(ws.metadata, space) is None:  # a space from before floors
                     noisemod.measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
             if self.cache is None:
                 self.cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
-            self.todo = list(self._known(snap).items())
+            self.todo = list(self._known(vecs).items())
             self.done = 0
-            rep.total = snap.n_docs
+            rep.total = view.n_docs
         finally:
-            snap.close()
+            vecs.close()
+            view.close()
         return True
 
-    def _known(self, snap) -> dict[str, str]:
+    def _known(self, vecs) -> dict[str, str]:
         """Passages still to embed (key -> text) of the chunks without vectors. A known vector
-        (previous matrix rows, or for one-passage chunks the chunk store) goes into the cache,
-        every passage found there moves to its end (the final trim keeps this run's)."""
+        (rows of the segment's file, or for one-passage chunks the chunk store) goes into the
+        cache, every passage found there moves to its end (the final trim keeps this run's)."""
         import numpy as np
 
         ws, space, rep, cache, keys = self.ws, self.space, self.rep, self.cache, self.keys
-        prev = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""), keys.target) \
-            if not rep.switched else None
         from_store = None
+        legacy = vectors.legacy_passage_tokens(ws.metadata, space)
+        if legacy is None:  # the store's vectors were written at this passage size unless a file says not
+            legacy = keys.target
         todo: dict[str, str] = {}
-        # newest first: a sync appends the chunks of the files it re-read, so a write's own
+        # newest first: a sync appends the segment of the files it re-read, so a write's own
         # chunks are embedded before an older backlog when a time budget cuts the run short
-        for d in reversed(range(snap.n_docs)):
-            if prev is not None and prev.mask[d]:
-                continue
-            doc_keys, texts = keys.split(snap, d)
-            prev_rows = prev.doc_rows(d) if prev is not None else None
-            for j, (key, text) in enumerate(zip(doc_keys, texts)):
-                vec = cache.pop(key, None)
-                if vec is None and prev_rows is not None and len(prev_rows) == len(texts) and prev_rows[j].any():
-                    vec = prev_rows[j]  # carried over by a sync from an equal passage
-                if vec is None and prev is None and not rep.switched and len(texts) == 1:
-                    # no matrix fits (older format, other passage size): the chunk store's vector
-                    # of a one-passage chunk is that passage's, in the same space
-                    if from_store is None:
-                        from_store = vectors.store_vectors(ws.metadata, space, keys.target)
-                    vec = from_store.get(key)
-                if vec is None:
-                    todo.setdefault(key, text)
-                else:
-                    cache[key] = np.asarray(vec, dtype="<f2")
-                    rep.reused += 1
+        for seg, vs in reversed(vecs.parts):
+            live = vecs.live(seg)
+            if vs is not None:
+                live = live[vs.mask[live] == 0]
+            for j in reversed(live.tolist()):
+                doc_keys, texts = keys.split(seg, j)
+                prev_rows = vs.doc_rows(j) if vs is not None else None
+                for i, (key, text) in enumerate(zip(doc_keys, texts)):
+                    vec = cache.pop(key, None)
+                    if vec is None and prev_rows is not None and len(prev_rows) == len(texts) and prev_rows[i].any():
+                        vec = prev_rows[i]  # carried over by a sync from an equal passage
+                    written = vecs.sizes.get(seg.name, legacy)
+                    if vec is None and vs is None and not rep.switched and len(texts) == 1 and \
+                            written is not None and passages.surely_single(text, written):
+                        # no file fits (an older version's index, another passage size): the chunk
+                        # store's vector of a chunk that was and is one passage is that passage's
+                        if from_store is None:
+                            from_store = vectors.store_vectors(ws.metadata, space, keys.target)
+                        vec = from_store.get(key)
+                    if vec is None:
+                        todo.setdefault(key, text)
+                    else:
+                        cache[key] = np.asarray(vec, dtype="<f2")
+                        rep.reused += 1
         return todo
 
     def step(self, deadline: float | None = None) -> bool:
@@ -249,6 +266,7 @@ class EmbedRun:
                 vecs = self.embed_batch([t for _, t in batch])
                 for (key, _), vec in zip(batch, vecs):
                     cache[key] = vec.astype("<f2")
+                self.fresh = True
                 self.done += len(batch)
                 rep.embedded += len(batch)
                 if self.progress:
@@ -265,39 +283,54 @@ class EmbedRun:
         return True
 
     def checkpoint(self, final: bool) -> None:
-        """Write the matrix (and, at the end, the store) for the current snapshot; a space
-        waiting for completion writes only its request cache until then."""
+        """Write the segment files that gained vectors (and, at the end, the store lines); the
+        space becomes the searched one as `activate` says."""
         ws, space, rep = self.ws, self.space, self.rep
         dims = int(space["dims"])
         with self.lock_factory():
-            snap = sync.open_snapshot(ws)
-            if snap is None:
+            view = sync.open_snapshot(ws)
+            if view is None:
                 return
+            vecs = vectors.ViewVectors(view, space, self.keys.target)
             try:
-                gen = snap.header.get("generation", "")
-                offsets, rows, mask = _fill(ws, space, snap, self.cache, self.keys)
-                complete = bool(mask.all()) and snap.n_docs > 0
-                # the cache is the resume point until the run ends; only then is it trimmed, and
-                # never below this vault's passages (the run moved those to its end)
-                vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), self.cache, dims,
-                                   max(self.max_cache, len(rows)) if final else len(self.cache))
+                header = {"space": space["id"], "identity": space["identity"], "dims": dims,
+                          "passage_tokens": self.keys.target, "stored": False}
+                for seg, vs in vecs.parts:
+                    if not _gains(seg, vs, vecs.live(seg), self.cache, self.keys):
+                        continue
+                    mask, offsets, rows, means, changed = _fill(seg, vs, self.cache, self.keys, dims)
+                    if changed:
+                        vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
+                                     header, mask, offsets, rows, means)
+                vectors.atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))  # an earlier version's
+                if self.fresh or final:
+                    vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), self.cache, dims,
+                                       self.max_cache)
+                    self.fresh = False
+                vecs.close()
+                vecs = vectors.ViewVectors(view, space, self.keys.target)
+                complete = vecs.with_vectors() == view.n_docs and view.n_docs > 0
+                rep.with_vectors, rep.total, rep.passages = vecs.with_vectors(), view.n_docs, vecs.n_rows_embedded()
                 activate = self.activate == "now" or (self.activate == "complete" and final and complete)
                 is_active = vectors.active_space(ws.metadata) == space
-                rep.with_vectors, rep.total, rep.passages = int(mask.sum()), snap.n_docs, len(rows)
                 if not (activate or is_active):
-                    return  # not searched yet: the cache is all a resume needs
-                means = passages.mean_vectors(rows, offsets)  # the matrix's chunk rows and the store's vectors
-                # the store first: a matrix saying "stored" must never precede the store it vouches for
-                stored = final and _write_store_vectors(ws, snap, means, mask)
-                vectors.write_matrix(vectors.matrix_path(ws.metadata, space["id"]),
-                                     {"generation": gen, "space": space["id"], "identity": space["identity"],
-                                      "dims": dims, "passage_tokens": self.keys.target, "stored": stored},
-                                     mask, offsets, rows, means)
+                    return  # not searched yet: its files are all a resume needs
+                if final:
+                    _store_vectors(ws, view, vecs)
                 if activate and not is_active:
                     _activate(ws, space)
                 rep.active = True
             finally:
-                snap.close()
+                vecs.close()
+                view.close()
+        self._trim()
+
+    def _trim(self) -> None:
+        """Keep the newest max_cache vectors in memory: the rest are in the segment files."""
+        extra = len(self.cache) - self.max_cache
+        if extra > 0:
+            for key in list(self.cache)[:extra]:
+                del self.cache[key]
 
     def finish(self) -> EmbedReport:
         """The last checkpoint, then the noise floor (when the space is searched)."""

@@ -8,7 +8,8 @@ log9(SEGMENT_DOCS / its size) times in its life, and a search reads at most
 MAX_SMALL + (vault / SEGMENT_DOCS) + 1 segments. A segment whose deletions pass
 DEAD_SHARE of its chunks is rewritten without them; one with no live file is
 dropped. Merging keeps the chunks' order (segment after segment), so the numbering
-the chunk store and the vector matrix follow does not change.
+the chunk store follows does not change; the merged segment's vector files are
+written from the members' (memcli.index.carry).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def apply(commit, parts: list) -> list:
 
 def merged(commit, members: list):
     """One new segment holding the live files of `members`, in their order."""
-    from memcli.index import assemble
+    from memcli.index import assemble, vecseg
     from memcli.index.commit import source_lines
 
     asm = assemble.Assembly()
@@ -61,6 +62,9 @@ def merged(commit, members: list):
         recs = [part.snap.record(j) for j in range(len(part.snap.paths)) if j not in part.dead_files]
         assemble.carry_segment(asm, part.snap, recs, dict(source_lines(part, "chunks")))
     out = commit.write_segment(asm)
+    commit.written += [commit.folder / f"{out.name}.vec-{space}" for space in
+                       {s for m in members for s in vecseg.spaces_of(commit.folder, m.name)}]
+    commit.carrier.merged(members, out.name)
     for part in members:
         if part.new:  # written by this commit and merged at once: nothing refers to it any more
             part.src = {}

@@ -73,7 +73,7 @@ def pending_files(man: dict) -> int:
     fresh = dead = 0
     for seg in man["segments"]:
         was = layout.get(seg["name"])
-        if was is None:
+        if was is None or was.get("stale"):
             fresh += int(seg["files"]) - len(seg.get("dead_files") or [])
         else:
             dead += len(set(seg.get("dead_files") or []) - set(was.get("dead_files") or []))
@@ -86,7 +86,7 @@ def current(man: dict) -> bool:
     if layout is None:
         return False
     return [e["name"] for e in layout] == [s["name"] for s in man["segments"]] and all(
-        sorted(e.get("dead_files") or []) == sorted(s.get("dead_files") or [])
+        sorted(e.get("dead_files") or []) == sorted(s.get("dead_files") or []) and not e.get("stale")
         for e, s in zip(layout, man["segments"]))
 
 
@@ -158,7 +158,8 @@ def sources(view, maps: Opened, use_stores: bool = True) -> dict:
         pos = 0
         for e in layout:
             table = e.get("frames", {}).get(kind) or []
-            if buf is not None and e["name"] in out:
+            # (a `stale` kind: the segment's lines changed since, its sidecar holds them: revector())
+            if buf is not None and e["name"] in out and kind not in (e.get("stale") or ()):
                 out[e["name"]][kind] = (buf, pos, table, frozenset(e.get("dead_files") or []),
                                         frozenset(segments.expand(e.get("dead_docs") or [])))
             pos += sum(f[2] for f in table)
@@ -168,8 +169,10 @@ def sources(view, maps: Opened, use_stores: bool = True) -> dict:
             own = (seg.entry.get("own") or {}).get(kind)
             if kind not in out[seg.name] and own is not None:
                 side = maps.open(sidecar(folder, seg.name, kind))
-                if side is not None:
-                    out[seg.name][kind] = (side, 0, own, frozenset(), frozenset())
+                if side is not None:  # (chunks revector() wrote lack the chunks dead by then)
+                    was = frozenset(segments.expand(seg.entry.get("own_dead") or [])) if kind == "chunks" \
+                        else frozenset()
+                    out[seg.name][kind] = (side, 0, own, frozenset(), was)
     return out
 
 
@@ -203,7 +206,7 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
                 entry["frames"][kind] = table
             atomic.write_parts(metadata / rel, stream(blobs or [store.compress(b"")]))  # never an empty file
         man["store"] = {"layout": entries, "stamps": stamps(metadata), "written_at_ns": time.time_ns()}
-        man["segments"] = [{k: v for k, v in e.items() if k != "own"} for e in man["segments"]]
+        man["segments"] = [{k: v for k, v in e.items() if k not in ("own", "own_dead")} for e in man["segments"]]
         segments.write_manifest(view.path, man)
     finally:
         maps.close()
@@ -211,4 +214,50 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
     for seg in view.segments:
         for kind in STORE_FILES:
             atomic.remove(sidecar(folder, seg.name, kind))
+    return man
+
+
+def revector(metadata: Path, view, vectors_by_seg: dict) -> dict:
+    """Put chunk vectors into the chunk store lines of some segments: segment name -> local
+    chunk -> vector (base64, None = no vector). Their lines are written as the segments'
+    sidecar frames and the stores' frames of them marked stale, so the cost follows those
+    segments; the stores are rewritten when due (a small vault's at once). Returns the new
+    manifest. The caller holds the index lock."""
+    man = dict(view.header)
+    folder = view.path.parent / segments.FOLDER
+    entries = {e["name"]: e for e in man["segments"]}
+    maps = Opened()
+    try:
+        src = sources(view, maps)
+        for seg in view.segments:
+            vecs = vectors_by_seg.get(seg.name)
+            if vecs is None:
+                continue
+            if "chunks" not in src[seg.name]:
+                raise store.CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
+            buf, off, table, _, was_docs = src[seg.name]["chunks"]
+            pairs = frames.lines_of(buf, off, table, was_docs, seg.dead_doc_set, Path(STORE_FILES["chunks"]).name)
+            lines = [store.with_vector(ln, vecs.get(j)) for j, ln in pairs]
+            blobs, table = frames.build(lines, [j for j, _ in pairs], frames.FRAME_ITEMS["chunks"])
+            atomic.write_parts(sidecar(folder, seg.name, "chunks"), blobs or [store.compress(b"")])
+            # the other kinds keep being read where they are (stores, or their own sidecars)
+            entry = entries[seg.name] = dict(entries[seg.name])
+            entry["own"] = dict(entry.get("own") or {}, chunks=table)
+            entry["own_dead"] = seg.entry.get("dead_docs") or []
+    finally:
+        maps.close()
+    rec = dict(man.get("store") or {})
+    if rec.get("layout") is not None:
+        rec["layout"] = [dict(e, stale=sorted(set(e.get("stale") or ()) | {"chunks"}))
+                         if e["name"] in vectors_by_seg else e for e in rec["layout"]]
+        rec.setdefault("behind_since_ns", time.time_ns())
+        man["store"] = rec
+    man["segments"] = [entries[e["name"]] for e in man["segments"]]
+    segments.write_manifest(view.path, man)
+    if due(man):
+        again = segments.open_view(view.path)
+        try:
+            man = write(metadata, again)
+        finally:
+            again.close()
     return man

@@ -39,11 +39,23 @@ def noise_probes() -> list[str]:
 def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) -> dict | None:
     """Measure and keep the noise floor of `space` against its current matrix; the probes
     are embedded once per space. Rewritten only when the floor changed. None when the
-    space has no matrix or the provider failed (the next run or search measures it)."""
+    space has no vectors or the provider failed (the next run or search measures it)."""
+    from memcli.index import sync
+
+    view = sync.open_snapshot(ws)
+    if view is None:
+        return None
+    try:
+        return _measure(ws, space, embed_batch, batch_size, view)
+    finally:
+        view.close()
+
+
+def _measure(ws: Workspace, space: dict, embed_batch, batch_size: int, view) -> dict | None:
     import numpy as np
 
-    matrix = vectors.load_matrix(ws.metadata, space)
-    if matrix is None:
+    matrix = vectors.open_vectors(ws.metadata, view, space, ws.settings.chunking.passage_tokens)
+    if matrix is None or not matrix.usable:
         return None
     old = vectors.load_noise(ws.metadata, space)
     probe_vecs = vectors.noise_vectors(old, int(space["dims"])) if old else None
@@ -54,7 +66,7 @@ def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) 
             probe_vecs = np.vstack([embed_batch(texts[i:i + size]) for i in range(0, len(texts), size)])
         except ProviderError:
             return None
-    record = vectors.noise_record(space, probe_vecs, matrix)
-    if old is None or any(old.get(key) != record[key] for key in ("floor", "measured", "passages")):
+    record = vectors.noise_record(space, probe_vecs, matrix, old)
+    if old is None or any(old.get(key) != record[key] for key in ("floor", "measured", "passages", "segments")):
         vectors.save_noise(ws.metadata, record)
     return record

@@ -12,7 +12,7 @@ segments however many updates or merges run beside it.
 
 The segments read as one index (View): chunks are numbered densely, segment after
 segment, skipping dead ones, and files the same way; that numbering is the order
-of the chunk store's lines and of the vector matrix's rows. BM25 statistics (chunk
+of the chunk store's lines (vectors are kept per segment: memcli.index.vecseg). BM25 statistics (chunk
 count, average length, document frequencies) count live chunks only, so scores are
 the ones a full rebuild gives.
 """

@@ -26,6 +26,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
+from memcli.index import store
+from memcli.index.segments import expand
 from memcli.vault import atomic
 
 # letters only (no digits, no underscore), three or more, outside the CJK blocks,
@@ -87,12 +89,69 @@ def load(metadata: Path, space: dict | None):
 
 
 def vocabulary(snap, limit: int) -> list[str]:
-    """The `limit` words found in the most chunks (ties alphabetical, for stable runs)."""
+    """The `limit` words found in the most live chunks (ties alphabetical, for stable runs).
+    Counted per segment once (segment_words) and for what died in it since, so an update
+    reads only its own segment's texts."""
     df: Counter = Counter()
-    for d in range(snap.n_docs):
-        df.update(set(words_of(snap.text(d))))
-    ranked = sorted(df.items(), key=lambda kv: (-kv[1], kv[0]))
+    for seg in snap.segments:
+        df.update(segment_words(seg))
+        if seg.dead_docs:
+            df.subtract(_dead_words(seg))
+    ranked = sorted(((w, n) for w, n in df.items() if n > 0), key=lambda kv: (-kv[1], kv[0]))
     return sorted(w for w, _ in ranked[:max(0, limit)])
+
+
+def _words_file(seg, suffix: str) -> Path:
+    return Path(seg.snap.path).parent / f"{seg.name}.{suffix}"
+
+
+def _counts(seg, docs) -> Counter:
+    df: Counter = Counter()
+    for j in docs:
+        df.update(set(words_of(seg.snap.text(j))))
+    return df
+
+
+def _load_counts(path: Path) -> tuple[dict, Counter] | None:
+    try:
+        data = json.loads(store.decompress(path.read_bytes(), path.name))
+        return data["meta"], Counter(data["df"])
+    except (OSError, ValueError, KeyError, TypeError, store.CorruptStore):
+        return None
+
+
+def _save_counts(path: Path, meta: dict, df: Counter) -> None:
+    try:
+        atomic.write_bytes(path, store.compress(json.dumps({"meta": meta, "df": df}, separators=(",", ":")).encode()))
+    except OSError:
+        pass  # (a read-only workspace counts again next time)
+
+
+def segment_words(seg) -> Counter:
+    """Chunk counts of each word over all of a segment's chunks, kept beside it (`.words`)."""
+    path = _words_file(seg, "words")
+    got = _load_counts(path)
+    if got is not None and got[0].get("docs") == seg.snap.n_docs:
+        return got[1]
+    df = _counts(seg, range(seg.snap.n_docs))
+    _save_counts(path, {"docs": seg.snap.n_docs}, df)
+    return df
+
+
+def _dead_words(seg) -> Counter:
+    """Chunk counts of each word over the segment's dead chunks (`.words-dead`): deaths only
+    add up, so what died since the last count is counted alone."""
+    path = _words_file(seg, "words-dead")
+    got = _load_counts(path)
+    counted = set(expand(got[0].get("dead", []))) if got is not None else set()
+    if got is not None and not counted <= seg.dead_doc_set:
+        counted, got = set(), None  # (cannot happen: a segment's dead chunks never come back)
+    df = got[1] if got is not None else Counter()
+    todo = sorted(seg.dead_doc_set - counted)
+    if todo:
+        df.update(_counts(seg, todo))
+        _save_counts(path, {"dead": seg.entry.get("dead_docs") or []}, df)
+    return df
 
 
 def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]], object],

@@ -1,19 +1,18 @@
-"""Chunk vectors: a memory-mappable matrix aligned with the search snapshot.
+"""Chunk vectors: the active space, the request cache, the noise floor, and the view of a
+space's per-segment vector files (memcli.index.vecseg) as one.
 
-The chunk store keeps one vector per chunk as `_embedding_f16_b64` (ReMe's
-format), but a cold search must not decode base64 for every chunk. And the
-vector branch scores each chunk by its best passage (memcli.index.passages), so
-the vectors of the active space live in `embedding_store/vectors_<space>.f16m`:
-a header, a per-chunk mask (1 = every passage has a vector), passage offsets
-(chunk d owns rows offsets[d]..offsets[d+1]) and the passage rows, in snapshot
-document order. The header carries the snapshot's generation token and the
-passage size; a matrix whose generation or passage size differs from the
-snapshot's and the config's is not used (the vector branch pauses rather than
-scoring vectors of the wrong texts).
+The chunk store keeps one vector per chunk as `_embedding_f16_b64` (ReMe's format),
+but a cold search must not decode base64 for every chunk, and the vector branch
+scores each chunk by its best passage (memcli.index.passages). So the passage rows
+live beside the index segments, one file per segment and space, memory-mapped by a
+search (ViewVectors reads them in the view's chunk numbering). A file cut into
+passages of another size than the config's is not used (its chunks count as without
+vectors, and `mem health` says so).
 
 The request cache `embedding_store/default_v1_<space>.npz` (keys = sha256 of the
-embedded text, embeddings float16) lets re-chunked but unchanged text reuse its
-vector, and is the checkpoint an interrupted embedding run resumes from.
+embedded text, embeddings float16) keeps the most recent `max_cache_size` vectors,
+so text that moved or came back reuses its vector; the segment files are the
+checkpoint an interrupted embedding run resumes from.
 """
 
 from __future__ import annotations
@@ -21,21 +20,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import mmap
 import struct
 from pathlib import Path
 
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-MAGIC = b"MEMVEC05"  # 02: one row per chunk; 03-04: float32 passages; all are rebuilt
-# Chunk rows are float32: every search multiplies all of them, and BLAS takes float32
-# directly. Passage rows are float16, like the request cache they come from (so nothing
-# is lost): a search converts only the shortlisted chunks' passages, and every sync
-# rewrites the file, whose bulk they are (a 2,000-note vault: 44 MB instead of 88).
-MATRIX_DTYPE = "<f4"
-PASSAGE_DTYPE = "<f2"
-OFFSET_DTYPE = "<u4"
+LEGACY_MAGIC = b"MEMVEC05"  # the one-file matrix before memcli.index.vecseg: removed on sight
 
 
 def text_key(text: str) -> str:
@@ -43,6 +34,7 @@ def text_key(text: str) -> str:
 
 
 def matrix_path(metadata: Path, space: str) -> Path:
+    """The one-file matrix of earlier versions (only ever removed now)."""
     return metadata / "embedding_store" / f"vectors_{space}.f16m"
 
 
@@ -61,100 +53,6 @@ def from_b64(value: str, dims: int):
 
     arr = np.frombuffer(base64.b64decode(value), dtype="<f2")
     return arr if arr.size == dims else None
-
-
-def write_matrix(path: Path, header: dict, mask, offsets, rows, chunk_rows=None) -> None:
-    """Header (with n_docs, n_rows, passage_tokens), mask, passage offsets, passage rows,
-    then one row per chunk: the normalised mean of its passages (the shortlist of
-    memcli.retrieval.vector.top, and the chunk store's vector)."""
-    import numpy as np
-
-    from memcli.index import passages
-
-    rows = np.ascontiguousarray(rows, dtype=PASSAGE_DTYPE)
-    if chunk_rows is None:
-        chunk_rows = passages.mean_vectors(rows, offsets)
-    write_matrix_parts(path, header, mask, offsets, len(rows), [rows.reshape(-1).view(np.uint8)],
-                       [np.ascontiguousarray(chunk_rows, dtype=MATRIX_DTYPE).reshape(-1).view(np.uint8)])
-
-
-def write_matrix_parts(path: Path, header: dict, mask, offsets, n_rows: int, row_parts, chunk_parts) -> None:
-    """write_matrix from pieces: `row_parts` (float16 passage rows) and `chunk_parts` (float32
-    chunk rows) are bytes-like, e.g. slices of the previous file's mmap, so a sync copies
-    the rows it keeps straight from the old file to the new one."""
-    import numpy as np
-
-    mask = np.ascontiguousarray(mask, dtype=np.uint8)
-    offsets = np.ascontiguousarray(offsets, dtype=OFFSET_DTYPE)
-    header = dict(header, n_docs=len(mask), n_rows=int(n_rows))
-    hjson = json.dumps(header, separators=(",", ":")).encode()
-    head = MAGIC + struct.pack("<I", len(hjson)) + hjson
-    head += b" " * ((-len(head)) & 7)
-    parts = [head]
-    for arr in (mask, offsets):
-        body = arr.tobytes()
-        parts += [body, b"\0" * ((-len(body)) & 7)]
-    dims = int(header["dims"])
-    parts += list(row_parts) + [b"\0" * ((-(2 * n_rows * dims)) & 7)]
-    atomic.write_parts(path, parts + list(chunk_parts))
-
-
-class Matrix:
-    """Read side: header, mask, passage offsets, passage rows and chunk rows as numpy
-    views over an mmap.
-
-    Doc d's passages are rows offsets[d]..offsets[d+1] (every doc has at least one);
-    mask[d] = 1 when all of them have a vector.
-    """
-
-    def __init__(self, path: Path):
-        import numpy as np
-
-        self.path = path
-        try:
-            with open(path, "rb") as fh:
-                self._mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-            if self._mm[:8] != MAGIC:
-                raise ValueError("bad magic (an older format is rebuilt by `mem reindex`)")
-            (hlen,) = struct.unpack_from("<I", self._mm, 8)
-            self.header = json.loads(self._mm[12:12 + hlen])
-            off = 12 + hlen
-            off += (-off) & 7
-            n, dims, n_rows = int(self.header["n_docs"]), int(self.header["dims"]), int(self.header["n_rows"])
-            self.mask = np.frombuffer(self._mm, dtype=np.uint8, count=n, offset=off)
-            off += n + ((-n) & 7)
-            self.offsets = np.frombuffer(self._mm, dtype=OFFSET_DTYPE, count=n + 1, offset=off)
-            off += 4 * (n + 1) + ((-4 * (n + 1)) & 7)
-            self.rows = np.frombuffer(self._mm, dtype=PASSAGE_DTYPE, count=n_rows * dims,
-                                      offset=off).reshape(n_rows, dims)
-            self.rows_offset = off  # byte offset of the passage rows, for write_matrix_parts
-            off += 2 * n_rows * dims
-            off += (-off) & 7
-            self.chunk_rows_offset = off
-            self.chunk_rows = np.frombuffer(self._mm, dtype=MATRIX_DTYPE, count=n * dims,
-                                            offset=off).reshape(n, dims)
-            # a damaged offset table would score rows against the wrong chunks
-            if self.offsets[0] != 0 or self.offsets[-1] != n_rows or (n and np.diff(self.offsets).min() < 1):
-                raise ValueError("passage offsets are inconsistent")
-        except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
-            raise CorruptStore(f"vector matrix {path.name} is damaged ({exc})") from None
-        self.n_docs, self.n_rows, self.dims = n, n_rows, dims
-
-    @property
-    def generation(self) -> str:
-        return str(self.header.get("generation", ""))
-
-    @property
-    def passage_tokens(self) -> int | None:
-        value = self.header.get("passage_tokens")
-        return value if isinstance(value, int) else None
-
-    def doc_rows(self, d: int):
-        return self.rows[int(self.offsets[d]):int(self.offsets[d + 1])]
-
-    def raw(self, start: int, end: int) -> memoryview:
-        """Bytes start..end of the file (no copy), for write_matrix_parts."""
-        return memoryview(self._mm)[start:end]
 
 
 def load_cache(path: Path, dims: int) -> dict:
@@ -230,26 +128,37 @@ def load_noise(metadata: Path, space: dict) -> dict | None:
         return None
 
 
-def noise_record(space: dict, probe_vecs, matrix: "Matrix") -> dict:
-    """Measure the floor of `space` against the embedded passages of `matrix` (none: 0)."""
+def noise_record(space: dict, probe_vecs, vecs: ViewVectors, old: dict | None = None) -> dict:
+    """Measure the floor of `space` against the embedded passages of `vecs` (none: 0).
+
+    Each probe's best cosine per segment is a maximum, so a record that kept them
+    (`best`, over the segments it names) is brought up to date from the segments it has
+    not seen; it is measured from scratch once a third of the passages it counted are
+    gone (a maximum cannot forget the deleted ones)."""
     import numpy as np
 
-    rows = matrix.rows
-    if not matrix.mask.all():
-        rows = rows[np.repeat(matrix.mask.astype(bool), np.diff(matrix.offsets).astype(np.intp))]
     probes = np.asarray(probe_vecs, dtype=np.float32)
     probes = probes / np.maximum(np.linalg.norm(probes, axis=1, keepdims=True), 1e-12)
     best = np.full(len(probes), -1.0, dtype=np.float32)
-    for a in range(0, rows.shape[0], 32768):
-        block = np.asarray(rows[a:a + 32768], dtype=np.float32)
-        best = np.maximum(best, (block @ probes.T).max(axis=0))
-    found = rows.shape[0] and len(best)
+    seen: set[str] = set()
+    live = vecs.n_rows_embedded()
+    if old and old.get("best") and isinstance(old.get("segments"), list) and \
+            int(old.get("passages", 0)) * 2 <= live * 3:
+        prior = np.frombuffer(base64.b64decode(old["best"]), dtype="<f4")
+        if prior.size == len(probes):
+            best, seen = prior.copy(), set(old["segments"])
+    for name, block in vecs.embedded_blocks(skip=seen):
+        for a in range(0, block.shape[0], 32768):
+            best = np.maximum(best, (np.asarray(block[a:a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
+    found = live and len(best)
     measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
     packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
     return {"version": NOISE_VERSION, "space": space["id"], "floor": min(measured, FLOOR_CAP),
             "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
-            "quantile": FLOOR_QUANTILE, "cap": FLOOR_CAP, "passages": int(rows.shape[0]),
-            "probes": len(probes), "vectors": packed}
+            "quantile": FLOOR_QUANTILE, "cap": FLOOR_CAP, "passages": int(live),
+            "probes": len(probes), "vectors": packed,
+            "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
+            "segments": sorted(vecs.names())}
 
 
 def noise_vectors(record: dict, dims: int):
@@ -265,52 +174,145 @@ def save_noise(metadata: Path, record: dict) -> None:
     atomic.write_text(noise_path(metadata, record["space"]), json.dumps(record, sort_keys=True))
 
 
-def load_matrix(metadata: Path, space: dict | None) -> Matrix | None:
-    """The matrix file of `space` as it is (any generation), or None when missing or damaged."""
-    if not space:
+def open_vectors(metadata: Path, view, space: dict | None, passage_tokens: int) -> ViewVectors | None:
+    """The vectors of `space` for the view's segments, or None without a space."""
+    if not space or view is None:
         return None
-    p = matrix_path(metadata, space["id"])
-    if not p.exists():
-        return None
-    try:
-        return Matrix(p)
-    except CorruptStore:
-        return None
+    return ViewVectors(view, space, passage_tokens)
 
 
-def open_matrix(metadata: Path, space: dict | None, generation: str, passage_tokens: int) -> Matrix | None:
-    """The matrix of `space` if it is aligned with the snapshot `generation` and cut into
-    passages of the configured size (other passages would be scored against other texts)."""
-    m = load_matrix(metadata, space)
-    if m is None or m.generation != generation or m.dims != int(space["dims"]):
-        return None
-    return m if m.passage_tokens == passage_tokens else None
+class ViewVectors:
+    """A space's segment vector files (memcli.index.vecseg) read as one, in the view's dense
+    chunk numbering. A segment whose file is missing, damaged or cut into passages of
+    another size counts as chunks without vectors; `problems` says which were damaged."""
 
+    def __init__(self, view, space: dict, passage_tokens: int):
+        from memcli.index import segments, vecseg
 
-def _store_passage_tokens(metadata: Path, space: dict) -> int | None:
-    """The passage size the chunk store's vectors were computed with: the matrix's, written
-    together with them (MEMVEC02 = one vector per chunk, as with 0); None when unknown."""
-    try:
-        with open(matrix_path(metadata, space["id"]), "rb") as fh:
-            magic = fh.read(8)
-    except OSError:
-        return None
-    if magic == b"MEMVEC02":
-        return 0
-    m = load_matrix(metadata, space)
-    return m.passage_tokens if m is not None else None
+        self.view, self.space, self.dims = view, space, int(space["dims"])
+        self.passage_tokens = passage_tokens
+        folder = view.path.parent / segments.FOLDER
+        self.parts: list = []  # (segment, VecSeg or None)
+        self.problems: list[str] = []
+        self.other_size = 0  # files cut into passages of another size
+        self.sizes: dict = {}  # segment -> that size
+        for seg in view.segments:
+            path = vecseg.file_path(folder, seg.name, space["id"])
+            vs = None
+            if path.exists():
+                try:
+                    vs = vecseg.VecSeg(path)
+                    if vs.dims != self.dims or vs.n_docs != seg.snap.n_docs:
+                        raise CorruptStore(f"segment vectors {path.name} do not match their segment")
+                    if vs.passage_tokens != passage_tokens:
+                        self.other_size += 1
+                        self.sizes[seg.name] = vs.passage_tokens
+                        vs.close()
+                        vs = None
+                except CorruptStore as exc:
+                    self.problems.append(str(exc))
+                    vs = None
+            self.parts.append((seg, vs))
+        self.n_docs = view.n_docs
+        self._mask = None
+
+    @property
+    def usable(self) -> int:
+        return sum(1 for _, vs in self.parts if vs is not None)
+
+    def names(self) -> list[str]:
+        return [seg.name for seg, vs in self.parts if vs is not None]
+
+    @staticmethod
+    def live(seg):
+        """The segment's live local chunk numbers (numpy)."""
+        import numpy as np
+
+        every = np.arange(seg.snap.n_docs, dtype=np.intp)
+        return np.delete(every, seg.dead_docs) if seg.dead_docs else every
+
+    @property
+    def mask(self):
+        """1 per chunk of the view with all its passages embedded (dense numbering)."""
+        import numpy as np
+
+        if self._mask is None:
+            parts = [vs.mask[self.live(seg)] if vs is not None else np.zeros(seg.n_live, dtype=np.uint8)
+                     for seg, vs in self.parts]
+            self._mask = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
+        return self._mask
+
+    def with_vectors(self) -> int:
+        return int(self.mask.sum())
+
+    def _at(self, d: int):
+        seg, local = self.view._doc(d)
+        return self.parts[self.view.segments.index(seg)][1], local
+
+    def has(self, d: int) -> bool:
+        vs, local = self._at(d)
+        return vs is not None and bool(vs.mask[local])
+
+    def doc_rows(self, d: int):
+        vs, local = self._at(d)
+        return vs.doc_rows(local)
+
+    def chunk_row(self, d: int):
+        vs, local = self._at(d)
+        return vs.chunk_rows[local]
+
+    def n_rows_embedded(self) -> int:
+        """Passages of the live embedded chunks."""
+        import numpy as np
+
+        total = 0
+        for seg, vs in self.parts:
+            if vs is not None:
+                live = self.live(seg)
+                live = live[vs.mask[live] == 1]
+                off = vs.offsets.astype(np.int64)
+                total += int((off[live + 1] - off[live]).sum())
+        return total
+
+    def embedded_blocks(self, skip=()):
+        """(segment name, passage rows of its live embedded chunks) of each usable file not in
+        `skip`."""
+        import numpy as np
+
+        for seg, vs in self.parts:
+            if vs is None or seg.name in skip:
+                continue
+            live = self.live(seg)
+            live = live[vs.mask[live] == 1]
+            off = vs.offsets.astype(np.int64)
+            counts = off[live + 1] - off[live]
+            firsts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+            yield seg.name, vs.rows[np.arange(int(counts.sum())) + np.repeat(off[live] - firsts, counts)]
+
+    def stamp(self) -> int:
+        """The newest file's change time (what the team publisher compares)."""
+        out = 0
+        for _, vs in self.parts:
+            if vs is not None:
+                try:
+                    out = max(out, vs.path.stat().st_mtime_ns)
+                except OSError:
+                    pass
+        return out
+
+    def close(self) -> None:
+        for _, vs in self.parts:
+            if vs is not None:
+                vs.close()
 
 
 def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
-    """text key -> vector from the chunk store lines of `space`, for chunks that are surely one
-    passage both now and when the vector was written: for those the store's chunk vector is
-    the passage's; for others it is a mean of passages."""
+    """text key -> vector from the chunk store lines of `space`, for chunks whose text is
+    surely one passage now (for those the store's chunk vector is the passage's). Used
+    where no segment vectors fit (an index rebuilt from scratch, an older version's)."""
     from memcli.index import store
     from memcli.index.passages import surely_single
 
-    written = _store_passage_tokens(metadata, space)
-    if written is None:
-        return {}
     try:
         lines = store.read_raw_lines(metadata / store.CHUNK_STORE)
     except CorruptStore:
@@ -323,8 +325,7 @@ def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
         try:
             rec = json.loads(line)
             text = rec.get("text", "")
-            single = surely_single(text, passage_tokens) and surely_single(text, written)
-            vec = from_b64(rec["_embedding_f16_b64"], dims) if single else None
+            vec = from_b64(rec["_embedding_f16_b64"], dims) if surely_single(text, passage_tokens) else None
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if vec is not None:
@@ -332,9 +333,29 @@ def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
     return out
 
 
-def drop_matrix(meta: Path) -> None:
-    """Forget the active space's matrix (a full re-embedding follows); the request cache stays."""
+def legacy_passage_tokens(metadata: Path, space: dict) -> int | None:
+    """The passage size of an earlier version's one-file matrix of `space` (0 for its first
+    format, one vector per chunk), None when there is none."""
+    try:
+        with open(matrix_path(metadata, space["id"]), "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError:
+        return None
+    if head[:8] == b"MEMVEC02":
+        return 0
+    try:
+        (hlen,) = struct.unpack_from("<I", head, 8)
+        value = json.loads(head[12:12 + hlen]).get("passage_tokens")
+    except (ValueError, struct.error, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def drop_vectors(meta: Path, folder: Path) -> None:
+    """Forget the active space's vectors (a full re-embedding follows); the request cache stays."""
     space = active_space(meta)
     if space:
         atomic.remove(matrix_path(meta, space["id"]))
+        for p in folder.glob(f"*.vec-{space['id']}") if folder.exists() else ():
+            atomic.remove(p)
     set_active_space(meta, None)  # the noise record stays: its probes' vectors are still valid

@@ -62,9 +62,10 @@ def verify(meta, snap, passage_tokens: int) -> StoreReport:
         rep.problems.append("chunk vectors have different dimensions")
     with_vec, n_passages = sum(1 for r in recs if "_embedding_f16_b64" in r), 0
     if space is not None:
-        m = vectors.open_matrix(meta, space, snap.header.get("generation", ""), passage_tokens)
-        if m is not None:  # a missing, damaged or stale matrix: `mem health`'s vectors check says so
-            with_vec, n_passages = int(m.mask.sum()), m.n_rows
+        m = vectors.ViewVectors(snap, space, passage_tokens)
+        if m.usable:  # missing, damaged or other files: `mem health`'s vectors check says so
+            with_vec, n_passages = m.with_vectors(), m.n_rows_embedded()
+        m.close()
     indexed = {g["path"] for g in graph}
     pending = sum(1 for g in graph for ln in g.get("links", [])
                   if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
@@ -118,14 +119,3 @@ def align(snap, lines: list[bytes], recs: list[dict] | None = None) -> tuple[lis
 def words_with_vectors(meta, space) -> int:
     vocab = terms.load(meta, space) if space else None
     return len(vocab[0]) if vocab else 0
-
-
-def other_passages(meta, snap, passage_tokens: int):
-    """The matrix of the snapshot's generation if it was cut into passages of another size
-    than `passage_tokens`, else None."""
-    m = vectors.load_matrix(meta, vectors.active_space(meta))
-    if m is None or m.generation != snap.header.get("generation") or m.passage_tokens == passage_tokens:
-        return None
-    return m
-
-

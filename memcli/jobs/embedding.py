@@ -88,24 +88,24 @@ def _searched(ws: Workspace, target: spaces.Backend | None) -> spaces.Backend | 
 
 
 def unembedded(ws: Workspace, space: dict | None) -> int | None:
-    """Chunks of the snapshot without vectors in `space`, or None when its matrix is not
-    aligned with the snapshot (missing, damaged, another passage size or format: `mem
-    reindex` rebuilds it; a write or a search does not start that on its own)."""
+    """Chunks of the index without vectors in `space`, or None when none of its segment files
+    fits (missing, damaged, another passage size or format: `mem reindex` rebuilds them; a
+    write or a search does not start that on its own)."""
     from memcli.index import sync
 
     if space is None:
         return None
-    snap = sync.open_snapshot(ws)
-    if snap is None:
+    view = sync.open_snapshot(ws)
+    if view is None:
         return None
+    vecs = vectors.ViewVectors(view, space, ws.settings.chunking.passage_tokens)
     try:
-        m = vectors.open_matrix(ws.metadata, space, snap.header.get("generation", ""),
-                                ws.settings.chunking.passage_tokens)
-        if m is None or m.n_docs != snap.n_docs:
+        if view.n_docs and not vecs.usable:
             return None
-        return int(snap.n_docs - int(m.mask.sum()))
+        return int(view.n_docs - vecs.with_vectors())
     finally:
-        snap.close()
+        vecs.close()
+        view.close()
 
 
 def after_write(ws: Workspace, warnings: list[str], *, budget: float | None = None,
@@ -160,7 +160,7 @@ def update(ws: Workspace, *, progress=None, refine: bool = True, full: bool = Fa
     try:
         with embed_lock(ws, "reindex", wait=wait):
             if full:
-                vectors.drop_matrix(ws.metadata)
+                _drop_vectors(ws)
             active = vectors.active_space(ws.metadata)
             keep = "now"
             if active is None or active["id"] != target.space["id"]:
@@ -183,6 +183,23 @@ def update(ws: Workspace, *, progress=None, refine: bool = True, full: bool = Fa
         if fast is not None:
             fast.embedder.close()
     return out
+
+
+def _drop_vectors(ws: Workspace) -> None:
+    """Forget the active space's vectors for `mem reindex --full`, their passages kept in the
+    request cache first: the same text in the same space gives the same vector, so the run
+    that follows asks the provider only for what it never embedded."""
+    from memcli.index import carry, segments, sync
+
+    space = vectors.active_space(ws.metadata)
+    if space is not None:
+        known = carry.previous_passages(sync.snapshot_path(ws), space, ws.settings.chunking.passage_tokens)
+        if known:
+            path = vectors.cache_path(ws.metadata, space["id"])
+            cache = vectors.load_cache(path, int(space["dims"]))
+            cache.update(known)
+            vectors.save_cache(path, cache, int(space["dims"]), len(cache))
+    vectors.drop_vectors(ws.metadata, sync.snapshot_path(ws).parent / segments.FOLDER)
 
 
 def _first(ws: Workspace, target: spaces.Backend, fast: spaces.Backend | None | bool = False) -> spaces.Backend:

@@ -229,7 +229,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
         return VectorBranch([], None, [])
     use = None
     try:
-        gen, size = snap.header.get("generation", ""), ws.settings.chunking.passage_tokens
+        size = ws.settings.chunking.passage_tokens
         if embed_new and space is not None:
             from memcli.jobs import embedding as embedjob
 
@@ -243,8 +243,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
                             else f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                                  "vector search paused until `mem reindex --scope embedding`")
             return VectorBranch([], None, [])
-        matrix = vectors.open_matrix(ws.metadata, space, gen, size)
-        if matrix is None or matrix.n_docs != snap.n_docs:
+        matrix = vectors.open_vectors(ws.metadata, snap, space, size)
+        if matrix is None or (not matrix.usable and snap.n_docs):
             warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
             return VectorBranch([], None, [])
         words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
@@ -272,12 +272,9 @@ def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, prob
     cfg = ws.settings.search
     expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
-    mask = matrix.mask  # a chunk scores as its best passage
-    return VectorBranch(vecmod.top(matrix.rows, mask, vecs[0], candidates, allowed, matrix.offsets,
-                                   matrix.chunk_rows),
-                        lambda d: bool(mask[d]), expansion,
-                        lambda docs: vecmod.cosines(matrix.rows, mask, vecs[0], docs, matrix.offsets),
-                        noise["floor"])
+    # a chunk scores as its best passage
+    return VectorBranch(vecmod.search(matrix, vecs[0], candidates, allowed), matrix.has, expansion,
+                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"])
 
 
 def _noise_probes() -> list[str]:

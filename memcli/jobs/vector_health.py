@@ -49,26 +49,23 @@ def checks(ws: Workspace) -> list[Check]:
 
 def _matrix_check(ws: Workspace, active: dict, snap) -> Check:
     from memcli.index import vectors
-    from memcli.index.store import CorruptStore
 
-    path = vectors.matrix_path(ws.metadata, active["id"])
     figures = {"space": active.get("identity"), "chunks": snap.n_docs}
-    if not path.exists():
-        return Check("vectors", FAIL, f"the vector matrix {path.name} is missing; run {REPAIR}", figures)
+    vecs = vectors.ViewVectors(snap, active, ws.settings.chunking.passage_tokens)
     try:
-        m = vectors.Matrix(path)
-    except CorruptStore as exc:
-        return Check("vectors", FAIL, f"{exc}; run {REPAIR} (rebuilt from the request cache)", figures)
-    size = ws.settings.chunking.passage_tokens
-    if m.passage_tokens != size:
-        return Check("vectors", WARN, f"vectors were computed on passages of {m.passage_tokens} tokens, "
-                                      f"chunking.passage_tokens is now {size}; vector search paused until {REPAIR}",
-                     figures)
-    if m.generation != snap.header.get("generation", "") or m.n_docs != snap.n_docs:
-        return Check("vectors", FAIL, f"the vector matrix does not match the index ({m.n_docs} rows for "
-                                      f"{snap.n_docs} chunks); run {REPAIR}", figures)
-    missing = int(snap.n_docs - int(m.mask.sum()))
-    figures.update(chunks_with_vectors=snap.n_docs - missing, passages=m.n_rows)
+        if vecs.problems:
+            return Check("vectors", FAIL, f"{vecs.problems[0]}; run {REPAIR} (rebuilt from the request cache)",
+                         dict(figures, damaged_files=len(vecs.problems)))
+        if vecs.other_size:
+            return Check("vectors", WARN, "vectors were computed on passages of another size than "
+                                          f"chunking.passage_tokens ({ws.settings.chunking.passage_tokens}); "
+                                          f"vector search paused until {REPAIR}", figures)
+        if snap.n_docs and not vecs.usable:
+            return Check("vectors", FAIL, f"the vector files of the index are missing; run {REPAIR}", figures)
+        missing = int(snap.n_docs - vecs.with_vectors())
+        figures.update(chunks_with_vectors=snap.n_docs - missing, passages=vecs.n_rows_embedded())
+    finally:
+        vecs.close()
     if missing:
         return Check("vectors", WARN, f"{missing} of {snap.n_docs} chunks have no vector yet (found by keyword "
                                       f"only); {FINISH} embeds them", figures)

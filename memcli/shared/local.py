@@ -35,13 +35,15 @@ class LocalFile:
 @dataclass
 class LocalState:
     snap: object  # memcli.index.snapshot.Snapshot
-    matrix: object | None  # memcli.index.vectors.Matrix of `space`, aligned with the snapshot
+    matrix: object | None  # memcli.index.vectors.ViewVectors of `space`
     space: dict | None
     files: dict[str, LocalFile]
     stamp: int
     generation: str
 
     def close(self) -> None:
+        if self.matrix is not None:
+            self.matrix.close()
         self.snap.close()
 
     @property
@@ -55,7 +57,7 @@ def read(ws: Workspace) -> LocalState | None:
     if snap is None:
         return None
     generation = str(snap.header.get("generation", ""))
-    space, matrix, stamp = _vectors(ws, generation)
+    space, matrix, stamp = _vectors(ws, snap)
     files: dict[str, LocalFile] = {}
     paths = list(snap.paths)
     for i, path in enumerate(paths):
@@ -73,21 +75,17 @@ def read(ws: Workspace) -> LocalState | None:
     return LocalState(snap, matrix, space, files, max(int(snap.header.get("indexed_at_ns", 0)), stamp), generation)
 
 
-def _vectors(ws: Workspace, generation: str):
-    """(space, matrix, matrix change time) of the active vector space, or (None, None, 0)."""
+def _vectors(ws: Workspace, snap):
+    """(space, vectors, their change time) of the active vector space, or (None, None, 0)."""
     from memcli.index import vectors
 
     space = vectors.active_space(ws.metadata)
     if space is None:
         return None, None, 0
-    matrix = vectors.open_matrix(ws.metadata, space, generation, ws.settings.chunking.passage_tokens)
-    if matrix is None or not matrix.mask.any():
+    vecs = vectors.open_vectors(ws.metadata, snap, space, ws.settings.chunking.passage_tokens)
+    if vecs is None or not vecs.with_vectors():
         return None, None, 0
-    try:
-        stamp = matrix.path.stat().st_mtime_ns
-    except OSError:
-        stamp = 0
-    return space, matrix, stamp
+    return space, vecs, vecs.stamp()
 
 
 def file_row(ws: Workspace, state: LocalState, f: LocalFile, t) -> tuple | None:
@@ -117,7 +115,7 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
         embedding = passages = space = None
         if matrix is not None and matrix.mask[d]:
             space = state.space["id"]
-            embedding = lexemes.vector(matrix.chunk_rows[d])
+            embedding = lexemes.vector(matrix.chunk_row(d))
             rows = matrix.doc_rows(d)
             passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Vectors at scale (issue 18, item 4): one JSON document on stdout, progress on stderr.
+
+    python bench/scale_vectors.py                       # the cached 20,000-note vault
+    python bench/scale_vectors.py --notes 2000 --updates 3 --searches 5
+
+On a copy of bench/out/vault-<N> (bench/scale.py makes it) with the offline static model
+(wordllama-l2-supercat-256, `pip install 'memcli[local]'`) as the configured one, so
+every chunk, passage and word gets a vector without a server:
+
+  build       mem reindex --full          (keyword index, every passage, the words, the floor)
+  update      one note edited, then mem reindex   (median of --updates; each embeds the edit)
+  write       mem remember <fact>          (the fact is embedded before the command returns)
+  search      mem search Q --mode vector   (a new process per query, the model loaded in it)
+  shortlist   in a fresh process: open the index and the segment vector files, rank every
+              chunk for a query vector (memcli.retrieval.vector.search), median over the
+              queries; `exact_overlap` = share of its top 10 the exact ranking (every chunk
+              row scored, then their passages) has in its own top 10
+
+Whole processes are timed with perf_counter; CPU and peak RSS come from wait4().
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from scale import edit, log, run, vault  # noqa: E402  (the same vaults, edits and timing)
+
+MODEL = "wordllama-l2-supercat-256"
+
+SHORTLIST = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+from memcli.index import sync, vectors
+from memcli.retrieval import vector
+from memcli.vault.workspace import open_workspace
+ws = open_workspace(sys.argv[1], {})
+view = sync.open_snapshot(ws)
+vecs = vectors.open_vectors(ws.metadata, view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
+q = np.frombuffer(bytes.fromhex(sys.argv[2]), dtype="<f4")
+t1 = time.perf_counter()
+hits = vector.search(vecs, q, 10)
+t2 = time.perf_counter()
+print(json.dumps({"open_s": t1 - t0, "rank_s": t2 - t1, "total_s": t2 - t0, "hits": [d for d, _ in hits]}))
+"""
+
+EXACT = r"""
+import json, sys
+import numpy as np
+from memcli.index import sync, vectors
+from memcli.retrieval import vector
+from memcli.vault.workspace import open_workspace
+ws = open_workspace(sys.argv[1], {})
+view = sync.open_snapshot(ws)
+vecs = vectors.open_vectors(ws.metadata, view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
+vector.RESCORE = 10 ** 9  # no Hamming stage: every chunk row is scored
+out = []
+for hexq in sys.argv[2:]:
+    out.append([d for d, _ in vector.search(vecs, np.frombuffer(bytes.fromhex(hexq), dtype="<f4"), 10)])
+print(json.dumps(out))
+"""
+
+
+def query_vectors(queries: list[str]) -> list[str]:
+    """The queries embedded by the model, as hex float32 (what the shortlist is given)."""
+    import numpy as np
+
+    from memcli.providers.embedding import local_models
+    from memcli.providers.embedding.static import StaticEmbedder
+
+    emb = StaticEmbedder(model=local_models.MODELS[MODEL])
+    vecs = np.asarray(emb.embed_batch(queries), dtype="<f4")
+    return [v.tobytes().hex() for v in vecs]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--notes", type=int, default=20000)
+    ap.add_argument("--updates", type=int, default=3)
+    ap.add_argument("--searches", type=int, default=10)
+    ap.add_argument("--mem", default=f"{sys.executable} -m memcli")
+    args = ap.parse_args()
+    src = vault(args.notes, Path("/work/shared/tools/gen_vault.py"))
+    queries = [q for q in (src / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
+    queries = queries[:args.searches]
+    result = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, {sys.platform}",
+              "load": round(os.getloadavg()[0], 2), "notes": args.notes, "model": MODEL}
+    with tempfile.TemporaryDirectory(prefix="mem-scale-vec-") as tmp:
+        copy = Path(tmp) / "vault"
+        shutil.copytree(src, copy, ignore=shutil.ignore_patterns("mem_metadata", "queries.txt"), symlinks=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
+        env.update({"MEM_EMBEDDING_BACKEND": "local", "MEM_EMBEDDING_MODEL": MODEL, "NO_COLOR": "1",
+                    "HOME": tmp})
+        base = [*args.mem.split(), "-w", str(copy)]
+        log(f"build of {src.name} with {MODEL}")
+        result["build"] = run(base + ["reindex", "--full"], env)
+        updates = []
+        for i in range(args.updates):
+            edit(copy, i)
+            updates.append(run(base + ["reindex"], env))
+        result["update"] = {k: statistics.median(u[k] for u in updates) for k in ("wall_s", "cpu_s", "peak_mib")}
+        result["update_runs"] = updates
+        writes = [run(base + ["remember", f"The parking permit number {i} renews in March"], env) for i in range(3)]
+        result["write"] = {k: statistics.median(u[k] for u in writes) for k in ("wall_s", "cpu_s", "peak_mib")}
+        searches = [run(base + ["search", q, "--mode", "vector"], env) for q in queries]
+        result["search"] = {k: statistics.median(s[k] for s in searches) for k in ("wall_s", "cpu_s", "peak_mib")}
+        health = subprocess.run(base + ["health", "--json"], env=env, capture_output=True, text=True)
+        vec = next((c for c in json.loads(health.stdout)["checks"] if c["name"] == "vectors"), {})
+        result["vectors_check"] = {"status": vec.get("status"), **(vec.get("figures") or {})}
+        hexes = query_vectors(queries)
+        py = [sys.executable, "-c"]
+        shots = [json.loads(subprocess.run(py + [SHORTLIST, str(copy), h], env=env, capture_output=True,
+                                           text=True, check=True).stdout) for h in hexes]
+        exact = json.loads(subprocess.run(py + [EXACT, str(copy), *hexes], env=env, capture_output=True,
+                                          text=True, check=True).stdout)
+        overlap = [len(set(s["hits"]) & set(e)) / max(1, len(e)) for s, e in zip(shots, exact)]
+        result["shortlist"] = {"median_total_s": round(statistics.median(s["total_s"] for s in shots), 4),
+                               "median_rank_s": round(statistics.median(s["rank_s"] for s in shots), 4),
+                               "median_open_s": round(statistics.median(s["open_s"] for s in shots), 4),
+                               "exact_overlap": round(statistics.mean(overlap), 3)}
+        result["files_mb"] = round(sum(p.stat().st_size for p in (copy / "mem_metadata").rglob("*.vec-*")) / 1e6, 1)
+    json.dump(result, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
