@@ -31,6 +31,7 @@ from memcli.vault.workspace import Workspace
 CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
 PENDING_CHECKPOINT_SECONDS = 60.0  # a space not searched yet: only its request cache is saved
 MAX_ROUNDS = 5  # times a run looks again for chunks added while it embedded
+PULL_PASSAGES = 4096  # passages taken into memory at a time (memcli.index.embed.EmbedRun._pull)
 # kept here for callers from before memcli.index.noise
 PROBE_SEED, PROBE_COUNT = noisemod.PROBE_SEED, noisemod.PROBE_COUNT
 noise_probes, measure_noise = noisemod.noise_probes, noisemod.measure_noise
@@ -73,16 +74,15 @@ class _Keys:
         return keys if keys is not None else self.split(seg, j)[0]
 
 
-def _gains(seg, vs, live, cache: dict, keys: _Keys) -> bool:
-    """Whether the request cache holds a vector for a passage of the segment's live chunks
-    without vectors (only those segments' files are written again)."""
-    todo = live if vs is None else live[vs.mask[live] == 0]
-    return any(k in cache for j in todo.tolist() for k in keys.of(seg, j))
+def _gains(seg, vs, only: set, cache: dict, keys: _Keys) -> bool:
+    """Whether the request cache holds a vector for a passage of the chunks `only` of the
+    segment that have none (only those segments' files are written again)."""
+    return any(k in cache for j in only if vs is None or not vs.mask[j] for k in keys.of(seg, j))
 
 
-def _fill(seg, vs, cache: dict, keys: _Keys, dims: int):
+def _fill(seg, vs, cache: dict, keys: _Keys, dims: int, only: set):
     """(mask, offsets, rows, chunk rows, changed) of one segment: its file's rows (when there is
-    one) plus every vector the request cache knows for its live chunks without vectors."""
+    one) plus every vector the request cache knows for its chunks `only` without vectors."""
     import numpy as np
 
     if vs is not None:
@@ -95,8 +95,8 @@ def _fill(seg, vs, cache: dict, keys: _Keys, dims: int):
         mask = np.zeros(seg.snap.n_docs, dtype=np.uint8)
         means = np.zeros((seg.snap.n_docs, dims), dtype=vecseg.ROW_DTYPE)
     changed = vs is None
-    for j in np.flatnonzero(mask == 0).tolist():
-        if j in seg.dead_doc_set:
+    for j in sorted(only):
+        if mask[j] or j in seg.dead_doc_set:
             continue
         a, b = int(offsets[j]), int(offsets[j + 1])
         doc_keys = keys.of(seg, j)
@@ -186,6 +186,11 @@ class EmbedRun:
         self.done = 0
         self.rounds = 0
         self.fresh = False  # vectors embedded since the request cache was last saved
+        self.queue: list[tuple[str, int]] = []  # (segment, chunks without vectors), newest first
+        self.total = self.chunks_done = self.group = 0  # chunks: of the run, done, in the group under way
+        self.pulled: dict[str, set] = {}  # segment -> chunks pulled since the last checkpoint
+        self.in_group: set[str] = set()  # segments of the group under way
+        self.from_store = None
         self.last = time.monotonic()
         self.t0 = time.perf_counter()
 
@@ -204,63 +209,98 @@ class EmbedRun:
                 return False
             if self.cache is None:
                 self.cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
-            self.todo = list(self._known(vecs).items())
-            self.done = 0
+            # newest first: a sync appends the segment of the files it re-read, so a write's own
+            # chunks are embedded before an older backlog when a time budget cuts the run short
+            self.queue = [(seg.name, len(vecs.live(seg)) if vs is None else int((vs.mask[vecs.live(seg)] == 0).sum()))
+                          for seg, vs in reversed(vecs.parts)]
+            self.queue = [q for q in self.queue if q[1]]
+            self.total, self.chunks_done = sum(n for _, n in self.queue), 0
+            self.todo, self.done, self.group = [], 0, 0
             rep.total = view.n_docs
         finally:
             vecs.close()
             view.close()
         return True
 
-    def _known(self, vecs) -> dict[str, str]:
-        """Passages still to embed (key -> text) of the chunks without vectors. A known vector
-        (rows of the segment's file, or for one-passage chunks the chunk store) goes into the
-        cache, every passage found there moves to its end (the final trim keeps this run's)."""
+    def _pull(self) -> bool:
+        """The next group of passages to embed (self.todo): chunks without vectors of the next
+        segments in the queue, at least PULL_PASSAGES of them, so memory follows a group, not
+        the vault. A segment merged away meanwhile is skipped (`more()` finds its chunks in
+        the merged one). False when the queue is empty."""
+        self.chunks_done += self.group
+        self.todo, self.done, self.group, self.in_group = [], 0, 0, set()
+        view = None
+        try:
+            while self.queue and len(self.todo) < PULL_PASSAGES:
+                name, count = self.queue.pop(0)
+                if view is None:
+                    view = sync.open_snapshot(self.ws)
+                    if view is None:
+                        return False
+                    vecs = vectors.ViewVectors(view, self.space, self.keys.target)
+                part = next(((seg, vs) for seg, vs in vecs.parts if seg.name == name), None)
+                self.group += count
+                if part is not None:
+                    self.todo += list(self._known(*part, vecs).items())
+        finally:
+            if view is not None:
+                vecs.close()
+                view.close()
+        return bool(self.todo) or bool(self.queue)
+
+    def _known(self, seg, vs, vecs) -> dict[str, str]:
+        """Passages still to embed (key -> text) of the segment's chunks without vectors. A
+        known vector (rows of the segment's file, or for one-passage chunks the chunk store)
+        goes into the cache, every passage found there moves to its end (the final trim
+        keeps this run's)."""
         import numpy as np
 
         ws, space, rep, cache, keys = self.ws, self.space, self.rep, self.cache, self.keys
-        from_store = None
-        legacy = vectors.legacy_passage_tokens(ws.metadata, space)
-        if legacy is None:  # the store's vectors were written at this passage size unless a file says not
-            legacy = keys.target
         todo: dict[str, str] = {}
-        # newest first: a sync appends the segment of the files it re-read, so a write's own
-        # chunks are embedded before an older backlog when a time budget cuts the run short
-        for seg, vs in reversed(vecs.parts):
-            live = vecs.live(seg)
-            if vs is not None:
-                live = live[vs.mask[live] == 0]
-            for j in reversed(live.tolist()):
-                doc_keys, texts = keys.split(seg, j)
-                prev_rows = vs.doc_rows(j) if vs is not None else None
-                for i, (key, text) in enumerate(zip(doc_keys, texts)):
-                    vec = cache.pop(key, None)
-                    if vec is None and prev_rows is not None and len(prev_rows) == len(texts) and prev_rows[i].any():
-                        vec = prev_rows[i]  # carried over by a sync from an equal passage
-                    written = vecs.sizes.get(seg.name, legacy)
-                    if vec is None and vs is None and not rep.switched and len(texts) == 1 and \
-                            written is not None and passages.surely_single(text, written):
-                        # no file fits (an older version's index, another passage size): the chunk
-                        # store's vector of a chunk that was and is one passage is that passage's
-                        if from_store is None:
-                            from_store = vectors.store_vectors(ws.metadata, space, keys.target)
-                        vec = from_store.get(key)
-                    if vec is None:
-                        todo.setdefault(key, text)
-                    else:
-                        cache[key] = np.asarray(vec, dtype="<f2")
-                        rep.reused += 1
+        live = vecs.live(seg)
+        if vs is not None:
+            live = live[vs.mask[live] == 0]
+        written = vecs.sizes.get(seg.name, self._legacy())
+        self.pulled.setdefault(seg.name, set()).update(live.tolist())
+        self.in_group.add(seg.name)
+        for j in reversed(live.tolist()):
+            doc_keys, texts = keys.split(seg, j)
+            prev_rows = vs.doc_rows(j) if vs is not None else None
+            for i, (key, text) in enumerate(zip(doc_keys, texts)):
+                vec = cache.pop(key, None)
+                if vec is None and prev_rows is not None and len(prev_rows) == len(texts) and prev_rows[i].any():
+                    vec = prev_rows[i]  # carried over by a sync from an equal passage
+                if vec is None and vs is None and not rep.switched and len(texts) == 1 and \
+                        written is not None and passages.surely_single(text, written):
+                    # no file fits (an older version's index, another passage size): the chunk
+                    # store's vector of a chunk that was and is one passage is that passage's
+                    if self.from_store is None:
+                        self.from_store = vectors.store_vectors(ws.metadata, space, keys.target)
+                    vec = self.from_store.get(key)
+                if vec is None:
+                    todo.setdefault(key, text)
+                else:
+                    cache[key] = np.asarray(vec, dtype="<f2")
+                    rep.reused += 1
         return todo
+
+    def _legacy(self):
+        """The passage size the chunk store's vectors were written with when no file says it:
+        an earlier version's matrix's, else the configured one."""
+        value = vectors.legacy_passage_tokens(self.ws.metadata, self.space)
+        return self.keys.target if value is None else value
 
     def step(self, deadline: float | None = None) -> bool:
         """Embed until the deadline (time.monotonic) or the end; True when nothing is left."""
         rep, cache = self.rep, self.cache
         every = PENDING_CHECKPOINT_SECONDS if self.activate == "complete" and rep.switched else CHECKPOINT_SECONDS
         try:
-            while self.done < len(self.todo):
+            while self.done < len(self.todo) or self._pull():
+                if self.done >= len(self.todo):
+                    continue  # (a group whose segment was merged away)
                 if deadline is not None and time.monotonic() >= deadline:
                     self.checkpoint(final=False)
-                    rep.pending = len(self.todo) - self.done
+                    rep.pending = self.left()
                     return False
                 batch = self.todo[self.done:self.done + self.batch_size]
                 vecs = self.embed_batch([t for _, t in batch])
@@ -270,7 +310,8 @@ class EmbedRun:
                 self.done += len(batch)
                 rep.embedded += len(batch)
                 if self.progress:
-                    self.progress("embed", self.done, len(self.todo))
+                    self.progress("embed", self.chunks_done + (self.group if self.done >= len(self.todo) else 0),
+                                  self.total)
                 if time.monotonic() - self.last > every:
                     self.checkpoint(final=False)
                     self.last = time.monotonic()
@@ -281,6 +322,10 @@ class EmbedRun:
             raise
         rep.pending = 0
         return True
+
+    def left(self) -> int:
+        """Chunks still without vectors in this run (the group under way counts whole)."""
+        return self.total - self.chunks_done
 
     def checkpoint(self, final: bool) -> None:
         """Write the segment files that gained vectors (and, at the end, the store lines); the
@@ -296,9 +341,10 @@ class EmbedRun:
                 header = {"space": space["id"], "identity": space["identity"], "dims": dims,
                           "passage_tokens": self.keys.target, "stored": False}
                 for seg, vs in vecs.parts:
-                    if not _gains(seg, vs, vecs.live(seg), self.cache, self.keys):
+                    only = self.pulled.get(seg.name)
+                    if not only or not _gains(seg, vs, only, self.cache, self.keys):
                         continue
-                    mask, offsets, rows, means, changed = _fill(seg, vs, self.cache, self.keys, dims)
+                    mask, offsets, rows, means, changed = _fill(seg, vs, self.cache, self.keys, dims, only)
                     if changed:
                         vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
                                      header, mask, offsets, rows, means)
@@ -326,7 +372,11 @@ class EmbedRun:
         self._trim()
 
     def _trim(self) -> None:
-        """Keep the newest max_cache vectors in memory: the rest are in the segment files."""
+        """Keep the newest max_cache vectors in memory: the rest are in the segment files; and
+        forget the passage keys of segments the group under way is not in."""
+        under_way = self.in_group if self.done < len(self.todo) else set()
+        self.pulled = {name: js for name, js in self.pulled.items() if name in under_way}
+        self.keys.by_chunk = {k: v for k, v in self.keys.by_chunk.items() if k[0] in under_way}
         extra = len(self.cache) - self.max_cache
         if extra > 0:
             for key in list(self.cache)[:extra]:

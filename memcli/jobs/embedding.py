@@ -140,7 +140,7 @@ def after_write(ws: Workspace, warnings: list[str], *, budget: float | None = No
         if backend is None and target is not None:
             target.embedder.close()
     if rep.pending:
-        warnings.append(f"{rep.pending} passage(s) not embedded within {budget:g}s; the next command, "
+        warnings.append(f"{rep.pending} chunk(s) not embedded within {budget:g}s; the next command, "
                         "`mem watch` or `mem reindex` embeds them (keyword search finds them meanwhile)")
     return rep
 
@@ -318,7 +318,7 @@ class Refiner:
         job, model = self.job, target.embedder.model
         self.idle = False
         if not job.step(deadline):
-            return f"refining with {model}: {job.done}/{len(job.todo)} passage(s)"
+            return f"refining with {model}: {job.chunks_done}/{job.total} chunk(s)"
         terms_for(self.ws, target)
         job.finish()
         if job.rep.active:

@@ -115,7 +115,7 @@ def search(vecs, query, k: int, allowed=None) -> list[tuple[int, float]]:
     norm = float(np.linalg.norm(q))
     if norm == 0 or q.shape[0] != vecs.dims:
         return []
-    q /= norm
+    q = q / norm
     parts = []  # (VecSeg, live embedded local chunks, their numbers in the view)
     for seg, vs in vecs.parts:
         if vs is None:
