@@ -102,6 +102,8 @@ def main() -> int:
     ap.add_argument("--searches", type=int, default=10)
     ap.add_argument("--mem", default=f"{sys.executable} -m memcli")
     ap.add_argument("--keep", type=Path, help="work in this folder and leave it (default: a temporary one)")
+    ap.add_argument("--markdown", type=Path, help="also write the table here (e.g. docs/scale-vectors.md)")
+    ap.add_argument("--note", type=Path, help="Markdown put above the table (what the figures mean)")
     args = ap.parse_args()
     src = vault(args.notes, Path("/work/shared/tools/gen_vault.py"))
     queries = [q for q in (src / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
@@ -150,7 +152,28 @@ def main() -> int:
         result["files_mb"] = round(sum(p.stat().st_size for p in (copy / "mem_metadata").rglob("*.vec-*")) / 1e6, 1)
     json.dump(result, sys.stdout, indent=1)
     print()
+    if args.markdown:
+        note = args.note.read_text(encoding="utf-8").strip() + "\n\n" if args.note else ""
+        args.markdown.write_text(markdown(result, note, args), encoding="utf-8")
     return 0
+
+
+def markdown(r: dict, note: str, args) -> str:
+    sl, vc = r["shortlist"], r["vectors_check"]
+    rows = ["| | wall | CPU | peak RSS |", "|---|---|---|---|"]
+    for key, label in (("build", "build from nothing (`reindex --full`)"), ("update", "one-file update (`reindex`)"),
+                       ("write", "`remember` (embedded before it returns)"),
+                       ("search", "cold `search --mode vector` (model loaded)")):
+        rows.append(f"| {label} | {r[key]['wall_s']} s | {r[key]['cpu_s']} s | {r[key]['peak_mib']} MiB |")
+    return (f"# Vectors at scale\n\n{note}Measured by `python bench/scale_vectors.py --notes {r['notes']} "
+            f"--markdown {args.markdown}{' --note ' + str(args.note) if args.note else ''}` on {r['machine']} "
+            f"({r['date']}, load {r['load']} at the start), model {r['model']}: {vc.get('chunks')} chunks, "
+            f"{vc.get('passages')} passages, {r['files_mb']} MB of vector files; medians of "
+            f"{len(r['update_runs'])} updates and the searches.\n\n" + "\n".join(rows) + "\n\n"
+            f"Cold vector shortlist (fresh process; vector files opened and every chunk ranked, imports "
+            f"{sl['median_imports_s']} s and keyword index {sl['median_index_open_s']} s apart): median "
+            f"{sl['median_s']} s, max {sl['max_s']} s; its top 10 shares {sl['exact_overlap']:.0%} with the exact "
+            f"ranking's.\n")
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ class Commit:
             self.written.append(carry.vecseg.file_path(self.folder, self.parts[-1].name, self.carrier.space["id"]))
         self.carrier.write(self.parts[-1].name)
         del asm, docs
-        _give_back_memory()
+        give_back_memory()
 
     def write_segment(self, asm: assemble.Assembly) -> Part:
         """Write `asm` as a new segment file, and its store lines as sidecar frames."""
@@ -184,6 +184,7 @@ class Commit:
             finally:
                 view.close()
         self._collect({p.name for p in self.parts})
+        give_back_memory()  # (what follows in the same process, e.g. an embedding run, starts lean)
         return man
 
     def _collect(self, live: set[str]) -> None:
@@ -239,7 +240,7 @@ def rebuilt_lines(snap, dead, kind: str, chunk_lines: dict | None) -> list[tuple
     return out
 
 
-def _give_back_memory() -> None:
+def give_back_memory() -> None:
     """Return freed heap to the system between segments (glibc keeps it otherwise): a build's
     many short-lived chunk texts leave the heap fragmented, and without this its resident
     size grew with the vault (715 MiB at 100,000 notes) although each segment's working set

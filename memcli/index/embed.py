@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from memcli.index import noise as noisemod
-from memcli.index import passages, segments, store, sync, vecseg, vectors
+from memcli.index import passages, segments, sync, vecseg, vectors
+from memcli.index.fill import Keys, fill, gains, store_vectors
 from memcli.vault.workspace import Workspace
 
 CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
@@ -55,67 +56,6 @@ class EmbedReport:
         return self.total > 0 and self.with_vectors == self.total
 
 
-class _Keys:
-    """Request-cache keys of each chunk's passages, split once per run: a checkpoint every few
-    seconds must not re-split the whole vault. Keyed by (segment, chunk): segments never
-    change, so a sync meanwhile only adds keys."""
-
-    def __init__(self, target: int):
-        self.target, self.by_chunk = target, {}
-
-    def split(self, seg, j: int) -> tuple[list[str], list[str]]:
-        texts = passages.split(seg.snap.text(j), seg.snap.meta(j)[3], self.target)
-        keys = [vectors.text_key(t) for t in texts]
-        self.by_chunk[(seg.name, j)] = keys
-        return keys, texts
-
-    def of(self, seg, j: int) -> list[str]:
-        keys = self.by_chunk.get((seg.name, j))
-        return keys if keys is not None else self.split(seg, j)[0]
-
-
-def _gains(seg, vs, only: set, cache: dict, keys: _Keys) -> bool:
-    """Whether the request cache holds a vector for a passage of the chunks `only` of the
-    segment that have none (only those segments' files are written again)."""
-    return any(k in cache for j in only if vs is None or not vs.mask[j] for k in keys.of(seg, j))
-
-
-def _fill(seg, vs, cache: dict, keys: _Keys, dims: int, only: set):
-    """(mask, offsets, rows, chunk rows, changed) of one segment: its file's rows (when there is
-    one) plus every vector the request cache knows for its chunks `only` without vectors."""
-    import numpy as np
-
-    if vs is not None:
-        mask, offsets = np.array(vs.mask), vs.offsets.astype(np.int64)
-        rows, means = np.array(vs.rows), np.array(vs.chunk_rows)
-    else:
-        counts = [len(keys.of(seg, j)) if j not in seg.dead_doc_set else 0 for j in range(seg.snap.n_docs)]
-        offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        rows = np.zeros((int(offsets[-1]), dims), dtype=vecseg.ROW_DTYPE)
-        mask = np.zeros(seg.snap.n_docs, dtype=np.uint8)
-        means = np.zeros((seg.snap.n_docs, dims), dtype=vecseg.ROW_DTYPE)
-    changed = vs is None
-    for j in sorted(only):
-        if mask[j] or j in seg.dead_doc_set:
-            continue
-        a, b = int(offsets[j]), int(offsets[j + 1])
-        doc_keys = keys.of(seg, j)
-        if len(doc_keys) != b - a:
-            continue  # cannot happen for an aligned file; never pair a row with another text
-        missing = False
-        for i, key in enumerate(doc_keys):
-            vec = cache.get(key)
-            if vec is not None:
-                changed = changed or not np.array_equal(rows[a + i], vec)
-                rows[a + i] = vec
-            elif not rows[a + i].any():  # rows carried over by a sync count too
-                missing = True
-        if not missing:
-            mask[j], changed = 1, True
-            means[j] = passages.mean_vectors(rows[a:b], [0, b - a])[0]
-    return mask, offsets, rows, means, changed
-
-
 def _activate(ws: Workspace, space: dict) -> None:
     """Make `space` the one searches use; the previous space's vectors, floor and words go."""
     old = vectors.active_space(ws.metadata)
@@ -129,30 +69,6 @@ def _activate(ws: Workspace, space: dict) -> None:
         folder = sync.snapshot_path(ws).parent / segments.FOLDER
         for path in folder.glob(f"*.vec-{old['id']}"):
             vectors.atomic.remove(path)
-
-
-def _store_vectors(ws: Workspace, view, vecs) -> bool:
-    """Put the chunk vectors of segments whose files are not `stored` into their chunk store
-    lines (dropping those of another space), then mark the files stored. False when the
-    stores lost track of a segment (the next sync rebuilds them)."""
-    from memcli.index import mirror
-
-    todo = {}
-    for seg, vs in vecs.parts:
-        if vs is None or vs.stored:
-            continue
-        live = vecs.live(seg).tolist()
-        todo[seg.name] = {j: vectors.f16_b64(vs.chunk_rows[j]) for j in live if vs.mask[j]}
-    if not todo:
-        return True
-    try:
-        mirror.revector(ws.metadata, view, todo)
-    except store.CorruptStore:
-        return False
-    for seg, vs in vecs.parts:
-        if vs is not None and seg.name in todo:
-            vecseg.write(vs.path, dict(vs.header, stored=True), vs.mask, vs.offsets, vs.rows, vs.chunk_rows)
-    return True
 
 
 def _up_to_date(vecs, rep: EmbedReport) -> bool:
@@ -180,7 +96,7 @@ class EmbedRun:
         self.batch_size, self.lock_factory = max(1, batch_size), lock_factory
         self.max_cache, self.progress, self.activate = max_cache, progress, activate
         self.rep = EmbedReport(space=space["id"])
-        self.keys = _Keys(ws.settings.chunking.passage_tokens)
+        self.keys = Keys(ws.settings.chunking.passage_tokens)
         self.cache: dict | None = None
         self.todo: list[tuple[str, str]] = []
         self.done = 0
@@ -342,9 +258,9 @@ class EmbedRun:
                           "passage_tokens": self.keys.target, "stored": False}
                 for seg, vs in vecs.parts:
                     only = self.pulled.get(seg.name)
-                    if not only or not _gains(seg, vs, only, self.cache, self.keys):
+                    if not only or not gains(seg, vs, only, self.cache, self.keys):
                         continue
-                    mask, offsets, rows, means, changed = _fill(seg, vs, self.cache, self.keys, dims, only)
+                    mask, offsets, rows, means, changed = fill(seg, vs, self.cache, self.keys, dims, only)
                     if changed:
                         vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
                                      header, mask, offsets, rows, means)
@@ -362,7 +278,7 @@ class EmbedRun:
                 if not (activate or is_active):
                     return  # not searched yet: its files are all a resume needs
                 if final:
-                    _store_vectors(ws, view, vecs)
+                    store_vectors(ws.metadata, view, vecs)
                 if activate and not is_active:
                     _activate(ws, space)
                 rep.active = True

@@ -68,7 +68,10 @@ def write(path: Path, header: dict, mask, offsets, rows, chunk_rows) -> None:
     if len(offsets) != len(mask) + 1 or int(offsets[-1]) != len(rows) or len(chunk_rows) != len(mask):
         raise ValueError("segment vectors: mask, offsets and rows disagree")
     codes = codes_of(chunk_rows)
-    hjson = json.dumps(dict(header, n_docs=len(mask), n_rows=len(rows)), separators=(",", ":")).encode()
+    # `stored` last, as one digit: mark_stored() flips it in place
+    head = {k: v for k, v in header.items() if k != "stored"}
+    hjson = json.dumps(dict(head, n_docs=len(mask), n_rows=len(rows)), separators=(",", ":")).encode()
+    hjson = hjson[:-1] + b',"stored":' + (b"1" if header.get("stored") else b"0") + b"}"
     parts = [MAGIC + struct.pack("<I", len(hjson)) + hjson]
     for arr in (mask, offsets, rows, chunk_rows, codes):
         parts.append(b"\0" * ((-sum(map(len, parts))) & 7))
@@ -128,6 +131,25 @@ class VecSeg:
             self._mm.close()
         except (BufferError, ValueError):
             pass  # a numpy view still holds it: the map goes with the last view
+
+
+def mark_stored(path: Path) -> None:
+    """Set a file's `stored` flag without rewriting its rows: the one digit write() put last
+    in the header (either value is a valid state, so a crash around it loses nothing)."""
+    import os
+
+    fd = os.open(path, os.O_RDWR)
+    try:
+        head = os.pread(fd, 12, 0)
+        if head[:8] != MAGIC:
+            raise CorruptStore(f"segment vectors {Path(path).name} are damaged (bad magic)")
+        (hlen,) = struct.unpack_from("<I", head, 8)
+        if os.pread(fd, 12, 12 + hlen - 12) != b',"stored":0}':
+            return  # already stored (or not this writer's layout: left for a rewrite)
+        os.pwrite(fd, b"1", 12 + hlen - 2)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def merged(members: list, dims: int):

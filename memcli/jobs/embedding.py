@@ -244,11 +244,14 @@ def _job(ws: Workspace, target: spaces.Backend, progress, keep: str) -> embed.Em
 def _refine(ws: Workspace, target: spaces.Backend, progress, keep: str):
     """(report, words) of the configured model over the whole vault. Its words are embedded
     before its space is activated, so expansion never meets a space without words."""
+    from memcli.index.commit import give_back_memory
+
     job = _job(ws, target, progress, keep)
     terms = None
     while job.prepare():
         job.step()
         terms = terms_for(ws, target, progress)
+        give_back_memory()  # (the store lines are rewritten next)
         job.finish()
         if not job.more():
             break
