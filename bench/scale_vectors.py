@@ -164,7 +164,7 @@ def markdown(r: dict, note: str, args) -> str:
     for key, label in (("build", "build from nothing (`reindex --full`)"), ("update", "one-file update (`reindex`)"),
                        ("write", "`remember` (embedded before it returns)"),
                        ("search", "cold `search --mode vector` (model loaded)")):
-        rows.append(f"| {label} | {r[key]['wall_s']} s | {r[key]['cpu_s']} s | {r[key]['peak_mib']} MiB |")
+        rows.append(f"| {label} | {r[key]['wall_s']:.3g} s | {r[key]['cpu_s']:.3g} s | {r[key]['peak_mib']:.0f} MiB |")
     return (f"# Vectors at scale\n\n{note}Measured by `python bench/scale_vectors.py --notes {r['notes']} "
             f"--markdown {args.markdown}{' --note ' + str(args.note) if args.note else ''}` on {r['machine']} "
             f"({r['date']}, load {r['load']} at the start), model {r['model']}: {vc.get('chunks')} chunks, "

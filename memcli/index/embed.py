@@ -244,7 +244,7 @@ class EmbedRun:
         return self.total - self.chunks_done
 
     def checkpoint(self, final: bool) -> None:
-        """Write the segment files that gained vectors (and, at the end, the store lines); the
+        """Write the segment files that gained vectors, and the store lines of segments done; the
         space becomes the searched one as `activate` says."""
         ws, space, rep = self.ws, self.space, self.rep
         dims = int(space["dims"])
@@ -277,8 +277,8 @@ class EmbedRun:
                 is_active = vectors.active_space(ws.metadata) == space
                 if not (activate or is_active):
                     return  # not searched yet: its files are all a resume needs
-                if final:
-                    store_vectors(ws.metadata, view, vecs)
+                # segments done meanwhile get their store lines now, the rest at the end
+                store_vectors(ws.metadata, view, vecs, complete_only=not final)
                 if activate and not is_active:
                     _activate(ws, space)
                 rep.active = True

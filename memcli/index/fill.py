@@ -67,18 +67,22 @@ def fill(seg, vs, cache: dict, keys: Keys, dims: int, only: set):
     return mask, offsets, rows, means, changed
 
 
-def store_vectors(metadata, view, vecs) -> bool:
+def store_vectors(metadata, view, vecs, complete_only: bool = False) -> bool:
     """Put the chunk vectors of segments whose files are not `stored` into their chunk store
-    lines (dropping those of another space), then mark the files stored. False when the
-    stores lost track of a segment (the next sync rebuilds them)."""
+    lines (dropping those of another space), then mark the files stored; `complete_only`:
+    only segments all of whose live chunks have vectors (a long run does this as it goes, so
+    its end does not rewrite every segment's lines at once). False when the stores lost
+    track of a segment (the next sync rebuilds them)."""
     from memcli.index import mirror
 
     todo = {}
     for seg, vs in vecs.parts:
         if vs is None or vs.stored:
             continue
-        live = vecs.live(seg).tolist()
-        todo[seg.name] = {j: vectors.f16_b64(vs.chunk_rows[j]) for j in live if vs.mask[j]}
+        live = vecs.live(seg)
+        if complete_only and not vs.mask[live].all():
+            continue
+        todo[seg.name] = {j: vectors.f16_b64(vs.chunk_rows[j]) for j in live.tolist() if vs.mask[j]}
     if not todo:
         return True
     try:
