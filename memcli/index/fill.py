@@ -39,6 +39,7 @@ def fill(seg, vs, cache: dict, keys: Keys, dims: int, only: set):
     if vs is not None:
         mask, offsets = np.array(vs.mask), vs.offsets.astype(np.int64)
         rows, means = np.array(vs.rows), np.array(vs.chunk_rows)
+        vs.release()
     else:
         counts = [len(keys.of(seg, j)) if j not in seg.dead_doc_set else 0 for j in range(seg.snap.n_docs)]
         offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)

@@ -126,6 +126,14 @@ class VecSeg:
     def doc_rows(self, j: int):
         return self.rows[int(self.offsets[j]):int(self.offsets[j + 1])]
 
+    def release(self) -> None:
+        """Drop the pages read so far from this process (they stay in the page cache): a pass
+        over every row of a vault would otherwise count all its files in the resident size."""
+        try:
+            self._mm.madvise(mmap.MADV_DONTNEED)
+        except (AttributeError, OSError, ValueError):
+            pass  # (no madvise here: the pages go when the map is closed)
+
     def close(self) -> None:
         try:
             self._mm.close()

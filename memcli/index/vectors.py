@@ -287,7 +287,9 @@ class ViewVectors:
             off = vs.offsets.astype(np.int64)
             counts = off[live + 1] - off[live]
             firsts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-            yield seg.name, vs.rows[np.arange(int(counts.sum())) + np.repeat(off[live] - firsts, counts)]
+            rows = vs.rows[np.arange(int(counts.sum())) + np.repeat(off[live] - firsts, counts)]
+            vs.release()
+            yield seg.name, rows
 
     def stamp(self) -> int:
         """The newest file's change time (what the team publisher compares)."""
