@@ -160,6 +160,18 @@ def mark_stored(path: Path) -> None:
         os.close(fd)
 
 
+def passage_index(offsets, chunks):
+    """(row numbers, where each chunk's rows start among them, their counts) of the passages
+    of `chunks` (numpy ints) given passage `offsets`: to gather their rows in one take."""
+    import numpy as np
+
+    off = np.asarray(offsets, dtype=np.int64)
+    chunks = np.asarray(chunks, dtype=np.int64)
+    counts = off[chunks + 1] - off[chunks]
+    firsts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    return np.arange(int(counts.sum()), dtype=np.int64) + np.repeat(off[chunks] - firsts, counts), firsts, counts
+
+
 def merged(members: list, dims: int):
     """(mask, offsets, rows, chunk_rows) of the live chunks of `members`, in order: each a
     (VecSeg or None, live local chunks, passage counts when there is no file). A member
@@ -176,10 +188,7 @@ def merged(members: list, dims: int):
             rows.append(np.zeros((int(n.sum()), dims), dtype=ROW_DTYPE))
             chunks.append(np.zeros((len(live), dims), dtype=ROW_DTYPE))
             continue
-        off = vs.offsets.astype(np.int64)
-        c = off[live + 1] - off[live]
-        firsts = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
-        picked = np.arange(int(c.sum()), dtype=np.int64) + np.repeat(off[live] - firsts, c)
+        picked, _, c = passage_index(vs.offsets, live)
         masks.append(vs.mask[live])
         counts.append(c)
         rows.append(vs.rows[picked])

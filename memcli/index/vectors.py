@@ -277,17 +277,13 @@ class ViewVectors:
     def embedded_blocks(self, skip=()):
         """(segment name, passage rows of its live embedded chunks) of each usable file not in
         `skip`."""
-        import numpy as np
+        from memcli.index import vecseg
 
         for seg, vs in self.parts:
             if vs is None or seg.name in skip:
                 continue
             live = self.live(seg)
-            live = live[vs.mask[live] == 1]
-            off = vs.offsets.astype(np.int64)
-            counts = off[live + 1] - off[live]
-            firsts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-            rows = vs.rows[np.arange(int(counts.sum())) + np.repeat(off[live] - firsts, counts)]
+            rows = vs.rows[vecseg.passage_index(vs.offsets, live[vs.mask[live] == 1])[0]]
             vs.release()
             yield seg.name, rows
 

@@ -111,6 +111,8 @@ def search(vecs, query, k: int, allowed=None) -> list[tuple[int, float]]:
     `top`, with the Hamming stage above RESCORE chunks."""
     import numpy as np
 
+    from memcli.index.vecseg import passage_index
+
     q = np.asarray(query, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(q))
     if norm == 0 or q.shape[0] != vecs.dims:
@@ -137,10 +139,7 @@ def search(vecs, query, k: int, allowed=None) -> list[tuple[int, float]]:
         parts = _rescored(parts, q, SHORTLIST)
     docs, scores = [], []
     for vs, live, glob in parts:
-        off = vs.offsets.astype(np.int64)
-        counts = off[live + 1] - off[live]
-        firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        picked = np.arange(int(counts.sum())) + np.repeat(off[live] - firsts, counts)
+        picked, firsts, _ = passage_index(vs.offsets, live)
         scores.append(np.maximum.reduceat(np.asarray(vs.rows[picked], dtype=np.float32) @ q, firsts))
         docs.append(glob)
     return _ranked(np.concatenate(docs), np.concatenate(scores), k)
