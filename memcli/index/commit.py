@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli.index import assemble, bm25, carry, frames, merge, mirror, segments, store
+from memcli.index import assemble, bm25, frames, merge, mirror, segments, store
 from memcli.index import snapshot as snapmod
 from memcli.index import tokenizer
 from memcli.vault import atomic
@@ -56,7 +56,12 @@ class Commit:
         self.metadata, self.manifest, self.old = metadata, manifest, old
         self.folder = manifest.parent / segments.FOLDER
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.carrier = carry.Carrier(metadata, manifest, old, passage_tokens)
+        self.carrier = None  # vectors of fresh and merged segments (none in a keyword-only vault)
+        if (metadata / "embedding_store" / "space.json").exists() or any(
+                ".vec-" in p.name for p in self.folder.iterdir()):
+            from memcli.index import carry
+
+            self.carrier = carry.Carrier(metadata, manifest, old, passage_tokens)
         self.parts: list[Part] = []
         self.pending: list = []
         self.pending_docs = 0
@@ -113,12 +118,13 @@ class Commit:
             assemble.add_fresh(asm, rel, parsed, st)
         docs = [(rel, text.decode("utf-8"), span[2]) for rel, parsed, _ in sorted(self.pending, key=lambda x: x[0])
                 for span, text in zip(parsed.spans, parsed.texts)]
-        self.carrier.fresh(docs, asm.lines)
+        if self.carrier is not None:
+            self.carrier.fresh(docs, asm.lines)
         self.pending, self.pending_docs = [], 0
         self.parts.append(self.write_segment(asm))
-        if self.carrier.space is not None:
-            self.written.append(carry.vecseg.file_path(self.folder, self.parts[-1].name, self.carrier.space["id"]))
-        self.carrier.write(self.parts[-1].name)
+        if self.carrier is not None and self.carrier.space is not None:
+            self.written.append(self.folder / f"{self.parts[-1].name}.vec-{self.carrier.space['id']}")
+            self.carrier.write(self.parts[-1].name)
         del asm, docs
         give_back_memory()
 

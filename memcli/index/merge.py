@@ -62,9 +62,10 @@ def merged(commit, members: list):
         recs = [part.snap.record(j) for j in range(len(part.snap.paths)) if j not in part.dead_files]
         assemble.carry_segment(asm, part.snap, recs, dict(source_lines(part, "chunks")))
     out = commit.write_segment(asm)
-    commit.written += [commit.folder / f"{out.name}.vec-{space}" for space in
-                       {s for m in members for s in vecseg.spaces_of(commit.folder, m.name)}]
-    commit.carrier.merged(members, out.name)
+    if commit.carrier is not None:
+        commit.written += [commit.folder / f"{out.name}.vec-{space}" for space in
+                           {s for m in members for s in vecseg.spaces_of(commit.folder, m.name)}]
+        commit.carrier.merged(members, out.name)
     for part in members:
         if part.new:  # written by this commit and merged at once: nothing refers to it any more
             part.src = {}
