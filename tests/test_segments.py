@@ -244,3 +244,29 @@ def test_store_vectors_of_one_segment_wait_for_the_stores_batch(ws, monkeypatch)
     assert own and all(r.get("_embedding_f16_b64", "").startswith("v") for r in own)
     assert not any("_embedding_f16_b64" in r for r in recs[seg.n_live:])
     view.close()
+
+
+def test_word_counts_follow_updates_deletions_and_merges(ws):
+    """The live word counts query expansion ranks its vocabulary by (terms.live_counts), kept
+    across updates, equal a count over every live chunk after each of them."""
+    from collections import Counter
+
+    from memcli.index import terms
+
+    vault(ws, n=20)
+    w = ws_of(ws)
+    sync.sync(w)
+    for step in range(14):
+        note = next((ws / "memory").glob(f"*/n{step}.md"))
+        if step % 5 == 4:
+            note.unlink()
+        else:
+            note.write_text(f"# edit {step}\n\nsaffron lanterns{step} harbour\n", encoding="utf-8")
+            (note.parent / f"x{step}.md").write_text(f"# extra\n\nbrand new words{step} here\n", encoding="utf-8")
+        sync.sync(w)
+        view = sync.open_snapshot(w)
+        want = Counter()
+        for d in range(view.n_docs):
+            want.update(set(terms.words_of(view.text(d))))
+        assert terms.live_counts(view) == want, step
+        view.close()

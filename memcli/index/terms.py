@@ -89,16 +89,41 @@ def load(metadata: Path, space: dict | None):
 
 
 def vocabulary(snap, limit: int) -> list[str]:
-    """The `limit` words found in the most live chunks (ties alphabetical, for stable runs).
-    Counted per segment once (segment_words) and for what died in it since, so an update
-    reads only its own segment's texts."""
-    df: Counter = Counter()
-    for seg in snap.segments:
-        df.update(segment_words(seg))
-        if seg.dead_docs:
-            df.subtract(_dead_words(seg))
+    """The `limit` words found in the most live chunks (ties alphabetical, for stable runs)."""
+    df = live_counts(snap)
     ranked = sorted(((w, n) for w, n in df.items() if n > 0), key=lambda kv: (-kv[1], kv[0]))
     return sorted(w for w, _ in ranked[:max(0, limit)])
+
+
+def live_counts(snap) -> Counter:
+    """How many live chunks hold each word. Counted per segment once (segment_words), then
+    kept for the whole index (`keyword_index/words_live.json.zst`, with the deletions it
+    covers), so an update adds its new segments' counts and takes away the chunks dead since,
+    reading only those texts; after a merge (a segment it counted is gone) it sums the
+    segments' counts again."""
+    path = Path(snap.path).parent / "words_live.json.zst"
+    got = _load_counts(path) if snap.path is not None else None
+    names = {seg.name for seg in snap.segments}
+    if got is not None and set(got[0].get("segs", {})) <= names:
+        was, df = got[0]["segs"], got[1]
+        for seg in snap.segments:
+            if seg.name not in was:
+                df.update(segment_words(seg))
+                df.subtract(_counts(seg, seg.dead_docs) if seg.dead_docs else Counter())
+            else:
+                newly = sorted(seg.dead_doc_set - set(expand(was[seg.name])))
+                if newly:
+                    df.subtract(_counts(seg, newly))
+    else:
+        df = Counter()
+        for seg in snap.segments:
+            df.update(segment_words(seg))
+            if seg.dead_docs:
+                df.subtract(_dead_words(seg))
+    df = Counter({w: n for w, n in df.items() if n > 0})
+    if snap.path is not None:
+        _save_counts(path, {"segs": {seg.name: seg.entry.get("dead_docs") or [] for seg in snap.segments}}, df)
+    return df
 
 
 def _words_file(seg, suffix: str) -> Path:
