@@ -52,7 +52,7 @@ q = np.frombuffer(bytes.fromhex(sys.argv[2]), dtype="<f4")
 t1 = time.perf_counter()
 view = sync.open_snapshot(ws)
 t2 = time.perf_counter()
-vecs = vectors.open_vectors(ws.metadata, view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
+vecs = vectors.open_vectors(view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
 hits = vector.search(vecs, q, 10)
 t3 = time.perf_counter()
 print(json.dumps({"imports_s": t1 - t0, "index_s": t2 - t1, "shortlist_s": t3 - t2, "hits": [d for d, _ in hits]}))
@@ -67,7 +67,7 @@ from memcli.retrieval import vector
 from memcli.vault.workspace import open_workspace
 ws = open_workspace(Path(sys.argv[1]), {})
 view = sync.open_snapshot(ws)
-vecs = vectors.open_vectors(ws.metadata, view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
+vecs = vectors.open_vectors(view, vectors.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
 vector.RESCORE = 10 ** 9  # no Hamming stage: every chunk row is scored
 out = []
 for hexq in sys.argv[2:]:

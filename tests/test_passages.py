@@ -291,7 +291,7 @@ def assert_matrix_matches_the_texts(root, server) -> int:
 
     ws = open_workspace(root, {"MEM_WORKSPACE": str(root)})
     snap = sync.open_snapshot(ws)
-    m = vecmod.open_vectors(ws.metadata, snap, vecmod.active_space(ws.metadata), 100)
+    m = vecmod.open_vectors(snap, vecmod.active_space(ws.metadata), 100)
     assert m is not None and m.usable and m.n_docs == snap.n_docs
     checked = 0
     for d in range(snap.n_docs):

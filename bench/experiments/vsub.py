@@ -33,7 +33,7 @@ def _sub_rows(ws, snap, target: int):
                                      "chunking.overlap_tokens": target // 5}, {})
         ensure_index(sub_ws, vectors=True)
         sub = sync.open_snapshot(sub_ws)
-        m = vecmod.open_vectors(sub_ws.metadata, sub, vecmod.active_space(sub_ws.metadata), 0)
+        m = vecmod.open_vectors(sub, vecmod.active_space(sub_ws.metadata), 0)
         rows = np.asarray([m.chunk_row(d) for d in range(sub.n_docs)], dtype=np.float32)  # one row per small chunk
         m.close()
         pairs = list(overlaps(snap, sub))

@@ -107,6 +107,7 @@ class EmbedRun:
         self.pulled: dict[str, set] = {}  # segment -> chunks pulled since the last checkpoint
         self.in_group: set[str] = set()  # segments of the group under way
         self.from_store = None
+        self.legacy: int | None = None  # the passage size the store's vectors have (read once per run)
         self.last = time.monotonic()
         self.t0 = time.perf_counter()
 
@@ -176,7 +177,9 @@ class EmbedRun:
         live = vecs.live(seg)
         if vs is not None:
             live = live[vs.mask[live] == 0]
-        written = vecs.sizes.get(seg.name, self._legacy())
+        if self.legacy is None:
+            self.legacy = self._legacy()
+        written = vecs.sizes.get(seg.name, self.legacy)
         self.pulled.setdefault(seg.name, set()).update(live.tolist())
         self.in_group.add(seg.name)
         for j in reversed(live.tolist()):
@@ -264,7 +267,8 @@ class EmbedRun:
                     if changed:
                         vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
                                      header, mask, offsets, rows, means)
-                vectors.atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))  # an earlier version's
+                if final:
+                    vectors.atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))  # an earlier version's
                 if self.fresh or final:
                     vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), self.cache, dims,
                                        self.max_cache)

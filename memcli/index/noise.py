@@ -54,7 +54,7 @@ def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) 
 def _measure(ws: Workspace, space: dict, embed_batch, batch_size: int, view) -> dict | None:
     import numpy as np
 
-    matrix = vectors.open_vectors(ws.metadata, view, space, ws.settings.chunking.passage_tokens)
+    matrix = vectors.open_vectors(view, space, ws.settings.chunking.passage_tokens)
     if matrix is None or not matrix.usable:
         return None
     old = vectors.load_noise(ws.metadata, space)

@@ -26,7 +26,6 @@ from pathlib import Path
 from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
-LEGACY_MAGIC = b"MEMVEC05"  # the one-file matrix before memcli.index.vecseg: removed on sight
 
 
 def text_key(text: str) -> str:
@@ -174,7 +173,7 @@ def save_noise(metadata: Path, record: dict) -> None:
     atomic.write_text(noise_path(metadata, record["space"]), json.dumps(record, sort_keys=True))
 
 
-def open_vectors(metadata: Path, view, space: dict | None, passage_tokens: int) -> ViewVectors | None:
+def open_vectors(view, space: dict | None, passage_tokens: int) -> ViewVectors | None:
     """The vectors of `space` for the view's segments, or None without a space."""
     if not space or view is None:
         return None
@@ -213,6 +212,7 @@ class ViewVectors:
                     self.problems.append(str(exc))
                     vs = None
             self.parts.append((seg, vs))
+        self._by_name = {seg.name: vs for seg, vs in self.parts}
         self.n_docs = view.n_docs
         self._mask = None
 
@@ -247,7 +247,7 @@ class ViewVectors:
 
     def _at(self, d: int):
         seg, local = self.view._doc(d)
-        return self.parts[self.view.segments.index(seg)][1], local
+        return self._by_name[seg.name], local
 
     def has(self, d: int) -> bool:
         vs, local = self._at(d)

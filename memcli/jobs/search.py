@@ -243,7 +243,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
                             else f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
                                  "vector search paused until `mem reindex --scope embedding`")
             return VectorBranch([], None, [])
-        matrix = vectors.open_vectors(ws.metadata, snap, space, size)
+        matrix = vectors.open_vectors(snap, space, size)
         if matrix is None or (not matrix.usable and snap.n_docs):
             warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
             return VectorBranch([], None, [])

@@ -74,7 +74,6 @@ def _matrix_check(ws: Workspace, active: dict, snap) -> Check:
 
 def _space_check(ws: Workspace, active: dict, target) -> Check | None:
     """WARN when searches use vectors of another space than the configured one."""
-    from memcli.index import vectors
     from memcli.providers.embedding import space as spaces
 
     if target is None or active["id"] == target.space["id"]:

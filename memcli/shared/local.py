@@ -82,7 +82,7 @@ def _vectors(ws: Workspace, snap):
     space = vectors.active_space(ws.metadata)
     if space is None:
         return None, None, 0
-    vecs = vectors.open_vectors(ws.metadata, snap, space, ws.settings.chunking.passage_tokens)
+    vecs = vectors.open_vectors(snap, space, ws.settings.chunking.passage_tokens)
     if vecs is None or not vecs.with_vectors():
         return None, None, 0
     return space, vecs, vecs.stamp()
