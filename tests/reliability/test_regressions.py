@@ -223,6 +223,35 @@ def test_health_flags_a_restore_killed_mid_swap_and_rollback_recovers(vault, tmp
     assert [c["status"] for c in report["checks"] if c["name"] == "restore"] == ["warn"]
 
 
+# memcli/jobs/backup/restoring.py: found by the long crash campaign. The swap moved a folder
+# aside, then the restored one in: a kill between the two renames left digest/ missing.
+
+def test_a_restore_killed_at_any_swap_leaves_every_note_old_or_new(vault, tmp_path):
+    env = {"MEM_BACKUP_DIR": tmp_path / "bk"}
+    done = copy_workspace(vault["root"], tmp_path / "done")
+    ok(cli("-w", done, "backup", "restore", vault["backup"], "--yes", env=env))
+    new = markdown(done)
+    base = copy_workspace(vault["root"], tmp_path / "base")
+    old = markdown(base)
+    assert new != old
+    at = 1
+    while True:
+        ws = copy_workspace(base, tmp_path / f"ws{at}")
+        kp = {"KILLPOINT_ROOT": ws, "KILLPOINT_MATCH": "os.rename .mem-restore-", "KILLPOINT_AT": at,
+              "KILLPOINT_ACTION": "kill"}
+        code, _, err = run(["-w", ws, "backup", "restore", vault["backup"], "--yes"], env={**kp, **env},
+                           killpoint=True)
+        if code == 0:
+            break
+        assert code == -9, err
+        after = markdown(ws)
+        bad = [rel for rel in set(after) | set(old) if after.get(rel) not in (old.get(rel), new.get(rel))]
+        assert not bad, f"killed at swap {at}: {sorted(bad)[:5]}"
+        assert health(ws)["code"] in (0, 5)
+        at += 1
+    assert at > 3, "the restore swapped fewer folders than the sample vault has"
+
+
 def test_health_only_warns_about_a_restore_killed_before_it_swapped(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     env = {"MEM_BACKUP_DIR": tmp_path / "bk"}

@@ -2,9 +2,9 @@
 
 The new content is written (and hash-checked) into a staging folder inside the
 workspace, `.mem-restore-<id>/new`, so a damaged backup is refused before anything
-of the workspace is touched. The swap then renames each slot aside into
-`.mem-restore-<id>/old` and the staged one into place: renames on one filesystem,
-undone in reverse if one fails. The caller holds the workspace, rebuild and index
+of the workspace is touched. The swap then puts each staged slot in place and the
+current one into `.mem-restore-<id>/old`: an atomic exchange where Linux offers it
+(else two renames) on one filesystem, undone in reverse if one fails. The caller holds the workspace, rebuild and index
 locks throughout and snapshots the current state before the swap.
 """
 
@@ -177,35 +177,49 @@ def _keep_current_keys(ws: Workspace, rec: dict, data: bytes, warnings: list[str
 SWAP_MARK = "swap-started"  # in the staging folder: from here on the workspace may mix old and new
 
 
+def _ino(path: Path) -> int:
+    try:
+        return os.lstat(path).st_ino
+    except OSError:
+        return 0
+
+
 def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
-    """Move each current slot into staging/old and the staged one into place; undo on failure."""
-    done: list[tuple[Path, Path]] = []
+    """Put each staged slot in place, the current one into staging/old; undo on failure.
+
+    A slot both sides have is exchanged in one step (renameat2), so a kill leaves the old
+    folder or the new one, never neither; where the system cannot, two renames."""
+    done: list[tuple[str, Path, Path]] = []
     touched = {ws.root}
     slot = ""
     # `mem health` tells a restore killed mid-swap (workspace half replaced) from one killed
-    # before (untouched) or after (complete) by this mark: each slot, and what had to move
-    plan = [(s, os.path.lexists(ws.root / s), os.path.lexists(staging / "new" / s)) for s in slots]
-    (staging / SWAP_MARK).write_text("".join(f"{s}\t{int(c)}{int(n)}\n" for s, c, n in plan), encoding="utf-8")
+    # before (untouched) or after (complete) by this mark: each slot, what had to move, and the
+    # inode of the staged slot (after an exchange, the workspace's slot has it)
+    plan = [(s, os.path.lexists(ws.root / s), _ino(staging / "new" / s)) for s in slots]
+    (staging / SWAP_MARK).write_text("".join(f"{s}\t{int(c)}{int(bool(n))}\t{n}\n" for s, c, n in plan),
+                                     encoding="utf-8")
     atomic.fsync_dir(staging)
     try:
         for slot in slots:
             cur, new, old = ws.root / slot, staging / "new" / slot, staging / "old" / slot
+            if os.path.lexists(cur) and os.path.lexists(new) and atomic.exchange(new, cur):
+                done.append(("exchange", new, cur))
+                old.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(new, old)  # inside the staging folder: only bookkeeping for rollback's reader
+                done.append(("rename", new, old))
+                touched.add(cur.parent)
+                continue
             if os.path.lexists(cur):
                 old.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(cur, old)
-                done.append((cur, old))
+                done.append(("rename", cur, old))
             if os.path.lexists(new):
                 cur.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(new, cur)
-                done.append((new, cur))
+                done.append(("rename", new, cur))
             touched.add(cur.parent)
     except BaseException as exc:
-        stuck = []
-        for src, dst in reversed(done):
-            try:
-                os.rename(dst, src)
-            except OSError:
-                stuck.append(ws.rel(src) if src.is_relative_to(ws.root) else str(src))
+        stuck = _undo(done, ws)
         if stuck:
             why = f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else ""  # e.g. a full disk
             raise SwapIncomplete(f"restore failed while replacing {slot}{why} and could not put back "
@@ -217,6 +231,20 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
         raise
     for folder in touched:
         atomic.fsync_dir(folder)
+
+
+def _undo(done: list[tuple[str, Path, Path]], ws: Workspace) -> list[str]:
+    """Reverse the moves made so far; returns the paths that could not be put back."""
+    stuck = []
+    for how, src, dst in reversed(done):
+        try:
+            if how == "rename":
+                os.rename(dst, src)
+            elif not atomic.exchange(src, dst):
+                raise OSError("cannot exchange back")
+        except OSError:
+            stuck.append(ws.rel(dst) if dst.is_relative_to(ws.root) else str(dst))
+    return stuck
 
 
 SUPERSEDED = "superseded"  # in an old staging folder: a later restore or rollback finished
@@ -244,8 +272,16 @@ def swap_state(staging: Path) -> str:
         return "none"
     moved = []  # per slot: (anything of it moved, all of it moved)
     for line in lines:
-        slot, _, flags = line.rpartition("\t")
+        slot, _, ino = line.rpartition("\t")
+        if len(ino) == 2 and set(ino) <= {"0", "1"}:  # a mark of an earlier version: no inode
+            slot, flags, ino = slot, ino, ""
+        else:
+            slot, _, flags = slot.rpartition("\t")
         had_cur, had_new = flags[:1] == "1", flags[1:2] == "1"
+        if had_cur and had_new and ino.isdigit():  # the staged folder is in place, or on its way
+            there = _ino(staging.parent / slot) == int(ino)
+            moved.append((there or os.path.lexists(staging / "old" / slot), there))
+            continue
         out = had_cur and os.path.lexists(staging / "old" / slot)
         into = had_new and not os.path.lexists(staging / "new" / slot)
         moved.append((out or into, (out or not had_cur) and (into or not had_new)))
