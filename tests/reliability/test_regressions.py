@@ -263,6 +263,20 @@ def test_health_only_warns_about_a_restore_killed_before_it_swapped(vault, tmp_p
     assert [c for c in report["checks"] if c["name"] == "restore"][0]["status"] == "warn"
 
 
+# memcli/extraction/dream: found by the long bad-input campaign (case #585). A digest node made of
+# one 10 MB line: every fact of the run was matched against it, and finding the names in a
+# statement copied its prefix per word, so `mem dream` gave no answer within 10 minutes.
+
+def test_dream_over_a_digest_node_of_one_huge_line_answers(vault, tmp_path):
+    ws = copy_workspace(vault["root"], tmp_path / "ws")
+    blob = " ".join(f"Word{i} falcon" for i in range(400_000))  # 5.5 MB, one line
+    (ws / "digest/wiki/blob.md").write_text(f"---\nname: blob\ndescription: A pasted blob.\n---\n{blob}\n")
+    before = (ws / "digest/wiki/blob.md").read_bytes()
+    code, out, err = run(["-w", ws, "dream", "--date", DAY], timeout=60)
+    assert code == 0 and one_clear_line(code, err) is None, err
+    assert (ws / "digest/wiki/blob.md").read_bytes() == before  # kept, not compared, not rewritten
+
+
 # Found by the long bad-input campaign: PyYAML raises AttributeError/ValueError (not YAMLError)
 # for a tag on a value of another type; JSON "\ud800" and non-UTF-8 argv bytes become lone
 # surrogates no UTF-8 file can hold; agent.json with a non-object "running"; a backup in

@@ -71,8 +71,10 @@ def _names(text: str) -> set[str]:
     out = set()
     for m in _TOKEN.finditer(text):
         tok = m.group(0).rstrip(".!")
-        before = text[:m.start()].rstrip()
-        starts = not before or before[-1] in ".!?:;\"'(“"
+        i = m.start() - 1  # the character before the token, spaces skipped (no prefix copy: a long line)
+        while i >= 0 and text[i].isspace():
+            i -= 1
+        starts = i < 0 or text[i] in ".!?:;\"'(“"
         if _IDENT.search(tok) or (tok[:1].isupper() and not starts) or (len(tok) > 1 and tok.isupper()):
             out.add(tok.lower())
     return out

@@ -124,6 +124,11 @@ def statement_of(raw: str) -> str:
     return line if line and "[[" not in line else ""
 
 
+# characters: a longer line is a pasted blob, not one statement; it stays in its note or node
+# but is not compared (matching it against every fact of a run would take minutes)
+LONGEST_STATEMENT = 2000
+
+
 def statements(body: str) -> list[str]:
     """What the node states: abstract lines, contradiction notes and the facts quoted in Sources."""
     head, tail = split(body)
@@ -133,7 +138,7 @@ def statements(body: str) -> list[str]:
             out.append(raw.split("]]: ", 1)[1].strip())
         elif _SOURCED.match(_MARKER.sub("", raw.strip())):
             out.append(_SOURCED.match(_MARKER.sub("", raw.strip())).group("text"))
-    return out
+    return [s for s in out if len(s) <= LONGEST_STATEMENT]
 
 
 def sourced(text: str, paths: list[str]) -> str:

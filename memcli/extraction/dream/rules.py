@@ -14,6 +14,7 @@ import re
 from collections import Counter
 
 from memcli.extraction.conversation import rules
+from memcli.extraction.dream.node import LONGEST_STATEMENT
 from memcli.extraction.dream.schema import Fact, Topic, Unit
 from memcli.extraction.resource import digest as resource_digest
 
@@ -118,7 +119,7 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if m:
                 speaker, text = m.group(1), m.group(2)
             text = _IMAGE.sub("", text).strip()
-            if "[[" in text or not text or text.endswith(("?", "？")):
+            if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
             size = len(re.findall(r"\w+", text))
             if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8):
