@@ -398,3 +398,26 @@ def test_cosines_are_unchanged_by_the_numpy_query_path(indexed):
 
     rows = np.asarray(vecseg.VecSeg(matrix_file(indexed)).chunk_rows, dtype=np.float32)
     assert rows.shape == (len(NOTES), 8) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=2e-3)
+
+
+def test_the_reference_examples_among_the_benchs_distractors(tmp_path, run_mem):
+    """bench/semantic_set: the reference examples among 60 notes that share words with the
+    queries. Four rank their note first in the default mode; the commute one is the model's
+    miss (it ranks "travels to Osaka" above the commute note by vector alone). The performance
+    query needs its framing ("discussed last time") left out: that framing matches three
+    distractors by keyword and pulls its vector towards the performance review."""
+    local_or_skip()
+    data = json.loads((Path(__file__).parents[1] / "bench/semantic_set/set.json").read_text(encoding="utf-8"))
+    ws = tmp_path / "semantic"
+    for nid, text in data["notes"].items():
+        (ws / DAY).mkdir(parents=True, exist_ok=True)
+        (ws / DAY / f"{nid}.md").write_text(text + "\n", encoding="utf-8")
+    assert run_mem("-w", ws, "reindex", env=UNPIN, timeout=300)[0] == 0
+    firsts = []
+    for q in data["queries"]:
+        if q["split"] != "reference":
+            continue
+        code, out, err = run_mem("-w", ws, "search", q["query"], "--json", env=UNPIN)
+        assert code == 0, err
+        firsts += [q["target"]] if json.loads(out)["results"][0]["path"] == f"{DAY}/{q['target']}.md" else []
+    assert sorted(firsts) == ["ref-build", "ref-db", "ref-perf", "ref-ws"]

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from memcli.errors import BadInput
 from memcli.index.freshness import fresh_snapshot
 from memcli.index import bm25
-from memcli.retrieval import fusion
+from memcli.retrieval import framing, fusion
 from memcli.retrieval import links as linkmod
 from memcli.retrieval.hits import Hit, clip  # noqa: F401 - the result types callers use
 from memcli.vault.workspace import Workspace
@@ -92,20 +92,21 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
     depth = max(candidates, fusion.POOL)  # what each branch retrieves: at least the fusion's pool
     result = SearchResult(query, [], candidates)
+    asked = framing.topic(query)  # what both branches search: the query without "discussed last time"
     snap = local = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     shared = None
     if ws.settings.shared.enabled:  # team memory: PostgreSQL ranks; the local index answers when it cannot
         from memcli.jobs import team
 
-        shared = team.candidates(ws, query, depth, since, until, mode, backend, result.warnings)
+        shared = team.candidates(ws, asked, depth, since, until, mode, backend, result.warnings)
     if shared is not None:
         snap, branch, keyword = shared  # snap: the candidates, read like a snapshot (memcli.shared.search.View)
     elif snap is None or snap.n_docs == 0:
         return result
     else:
-        branch, keyword = _local_branches(ws, snap, query, depth, since, until, mode, backend, result.warnings)
+        branch, keyword = _local_branches(ws, snap, asked, depth, since, until, mode, backend, result.warnings)
     result.expansion = [t for t, _ in branch.expansion]
-    hits = _ranked(snap, cfg, branch, keyword, result)
+    hits = _ranked(snap, cfg, branch, keyword, result, asked)
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
     max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
@@ -137,7 +138,8 @@ def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, m
     return branch, keyword
 
 
-def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: SearchResult) -> list[Hit]:
+def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: SearchResult, asked: str
+            ) -> list[Hit]:
     """The hits worth showing, best first, each scored independently of the limit.
 
     Relevance floor: a chunk is shown only with a real match, a query term of its own (an
@@ -166,7 +168,7 @@ def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: Sea
                                    branch.has_vector, scores=(cos, bm))
         else:
             weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
-                snap, vector, keyword.top, cfg.vector_weight, bm25.ideal(snap, result.query), floor)
+                snap, vector, keyword.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
             hits = fusion.fuse_minmax(snap, vector, keyword.top, weight, branch.has_vector,
                                       scores=(cos, bm), floor=floor)
         return [h for h in hits if keyword.matched(h.docs[0]) or above(h.docs[0])]
