@@ -270,3 +270,32 @@ def test_word_counts_follow_updates_deletions_and_merges(ws):
             want.update(set(terms.words_of(view.text(d))))
         assert terms.live_counts(view) == want, step
         view.close()
+
+
+def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatch):
+    """memcli.index.assemble: a one-file update sorts its postings without importing numpy;
+    both ways give the same arrays, with docs in order or not."""
+    import random
+    import types
+    from array import array
+
+    import numpy as np
+
+    from memcli.index import assemble
+
+    r = random.Random(7)
+    for ascending in (True, False):
+        asm = assemble.Assembly()
+        for part in range(3):
+            n = r.randint(50, 400)
+            docs = sorted(r.randrange(40) for _ in range(n))
+            asm.post_hash.append(array("Q", [r.choice([5, 9, 2**63 + 1, r.getrandbits(64)]) for _ in range(n)]))
+            asm.post_doc.append((array("I", docs if ascending else docs[::-1]), 40 * part))
+            asm.post_tf.append(array("I", [r.randint(1, 4) for _ in range(n)]))
+        with_numpy = assemble.postings(asm)
+        monkeypatch.setattr(assemble, "sys", types.SimpleNamespace(modules={}))
+        assert assemble._small(asm)
+        in_python = assemble.postings(asm)
+        monkeypatch.undo()
+        for a, b in zip(in_python, with_numpy):
+            assert np.array_equal(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
