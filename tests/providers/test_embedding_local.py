@@ -89,6 +89,24 @@ def test_numpy_and_onnxruntime_give_the_same_vectors(model):
     assert float((a * b).sum(axis=1).min()) > 0.99999
 
 
+def test_int8_weights_dequantised_on_use_or_kept_give_the_same_vectors(monkeypatch):
+    """A cold search dequantises each int8 layer weight as it multiplies by it (no float32
+    copy of the model stays: ~42 MB less); a process that keeps embedding keeps the copies.
+    Both are the same arithmetic, so the vectors are identical."""
+    model = local_models.MODELS[local_models.DEFAULT]
+    if not installed(model):
+        pytest.skip(f"{model.dist} is not installed")
+    texts = [QUERY, PARAPHRASE, "handleWebSocketReconnect ECONNREFUSED"]
+    cold = local.LocalEmbedder(model=model, engine="numpy")
+    first = cold.embed_batch(texts)
+    weights, _ = cold._numpy_weights()
+    assert any(isinstance(t, numpy_bert._Quantised) for k, t in weights.items() if k.startswith("l0."))
+    monkeypatch.setattr(local, "DENSIFY_TOKENS", 0)
+    again = cold.embed_batch(texts)
+    assert not any(isinstance(t, numpy_bert._Quantised) for k, t in weights.items() if k.startswith("l"))
+    assert np.array_equal(first, again)
+
+
 def test_a_query_is_embedded_without_onnxruntime():
     """The cold-search path: a small batch never imports onnxruntime (a subprocess, so
     nothing imported by other tests counts)."""

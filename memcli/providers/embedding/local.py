@@ -35,6 +35,7 @@ DIMS = 384
 MIN_OVERLAP = 32  # word pieces shared by neighbouring windows of a long text
 RUN_BATCH = 8  # windows per onnxruntime call; padding does not change the vectors
 NUMPY_PIECES = 384  # a batch of at most this many pieces runs in numpy when no session is loaded
+DENSIFY_TOKENS = 4096  # word pieces: past a cold search's (a query and its words), dequantise once
 INSTALL_HINT = local_models.INSTALL_HINT
 
 
@@ -68,6 +69,7 @@ class LocalEmbedder(BaseEmbedder):
         self._session = None
         self._output = None
         self._weights = None  # numpy encoder: (weights, layers)
+        self._numpy_tokens = 0  # word pieces the numpy encoder has run
         self._tokenizer = None
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
@@ -175,6 +177,9 @@ class LocalEmbedder(BaseEmbedder):
 
         weights, layers = self._numpy_weights()
         ids, mask = _padded(seqs)
+        self._numpy_tokens += ids.size
+        if self._numpy_tokens > DENSIFY_TOKENS:  # a process that keeps embedding: keep the float32 weights
+            numpy_bert.densify(weights)
         return _pool(numpy_bert.hidden(weights, layers, ids, mask), mask)
 
     def close(self) -> None:

@@ -170,7 +170,7 @@ def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
             continue
         m = _BIAS.search(bias)
         short = _BIAS_PARTS[m.group(2)]
-        w[f"l{m.group(1)}.{short}.w"] = _dense(tensors[weight_of[product]])
+        w[f"l{m.group(1)}.{short}.w"] = tensors[weight_of[product]]  # int8 ones dequantised on use
         w[f"l{m.group(1)}.{short}.b"] = tensors[bias]
         layers = max(layers, int(m.group(1)) + 1)
     for i in range(layers):
@@ -185,6 +185,14 @@ def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
 
 def _dense(t):
     return t.full() if isinstance(t, _Quantised) else t
+
+
+def densify(w: dict) -> None:
+    """Keep float32 copies of the int8 layer weights (~42 MB for all-MiniLM-L6-v2): for a
+    process that embeds again and again. A cold search embeds once and does without them."""
+    for key, t in w.items():
+        if key[0] == "l" and isinstance(t, _Quantised):
+            w[key] = t.full()
 
 
 def _erf(x):
@@ -218,16 +226,16 @@ def hidden(w: dict, layers: int, ids, mask, heads: int = 12):
     scale = np.float32(1.0 / np.sqrt(d))
     for i in range(layers):
         p = f"l{i}."
-        q = (x @ w[p + "q.w"] + w[p + "q.b"]).reshape(batch, n, heads, d).transpose(0, 2, 1, 3)
-        k = (x @ w[p + "k.w"] + w[p + "k.b"]).reshape(batch, n, heads, d).transpose(0, 2, 3, 1)
-        v = (x @ w[p + "v.w"] + w[p + "v.b"]).reshape(batch, n, heads, d).transpose(0, 2, 1, 3)
+        q = (x @ _dense(w[p + "q.w"]) + w[p + "q.b"]).reshape(batch, n, heads, d).transpose(0, 2, 1, 3)
+        k = (x @ _dense(w[p + "k.w"]) + w[p + "k.b"]).reshape(batch, n, heads, d).transpose(0, 2, 3, 1)
+        v = (x @ _dense(w[p + "v.w"]) + w[p + "v.b"]).reshape(batch, n, heads, d).transpose(0, 2, 1, 3)
         s = (q @ k) * scale + bias
         s -= s.max(-1, keepdims=True)
         np.exp(s, out=s)
         s /= s.sum(-1, keepdims=True)
         a = (s @ v).transpose(0, 2, 1, 3).reshape(batch, n, dims)
-        x = _layer_norm(a @ w[p + "o.w"] + w[p + "o.b"] + x, w[p + "ln1.w"], w[p + "ln1.b"])
-        h = x @ w[p + "i.w"] + w[p + "i.b"]
+        x = _layer_norm(a @ _dense(w[p + "o.w"]) + w[p + "o.b"] + x, w[p + "ln1.w"], w[p + "ln1.b"])
+        h = x @ _dense(w[p + "i.w"]) + w[p + "i.b"]
         h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
-        x = _layer_norm(h @ w[p + "f.w"] + w[p + "f.b"] + x, w[p + "ln2.w"], w[p + "ln2.b"])
+        x = _layer_norm(h @ _dense(w[p + "f.w"]) + w[p + "f.b"] + x, w[p + "ln2.w"], w[p + "ln2.b"])
     return x.astype(np.float32, copy=False)
