@@ -161,3 +161,27 @@ def test_top_k_search_equals_the_best_of_all_scores(indexed, query, vectorized, 
         assert bm25.search(snap, query, k) == bm25.top(bm25.score(snap, query), k)
     odd = lambda d: d % 2 == 1  # noqa: E731 - a filter the numpy path must apply before top-k
     assert bm25.search(snap, query, 5, odd) == bm25.top(bm25.score(snap, query, odd), 5)
+
+
+def test_ties_at_the_cut_are_broken_by_chunk_in_both_paths(tmp_path, monkeypatch):
+    """Notes that tie at the cut: the best 30 are the higher ones, then the lowest tied chunks,
+    whether the postings are scored in Python or numpy (argpartition picked any tied ones)."""
+    from memcli.vault.workspace import open_workspace
+
+    root = tmp_path / "ws"
+    (root / "memory/2026-05-01").mkdir(parents=True)
+    for i in range(400):
+        text = "The heron counted lanterns by the lake." if i % 37 else "Heron and heron lanterns, lanterns."
+        (root / f"memory/2026-05-01/n{i:03d}.md").write_text(text + "\n")
+    ws = open_workspace(root, {"HOME": str(tmp_path), "MEM_EMBEDDING_BACKEND": "none"})
+    sync.sync(ws, full=True)
+    snap = sync.open_snapshot(ws)
+    try:
+        tops = []
+        for limit in (10**12, 0):
+            for name in ("NUMPY_POSTINGS", "LOADED_POSTINGS"):
+                monkeypatch.setattr(bm25, name, limit)
+            tops.append(bm25.search(snap, "heron lanterns", 30))
+        assert tops[0] == tops[1] == bm25.top(bm25.score(snap, "heron lanterns"), 30)
+    finally:
+        snap.close()

@@ -105,25 +105,35 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
     if not terms:
         return NOTHING
     if not _numpy_pays(terms):
-        acc = score(snap, query, allowed, terms)
-        hit_own = {d for spans, _ in own for d, _ in _live_postings(spans)}
+        acc, hit_own = _accumulate(snap, terms, len(own))
         if allowed is not None:
+            acc = {d: s for d, s in acc.items() if allowed(d)}
             hit_own = {d for d in hit_own if allowed(d)}
         return Scored(top(acc, k), lambda d: acc.get(d, 0.0), hit_own.__contains__, bool(hit_own))
     import numpy as np
 
-    acc = _accumulate_numpy(snap, terms)
-    own_mask = np.zeros(snap.n_docs, dtype=bool)
-    for spans, _ in own:
-        for docs, _ in _live_arrays(spans):
-            own_mask[docs] = True
+    acc, own_mask = _accumulate_numpy(snap, terms, len(own))
     hit = np.flatnonzero(acc > 0)
     if allowed is not None:
         hit = hit[np.fromiter((allowed(d) for d in hit.tolist()), dtype=bool, count=len(hit))]
     any_own = bool(own_mask[hit].any())
-    best = hit[np.argpartition(-acc[hit], k - 1)[:k]] if len(hit) > k else hit
+    if len(hit) > k:  # the best k, and every chunk tied with the k-th: top() orders ties by chunk
+        kth = -np.partition(-acc[hit], k - 1)[k - 1]
+        best = hit[acc[hit] >= kth]
+    else:
+        best = hit
     return Scored(top(dict(zip(best.tolist(), acc[best].tolist())), k),
                   lambda d: float(acc[d]), lambda d: bool(own_mask[d]), any_own)
+
+
+def _by_segment(terms) -> list:
+    """[(segment, [(term number, start, end, weight), ...])]: the postings grouped by segment,
+    terms in query order, so that each segment's pages are read (and let go) once."""
+    groups: dict[int, tuple] = {}
+    for t, (spans, up) in enumerate(terms):
+        for seg, a, z in spans:
+            groups.setdefault(id(seg), (seg, []))[1].append((t, a, z, up))
+    return list(groups.values())
 
 
 def _live_postings(spans):
@@ -167,34 +177,52 @@ def score(snap, query: str, allowed=None, terms=None) -> dict[int, float]:
     if _numpy_pays(terms):
         import numpy as np
 
-        acc = _accumulate_numpy(snap, terms)
+        acc, _ = _accumulate_numpy(snap, terms, 0)
         hit = np.flatnonzero(acc > 0)
         scores = dict(zip(hit.tolist(), acc[hit].tolist()))
     else:
-        k1, avgdl = _norm_coefficients(snap)
-        acc: dict[int, float] = {}
-        get = acc.get
-        for spans, up in terms:
-            for d, (local, tf, seg) in _live_postings(spans):
-                norm = k1 * (1.0 - B + B * seg.snap.doc_len[local] / avgdl)
-                acc[d] = get(d, 0.0) + up * tf / (tf + norm)
-        scores = acc
+        scores, _ = _accumulate(snap, terms, 0)
     if allowed is not None:
         return {d: s for d, s in scores.items() if s > 0 and allowed(d)}
     return {d: s for d, s in scores.items() if s > 0}
 
 
-def _accumulate_numpy(snap, terms):
+def _accumulate(snap, terms, n_own: int) -> tuple[dict[int, float], set[int]]:
+    """(chunk -> BM25 score, chunks holding one of the first `n_own` terms), in pure Python.
+    A chunk's terms are added in query order: the same sums, to the bit, as numpy's."""
+    k1, avgdl = _norm_coefficients(snap)
+    acc: dict[int, float] = {}
+    own: set[int] = set()
+    get = acc.get
+    for seg, parts in _by_segment(terms):
+        doc_len = seg.snap.doc_len
+        for t, a, z, up in parts:
+            for d, (local, tf, _) in _live_postings([(seg, a, z)]):
+                norm = k1 * (1.0 - B + B * doc_len[local] / avgdl)
+                acc[d] = get(d, 0.0) + up * tf / (tf + norm)
+                if t < n_own:
+                    own.add(d)
+        seg.snap.release_pages()
+    return acc, own
+
+
+def _accumulate_numpy(snap, terms, n_own: int):
+    """(every chunk's BM25 score, which chunks hold one of the first `n_own` terms), in numpy."""
     import numpy as np
 
     k1, avgdl = _norm_coefficients(snap)
     acc = np.zeros(snap.n_docs, dtype=np.float64)
-    for spans, up in terms:
-        for glob, (local, tf, seg) in _live_arrays(spans):
-            dl = np.frombuffer(seg.snap.doc_len, dtype=np.uint32)[local]
-            norm = k1 * (1.0 - B + B * dl / avgdl)
-            acc[glob] += up * tf / (tf + norm)  # a term lists each chunk once: no lost updates
-    return acc
+    own = np.zeros(snap.n_docs, dtype=bool)
+    for seg, parts in _by_segment(terms):
+        doc_len = np.frombuffer(seg.snap.doc_len, dtype=np.uint32)
+        for t, a, z, up in parts:
+            for glob, (local, tf, _) in _live_arrays([(seg, a, z)]):
+                norm = k1 * (1.0 - B + B * doc_len[local] / avgdl)
+                acc[glob] += up * tf / (tf + norm)  # a term lists each chunk once: no lost updates
+                if t < n_own:
+                    own[glob] = True
+        seg.snap.release_pages()
+    return acc, own
 
 
 def top(scores: dict[int, float], k: int) -> list[tuple[int, float]]:

@@ -205,6 +205,16 @@ class Snapshot:
     def raw(self, name: str) -> memoryview:
         return self._sec[name]
 
+    def release_pages(self) -> None:
+        """Unmap the pages read so far (they stay in the page cache; a later read maps them
+        again). Where the page cache holds the file in large folios, reading one posting
+        maps its whole folio (up to 2 MB): a search over 20 segments counted 190 MiB."""
+        if hasattr(mmap, "MADV_DONTNEED"):
+            try:
+                self._mm.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
+
     def close(self) -> None:
         for v in getattr(self, "_sec", {}).values():
             v.release()
