@@ -283,8 +283,8 @@ def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatc
 
     from memcli.index import assemble
 
-    r = random.Random(7)
-    for ascending in (True, False):
+    def assembly(ascending: bool) -> assemble.Assembly:
+        r = random.Random(7)
         asm = assemble.Assembly()
         for part in range(3):
             n = r.randint(50, 400)
@@ -292,8 +292,12 @@ def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatc
             asm.post_hash.append(array("Q", [r.choice([5, 9, 2**63 + 1, r.getrandbits(64)]) for _ in range(n)]))
             asm.post_doc.append((array("I", docs if ascending else docs[::-1]), 40 * part))
             asm.post_tf.append(array("I", [r.randint(1, 4) for _ in range(n)]))
-        with_numpy = assemble.postings(asm)
+        return asm
+
+    for ascending in (True, False):
+        with_numpy = assemble.postings(assembly(ascending))  # (it lets the assembly's parts go)
         monkeypatch.setattr(assemble, "sys", types.SimpleNamespace(modules={}))
+        asm = assembly(ascending)
         assert assemble._small(asm)
         in_python = assemble.postings(asm)
         monkeypatch.undo()

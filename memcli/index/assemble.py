@@ -114,19 +114,36 @@ def postings(asm: Assembly):
         return terms, term_off, p_d, p_t
     import numpy as np
 
+    ascending = _docs_ascending(asm)
+    # each part list is let go as soon as its array is built: the assembly is not read again
+    # for postings, and a segment's postings are its largest arrays (16 bytes each)
     p_h = np.concatenate([np.asarray(h, dtype=np.uint64) for h in asm.post_hash]) if asm.post_hash \
         else np.zeros(0, np.uint64)
+    asm.post_hash = []
     p_d = np.concatenate([np.asarray(d, dtype=np.uint32) + np.uint32(off) for d, off in asm.post_doc]) \
         if asm.post_doc else np.zeros(0, np.uint32)
+    asm.post_doc = []
     p_t = np.concatenate([np.asarray(t, dtype=np.uint32) for t in asm.post_tf]) if asm.post_tf \
         else np.zeros(0, np.uint32)
+    asm.post_tf = []
     # documents are numbered in the order their postings were added, so a stable sort by
     # term alone leaves each term's documents in order
-    order = np.argsort(p_h, kind="stable") if _docs_ascending(asm) else np.lexsort((p_d, p_h))
-    p_h, p_d, p_t = p_h[order], p_d[order], p_t[order]
+    order = np.argsort(p_h, kind="stable") if ascending else np.lexsort((p_d, p_h))
+    p_h = p_h[order]
+    p_d = p_d[order]
+    p_t = p_t[order]
     del order
-    terms, starts = np.unique(p_h, return_index=True)
-    return terms, np.append(starts, len(p_h)).astype(np.uint64), p_d, p_t
+    # p_h is sorted: a term starts where it differs from the posting before (np.unique would
+    # sort it again, with an index array as large as the postings)
+    first = np.empty(len(p_h), dtype=bool)
+    if len(p_h):
+        first[0] = True
+        np.not_equal(p_h[1:], p_h[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    terms = p_h[starts]
+    del p_h
+    return terms, np.append(starts, len(p_d)).astype(np.uint64), p_d, p_t
 
 
 def _docs_ascending(asm: Assembly) -> bool:
