@@ -52,3 +52,14 @@ def test_a_kill_between_the_exchange_and_its_bookkeeping_reads_as_done(tmp_path)
     atomic.exchange(staging / "new/digest", root / "digest")  # as if killed before it
     assert (root / "digest/a.md").read_text() == "old"
     assert restoring.swap_state(staging) == "none"
+
+
+def test_a_mark_of_the_earlier_format_is_still_read(tmp_path):
+    """Earlier versions wrote `slot<TAB>flags` (no inode) and moved with two renames."""
+    staging = tmp_path / ".mem-restore-old"
+    (staging / "old/digest").mkdir(parents=True)  # moved out, not yet in: half done
+    (staging / "new/digest").mkdir(parents=True)
+    (staging / restoring.SWAP_MARK).write_text("digest\t11\n")
+    assert restoring.swap_state(staging) == "partial"
+    (staging / "new/digest").rmdir()
+    assert restoring.swap_state(staging) == "complete"

@@ -234,7 +234,7 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
 
 
 def _undo(done: list[tuple[str, Path, Path]], ws: Workspace) -> list[str]:
-    """Reverse the moves made so far; returns the paths that could not be put back."""
+    """Reverse the moves made so far; returns the workspace paths that could not be put back."""
     stuck = []
     for how, src, dst in reversed(done):
         try:
@@ -243,7 +243,8 @@ def _undo(done: list[tuple[str, Path, Path]], ws: Workspace) -> list[str]:
             elif not atomic.exchange(src, dst):
                 raise OSError("cannot exchange back")
         except OSError:
-            stuck.append(ws.rel(dst) if dst.is_relative_to(ws.root) else str(dst))
+            where = src if how == "rename" else dst  # (an exchange is staged -> workspace)
+            stuck.append(ws.rel(where) if where.is_relative_to(ws.root) else str(where))
     return stuck
 
 
@@ -272,11 +273,11 @@ def swap_state(staging: Path) -> str:
         return "none"
     moved = []  # per slot: (anything of it moved, all of it moved)
     for line in lines:
-        slot, _, ino = line.rpartition("\t")
-        if len(ino) == 2 and set(ino) <= {"0", "1"}:  # a mark of an earlier version: no inode
-            slot, flags, ino = slot, ino, ""
-        else:
-            slot, _, flags = slot.rpartition("\t")
+        parts = line.rsplit("\t", 2)
+        if len(parts) == 3 and len(parts[1]) == 2 and parts[2].isdigit():
+            slot, flags, ino = parts
+        else:  # a mark of an earlier version: no inode
+            (slot, _, flags), ino = line.rpartition("\t"), ""
         had_cur, had_new = flags[:1] == "1", flags[1:2] == "1"
         if had_cur and had_new and ino.isdigit():  # the staged folder is in place, or on its way
             there = _ino(staging.parent / slot) == int(ino)
