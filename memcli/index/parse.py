@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from array import array
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 from memcli.index import store
@@ -80,15 +82,20 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
         res.ids.append(bytes.fromhex(cid))
         res.lines.append(store.chunk_line(cid, ch.text, rel, ch.start_line, ch.end_line))
         res.doc_len.append(sum(counts.values()))
-    for t in set(terms).difference(cache):  # hash each distinct term once per worker
-        cache[t] = tokenizer.term_hash(t)
-    res.post_hash = array("Q", map(cache.__getitem__, terms))
+    for t in set(terms).difference(cache):  # hash each distinct term once per worker, as array bytes
+        cache[t] = tokenizer.term_hash(t).to_bytes(8, sys.byteorder)
+    res.post_hash = array("Q")
+    # joined as bytes: converting a million Python ints into an array took 5x as long
+    if len(terms) > 1:
+        res.post_hash.frombytes(b"".join(itemgetter(*terms)(cache)))
+    elif terms:
+        res.post_hash.frombytes(cache[terms[0]])
     res.post_chunk = array("I", owner)  # ascending: chunk by chunk
     res.post_tf = array("I", tfs)
     return res
 
 
-_HASHES: dict[str, int] = {}  # term -> term_hash, kept by a worker across the batches of a build
+_HASHES: dict[str, bytes] = {}  # term -> term_hash as 8 array bytes, kept by a worker across a build's batches
 
 
 def _batch(args: tuple) -> list[FileResult]:
@@ -171,7 +178,7 @@ def process(root, items: list[tuple[str, str | None]], target: int, overlap: int
     locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself
     workers = min(os.cpu_count() or 1, 4)
     if len(items) < PARALLEL_MIN_FILES or workers < 2:
-        cache: dict[str, int] = {}
+        cache: dict[str, bytes] = {}
         out = []
         for i, (rel, sha) in enumerate(items):
             out.append(_process(locate, rel, sha, target, overlap, cache))
