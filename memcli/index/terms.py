@@ -103,20 +103,14 @@ def live_counts(snap) -> Counter:
     segments' counts again."""
     path = Path(snap.path).parent / "words_live.json.zst"
     got = _load_counts(path) if snap.path is not None else None
-    names = {seg.name for seg in snap.segments}
-    if got is not None and set(got[0].get("segs", {})) <= names:
-        was, df = got[0]["segs"], got[1]
-        for seg in snap.segments:
-            if seg.name not in was:
-                df.update(segment_words(seg))
-                df.subtract(_counts(seg, seg.dead_docs) if seg.dead_docs else Counter())
-            else:
-                newly = sorted(seg.dead_doc_set - set(expand(was[seg.name])))
-                if newly:
-                    df.subtract(_counts(seg, newly))
-    else:
-        df = Counter()
-        for seg in snap.segments:
+    usable = got is not None and set(got[0].get("segs", {})) <= {seg.name for seg in snap.segments}
+    was, df = (got[0]["segs"], got[1]) if usable else ({}, Counter())
+    for seg in snap.segments:
+        if seg.name in was:  # counted before: only the chunks dead since
+            newly = sorted(seg.dead_doc_set - set(expand(was[seg.name])))
+            if newly:
+                df.subtract(_counts(seg, newly))
+        else:
             df.update(segment_words(seg))
             if seg.dead_docs:
                 df.subtract(_dead_words(seg))

@@ -27,7 +27,6 @@ from memcli.index.store import CorruptStore
 from memcli.vault import atomic
 
 
-
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
