@@ -101,8 +101,8 @@ def live_counts(snap) -> Counter:
     covers), so an update adds its new segments' counts and takes away the chunks dead since,
     reading only those texts; after a merge (a segment it counted is gone) it sums the
     segments' counts again."""
-    path = Path(snap.path).parent / "words_live.json.zst"
-    got = _load_counts(path) if snap.path is not None else None
+    path = Path(snap.path).parent / "words_live.json.zst" if snap.path is not None else None
+    got = _load_counts(path) if path is not None else None
     usable = got is not None and set(got[0].get("segs", {})) <= {seg.name for seg in snap.segments}
     was, df = (got[0]["segs"], got[1]) if usable else ({}, Counter())
     for seg in snap.segments:
@@ -115,7 +115,7 @@ def live_counts(snap) -> Counter:
             if seg.dead_docs:
                 df.subtract(_dead_words(seg))
     df = Counter({w: n for w, n in df.items() if n > 0})
-    if snap.path is not None:
+    if path is not None:
         _save_counts(path, {"segs": {seg.name: seg.entry.get("dead_docs") or [] for seg in snap.segments}}, df)
     return df
 
