@@ -21,7 +21,8 @@ _USER_NOUNS = ("account", "agent", "base", "data", "documentation", "experience"
                "guide", "id", "input", "interface", "journey", "list", "manual", "model", "name", "profile",
                "research", "role", "session", "settings", "space", "stories", "story", "table", "testing")
 _FRAMING = re.compile(
-    r"\b(?:the user(?:'s|’s)?+(?!\s+(?:" + "|".join(_USER_NOUNS) + r")\b)"  # the memory's owner, not "the user manual"
+    # the memory's owner, but not "the user manual"
+    r"\b(?:the user(?:'s|’s)?+(?!\s+(?:" + "|".join(_USER_NOUNS) + r")\b)"
     r"|discuss(?:ed|es|ing)?|mention(?:ed|s|ing)?|talk(?:ed|s|ing)? about"  # the conversation itself
     r"|last time|the other day)\b",
     re.IGNORECASE)

@@ -4,8 +4,9 @@ The new content is written (and hash-checked) into a staging folder inside the
 workspace, `.mem-restore-<id>/new`, so a damaged backup is refused before anything
 of the workspace is touched. The swap then puts each staged slot in place and the
 current one into `.mem-restore-<id>/old`: an atomic exchange where Linux offers it
-(else two renames) on one filesystem, undone in reverse if one fails. The caller holds the workspace, rebuild and index
-locks throughout and snapshots the current state before the swap.
+(else two renames) on one filesystem, undone in reverse if one fails. The caller holds
+the workspace, rebuild and index locks throughout and snapshots the current state
+before the swap.
 """
 
 from __future__ import annotations
