@@ -176,13 +176,33 @@ def test_counts_are_the_tokens_counted():
 
 
 def test_the_fast_identifier_scans_find_what_the_regexes_define():
-    """_snake_words and _has_camel replace two slow regex passes; they must agree with them."""
+    """_snake_words and _hints replace slow regex passes: the camelCase hint and the snake
+    words must agree with their regexes, the compound hint may only say yes more often."""
     from memcli.index import tokenizer as t
 
     samples = ["_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y", "é_ü_ 中_文 __ a_ _b",
                "_", "a_", "_a", "a_b", "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",
-               "handleWebSocket", "aB", "Ab", "ABc", "abC", "ünïcödeÄ", "plain prose. Next Sentence"]
+               "handleWebSocket", "aB", "Ab", "ABc", "abC", "ünïcödeÄ", "plain prose. Next Sentence",
+               "7.4.119-beta", "a-b", "a -b", "é-x", "x-é", "v2/api", "user@host", "c++", "a#b", "a. b",
+               "aÀ", "éA", "a中A", "中-文", "?-?", "a?-b", "x:y", "-", ".a", "a."]
     for text in samples:
         low = text.lower()
         assert t._snake_words(low) == t._SNAKE_TOKEN.findall(low), text
-        assert t._has_camel(text) == (t._CAMEL_HINT.search(text) is not None), text
+        compound, camel = t._hints(text)
+        assert camel == (t._CAMEL_HINT.search(text) is not None), text
+        assert compound or t._COMPOUND_HINT.search(low) is None, text
+        assert compound == (t._COMPOUND_HINT.search(low) is not None) or not text.isascii() or "?" in text, text
+
+
+def test_counts_of_tokens_never_seen_before(monkeypatch):
+    """counts() learns new tokens' forms on the way (stopwords, stems, repeats among them)."""
+    from collections import Counter
+
+    from memcli.index import tokenizer
+
+    text = "the zebras zebras ran, zebras running; the THE quokka quokka_x 7.4.1 7.4.1 中文中文"
+    monkeypatch.setattr(tokenizer, "_NORMAL", tokenizer._Normal())
+    got = tokenizer.counts(text)
+    monkeypatch.setattr(tokenizer, "_NORMAL", tokenizer._Normal())
+    assert got == Counter(tokenizer.tokenize(text)) and got["zebra"] == 3 and "the" not in got
+    assert tokenizer.counts(text) == got  # (every token known now)

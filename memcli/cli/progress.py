@@ -21,10 +21,20 @@ def progress_bar(ctx: Context, title: str):
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                    console=Console(file=ctx.stderr), transient=True)
     task = bar.add_task(title, total=None)
+    shown = False
 
     def update(stage: str, done: int, total: int) -> None:
+        nonlocal shown
+        if not shown:
+            if stage == "scan":  # the walk: quick, and it may fork (memcli.vault.walk), which a drawing thread forbids
+                return
+            bar.start()
+            shown = True
         bar.update(task, description=f"{title}: {LABELS.get(stage, stage)}", completed=done,
                    total=total or None)
 
-    with bar:
+    try:
         yield update
+    finally:
+        if shown:
+            bar.stop()

@@ -62,8 +62,9 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
         asm.n += f["count"]
 
 
-def add_fresh(asm: Assembly, rel: str, parsed, st) -> None:
-    """Append one re-parsed file (memcli.index.parse result) after what is there. Its arrays
+def add_fresh(asm: Assembly, rel: str, parsed, st: tuple[int, int]) -> None:
+    """Append one re-parsed file (memcli.index.parse result, its (mtime_ns, size) `st`)
+    after what is there. Its arrays
     stay array.array (postings with their chunk offset) until postings() and documents()
     join them: a small update then never imports numpy."""
     cnt = len(parsed.spans)
@@ -79,8 +80,9 @@ def add_fresh(asm: Assembly, rel: str, parsed, st) -> None:
         asm.ids.extend(parsed.ids)
         asm.lines.extend(parsed.lines)
     asm.files.append({"path": rel, "sha": parsed.sha, "fm": parsed.front_matter, "links": parsed.links,
-                      "problem": parsed.problem, "first": asm.n, "count": cnt, "mtime_ns": st.st_mtime_ns,
-                      "size": st.st_size, "mtime": st.st_mtime})
+                      "problem": parsed.problem, "first": asm.n, "count": cnt, "mtime_ns": st[0],
+                      "size": st[1], "mtime": st[0] // 1_000_000_000 + st[0] % 1_000_000_000 * 1e-9})
+    # ("mtime": the float os.stat gives, computed as it computes it)
     asm.n += cnt
 
 

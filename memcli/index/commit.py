@@ -114,45 +114,51 @@ class Commit:
         if not self.pending:
             return
         asm = assemble.Assembly()
-        for rel, parsed, st in sorted(self.pending, key=lambda x: x[0]):
-            assemble.add_fresh(asm, rel, parsed, st)
-        docs = [(rel, text.decode("utf-8"), span[2]) for rel, parsed, _ in sorted(self.pending, key=lambda x: x[0])
-                for span, text in zip(parsed.spans, parsed.texts)]
-        if self.carrier is not None:
-            self.carrier.fresh(docs, asm.lines)
+        pending = sorted(self.pending, key=lambda x: x[0])
         self.pending, self.pending_docs = [], 0
+        for rel, parsed, st in pending:
+            assemble.add_fresh(asm, rel, parsed, st)
+        if self.carrier is not None:  # (a keyword-only vault never decodes the texts again)
+            self.carrier.fresh([(rel, text.decode("utf-8"), span[2]) for rel, parsed, _ in pending
+                                for span, text in zip(parsed.spans, parsed.texts)], asm.lines)
+        del pending, parsed  # the assembly holds what is still needed, and lets go of it as it writes
         self.parts.append(self.write_segment(asm))
         if self.carrier is not None and self.carrier.space is not None:
             self.written.append(self.folder / f"{self.parts[-1].name}.vec-{self.carrier.space['id']}")
             self.carrier.write(self.parts[-1].name)
-        del asm, docs
+        del asm
         give_back_memory()
 
     def write_segment(self, asm: assemble.Assembly) -> Part:
-        """Write `asm` as a new segment file, and its store lines as sidecar frames."""
-        terms, term_off, p_d, p_t = assemble.postings(asm)
-        dl, meta, text_off = assemble.documents(asm)
+        """Write `asm` as a new segment file, and its store lines as sidecar frames. The
+        largest parts go first, each let go once written: the store lines, then the texts
+        joined, before the postings are sorted (a build's peak is that sort)."""
         name = f"{secrets.token_hex(8)}.seg"
-        path = self.folder / name
-        self.written.append(path)
-        total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
-        snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
-                             "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
-            "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
-            "doc_meta": meta, "text_off": text_off, "text": b"".join(asm.texts), "ids": b"".join(asm.ids),
-            **snapmod.file_sections(asm.files)})
-        part = Part(name, snapmod.Snapshot(path), new=True, own={})
+        own, src = {}, {}
         graph, catalog = store.graph_and_catalog(asm.files, b"".join(asm.ids).hex(), ordered=True)
         for kind, lines in (("chunks", asm.lines), ("graph", graph), ("catalog", catalog)):
             blobs, table = frames.build(lines, list(range(len(lines))), frames.FRAME_ITEMS[kind])
             side = mirror.sidecar(self.folder, name, kind)
             self.written.append(side)
             atomic.write_parts(side, blobs)
-            part.own[kind] = table
+            own[kind] = table
             del blobs
             # read back through a map when a merge needs them, never held in memory
-            part.src[kind] = (self._maps.open(side) if table else b"", 0, table, frozenset(), frozenset())
-        return part
+            src[kind] = (self._maps.open(side) if table else b"", 0, table, frozenset(), frozenset())
+        asm.lines = graph = catalog = lines = None
+        text, asm.texts = b"".join(asm.texts), None
+        give_back_memory()  # (the sort's arrays are fresh maps: freed heap left unreturned would add to them)
+        dl, meta, text_off = assemble.documents(asm)
+        terms, term_off, p_d, p_t = assemble.postings(asm)
+        path = self.folder / name
+        self.written.append(path)
+        total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
+        snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
+                             "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
+            "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
+            "doc_meta": meta, "text_off": text_off, "text": text, "ids": b"".join(asm.ids),
+            **snapmod.file_sections(asm.files)})
+        return Part(name, snapmod.Snapshot(path), new=True, own=own, src=src)
 
     # ---- the end
     def finish(self, dropped: list, header: dict, force_store: bool = False) -> dict:

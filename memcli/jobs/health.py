@@ -102,7 +102,7 @@ def store_checks(ws: Workspace) -> list[Check]:
         snap = sync.open_snapshot(ws)
     except store.CorruptStore as exc:
         return [Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes})]
-    current = sync.scan(ws)
+    current = sync.scan(ws, snap=snap)
     if snap is None:  # notes no search can find yet: not healthy (a search would build it, but none ran)
         status = FAIL if current else OK
         msg = f"never indexed ({len(current)} file(s)); run `mem reindex`" if current else "empty workspace"

@@ -64,7 +64,7 @@ class Batch:
 
 def snapshot(ws: Workspace) -> tuple[Stats, Stats]:
     """(indexed Markdown, resource files): path -> (mtime_ns, size)."""
-    indexed = {p: (st.st_mtime_ns, st.st_size) for p, st in ws.iter_watched()}
+    indexed = dict(ws.iter_watched())
     resources = {p: (st.st_mtime_ns, st.st_size) for p, st in resource_catalog.walk(ws).items()}
     return indexed, resources
 

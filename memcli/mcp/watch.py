@@ -110,10 +110,10 @@ class WatchedWorkspace(Workspace):
         except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
             self.why_not = f"no inotify ({exc})"
 
-    def iter_watched(self, dirs: dict | None = None):
+    def iter_watched(self, dirs: dict | None = None, split: bool = False):
         if self._inotify is None:
             self.walks += 1
-            return super().iter_watched(dirs)
+            return super().iter_watched(dirs, split)
         # drain first, then watch, then walk: a change after the drain is either seen by
         # this walk or left as an event for the next call, never lost
         if self._files is None or self._inotify.pending():
@@ -123,10 +123,10 @@ class WatchedWorkspace(Workspace):
                     self._inotify.add(folder)
             except (OSError, _Remote) as exc:
                 self.stop(str(exc))
-                return self.iter_watched(dirs)
+                return self.iter_watched(dirs, split)
             self.walks += 1
             self._dirs = {}
-            self._files = list(super().iter_watched(self._dirs))
+            self._files = list(super().iter_watched(self._dirs, split))
         if dirs is not None:
             dirs.update(self._dirs)
         return iter(self._files)

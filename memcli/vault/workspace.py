@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from memcli.errors import BadInput
+from memcli.vault import walk
 from memcli.vault.settings import Settings, build
 
 DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -247,19 +248,24 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self, dirs: dict | None = None) -> Iterator[tuple[str, os.stat_result]]:
-        """Yield (indexed posix path, stat) of every indexed Markdown file; `dirs`, when given,
-        receives what watched_dirs() returns, from the same walk.
+    def iter_watched(self, dirs: dict | None = None, split: bool = False) -> Iterator[tuple[str, tuple[int, int]]]:
+        """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
+        `dirs`, when given, receives what watched_dirs() returns, from the same walk.
+        `split`: the caller expects a large vault, worth walking on two cores (memcli.vault.walk).
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
         workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
         an extra path outside the workspace skips the workspace and the other extra paths.
         """
+        return walk.in_two(self._watched, dirs) if split else self._watched(dirs)
+
+    def _watched(self, dirs: dict | None, part: int | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+        """iter_watched()'s files, or those of one half (walk.mine)."""
         mem = self.memory_md
         try:
             st = os.lstat(mem)
-            if os.path.isfile(mem) and not os.path.islink(mem):
-                yield "MEMORY.md", st
+            if os.path.isfile(mem) and not os.path.islink(mem) and walk.mine("MEMORY.md", part):
+                yield "MEMORY.md", (st.st_mtime_ns, st.st_size)
         except OSError:
             pass
         seen: set[str] = set()
@@ -276,13 +282,13 @@ class Workspace:
                     dirs[base] = -1
                 continue
             if stat.S_ISREG(st.st_mode):
-                if base.endswith(".md") and file_rel not in seen:
+                if base.endswith(".md") and file_rel not in seen and walk.mine(file_rel.rsplit("/", 1)[-1], part):
                     seen.add(file_rel)
-                    yield file_rel, st
+                    yield file_rel, (st.st_mtime_ns, st.st_size)
             elif stat.S_ISDIR(st.st_mode):
                 if dirs is not None:
                     dirs[base] = st.st_mtime_ns
-                yield from _walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs)
+                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, part)
 
     def watched_dirs(self) -> dict[str, int]:
         """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
@@ -310,40 +316,6 @@ class Workspace:
             return seg
         m = DAY_PAGE.match(seg)
         return m.group(1) if m else None
-
-
-def _walk(base: str, vbase: str, seen: set[str], skip: frozenset,
-          dirs: dict | None = None) -> Iterator[tuple[str, os.stat_result]]:
-    """The Markdown files below the folder `base`, named `vbase/<path below it>`."""
-    cut = len(base)
-    stack = [base]
-    while stack:
-        d = stack.pop()
-        prefix = vbase + d[cut:].replace(os.sep, "/") + "/"  # once per folder, not per file
-        try:
-            it = os.scandir(d)
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                name = e.name
-                if name[0] == "." or (skip and e.path in skip):
-                    continue
-                try:
-                    if name.endswith(".md"):
-                        # d_type answers these without a system call
-                        if e.is_file(follow_symlinks=False) and not e.is_symlink():
-                            rel = prefix + name
-                            if rel not in seen:
-                                seen.add(rel)
-                                yield rel, e.stat(follow_symlinks=False)
-                            continue
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                        if dirs is not None:
-                            dirs[e.path] = e.stat(follow_symlinks=False).st_mtime_ns
-                except OSError:
-                    continue
 
 
 def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create: bool = False) -> Path:
