@@ -29,7 +29,8 @@ def publish(ws: Workspace, warnings: list[str]):
     return None
 
 
-def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str]):
+def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str],
+               voiced: str = ""):
     """(view, vector branch, keyword branch) ranked in the shared index, for jobs.search's
     fusion; None (with one warning) when the local index has to answer instead."""
     from memcli import shared
@@ -37,7 +38,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
     from memcli.shared import search as ssearch
 
     t = shared.target(ws)
-    vec, space, floor, expansion = _query_vector(ws, query, mode, backend, warnings) \
+    vec, space, floor, expansion = _query_vector(ws, query, mode, backend, warnings, voiced) \
         if mode != "keyword" else (None, None, None, [])
     terms = lexemes.weighted(query, expansion) if mode != "vector" else []
     ask = ssearch.Ask(terms, vec, space, depth, since, until)
@@ -86,7 +87,7 @@ def _branches(t, found, floor, expansion):
     return view, branch, keyword
 
 
-def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str]):
+def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str], voiced: str = ""):
     """(query vector, its space, the space's noise floor, expansion terms), or Nones and [].
 
     The space is the configured backend's: other agents' vectors of it count even when
@@ -94,7 +95,7 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     memcli.retrieval.expand) comes from the same request, as in the local search. Only a
     forced --mode fails without a backend; a failing provider leaves it keyword-only."""
     from memcli.index import vectors
-    from memcli.jobs.search import _expansion_words
+    from memcli.jobs.search import _expansion_words, query_vectors
     from memcli.providers.embedding import space as embedding
 
     nothing = (None, None, None, [])
@@ -110,7 +111,7 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
         return nothing
     words, vocab = _expansion_words(ws, backend.space, query) if mode != "vector" else ([], None)
     try:
-        vecs = backend.embedder.embed_batch([query] + words)
+        vecs = query_vectors(backend.embedder, query, voiced, words)
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
         return nothing
