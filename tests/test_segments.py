@@ -303,3 +303,31 @@ def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatc
         monkeypatch.undo()
         for a, b in zip(in_python, with_numpy):
             assert np.array_equal(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
+
+
+def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_read(tmp_path):
+    """A search opens every segment but reads few paths: the file count comes from the file
+    table's offsets, and a paths section that disagrees is caught when it is decoded."""
+    from array import array
+
+    import pytest
+
+    from memcli.index import snapshot as snapmod
+
+    files = [{"path": f"memory/2026-05-01/n{i}.md", "sha": "", "fm": {}, "links": [], "problem": None,
+              "first": 0, "count": 0, "mtime_ns": 1, "size": 2, "mtime": 0.0} for i in range(3)]
+    empty = {name: array("Q") if fmt == "Q" else array("I") if fmt == "I" else b""
+             for name, fmt in snapmod.SECTIONS.items()}
+    sections = dict(empty, text_off=array("Q", [0]), **snapmod.file_sections(files))
+    path = tmp_path / "a.seg"
+    snapmod.write(path, {"n_docs": 0, "avgdl": 0.0}, sections)
+    snap = snapmod.Snapshot(path)
+    assert snap.n_files == 3 and len(snap.paths) == 3
+    snap.close()
+    sections["paths"] = "\0".join(f["path"] for f in files[:2]).encode()
+    snapmod.write(path, {"n_docs": 0, "avgdl": 0.0}, sections)
+    snap = snapmod.Snapshot(path)
+    assert snap.n_files == 3
+    with pytest.raises(store.CorruptStore):
+        snap.paths
+    snap.close()

@@ -82,13 +82,13 @@ class Segment:
         self.dead_docs = expand(entry.get("dead_docs") or [])
         self._dead_doc_set = frozenset(self.dead_docs)
         self._dead_file_set = frozenset(self.dead_files)
-        if len(self.snap.paths) != int(entry.get("files", -1)) or self.snap.n_docs != int(entry.get("docs", -1)) \
+        if self.snap.n_files != int(entry.get("files", -1)) or self.snap.n_docs != int(entry.get("docs", -1)) \
                 or (self.dead_docs and self.dead_docs[-1] >= self.snap.n_docs) \
-                or (self.dead_files and self.dead_files[-1] >= len(self.snap.paths)):
+                or (self.dead_files and self.dead_files[-1] >= self.snap.n_files):
             raise CorruptStore(f"index segment {self.name} does not match the manifest")
         self.doc_base, self.file_base = doc_base, file_base
         self.n_live = self.snap.n_docs - len(self.dead_docs)
-        self.n_live_files = len(self.snap.paths) - len(self.dead_files)
+        self.n_live_files = self.snap.n_files - len(self.dead_files)
 
     def doc_dead(self, local: int) -> bool:
         return local in self._dead_doc_set

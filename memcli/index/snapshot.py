@@ -116,6 +116,10 @@ class Snapshot:
                 or len(self._sec["link_hash"]) != len(self._sec["link_src"]) \
                 or len(self._sec["path_hash"]) != len(self._sec["path_file"]):
             raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
+        # the file count without decoding the paths (a search opens every segment, reads few paths)
+        self.n_files = max(len(self._sec["frec_off"]) - 1, 0)
+        if len(self._sec["fstat"]) != 2 * self.n_files or len(self._sec["path_hash"]) != self.n_files:
+            raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
         self._paths: list[str] | None = None
         self._index: dict[str, int] | None = None
         self._records: dict[int, dict] = {}
@@ -124,7 +128,10 @@ class Snapshot:
     def paths(self) -> list[str]:
         if self._paths is None:
             raw = bytes(self._sec["paths"]).decode("utf-8")
-            self._paths = raw.split("\0") if raw else []
+            paths = raw.split("\0") if raw else []
+            if len(paths) != self.n_files:
+                raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
+            self._paths = paths
         return self._paths
 
     def file_index(self, path: str) -> int | None:
