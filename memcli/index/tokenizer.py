@@ -43,6 +43,8 @@ _COMPOUND = _Lazy(r"\b\w++(?:[-.:/@+#]\w++)+")
 _CAMEL_TOKEN = _Lazy(r"\b\w*[a-z][A-Z]\w*")
 _SNAKE_TOKEN = _Lazy(r"\b\w*[^\W_]_[^\W_]\w*")  # the definition _snake_words implements
 _WORD_RUN = _Lazy(r"\w+")
+# what _hints() answers, as regexes: the definitions it implements (tests compare them), never
+# compiled when indexing
 _COMPOUND_HINT = _Lazy(r"\w[-.:/@+#]\w")
 _CAMEL_HINT = _Lazy(r"[a-z][A-Z]")
 _CAMEL_PART = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -93,20 +93,20 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     depth = max(candidates, fusion.POOL)  # what each branch retrieves: at least the fusion's pool
     result = SearchResult(query, [], candidates)
     asked = framing.topic(query)  # what both branches search: the query without "discussed last time"
+    voiced = framing.first_person(query)  # embedded with it (query_vectors)
     snap = local = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     shared = None
     if ws.settings.shared.enabled:  # team memory: PostgreSQL ranks; the local index answers when it cannot
         from memcli.jobs import team
 
-        shared = team.candidates(ws, asked, depth, since, until, mode, backend, result.warnings,
-                                 framing.first_person(query))
+        shared = team.candidates(ws, asked, depth, since, until, mode, backend, result.warnings, voiced)
     if shared is not None:
         snap, branch, keyword = shared  # snap: the candidates, read like a snapshot (memcli.shared.search.View)
     elif snap is None or snap.n_docs == 0:
         return result
     else:
         branch, keyword = _local_branches(ws, snap, asked, depth, since, until, mode, backend, result.warnings,
-                                          framing.first_person(query))
+                                          voiced)
     result.expansion = [t for t, _ in branch.expansion]
     hits = _ranked(snap, cfg, branch, keyword, result, asked)
     if min_score > 0:

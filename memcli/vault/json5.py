@@ -145,7 +145,7 @@ class _Parser:
         return True
 
     def key(self) -> str:
-        """A member name: a quoted string or an identifier, which may contain \\uXXXX escapes."""
+        """A member name: a quoted string or an identifier, which may hold `\\u` escapes (four hex digits)."""
         if self.peek() in ('"', "'"):
             return self.string()
         text, out = self.text, []
