@@ -5,7 +5,8 @@ A user who edits a note and searches must not get silently stale results. Up to
 other rebuild holds the index lock); beyond that, or when busy, the search
 answers from the last complete snapshot and says so on stderr. In a vault of more
 than a few thousand files the check is memcli.index.quick's (folder mtimes and the
-recently modified files) when that shows nothing changed.
+recently modified files) when that shows nothing changed. While `mem watch` runs, its
+change journal answers instead, exactly and without a stat (memcli.vault.journal).
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
     return Lock(ws.lock_path(lock.INDEX), job, wait=wait, busy_message=REBUILD_BUSY)
 
 
+def _journaled(ws: Workspace, snap) -> int | None:
+    """How many paths the running watcher journaled since the index's mark (memcli.vault.journal),
+    None when it cannot say: then the files are checked."""
+    from memcli.vault import journal
+
+    now = journal.confirm(ws.metadata)
+    got = journal.since(ws.metadata, snap.header.get("watch"), now) if now is not None else None
+    return None if got is None else len(got[0]) + len(got[1])
+
+
 def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True):
     """The index, brought up to date first when that is cheap (module docstring)."""
     try:
@@ -35,10 +46,15 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         warnings.append("chunking settings or mem version changed; rebuilding the index")
         snap.close()
         snap = None  # treated like a first build: nothing it holds can be reused
-    if snap is not None and quick.unchanged(snap):
+    journaled = _journaled(ws, snap) if snap is not None else None
+    if journaled == 0:
+        return snap  # a running `mem watch` saw no change since the index was written
+    if journaled is None and snap is not None and quick.unchanged(snap):
         return snap  # a large vault whose folders and recent files are as indexed
-    current = sync.scan(ws, snap=snap)
-    stale = sync.stale_paths(snap, current)
+    if journaled is not None:
+        stale = range(journaled)  # (only counted: the sync below finds them again)
+    else:
+        stale = sync.stale_paths(snap, sync.scan(ws, snap=snap))
     if not stale:
         return snap
     limit = ws.settings.search.sync_before_search_max_files

@@ -27,12 +27,13 @@ not its bytes (ReMe, sharing the workspace, rewrites every store when it closes)
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from memcli.index import segments, store, tokenizer
-from memcli.vault import atomic, walk
+from memcli.vault import atomic, journal, walk
 from memcli.vault.workspace import Workspace
 
 RACY_NS = 2_000_000_000
@@ -198,9 +199,14 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     report.full = old is None
     if progress:
         progress("scan", 0, 0)
-    dirs: dict[str, int] = {}
-    current = scan(ws, dirs, old)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
+    now = journal.confirm(ws.metadata)  # a running `mem watch` knows what changed: first, then walk
+    dirs: dict[str, int] | None = {}
+    current = _journaled(ws, old, known, now) if old is not None and now is not None else None
+    if current is None:
+        current = scan(ws, dirs, old)
+    else:
+        current, dirs = current
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     # to read: new or changed stat, a racy one (changed maybe within the index's clock tick), redo
     was = known.get
@@ -210,19 +216,20 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
             for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
     report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
+    mark = now.record() if now is not None else (old.header.get("watch") if old else None)
     if old is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
-        _refresh_quick(ws, old, current, {}, dirs)
+        _refresh_quick(ws, old, current, {}, dirs, mark)
         old.close()
         return report
     try:
-        return _update(ws, base, todo, current, known, params, report, progress, dirs)
+        return _update(ws, base, todo, current, known, params, report, progress, dirs, mark)
     finally:
         if old is not None:
             old.close()
 
 
-def _update(ws, base, todo, current, known, params, report, progress, dirs=None) -> SyncReport:
+def _update(ws, base, todo, current, known, params, report, progress, dirs, mark) -> SyncReport:
     from memcli.index import commit, parse  # deferred: searches import this module only to check staleness
 
     old = base.snap if base else None
@@ -258,14 +265,15 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs=None)
                 not any(p.new for p in job.parts):
             report.chunks = old.n_docs
             job.abort()
-            _refresh_quick(ws, old, current, job.hashes, dirs)
+            _refresh_quick(ws, old, current, job.hashes, dirs, _held(mark, old, report))
             return report
         if progress:
             progress("write", 0, 0)
         dropped = job.delete(gone)
         from memcli.index import quick
 
-        man = job.finish(dropped, {"chunking": params, "quick": quick.record(ws, current, job.hashes, dirs)},
+        man = job.finish(dropped, {"chunking": params, "watch": _held(mark, old, report),
+                                   "quick": quick.record(ws, current, job.hashes, dirs) if dirs is not None else None},
                          force_store=old is None or base.rewrite)
     except BaseException:
         job.abort()
@@ -278,17 +286,74 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs=None)
     return report
 
 
-def _refresh_quick(ws, old, current, hashes, dirs=None) -> None:
+def _refresh_quick(ws, old, current, hashes, dirs, mark) -> None:
     """Nothing changed, but the quick freshness record no longer matches (a folder's mtime
-    moved: a file came and went): record it anew so searches skip the full check again."""
+    moved: a file came and went), or the watcher's journal went on: record them anew so
+    searches skip the full check again, and the next sync reads the journal from here."""
     from memcli.index import quick
 
-    if old.header.get("quick") is None or quick.unchanged(old):
-        return
+    header = dict(old.header, watch=mark)
+    if old.header.get("quick") is not None and dirs is not None and not quick.unchanged(old):
+        header["quick"] = quick.record(ws, current, hashes, dirs)
+    if header != old.header:
+        try:
+            segments.write_manifest(snapshot_path(ws), header)
+        except OSError:
+            pass  # (read-only workspace) the full check goes on answering
+
+
+def _held(mark, old, report: SyncReport):
+    """The journal mark the new index can claim: not past a file it could not read (that
+    one is tried again by the next sync only if it is still among the journaled changes)."""
+    if any(rel not in report.deleted for rel, _ in report.skipped) and old is not None:
+        return old.header.get("watch")
+    return mark
+
+
+def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None] | None:
+    """(every indexed file's stat, the folders' mtimes for the quick record) from the index
+    and what the watcher journaled since its mark, without a walk; None: walk instead.
+    A folder's mtime is taken before the stats below it, as a walk does."""
+    got = journal.since(ws.metadata, old.header.get("watch"), now)
+    if got is None:
+        return None
+    files, folders = got
+    current = dict(known)
+    rec = (old.header.get("quick") or {}).get("dirs")
+    dirs = {p: v[0] for p, v in rec.items()} if isinstance(rec, dict) else None
+    if folders:
+        cuts = tuple(f + "/" for f in folders)
+        for rel in [r for r in current if r in folders or r.startswith(cuts)]:
+            del current[rel]
+        for folder in sorted(folders):
+            top = str(ws.locate(folder))
+            had = dirs is not None and top in dirs
+            if dirs is not None:
+                for p in [p for p in dirs if p == top or p.startswith(top + os.sep)]:
+                    del dirs[p]
+                if os.path.dirname(top) in dirs:  # it came or went from there
+                    dirs[os.path.dirname(top)] = _mtime(os.path.dirname(top))
+            current.update(ws.watched_under(folder, dirs))
+            if had and top not in dirs:  # a watched root gone: recorded missing, as a walk does
+                dirs[top] = _mtime(top)
+    for rel in files:
+        if dirs is not None:
+            parent = os.path.dirname(str(ws.locate(rel)))
+            if parent in dirs:
+                dirs[parent] = _mtime(parent)
+        st = ws.watched_stat(rel)
+        if st is None:
+            current.pop(rel, None)
+        else:
+            current[rel] = st
+    return current, dirs
+
+
+def _mtime(folder: str) -> int:
     try:
-        segments.write_manifest(snapshot_path(ws), dict(old.header, quick=quick.record(ws, current, hashes, dirs)))
+        return os.lstat(folder).st_mtime_ns
     except OSError:
-        pass  # (read-only workspace) the full check goes on answering
+        return -1
 
 
 def _take(job, res, current, known, report, gone: set, touched: list) -> None:

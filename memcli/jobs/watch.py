@@ -128,23 +128,32 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
     """Watch until `stop` is set. A catch-up batch runs first: files may have changed while no one watched."""
     if not 0 < interval <= 3600:
         raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
-    log(f"watching {ws.root} (every {interval:g}s; resource scan on changes under {ws.settings.resource_dir}/)")
-    base_i, base_r = snapshot(ws)
+    source = _source(ws)
+    how = "inotify" + (", change journal" if source.journaling else "") if isinstance(source, _Events) \
+        else f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "")
+    log(f"watching {ws.root} ({how}; resource scan on changes under {ws.settings.resource_dir}/)")
+    try:
+        _loop(ws, source, interval, stop, log, debounce, retry_first)
+    finally:
+        source.close()
+
+
+def _loop(ws: Workspace, source, interval: float, stop: threading.Event, log: Callable[[str], None],
+          debounce: float, retry_first: float) -> None:
     todo_i: set[str] = set()
     todo_r: set[str] = set()
     catch_up = True  # files may have changed while no one watched
     refiner = _refiner(ws)
-    redo = False  # a failed catch-up is tried again like a change
+    redo = False  # a failed catch-up (or lost events) is tried again like a change
     first = last = not_before = 0.0
     retry = retry_first
     while not stop.is_set():
         if not catch_up:
-            _sleep(stop, min(interval, TICK * 2) if todo_i or todo_r or redo else interval)
+            source.wait(stop, min(interval, TICK * 2) if todo_i or todo_r or redo else interval)
             if stop.is_set():
                 break
-            cur_i, cur_r = snapshot(ws)
-            moved_i, moved_r = changed(base_i, cur_i), changed(base_r, cur_r)
-            base_i, base_r = cur_i, cur_r
+            source, moved_i, moved_r, lost = _changes(ws, source, log)
+            redo = redo or lost
             now = time.monotonic()
             if moved_i or moved_r:
                 first = first if todo_i or todo_r else now
@@ -161,10 +170,11 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
         log(batch.line())
         redo = (catch_up or redo) and bool(batch.error)
         catch_up = False
-        after_i, after_r = snapshot(ws)
         # what the batch wrote itself is no news; anything else that moved meanwhile is
-        late_i, late_r = changed(base_i, after_i) - batch.written, changed(base_r, after_r)
-        base_i, base_r = after_i, after_r
+        source, late_i, late_r, lost = _changes(ws, source, log)
+        late_i -= batch.written  # and a folder the batch made for them (inotify reports both)
+        late_i -= {p for p in late_i if any(w.startswith(p + "/") for w in batch.written)}
+        redo = redo or lost
         if batch.error:
             not_before, retry = time.monotonic() + retry, min(retry * 2, RETRY_MAX)
             todo_i |= late_i
@@ -173,6 +183,67 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
             not_before, retry = 0.0, retry_first
             todo_i, todo_r = late_i, late_r
         first = last = time.monotonic()
+
+
+def _source(ws: Workspace):
+    """inotify events where they can be trusted (memcli.vault.feed), else polling."""
+    from memcli.vault import feed
+
+    events, why = feed.Feed.start(ws)
+    return _Events(events) if events is not None else _Polling(ws, why)
+
+
+def _changes(ws: Workspace, source, log: Callable[[str], None]):
+    """(source, indexed paths, resource paths, lost) since the last call; a feed that
+    stopped is replaced by polling, and everything counts as changed (lost)."""
+    moved_i, moved_r, lost = source.changes()
+    if getattr(source, "failed", ""):
+        log(f"{source.failed}; polling from now on")
+        source.close()
+        return _Polling(ws, source.failed), moved_i, moved_r, True
+    return source, moved_i, moved_r, lost
+
+
+class _Polling:
+    """Changes found by comparing a stat of every file with the previous one."""
+    journaling = False
+
+    def __init__(self, ws: Workspace, why: str = ""):
+        self.ws, self.why = ws, why
+        self.base = snapshot(ws)
+
+    def changes(self) -> tuple[set[str], set[str], bool]:
+        cur_i, cur_r = snapshot(self.ws)
+        out = changed(self.base[0], cur_i), changed(self.base[1], cur_r), False
+        self.base = cur_i, cur_r
+        return out
+
+    def wait(self, stop: threading.Event, seconds: float) -> None:
+        _sleep(stop, seconds)
+
+    def close(self) -> None:
+        pass
+
+
+class _Events:
+    """Changes as inotify reports them (memcli.vault.feed.Feed)."""
+
+    def __init__(self, feed):
+        self.feed = feed
+        self.journaling = feed.journaling
+
+    @property
+    def failed(self) -> str:
+        return self.feed.failed
+
+    def changes(self) -> tuple[set[str], set[str], bool]:
+        return self.feed.changes()
+
+    def wait(self, stop: threading.Event, seconds: float) -> None:
+        self.feed.wait(stop, seconds, TICK)
+
+    def close(self) -> None:
+        self.feed.close()
 
 
 def _refiner(ws: Workspace):

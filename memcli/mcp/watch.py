@@ -16,70 +16,12 @@ event, overflow included, means "walk again").
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import errno
 import os
-import re
 import sys
 
+from memcli.vault.inotify import LOCAL_FS, Inotify, fs_type, mounts
 from memcli.vault.workspace import Workspace
-
-# <sys/inotify.h>
-IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
-IN_ONLYDIR, IN_DONT_FOLLOW = 0x01000000, 0x02000000
-IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, 0o2000000
-MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW)
-# filesystems where every change goes through this kernel, so inotify sees it
-LOCAL_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "f2fs", "zfs", "overlay", "jfs",
-            "reiserfs", "bcachefs", "nilfs2"}
-
-
-def mounts() -> list[tuple[str, str]]:
-    """(mount point, filesystem type) from /proc/self/mountinfo, longest mount point first."""
-    out = []
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                head, _, tail = line.partition(" - ")
-                fields = head.split()
-                if len(fields) >= 5 and tail:
-                    point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])  # \040: space
-                    out.append((point, tail.split()[0]))
-    except OSError:
-        return []
-    return sorted(out, key=lambda m: -len(m[0]))
-
-
-class Inotify:
-    def __init__(self):
-        libc = ctypes.CDLL(None, use_errno=True)
-        self._add = libc.inotify_add_watch
-        self._add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        self.fd = libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
-
-    def add(self, path: str) -> None:
-        if self._add(self.fd, os.fsencode(path), MASK) < 0:
-            err = ctypes.get_errno()
-            if err not in (errno.ENOENT, errno.ENOTDIR):  # gone since the walk: its parent reported it
-                raise OSError(err, f"inotify_add_watch {path}: {os.strerror(err)}")
-
-    def pending(self) -> bool:
-        """Whether any event came since the last call (the queue is drained)."""
-        seen = False
-        while True:
-            try:
-                seen = bool(os.read(self.fd, 65536)) or seen
-            except BlockingIOError:
-                return seen
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 @dataclasses.dataclass
@@ -119,8 +61,8 @@ class WatchedWorkspace(Workspace):
         if self._files is None or self._inotify.pending():
             self._files = None
             try:
-                for folder in self._folders():
-                    self._inotify.add(folder)
+                for folder in self.watched_folders():
+                    self._inotify.add(self._local(folder))
             except (OSError, _Remote) as exc:
                 self.stop(str(exc))
                 return self.iter_watched(dirs, split)
@@ -136,32 +78,8 @@ class WatchedWorkspace(Workspace):
             self._inotify.close()
         self._inotify, self._files, self.why_not = None, None, why
 
-    def _folders(self):
-        """The root and every folder iter_watched descends into (dot and symlinked ones excepted)."""
-        root = os.path.realpath(self.root)
-        yield self._local(root)
-        for sub in self.watched_roots():
-            base = os.path.normpath(os.path.join(root, sub))
-            if not base.startswith(root + os.sep) or os.path.islink(base):
-                continue
-            while not os.path.isdir(base) and base != root:  # a file, or not there yet: watch what holds it
-                base = os.path.dirname(base)
-            for folder, dirs, _ in os.walk(base):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
-                yield self._local(folder)
-        for extra in self.extra_roots():  # extra paths outside the workspace (extra/<name>/...)
-            if extra.inside or extra.problem or os.path.islink(extra.path):
-                continue
-            base = extra.path
-            while not os.path.isdir(base) and os.path.dirname(base) != base:  # a file, or not there yet
-                base = os.path.dirname(base)
-            for folder, dirs, _ in os.walk(base):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
-                yield self._local(folder)
-
     def _local(self, folder: str) -> str:
-        kind = next((t for point, t in self._mounts if folder == point or folder.startswith(point.rstrip("/") + "/")),
-                    None)
+        kind = fs_type(folder, self._mounts)
         if kind not in LOCAL_FS:
             raise _Remote(f"{folder} is on a {kind or 'unknown'} filesystem")
         return folder

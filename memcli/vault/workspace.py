@@ -299,6 +299,49 @@ class Workspace:
             pass
         return dirs
 
+    def watched_folders(self) -> Iterator[str]:
+        """The root and every folder iter_watched descends into (dot and symlinked ones
+        excepted), absolute: what a file watch has to watch (memcli.mcp.watch, memcli.vault.feed)."""
+        root = os.path.realpath(self.root)
+        yield root
+        tops = [os.path.normpath(os.path.join(root, sub)) for sub in self.watched_roots()]
+        tops = [t for t in tops if t.startswith(root + os.sep) and not os.path.islink(t)]
+        for base in tops + [r.path for r in self._outside() if not os.path.islink(r.path)]:
+            while not os.path.isdir(base) and os.path.dirname(base) not in (base, root):  # not there yet
+                base = os.path.dirname(base)  # a file, or a folder not made yet: watch what holds it
+            for folder, dirs, _ in os.walk(base):
+                dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
+                yield folder
+
+    def watched_stat(self, rel: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of the indexed file `rel` (inside the workspace), None when it is
+        not one now: gone, not Markdown, a dot name or a symlink (iter_watched's rules)."""
+        if not (rel.endswith(".md") and self.is_watched_path(rel)) or any(p[:1] in (".", "") for p in rel.split("/")):
+            return None
+        try:
+            st = os.lstat(self.locate(rel))
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+    def watched_under(self, folder: str, dirs: dict | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+        """iter_watched()'s files below the workspace folder `folder` (a relative path), and
+        the mtimes of its folders into `dirs`."""
+        seen: set[str] = set()
+        for base, vbase, _, out in self._bases():
+            if out:
+                continue
+            if folder == vbase or folder.startswith(vbase + "/"):
+                start, vstart = os.path.join(base, *folder[len(vbase) + 1:].split("/")), folder
+            elif vbase.startswith(folder + "/"):
+                start, vstart = base, vbase  # the folder holds a whole watched root
+            else:
+                continue
+            if os.path.isdir(start) and not os.path.islink(start):
+                if dirs is not None:
+                    dirs[start] = os.lstat(start).st_mtime_ns
+                yield from walk.walk(start, vstart, seen, frozenset(), dirs)
+
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":
             return True

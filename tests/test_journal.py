@@ -1,0 +1,228 @@
+"""The change journal of a running watcher (memcli.vault.journal, memcli.vault.feed): a sync
+that reads it finds exactly what a walk of every file would, and anything doubtful walks."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memcli.index import quick, sync
+from memcli.vault import feed, journal
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+
+
+def write(path, text="x\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(ws):
+    for day in range(4):
+        for i in range(5):
+            write(ws / "memory" / f"2026-05-{day + 1:02d}" / f"n{i}.md", f"note {day} {i}\n")
+    for i in range(6):
+        write(ws / "digest" / "wiki" / f"w{i}.md", f"wiki {i}\n")
+    write(ws / "MEMORY.md", "# Memory\n")
+    return ws
+
+
+@pytest.fixture
+def watching(vault, open_ws):
+    """A feed on the vault (what `mem watch` runs), and the index its catch-up batch builds."""
+    f, why = feed.Feed.start(open_ws(vault))
+    assert f is not None and f.journaling, why
+    sync.sync(open_ws(vault))
+    yield f
+    f.close()
+
+
+@pytest.fixture
+def no_walk(monkeypatch):
+    """Fail any walk of the vault: a sync through the journal must not need one."""
+    def refuse(*a, **k):
+        raise AssertionError("walked every file")
+
+    monkeypatch.setattr(sync, "scan", refuse)
+
+
+def indexed(ws) -> dict:
+    snap = sync.open_snapshot(ws)
+    try:
+        return snap.stats()
+    finally:
+        snap.close()
+
+
+def test_an_edit_in_place_is_found_without_a_walk(vault, watching, open_ws, no_walk):
+    ws = open_ws(vault)
+    target = vault / "memory" / "2026-05-02" / "n3.md"
+    folder_mtime = target.parent.stat().st_mtime_ns
+    with target.open("a") as fh:
+        fh.write("an okapi\n")
+    assert target.parent.stat().st_mtime_ns == folder_mtime  # what no folder check can see
+    rep = sync.sync(ws)
+    assert rep.changed == ["memory/2026-05-02/n3.md"] and not rep.added and not rep.deleted
+    assert sync.sync(ws).changes == 0  # the mark moved on: nothing is read twice
+    mark = sync.open_snapshot(ws).header["watch"]
+    assert mark["session"] == watching._writer.session
+
+
+def test_random_changes_end_as_a_full_walk_finds_them(vault, watching, open_ws, monkeypatch):
+    """Files created, appended, replaced, deleted and renamed; folders made, filled, moved
+    and removed; dot files and non-Markdown beside them. After each round the index built
+    from the journal holds exactly the stats a walk gives, and its quick record (what a
+    search without a watcher checks) matches the folders as they are."""
+    monkeypatch.setattr(quick, "QUICK_MIN_FILES", 3)  # the quick record is kept up to date too
+    ws = open_ws(vault)
+    sync.sync(ws, full=True)
+    rng = random.Random(7)
+    walked = sync.scan
+    calls = []
+    monkeypatch.setattr(sync, "scan", lambda *a, **k: calls.append(1) or walked(*a, **k))
+    for round_ in range(25):
+        files = sorted(p for p in vault.rglob("*.md") if "mem_metadata" not in p.parts)
+        days = sorted(p for p in (vault / "memory").iterdir() if p.is_dir())
+        for _ in range(rng.randint(1, 6)):
+            op = rng.choice(["new", "append", "replace", "delete", "rename", "mkdir", "mvdir", "rmdir", "noise"])
+            pick = rng.choice(files) if files else None
+            if op == "new":
+                write(rng.choice(days) / f"r{round_}-{rng.randint(0, 999)}.md", "new\n")
+            elif op == "append" and pick and pick.exists():
+                with pick.open("a") as fh:
+                    fh.write("more\n")
+            elif op == "replace" and pick and pick.exists():
+                tmp = pick.with_name(".tmp-" + pick.name)
+                tmp.write_text("replaced\n")
+                os.replace(tmp, pick)
+            elif op == "delete" and pick and pick.exists():
+                pick.unlink()
+            elif op == "rename" and pick and pick.exists():
+                os.rename(pick, pick.with_name(f"moved-{round_}-{pick.name}"))
+            elif op == "mkdir":
+                d = vault / "memory" / f"2027-01-{round_ + 1:02d}"
+                for i in range(3):
+                    write(d / "sub" / f"s{i}.md", f"deep {i}\n")
+            elif op == "mvdir" and len(days) > 1:
+                src = rng.choice(days)
+                if src.exists():
+                    os.rename(src, vault / "memory" / f"{src.name}-moved{round_}")
+            elif op == "rmdir" and len(days) > 2:
+                victim = rng.choice(days)
+                if victim.exists():
+                    shutil.rmtree(victim)
+            elif op == "noise":
+                write(vault / "memory" / "2026-05-01" / ".hidden.md")
+                write(vault / "memory" / "2026-05-01" / f"pic{round_}.png")
+                write(vault / "mem_metadata" / "other" / "x.md")
+        calls.clear()
+        sync.sync(ws)
+        assert not calls, f"round {round_} walked"
+        assert indexed(ws) == dict(ws.iter_watched()), f"round {round_}"
+        snap = sync.open_snapshot(ws)
+        assert snap.header["quick"] and quick.unchanged(snap), f"round {round_}"
+        snap.close()
+
+
+def test_no_watcher_a_stale_session_or_another_one_means_a_walk(vault, open_ws, monkeypatch):
+    ws = open_ws(vault)
+    sync.sync(ws)
+    assert journal.confirm(ws.metadata) is None  # nobody watches
+    base = journal.folder(ws.metadata)
+    (base / "cookies").mkdir(parents=True)
+    (base / "lock").write_text("")
+    (base / "session").write_text(json.dumps({"session": "1-dead"}))
+    (base / "1-dead.journal").write_text("")
+    assert journal.confirm(ws.metadata) is None  # a session file whose watcher is gone
+    f, _ = feed.Feed.start(ws)
+    try:
+        assert not (base / "1-dead.journal").exists()  # the dead watcher's journal is cleared
+        sync.sync(ws)  # walks once (the index's mark is of no session), then records this one
+        first = sync.open_snapshot(ws).header["watch"]
+        f._writer.restart()  # what lost events do
+        walks = []
+        walked = sync.scan
+        monkeypatch.setattr(sync, "scan", lambda *a, **k: walks.append(1) or walked(*a, **k))
+        (vault / "MEMORY.md").write_text("# Memory\n\nchanged\n")
+        assert sync.sync(ws).changed == ["MEMORY.md"] and walks == [1]
+        assert sync.open_snapshot(ws).header["watch"]["session"] != first["session"]
+    finally:
+        f.close()
+    assert journal.confirm(ws.metadata) is None and not (base / "session").exists()
+
+
+def test_an_unanswered_cookie_is_not_waited_for(vault, watching, open_ws, monkeypatch):
+    monkeypatch.setattr(journal, "ANSWER_SECONDS", 0.05)
+    watching._stop.set()  # the thread stops reading: nothing answers
+    watching._thread.join()
+    t0 = time.monotonic()
+    assert journal.confirm(open_ws(vault).metadata) is None
+    assert time.monotonic() - t0 < 1.0
+
+
+def test_a_damaged_journal_means_a_walk(vault, watching, open_ws):
+    ws = open_ws(vault)
+    now = journal.confirm(ws.metadata)
+    assert journal.since(ws.metadata, {"session": now.session, "offset": 0}, now) is not None
+    assert journal.since(ws.metadata, {"session": now.session, "offset": now.offset + 1}, now) is None
+    assert journal.since(ws.metadata, {"session": "other", "offset": 0}, now) is None
+    assert journal.since(ws.metadata, None, now) is None
+    watching._writer.append(b"f not json\n")
+    later = journal.confirm(ws.metadata)
+    assert journal.since(ws.metadata, {"session": now.session, "offset": now.offset}, later) is None
+
+
+def test_a_search_sees_an_edit_in_place_at_once(vault, watching, open_ws, monkeypatch):
+    """Without a watcher, a large vault's search trusts its folders and recent files
+    (memcli.index.quick) and misses an old file edited in place; the journal does not."""
+    from memcli.index import freshness
+
+    monkeypatch.setattr(quick, "QUICK_MIN_FILES", 3)
+    monkeypatch.setattr(quick, "HOT_FILES", 1)
+    ws = open_ws(vault)
+    old = vault / "digest" / "wiki" / "w0.md"
+    os.utime(old, ns=(1, 1_000_000_000))  # long ago: not among the hot files
+    sync.sync(ws, full=True)  # a walk: the quick record needs every folder's mtime
+    write(vault / "memory" / "2026-05-09" / "new.md")  # a new folder, through the journal
+    sync.sync(ws)
+    snap = sync.open_snapshot(ws)
+    assert snap.header.get("quick") and quick.unchanged(snap)  # the record the journal kept is right
+    with old.open("a") as fh:
+        fh.write("a narwhal\n")
+    os.utime(old, ns=(1, 2_000_000_000))
+    snap = freshness.fresh_snapshot(ws, [])
+    assert snap.stats()["digest/wiki/w0.md"] == (2_000_000_000, old.stat().st_size)
+
+
+def test_the_real_watcher_journals_for_the_real_cli(vault, run_mem):
+    """`mem watch` in a process of its own; `mem reindex` in another finds an edit in
+    place through the journal (its mark moves past the cookie it wrote)."""
+    env = dict(os.environ, MEM_EMBEDDING_BACKEND="none")
+    assert run_mem("-w", vault, "reindex", env={"MEM_EMBEDDING_BACKEND": "none"})[0] == 0
+    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(vault), "watch"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "change journal" in proc.stdout.readline()
+        assert "catch-up" in proc.stdout.readline()
+        with (vault / "memory" / "2026-05-03" / "n1.md").open("a") as fh:
+            fh.write("a quokka\n")
+        code, out, err = run_mem("-w", vault, "reindex", "--json", env={"MEM_EMBEDDING_BACKEND": "none"})
+        assert code == 0 and json.loads(out)["changed"] == ["memory/2026-05-03/n1.md"], err
+        header = json.loads(sync.snapshot_path(type("W", (), {"metadata": vault / "mem_metadata"})).read_text())
+        journal_text = next((vault / "mem_metadata" / "watch").glob("*.journal")).read_text()
+        upto = journal_text.encode()[:header["watch"]["offset"]].decode()
+        assert upto.splitlines()[-1].startswith('c "')  # the mark: just past the reindex's cookie
+        assert '"memory/2026-05-03/n1.md"' in journal_text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert not (vault / "mem_metadata" / "watch" / "session").exists()
