@@ -202,15 +202,17 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     now = journal.confirm(ws.metadata)  # a running `mem watch` knows what changed: first, then walk
     dirs: dict[str, int] | None = {}
-    current = _journaled(ws, old, known, now) if old is not None and now is not None else None
-    if current is None:
-        current = scan(ws, dirs, old)
-    else:
-        current, dirs = current
+    got = _journaled(ws, old, known, now) if old is not None and now is not None else None
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     # to read: new or changed stat, a racy one (changed maybe within the index's clock tick), redo
-    was = known.get
-    stale = {rel for rel, st in current.items() if st[0] >= racy_limit or was(rel) != st}
+    if got is None:
+        current = scan(ws, dirs, old)
+        was = known.get
+        stale = {rel for rel, st in current.items() if st[0] >= racy_limit or was(rel) != st}
+    else:  # every journaled file is read (its hash decides), and the racy ones as ever
+        current, dirs, journaled = got
+        stale = journaled & current.keys()
+        stale.update(rel for rel, st in current.items() if st[0] >= racy_limit)
     stale.update(redo & current.keys())
     todo = [(rel, old.record(old.file_index(rel))["sha"] if rel in known and rel not in redo else None)
             for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
@@ -310,9 +312,10 @@ def _held(mark, old, report: SyncReport):
     return mark
 
 
-def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None] | None:
-    """(every indexed file's stat, the folders' mtimes for the quick record) from the index
-    and what the watcher journaled since its mark, without a walk; None: walk instead.
+def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set] | None:
+    """(every indexed file's stat, the folders' mtimes for the quick record, the paths the
+    journal names) from the index and what the watcher journaled since its mark, without a
+    walk; None: walk instead.
     A folder's mtime is taken before the stats below it, as a walk does."""
     got = journal.since(ws.metadata, old.header.get("watch"), now)
     if got is None:
@@ -321,10 +324,12 @@ def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None]
     current = dict(known)
     rec = (old.header.get("quick") or {}).get("dirs")
     dirs = {p: v[0] for p, v in rec.items()} if isinstance(rec, dict) else None
+    named = set(files)
     if folders:
         cuts = tuple(f + "/" for f in folders)
         for rel in [r for r in current if r in folders or r.startswith(cuts)]:
             del current[rel]
+            named.add(rel)
         for folder in sorted(folders):
             top = str(ws.locate(folder))
             had = dirs is not None and top in dirs
@@ -333,7 +338,9 @@ def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None]
                     del dirs[p]
                 if os.path.dirname(top) in dirs:  # it came or went from there
                     dirs[os.path.dirname(top)] = _mtime(os.path.dirname(top))
-            current.update(ws.watched_under(folder, dirs))
+            found = dict(ws.watched_under(folder, dirs))
+            current.update(found)
+            named.update(found)
             if had and top not in dirs:  # a watched root gone: recorded missing, as a walk does
                 dirs[top] = _mtime(top)
     for rel in files:
@@ -346,7 +353,7 @@ def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None]
             current.pop(rel, None)
         else:
             current[rel] = st
-    return current, dirs
+    return current, dirs, named
 
 
 def _mtime(folder: str) -> int:

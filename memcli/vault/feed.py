@@ -169,19 +169,33 @@ class Feed:
             self._writer.append(b"".join(out))
             if self._writer.size() > ROTATE_BYTES:
                 self._writer.restart()
-        if out or self._lost or self._resources:
+        if out or self._lost or self._resources or self._indexed:
             self.moved.set()
 
     def _note(self, rel: str, is_dir: bool, out: list[bytes]) -> None:
-        if rel == self._resource or rel.startswith(self._resource + "/"):
-            self._resources.add(rel)
-        elif self._wanted(rel, is_dir):
-            if is_dir or (rel.endswith(".md") and not rel.rsplit("/", 1)[-1].startswith(".")):
-                self._indexed.add(rel)  # what the watch loop counts as a changed note
+        # what the watch loop counts: files, as polling would (a folder's, when it holds some)
+        resource = rel == self._resource or rel.startswith(self._resource + "/")
+        if not resource and not self._wanted(rel, is_dir):
+            return
+        counted = self._resources if resource else self._indexed
+        if is_dir:  # an empty new folder is no change; one gone or moved away is
+            gone = not os.path.isdir(os.path.join(self._root, rel))
+            counted.update([rel] if gone else self._files_in(rel, resource))
+        elif resource or (rel.endswith(".md") and not rel.rsplit("/", 1)[-1].startswith(".")):
+            counted.add(rel)
+        if not resource:
             entry = journal.line("d" if is_dir else "f", rel)
             if entry not in self._noted:
                 self._noted.add(entry)
                 out.append(entry)
+
+    def _files_in(self, rel: str, resource: bool) -> list[str]:
+        out = []
+        for folder, dirs, names in os.walk(os.path.join(self._root, rel)):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            inner = os.path.relpath(folder, self._root).replace(os.sep, "/")
+            out += [f"{inner}/{n}" for n in names if not n.startswith(".") and (resource or n.endswith(".md"))]
+        return out
 
     def _wanted(self, rel: str, is_dir: bool) -> bool:
         """Whether `rel` is, or (a folder) holds or may hold, indexed files or resources."""
