@@ -14,6 +14,8 @@ tools index the same copy of the vault in a scratch folder, keyword search only
   build      mem reindex --full        | qmd collection add <vault> (indexes every file)
   update     one note edited, then      mem reindex | qmd update
   search     a new process per query:   mem search Q | qmd search Q   (median of --searches)
+  watched    update and search again while `mem watch` runs (its change journal; QMD has no
+             watcher, so these are set against QMD's plain update and search)
 
 Each figure is a whole process timed with perf_counter; CPU is user+system time and peak RSS
 comes from wait4() of that process (its reaped workers included). QMD 2.8.3 runs on Bun 1.4.5
@@ -108,7 +110,32 @@ def measure_mem(src: Path, scratch: Path, queries: list[str], mem: list[str]) ->
         updates.append(run(base + ["reindex"], env))
     out["update"] = {k: statistics.median(u[k] for u in updates) for k in ("wall_s", "cpu_s", "peak_mib")}
     out["search"] = median_run([base + ["search", q] for q in queries], env)
+    out.update(measure_watched(copy, queries, base, env))
     return out
+
+
+def measure_watched(copy: Path, queries: list[str], base: list[str], env: dict) -> dict:
+    """The same update and searches while `mem watch` runs: its change journal answers
+    which files changed (memcli.vault.journal), so nothing stats every file. Each edit is
+    followed by the reindex at once, then a pause for the watcher's own debounced batch."""
+    watcher = subprocess.Popen(base + ["watch"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        first = watcher.stderr.readline()
+        if "change journal" not in first:
+            sys.exit(f"scale: mem watch keeps no change journal here: {first.strip()}")
+        if "catch-up" not in watcher.stderr.readline():
+            sys.exit("scale: mem watch did not catch up")
+        updates = []
+        for i in range(3, 6):
+            edit(copy, i)
+            updates.append(run(base + ["reindex"], env))
+            time.sleep(2.5)
+        return {"update_watched": {k: statistics.median(u[k] for u in updates) for k in ("wall_s", "cpu_s", "peak_mib")},
+                "search_watched": median_run([base + ["search", q] for q in queries], env)}
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=60)
 
 
 def measure_qmd(src: Path, scratch: Path, queries: list[str]) -> dict:
@@ -138,24 +165,31 @@ def ratios(mem: dict, qmd: dict) -> dict:
         for key in ("wall_s", "cpu_s", "peak_mib"):
             if qmd[stage][key]:
                 out[f"{stage}_{key}"] = round(mem[stage][key] / qmd[stage][key], 3)
+    for stage, theirs in (("update_watched", "update"), ("search_watched", "search")):
+        if stage in mem and qmd[theirs]["wall_s"]:  # QMD has no watcher: against its plain figure
+            out[f"{stage}_wall_s"] = round(mem[stage]["wall_s"] / qmd[theirs]["wall_s"], 3)
     return out
 
 
 def markdown(result: dict) -> str:
-    rows = ["| notes | | build wall | build CPU | build peak | update wall | update peak | cold search |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| notes | | build wall | build CPU | build peak | update wall | update peak | cold search "
+            "| update, mem watch running | search, mem watch running |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for size in result["sizes"]:
         for tool in ("mem", "qmd"):
             m = size.get(tool)
             if m:
                 rows.append(f"| {size['notes']:,} ({size['mb']} MB) | {tool} | {m['build']['wall_s']} s | "
                             f"{m['build']['cpu_s']} s | {m['build']['peak_mib']} MiB | {m['update']['wall_s']} s | "
-                            f"{m['update']['peak_mib']} MiB | {m['search']['wall_s']} s |")
+                            f"{m['update']['peak_mib']} MiB | {m['search']['wall_s']} s | "
+                            + (f"{m['update_watched']['wall_s']} s | {m['search_watched']['wall_s']} s |"
+                               if "update_watched" in m else "| |"))
         if size.get("ratio"):
             r = size["ratio"]
             rows.append(f"| | mem/QMD | {r.get('build_wall_s')}x | {r.get('build_cpu_s')}x | "
                         f"{r.get('build_peak_mib')}x | {r.get('update_wall_s')}x | {r.get('update_peak_mib')}x | "
-                        f"{r.get('search_wall_s')}x |")
+                        f"{r.get('search_wall_s')}x | {r.get('update_watched_wall_s', '')}x | "
+                        f"{r.get('search_watched_wall_s', '')}x |")
     note = f"{result['note'].strip()}\n\n" if result.get("note") else ""
     return ("# Scale: mem and QMD side by side\n\n" + note + "Measured by `python bench/scale.py --sizes "
             f"{','.join(str(s['notes']) for s in result['sizes'])} --markdown docs/scale.md"
