@@ -133,7 +133,7 @@ complete -c mem -n '__mem_at \'mem remember\'' -l 'help' -s 'h' -d 'Show this me
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'clear' -d 'Empty the inbox after listing it.'
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'json' -d 'Print the records as one JSON document.'
 complete -c mem -n '__mem_at \'mem inbox\'' -l 'help' -s 'h' -d 'Show this message and exit.'
-complete -c mem -n '__mem_at \'mem watch\'' -l 'interval' -x -d 'How often to look for changes (0 < SECONDS <= 3600).'
+complete -c mem -n '__mem_at \'mem watch\'' -l 'interval' -x -d 'How often to look for changes when polling (0 < SECONDS <= 3600).'
 complete -c mem -n '__mem_at \'mem watch\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem dream\'' -l 'date' -x -d 'Last day of the scan window, and the day of interests.yaml (default: today).'
 complete -c mem -n '__mem_at \'mem dream\'' -l 'scan-days' -x -d 'How many days, ending with --date, to scan.'

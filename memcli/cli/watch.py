@@ -10,9 +10,13 @@ from memcli.errors import INTERRUPTED, OK
 HELP = """Watch the workspace and keep memory current as files change: a foreground loop for a
 terminal or a systemd service.
 
-It polls memory/, digest/, MEMORY.md (and extra_paths) and resource/ every --interval
-seconds. Once changes have settled for 1.5 s it runs `mem resource scan` when resource/
-changed and an incremental index update, and logs one line per batch on stderr. A first
+On Linux it is told of changes by inotify (on local filesystems, without extra paths
+outside the workspace) and keeps a change journal in mem_metadata/watch/: while it runs,
+`mem reindex`, every write and `mem search` ask it what changed instead of checking every
+file (a one-file update of 100,000 notes stats one file). Elsewhere it polls memory/,
+digest/, MEMORY.md (and extra_paths) and resource/ every --interval seconds; the first
+log line says which. Once changes have settled for 1.5 s it runs `mem resource scan` when
+resource/ changed and an incremental index update, and logs one line per batch on stderr. A first
 batch at start-up catches up with changes made while nothing watched. Locks are taken per
 batch only, so `mem search` and `mem ingest` keep working beside it; a failed batch is
 retried later. Ctrl-C stops it (exit 130), SIGTERM too (exit 0, for systemd); a second
@@ -56,6 +60,6 @@ def register(app) -> None:
     def watch_cmd(
         tctx: typer.Context,
         interval: float = typer.Option(1.0, "--interval", metavar="SECONDS",
-                                       help="How often to look for changes (0 < SECONDS <= 3600)."),
+                                       help="How often to look for changes when polling (0 < SECONDS <= 3600)."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, interval))
