@@ -287,3 +287,18 @@ def test_a_feed_that_fails_falls_back_to_polling(vault, open_ws, monkeypatch):
     finally:
         stop.set()
         thread.join(timeout=30)
+
+
+def test_a_backup_leaves_the_journal_out_and_a_restore_keeps_it(vault, watching, run_mem, tmp_path):
+    import zipfile
+
+    env = {"MEM_EMBEDDING_BACKEND": "none", "MEM_BACKUP_DIR": str(tmp_path / "backups")}
+    code, out, err = run_mem("-w", vault, "backup", "create", "--json", env=env)
+    assert code == 0, err
+    archive = next((tmp_path / "backups").glob("*.zip"))
+    names = zipfile.ZipFile(archive).namelist()
+    assert any("mem_metadata/keyword_index" in n for n in names)
+    assert not any("mem_metadata/watch" in n for n in names)
+    code, _, err = run_mem("-w", vault, "backup", "restore", str(archive), "--yes", env=env)
+    assert code == 0, err
+    assert journal.confirm(vault / "mem_metadata") is not None  # the watcher still answers

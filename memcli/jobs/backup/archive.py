@@ -3,7 +3,8 @@
 Modules map to "slots", top-level workspace paths replaced whole on restore:
 vault = MEMORY.md, daily_dir, digest_dir; sessions = session_dir, mem_session_dir;
 resources = resource_dir; metadata = each child of metadata_dir but locks/ (a restore
-must never swap the lock it holds); config and secrets = mem.yaml, agent.json. Extra paths
+must never swap the lock it holds) and watch/ (a running watcher's journal: its cookie
+folder must stay the one it watches); config and secrets = mem.yaml, agent.json. Extra paths
 inside the workspace are vault; those outside it are left out (listed as skipped): mem
 only reads them, so a restore never writes there.
 meta.json lists every file with its size, sha256 and mtime_ns (restored, so the
@@ -26,7 +27,7 @@ from typing import Callable
 
 from memcli import __version__
 from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
-from memcli.vault import atomic
+from memcli.vault import atomic, journal
 from memcli.vault.workspace import Workspace
 
 FORMAT = "mem-backup"
@@ -86,7 +87,7 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
     mdir = _rel_dir(c.metadata_dir)
     try:
         children = sorted(e.name for e in os.scandir(ws.root / mdir)
-                          if e.name != "locks" and not e.name.startswith(atomic.TEMP_MARK))
+                          if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
     except OSError:
         children = []
     sessions = list(dict.fromkeys([_rel_dir(c.session_dir), _rel_dir(c.mem_session_dir)]))
