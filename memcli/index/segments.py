@@ -286,7 +286,10 @@ class View:
         """How many live chunks hold term hash `h`."""
         total = 0
         for seg, a, z in self.spans(h) if spans is None else spans:
-            if seg.dead_docs:
+            if seg.dead_docs and len(seg.dead_docs) * 20 < z - a:  # a term's chunks are in order
+                docs = seg.snap.post_doc[a:z]
+                total += z - a - sum(1 for d in seg.dead_docs if (i := bisect_left(docs, d)) < z - a and docs[i] == d)
+            elif seg.dead_docs:
                 dead = seg.dead_doc_set
                 total += sum(1 for d in seg.snap.post_doc[a:z].tolist() if d not in dead)
             else:
