@@ -17,7 +17,6 @@ event, overflow included, means "walk again").
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 
 from memcli.vault.inotify import LOCAL_FS, Inotify, fs_type, mounts
