@@ -302,3 +302,22 @@ def test_a_backup_leaves_the_journal_out_and_a_restore_keeps_it(vault, watching,
     code, _, err = run_mem("-w", vault, "backup", "restore", str(archive), "--yes", env=env)
     assert code == 0, err
     assert journal.confirm(vault / "mem_metadata") is not None  # the watcher still answers
+
+
+def test_health_says_whether_a_watcher_keeps_the_journal(vault, open_ws, monkeypatch):
+    from memcli.jobs import health
+
+    ws = open_ws(vault)
+    assert health.watch_check(ws).to_json()["status"] == "ok"
+    assert health.watch_check(ws).to_json()["figures"]["running"] is False
+    f, _ = feed.Feed.start(ws)
+    try:
+        check = health.watch_check(ws).to_json()
+        assert check["status"] == "ok" and check["figures"]["pid"] == os.getpid(), check
+        monkeypatch.setattr(journal, "ANSWER_SECONDS", 0.05)
+        f._stop.set()  # alive, holding the journal, but no longer reading events
+        f._thread.join()
+        check = health.watch_check(ws).to_json()
+        assert check["status"] == "warn" and "does not answer" in check["message"], check
+    finally:
+        f.close()

@@ -210,9 +210,24 @@ def secrets_check(ws: Workspace) -> Check:
                                   "edits your text", {**figures, "paths": sorted(found)[:20]})
 
 
+def watch_check(ws: Workspace) -> Check:
+    """Whether a `mem watch` keeps a change journal here, and answers (memcli.vault.journal)."""
+    from memcli.vault import journal
+
+    pid = journal.watcher(ws.metadata)
+    if pid is None:
+        return Check("watch", OK, "no `mem watch` running: each reindex checks every file", {"running": False})
+    mark = journal.confirm(ws.metadata)
+    if mark is None:
+        return Check("watch", WARN, f"`mem watch` (pid {pid}) does not answer within {journal.ANSWER_SECONDS}s: "
+                     "commands check every file; restart it", {"running": True, "pid": pid})
+    return Check("watch", OK, f"`mem watch` (pid {pid}) keeps a change journal", {"running": True, "pid": pid,
+                 "journal_bytes": mark.offset})
+
+
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
-    checks = [emb, *store_checks(ws), config_check(ws), secrets_check(ws)]
+    checks = [emb, *store_checks(ws), config_check(ws), secrets_check(ws), watch_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)

@@ -72,6 +72,18 @@ def confirm(metadata: Path) -> Mark | None:
             pass
 
 
+def watcher(metadata: Path) -> int | None:
+    """The pid of the watcher keeping the journal, or None when none runs."""
+    base = folder(metadata)
+    if _live_session(base) is None:
+        return None
+    try:
+        pid = json.loads((base / "session").read_text(encoding="utf-8")).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
 def since(metadata: Path, mark: dict | None, now: Mark) -> tuple[set[str], set[str]] | None:
     """(files, folders) journaled between the index's `mark` (a Mark.record()) and `now`,
     or None when they cannot be known: the mark is of another session, or the journal
