@@ -337,3 +337,21 @@ def test_a_filesystem_inotify_cannot_trust_means_walking_every_time(memory, open
     walks = watched.walks
     dict(watched.iter_watched())
     assert watched.walks == walks + 1  # no cache: every call walks
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
+def test_the_server_keeps_a_change_journal_and_finds_an_edit_in_place(client, memory):
+    """An in-place edit (no folder mtime moves) found by the next search through the
+    journal the server keeps, as `mem watch` does (memcli.vault.journal)."""
+    from memcli.vault import journal
+
+    client.initialize()
+    client.call("memory_search", {"query": "PostgreSQL"})  # the first sync: a walk, then the mark
+    assert journal.watcher(memory / "mem_metadata") == client.proc.pid
+    with (memory / PLAN).open("a", encoding="utf-8") as fh:
+        fh.write("\nA pangolin guards the staging database.\n")
+    text, failed = client.call("memory_search", {"query": "pangolin"})
+    assert not failed and PLAN in text, text
+    code, err = client.close()
+    assert code == 0, err
+    assert journal.watcher(memory / "mem_metadata") is None

@@ -11,8 +11,9 @@ HELP = """Run an MCP server on stdin/stdout for agent hosts that speak the Model
 Tools: memory_search, memory_get, remember and ingest, answering with the same text as
 `mem search --citations --max-chars N`, `mem get`, `mem remember` and `mem ingest`. The
 workspace stays open between calls, and each search first indexes files changed since the
-last one. Messages are newline-delimited JSON-RPC 2.0; logs go to stderr. It runs until
-stdin closes (exit 0). mem.yaml is read at start: restart the server after changing it."""
+last one: on Linux the server keeps a change journal as `mem watch` does (unless a watcher
+already keeps one), so it reads only those files. Messages are newline-delimited JSON-RPC
+2.0; logs go to stderr. It runs until stdin closes (exit 0). mem.yaml is read at start: restart the server after changing it."""
 
 
 def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
@@ -25,7 +26,10 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
 
     if max_chars < 1:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
+    from memcli.vault.feed import Feed
+
     ws = WatchedWorkspace.of(ctx.open())
+    journal, _ = Feed.start(ws, count=False)  # every sync here (and elsewhere) then reads its journal
     memory = tools.Tools(ws, max_chars=max_chars, wait=wait)
     session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars, Folders.of(ws.settings)))
     wire_in, wire_out = sys.stdin.buffer, sys.stdout.buffer
@@ -41,7 +45,11 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     if ws.why_not:
         session.logged_why_not = ws.why_not
         session.say(f"every search walks the workspace for changes: {ws.why_not}")
-    return server.serve(session, wire_in, wire_out)
+    try:
+        return server.serve(session, wire_in, wire_out)
+    finally:
+        if journal is not None:
+            journal.close()
 
 
 def register(app) -> None:

@@ -32,8 +32,8 @@ POLL = 0.2  # the thread's longest wait, so close() is quick
 
 
 class Feed:
-    def __init__(self, ws: Workspace, ino: Inotify, writer: journal.Writer | None):
-        self.ws, self._ino, self._writer = ws, ino, writer
+    def __init__(self, ws: Workspace, ino: Inotify, writer: journal.Writer | None, count: bool = True):
+        self.ws, self._ino, self._writer, self._count = ws, ino, writer, count
         self._root = os.path.realpath(ws.root)
         self._resource = os.path.relpath(os.path.realpath(ws.resource), self._root).replace(os.sep, "/")
         self._tops = ws.watched_roots()
@@ -50,8 +50,9 @@ class Feed:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, ws: Workspace) -> tuple[Feed | None, str]:
-        """(a running feed, "") or (None, why it cannot be trusted here)."""
+    def start(cls, ws: Workspace, count: bool = True) -> tuple[Feed | None, str]:
+        """(a running feed, "") or (None, why it cannot be trusted here). `count`: keep the
+        changed paths for changes() (`mem mcp` only keeps the journal)."""
         if not sys.platform.startswith("linux"):
             return None, "inotify needs Linux"
         if any(not r.inside and not r.problem for r in ws.extra_roots()):
@@ -60,7 +61,7 @@ class Feed:
             ino = Inotify()
         except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
             return None, f"no inotify ({exc})"
-        feed = cls(ws, ino, None)
+        feed = cls(ws, ino, None, count)
         try:
             table = mounts()
             for folder in [*ws.watched_folders(), *feed._resource_folders()]:
@@ -177,17 +178,21 @@ class Feed:
         resource = rel == self._resource or rel.startswith(self._resource + "/")
         if not resource and not self._wanted(rel, is_dir):
             return
+        if self._count:
+            self._counted(rel, is_dir, resource)
+        if not resource:
+            entry = journal.line("d" if is_dir else "f", rel)
+            if entry not in self._noted:
+                self._noted.add(entry)
+                out.append(entry)
+
+    def _counted(self, rel: str, is_dir: bool, resource: bool) -> None:
         counted = self._resources if resource else self._indexed
         if is_dir:  # an empty new folder is no change; one gone or moved away is
             gone = not os.path.isdir(os.path.join(self._root, rel))
             counted.update([rel] if gone else self._files_in(rel, resource))
         elif resource or (rel.endswith(".md") and not rel.rsplit("/", 1)[-1].startswith(".")):
             counted.add(rel)
-        if not resource:
-            entry = journal.line("d" if is_dir else "f", rel)
-            if entry not in self._noted:
-                self._noted.add(entry)
-                out.append(entry)
 
     def _files_in(self, rel: str, resource: bool) -> list[str]:
         out = []
