@@ -321,3 +321,26 @@ def test_health_says_whether_a_watcher_keeps_the_journal(vault, open_ws, monkeyp
         assert check["status"] == "warn" and "does not answer" in check["message"], check
     finally:
         f.close()
+
+
+def test_a_reindex_killed_at_any_point_leaves_a_mark_the_next_one_can_trust(vault, watching, open_ws):
+    """SIGKILL a `mem reindex` that reads the journal at random points, edit more, and
+    finish with one that completes: the index holds exactly what a walk finds."""
+    env = dict(os.environ, MEM_EMBEDDING_BACKEND="none")
+    rng = random.Random(11)
+    for round_ in range(8):
+        for i in range(rng.randint(1, 4)):
+            target = vault / "memory" / f"2026-05-0{rng.randint(1, 4)}" / f"k{round_}-{i}.md"
+            write(target, f"killed round {round_} {i}\n")
+        with (vault / "digest" / "wiki" / f"w{round_ % 6}.md").open("a") as fh:
+            fh.write(f"edit {round_}\n")
+        proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(vault), "reindex"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 0.6))
+        proc.kill()
+        proc.wait(timeout=30)
+    code = subprocess.run([sys.executable, "-m", "memcli", "-w", str(vault), "reindex"], env=env,
+                          capture_output=True, timeout=60).returncode
+    assert code == 0
+    ws = open_ws(vault)
+    assert indexed(ws) == dict(ws.iter_watched())
