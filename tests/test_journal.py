@@ -228,65 +228,64 @@ def test_the_real_watcher_journals_for_the_real_cli(vault, run_mem):
     assert not (vault / "mem_metadata" / "watch" / "session").exists()
 
 
-def test_the_watch_loop_polls_where_inotify_cannot_be_trusted(vault, open_ws, monkeypatch):
-    """(An NFS mount, extra paths outside the workspace, not Linux: Feed.start says why.)"""
+@pytest.fixture
+def loop(vault, open_ws):
+    """loop() starts watch.run on the vault in a thread; loop.until(check) waits for a log line."""
     import threading
 
     from memcli.jobs import watch
 
-    monkeypatch.setattr(feed.Feed, "start", classmethod(lambda cls, ws: (None, "on an nfs4 filesystem")))
     lines: list[str] = []
     stop = threading.Event()
-    thread = threading.Thread(target=watch.run, daemon=True, kwargs={
-        "ws": open_ws(vault), "interval": 0.05, "stop": stop, "log": lines.append, "debounce": 0.1})
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while len(lines) < 2 and time.monotonic() < deadline:
+    threads = []
+    deadline = time.monotonic() + 30
+
+    def start():
+        thread = threading.Thread(target=watch.run, daemon=True, kwargs={
+            "ws": open_ws(vault), "interval": 0.05, "stop": stop, "log": lines.append, "debounce": 0.1})
+        thread.start()
+        threads.append(thread)
+        return lines
+
+    def until(check) -> None:
+        while not check(lines) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert "polling: on an nfs4 filesystem" in lines[0]
-        with (vault / "digest" / "wiki" / "w2.md").open("a") as fh:
-            fh.write("an axolotl\n")
-        while not any("1 changed" in x for x in lines) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert any("1 note(s), 0 resource(s) changed -> index 0 added, 1 changed" in x for x in lines), lines
-        assert journal.confirm(open_ws(vault).metadata) is None  # polling publishes no journal
-    finally:
-        stop.set()
+
+    start.until = until
+    yield start
+    stop.set()
+    for thread in threads:
         thread.join(timeout=30)
 
 
-def test_a_feed_that_fails_falls_back_to_polling(vault, open_ws, monkeypatch):
-    import threading
+def test_the_watch_loop_polls_where_inotify_cannot_be_trusted(vault, open_ws, monkeypatch, loop):
+    """(An NFS mount, extra paths outside the workspace, not Linux: Feed.start says why.)"""
+    monkeypatch.setattr(feed.Feed, "start", classmethod(lambda cls, ws: (None, "on an nfs4 filesystem")))
+    lines = loop()
+    loop.until(lambda x: len(x) >= 2)
+    assert "polling: on an nfs4 filesystem" in lines[0]
+    with (vault / "digest" / "wiki" / "w2.md").open("a") as fh:
+        fh.write("an axolotl\n")
+    loop.until(lambda x: any("1 changed" in line for line in x))
+    assert any("1 note(s), 0 resource(s) changed -> index 0 added, 1 changed" in x for x in lines), lines
+    assert journal.confirm(open_ws(vault).metadata) is None  # polling publishes no journal
 
-    from memcli.jobs import watch
 
-    lines: list[str] = []
-    stop = threading.Event()
+def test_a_feed_that_fails_falls_back_to_polling(vault, open_ws, monkeypatch, loop):
     real = feed.Feed.start
     started = []
     monkeypatch.setattr(feed.Feed, "start", classmethod(lambda cls, ws: started.append(real(ws)) or started[-1]))
-    thread = threading.Thread(target=watch.run, daemon=True, kwargs={
-        "ws": open_ws(vault), "interval": 0.05, "stop": stop, "log": lines.append, "debounce": 0.1})
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while len(lines) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        f = started[0][0]
-        with f._lock:
-            f._fail(OSError(28, "No space left on device"))
-        while not any("polling from now on" in x for x in lines) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        write(vault / "memory" / "2026-05-01" / "late.md", "late\n")
-        while not any("1 added" in x for x in lines) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert any("file watch stopped: [Errno 28]" in x for x in lines), lines
-        assert any("index 1 added" in x for x in lines), lines
-        assert journal.confirm(open_ws(vault).metadata) is None
-    finally:
-        stop.set()
-        thread.join(timeout=30)
+    lines = loop()
+    loop.until(lambda x: len(x) >= 2)
+    f = started[0][0]
+    with f._lock:
+        f._fail(OSError(28, "No space left on device"))
+    loop.until(lambda x: any("polling from now on" in line for line in x))
+    write(vault / "memory" / "2026-05-01" / "late.md", "late\n")
+    loop.until(lambda x: any("1 added" in line for line in x))
+    assert any("file watch stopped: [Errno 28]" in x for x in lines), lines
+    assert any("index 1 added" in x for x in lines), lines
+    assert journal.confirm(open_ws(vault).metadata) is None
 
 
 def test_a_backup_leaves_the_journal_out_and_a_restore_keeps_it(vault, watching, run_mem, tmp_path):
