@@ -343,3 +343,23 @@ def test_a_reindex_killed_at_any_point_leaves_a_mark_the_next_one_can_trust(vaul
     assert code == 0
     ws = open_ws(vault)
     assert indexed(ws) == dict(ws.iter_watched())
+
+
+def test_lost_events_start_one_new_session_and_the_journal_goes_on(vault, watching, open_ws):
+    """A queue overflow voids every mark once; later cookies are answered in the new session
+    (`mem mcp` never collects the feed's changes, so nothing else would reset it)."""
+    from memcli.vault.inotify import IN_Q_OVERFLOW, Event
+
+    ws = open_ws(vault)
+    before = watching._writer.session
+    with watching._lock:
+        watching._handle([Event(-1, IN_Q_OVERFLOW, "")])
+    after = watching._writer.session
+    assert after != before
+    (vault / "MEMORY.md").write_text("# Memory\n\nafter the overflow\n")
+    assert sync.sync(ws).changed == ["MEMORY.md"]  # a walk: the mark was of the old session
+    with (vault / "MEMORY.md").open("a") as fh:
+        fh.write("and again\n")
+    assert sync.sync(ws).changed == ["MEMORY.md"]
+    assert watching._writer.session == after  # no further restart
+    assert sync.open_snapshot(ws).header["watch"]["session"] == after

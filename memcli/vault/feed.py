@@ -136,8 +136,12 @@ class Feed:
     def _handle(self, events) -> None:
         out: list[bytes] = []
         for ev in events:
-            if ev.mask & IN_Q_OVERFLOW:
+            if ev.mask & IN_Q_OVERFLOW:  # events were lost: no mark of this session holds
                 self._lost = True
+                if self._writer is not None:
+                    self._writer.restart()
+                self._noted.clear()
+                out = []  # (the old session's lines; a cookie among them is simply not answered)
                 continue
             if ev.wd == self._cookie_wd:
                 if ev.mask & (IN_CREATE | IN_MOVED_TO) and ev.name:
@@ -162,10 +166,6 @@ class Feed:
                         self._fail(exc)
                         return
                 self._note(rel, is_dir, out)
-        if self._lost and self._writer is not None:
-            self._writer.restart()  # events were lost: no mark of the old session holds
-            self._noted.clear()
-            out = []
         if out and self._writer is not None:
             self._writer.append(b"".join(out))
             if self._writer.size() > ROTATE_BYTES:
