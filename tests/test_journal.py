@@ -363,3 +363,22 @@ def test_lost_events_start_one_new_session_and_the_journal_goes_on(vault, watchi
     assert sync.sync(ws).changed == ["MEMORY.md"]
     assert watching._writer.session == after  # no further restart
     assert sync.open_snapshot(ws).header["watch"]["session"] == after
+
+
+def test_a_watcher_starting_during_a_probe_still_keeps_the_journal(vault, open_ws):
+    """A command's probe holds the lock shared for an instant; a second watcher never gets it."""
+    import fcntl
+    import threading
+
+    ws = open_ws(vault)
+    base = journal.folder(ws.metadata)
+    (base / "cookies").mkdir(parents=True)
+    fd = os.open(base / "lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # a probe, held longer than any real one
+    threading.Timer(0.2, lambda: os.close(fd)).start()
+    first = journal.Writer.open(ws.metadata)
+    try:
+        assert first is not None
+        assert journal.Writer.open(ws.metadata) is None  # a second watcher: after its wait, no journal
+    finally:
+        first.close()

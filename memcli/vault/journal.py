@@ -165,6 +165,20 @@ def _answer(journal: Path, start: int, name: str, session: str) -> Mark | None:
         return None
 
 
+def _exclusive(fd: int, wait: float = 1.0) -> None:
+    """The watcher's lock. Every command's probe (_live_session) holds it shared for a few
+    microseconds, so a start that meets one tries again; another watcher holds it for good."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 class Writer:
     """The watcher's side: the lock, the session file and the journal it appends to."""
 
@@ -183,7 +197,7 @@ class Writer:
         except OSError:
             return None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _exclusive(fd)
             for old in [*base.glob("*.journal"), *(base / "cookies").iterdir()]:
                 old.unlink(missing_ok=True)  # a dead watcher's
             return cls(base, fd)
