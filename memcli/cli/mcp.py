@@ -28,8 +28,14 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
     from memcli.vault.feed import Feed
 
-    ws = WatchedWorkspace.of(ctx.open())
-    journal, _ = Feed.start(ws, count=False)  # every sync here (and elsewhere) then reads its journal
+    # one file watch: the change journal (every sync here and beside it reads what changed), or,
+    # where this process cannot keep it, the last walk served while inotify reports nothing
+    plain = ctx.open()
+    journal, _ = Feed.start(plain, count=False)
+    if journal is not None and not journal.journaling:  # another watcher keeps it
+        journal.close()
+        journal = None
+    ws = plain if journal is not None else WatchedWorkspace.of(plain)
     memory = tools.Tools(ws, max_chars=max_chars, wait=wait)
     session = server.Session(memory, ctx.stderr, ctx.verbose, instructions=guidance(max_chars, Folders.of(ws.settings)))
     wire_in, wire_out = sys.stdin.buffer, sys.stdout.buffer
@@ -42,9 +48,10 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     signal.signal(signal.SIGTERM, stop)
     session.say(f"serving {ws.root} on stdio (tools: {', '.join(memory.table)})")
     memory.start_refiner(log=session.say)  # embeds in the background while the host is idle
-    if ws.why_not:
-        session.logged_why_not = ws.why_not
-        session.say(f"every search walks the workspace for changes: {ws.why_not}")
+    why_not = getattr(ws, "why_not", "")
+    if why_not:
+        session.logged_why_not = why_not
+        session.say(f"every search walks the workspace for changes: {why_not}")
     try:
         return server.serve(session, wire_in, wire_out)
     finally:

@@ -46,20 +46,18 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         warnings.append("chunking settings or mem version changed; rebuilding the index")
         snap.close()
         snap = None  # treated like a first build: nothing it holds can be reused
-    journaled = _journaled(ws, snap) if snap is not None else None
-    if journaled == 0:
-        return snap  # a running `mem watch` saw no change since the index was written
-    if journaled is None and snap is not None and quick.unchanged(snap):
-        return snap  # a large vault whose folders and recent files are as indexed
-    if journaled is not None:
-        stale = range(journaled)  # (only counted: the sync below finds them again)
-    else:
-        stale = sync.stale_paths(snap, sync.scan(ws, snap=snap))
+    # how many files changed: a running `mem watch` says (its journal), else a large vault's
+    # folders and recent files, else a stat of every file (the sync below finds them again)
+    stale = _journaled(ws, snap) if snap is not None else None
+    if stale is None:
+        if snap is not None and quick.unchanged(snap):
+            return snap
+        stale = len(sync.stale_paths(snap, sync.scan(ws, snap=snap)))
     if not stale:
         return snap
     limit = ws.settings.search.sync_before_search_max_files
     first_build = snap is None
-    if auto_sync and (first_build or len(stale) <= limit):
+    if auto_sync and (first_build or stale <= limit):
         try:
             # a first build has nothing to fall back on, so it may wait for a running one
             with index_lock(ws, "search-sync", wait=lock.WAIT if first_build else 0.0):
@@ -75,6 +73,6 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
             warnings.append(f"could not update the index ({exc.strerror}); results may be stale")
             return snap
     if snap is not None:
-        warnings.append(f"{len(stale)} file(s) changed since the last index; results may be stale "
+        warnings.append(f"{stale} file(s) changed since the last index; results may be stale "
                         f"(run `mem reindex`)")
     return snap

@@ -129,8 +129,8 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
     if not 0 < interval <= 3600:
         raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
     source = _source(ws)
-    how = "inotify" + (", change journal" if source.journaling else "") if isinstance(source, _Events) \
-        else f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "")
+    how = f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "") \
+        if isinstance(source, _Polling) else "inotify" + (", change journal" if source.journaling else "")
     log(f"watching {ws.root} ({how}; resource scan on changes under {ws.settings.resource_dir}/)")
     try:
         _loop(ws, source, interval, stop, log, debounce, retry_first)
@@ -190,14 +190,14 @@ def _source(ws: Workspace):
     from memcli.vault import feed
 
     events, why = feed.Feed.start(ws)
-    return _Events(events) if events is not None else _Polling(ws, why)
+    return events if events is not None else _Polling(ws, why)
 
 
 def _changes(ws: Workspace, source, log: Callable[[str], None]):
     """(source, indexed paths, resource paths, lost) since the last call; a feed that
     stopped is replaced by polling, and everything counts as changed (lost)."""
     moved_i, moved_r, lost = source.changes()
-    if getattr(source, "failed", ""):
+    if source.failed:
         log(f"{source.failed}; polling from now on")
         source.close()
         return _Polling(ws, source.failed), moved_i, moved_r, True
@@ -205,8 +205,10 @@ def _changes(ws: Workspace, source, log: Callable[[str], None]):
 
 
 class _Polling:
-    """Changes found by comparing a stat of every file with the previous one."""
+    """Changes found by comparing a stat of every file with the previous one (what a
+    memcli.vault.feed.Feed answers from inotify, with the same methods)."""
     journaling = False
+    failed = ""
 
     def __init__(self, ws: Workspace, why: str = ""):
         self.ws, self.why = ws, why
@@ -223,27 +225,6 @@ class _Polling:
 
     def close(self) -> None:
         pass
-
-
-class _Events:
-    """Changes as inotify reports them (memcli.vault.feed.Feed)."""
-
-    def __init__(self, feed):
-        self.feed = feed
-        self.journaling = feed.journaling
-
-    @property
-    def failed(self) -> str:
-        return self.feed.failed
-
-    def changes(self) -> tuple[set[str], set[str], bool]:
-        return self.feed.changes()
-
-    def wait(self, stop: threading.Event, seconds: float) -> None:
-        self.feed.wait(stop, seconds, TICK)
-
-    def close(self) -> None:
-        self.feed.close()
 
 
 def _refiner(ws: Workspace):

@@ -21,8 +21,9 @@ import os
 import select
 import sys
 import threading
+import time
 
-from memcli.vault import journal
+from memcli.vault import journal, walk
 from memcli.vault.inotify import (IN_CREATE, IN_DELETE_SELF, IN_IGNORED, IN_ISDIR, IN_MOVE_SELF, IN_MOVED_TO,
                                   IN_Q_OVERFLOW, LOCAL_FS, Inotify, fs_type, mounts)
 from memcli.vault.workspace import Workspace
@@ -94,10 +95,10 @@ class Feed:
             self.moved.clear()
         return out
 
-    def wait(self, stop: threading.Event, seconds: float, tick: float) -> None:
-        """Until a change comes, `stop` is set or `seconds` pass."""
-        end = _now() + seconds
-        while not stop.is_set() and not self.moved.is_set() and (left := end - _now()) > 0:
+    def wait(self, stop: threading.Event, seconds: float, tick: float = POLL) -> None:
+        """Until a change comes, `stop` is set or `seconds` pass (`stop` looked at every `tick`)."""
+        end = time.monotonic() + seconds
+        while not stop.is_set() and not self.moved.is_set() and (left := end - time.monotonic()) > 0:
             self.moved.wait(min(left, tick))
 
     def close(self) -> None:
@@ -196,8 +197,7 @@ class Feed:
 
     def _files_in(self, rel: str, resource: bool) -> list[str]:
         out = []
-        for folder, dirs, names in os.walk(os.path.join(self._root, rel)):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for folder, names in walk.folders(os.path.join(self._root, rel)):
             inner = os.path.relpath(folder, self._root).replace(os.sep, "/")
             out += [f"{inner}/{n}" for n in names if not n.startswith(".") and (resource or n.endswith(".md"))]
         return out
@@ -215,23 +215,14 @@ class Feed:
             self._wd[wd] = "" if folder == self._root else os.path.relpath(folder, self._root).replace(os.sep, "/")
 
     def _watch_tree(self, rel: str) -> None:
-        for folder, dirs, _ in os.walk(os.path.join(self._root, rel)):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
+        for folder, _ in walk.folders(os.path.join(self._root, rel)):
             self._watch(folder)
 
     def _resource_folders(self):
         top = os.path.join(self._root, self._resource)
         if self._resource.startswith("..") or not os.path.isdir(top) or os.path.islink(top):
             return
-        for folder, dirs, _ in os.walk(top):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
-            yield folder
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
+        yield from (folder for folder, _ in walk.folders(top))
 
 
 class _Untrusted(Exception):

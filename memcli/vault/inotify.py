@@ -78,12 +78,7 @@ class Inotify:
 
     def pending(self) -> bool:
         """Whether any event came since the last call (the queue is drained)."""
-        seen = False
-        while True:
-            try:
-                seen = bool(os.read(self.fd, 65536)) or seen
-            except BlockingIOError:
-                return seen
+        return bool(self.read())
 
     def read(self) -> list[Event]:
         """The events queued now, in order (none: an empty list)."""

@@ -105,6 +105,15 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
                     continue
 
 
+def folders(top: str) -> Iterator[tuple[str, list[str]]]:
+    """(folder, names of the files in it) for `top` and every folder below it but dot ones;
+    a symlinked folder is listed among the files' neighbours, never entered (os.walk's default):
+    what a file watch has to watch."""
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        yield folder, names
+
+
 @contextlib.contextmanager
 def _closing(fd: int):
     try:

@@ -309,8 +309,7 @@ class Workspace:
         for base in tops + [r.path for r in self._outside() if not os.path.islink(r.path)]:
             while not os.path.isdir(base) and os.path.dirname(base) not in (base, root):  # not there yet
                 base = os.path.dirname(base)  # a file, or a folder not made yet: watch what holds it
-            for folder, dirs, _ in os.walk(base):
-                dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
+            for folder, _ in walk.folders(base):
                 yield folder
 
     def watched_stat(self, rel: str) -> tuple[int, int] | None:
