@@ -98,7 +98,9 @@ def edit(copy: Path, i: int) -> None:
 def measure_mem(src: Path, scratch: Path, queries: list[str], mem: list[str]) -> dict:
     copy = scratch / "mem-vault"
     shutil.copytree(src, copy, ignore=shutil.ignore_patterns("mem_metadata", "queries.txt"), symlinks=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
+    # bytecode as an installed mem has it (pip compiles at install): the build writes it; with
+    # PYTHONDONTWRITEBYTECODE set (this machine sets it), every run compiled the edited modules anew
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update({"MEM_EMBEDDING_BACKEND": "none", "NO_COLOR": "1", "HOME": str(scratch)})
     base = [*mem, "-w", str(copy)]
     log(f"mem build of {src.name}")

@@ -89,6 +89,44 @@ def test_a_child_that_fails_leaves_its_half_to_the_parent(vault, open_ws, monkey
     assert dict(ws.iter_watched(split=True)) == one
 
 
+def test_a_child_that_listed_otherwise_leaves_the_whole_walk_to_the_parent(vault, open_ws, monkeypatch):
+    """Folders are shared out by their position in a listing: a folder made or removed
+    between the two processes' listings would shift them, so the parent walks it all again
+    (here the child is made to report another listing)."""
+    ws = open_ws(vault)
+    dirs_one = {}
+    one = list(ws.iter_watched(dirs_one))
+    real = walk.walk
+
+    def listing_otherwise(*args, **kwargs):  # the child lists another tree, and finds nothing in it
+        half = args[5] if len(args) > 5 else kwargs.get("half")
+        if half is not None and half.part == 1:
+            half.listed.append(["a folder made in between"])
+            return
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(walk, "walk", listing_otherwise)
+    dirs_two = {}
+    two = list(ws.iter_watched(dirs_two, split=True))
+    assert len(two) == len(set(p for p, _ in two)), "a file given twice"
+    assert dict(two) == dict(one) and dirs_two == dirs_one
+
+
+def test_day_folders_are_walked_apart(vault, open_ws):
+    """Each day folder below a watched root is walked whole by one of the two processes
+    (stat-ing in the same folder side by side contends in the kernel); the files directly
+    in the root are shared out by name."""
+    ws = open_ws(vault)
+    halves = [walk.Half(0), walk.Half(1)]
+    got = [dict(ws._watched({}, h)) for h in halves]
+    assert not got[0].keys() & got[1].keys() - {"memory/2026-05-03/n%d.md" % i for i in range(9)}
+    days = [{p.rsplit("/", 1)[0] for p in g if p.startswith("memory/2026-05-")} for g in got]
+    assert days[0] and days[1] and not days[0] & days[1] - {"memory/2026-05-03"}
+    flat = [{p for p in g if p.startswith("memory/2026-06-")} for g in got]
+    assert flat[0] and flat[1] and len(flat[0]) + len(flat[1]) == 40
+    assert halves[0].listed == halves[1].listed
+
+
 def test_an_abandoned_walk_leaves_no_child_behind(vault, open_ws, spawned):
     it = open_ws(vault).iter_watched(split=True)
     next(it)

@@ -45,16 +45,23 @@ def test_health_counts_warnings_and_an_index_never_built_is_not_healthy(ws, run_
     assert json.loads(out)["warnings"] == 1
 
 
-def test_frontmatter_is_read_and_written_by_python_frontmatter(monkeypatch):
+def test_frontmatter_is_read_by_pyyaml_and_written_by_python_frontmatter(monkeypatch):
+    import subprocess
+    import sys
+
     import frontmatter.default_handlers as fh
 
     from memcli.vault import frontmatter
 
     calls = []
-    real_load, real_export = fh.YAMLHandler.load, fh.YAMLHandler.export
-    monkeypatch.setattr(fh.YAMLHandler, "load", lambda self, fm, **kw: calls.append("load") or real_load(self, fm, **kw))
+    real_export = fh.YAMLHandler.export
     monkeypatch.setattr(fh.YAMLHandler, "export",
                         lambda self, m, **kw: calls.append("export") or real_export(self, m, **kw))
     assert frontmatter.parse("tags: [a, b]\nwhen: 2026-05-18\n") == ({"tags": ["a", "b"], "when": "2026-05-18"}, None)
     assert frontmatter.render({"name": "x", "description": "a: b"}) == "---\ndescription: 'a: b'\nname: x\n---\n"
-    assert calls == ["load", "export"]
+    assert calls == ["export"]
+    # reading a note (every update does) leaves python-frontmatter and its TOML handler unimported
+    code = ("import sys; from memcli.vault import frontmatter as f; "
+            "assert f.parse('a: 1') == ({'a': 1}, None); print(sorted({'frontmatter', 'toml'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -15,7 +15,7 @@ at the next sync. Files no manifest lists any more are removed after it.
 
 from __future__ import annotations
 
-import secrets
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +133,7 @@ class Commit:
         """Write `asm` as a new segment file, and its store lines as sidecar frames. The
         largest parts go first, each let go once written: the store lines, then the texts
         joined, before the postings are sorted (a build's peak is that sort)."""
-        name = f"{secrets.token_hex(8)}.seg"
+        name = f"{os.urandom(8).hex()}.seg"
         own, src = {}, {}
         graph, catalog = store.graph_and_catalog(asm.files, b"".join(asm.ids).hex(), ordered=True)
         for kind, lines in (("chunks", asm.lines), ("graph", graph), ("catalog", catalog)):
@@ -165,7 +165,7 @@ class Commit:
         """Merge, write the manifest, then the stores when due; returns the manifest.
         `dropped`: the old chunks no longer current (delete())."""
         self.flush()
-        generation = secrets.token_hex(8)
+        generation = os.urandom(8).hex()
         self.parts = merge.apply(self, self.parts)
         entries = []
         for p in self.parts:
@@ -259,6 +259,10 @@ def give_back_memory() -> None:
     is the same (~150 MiB)."""
     global _TRIM
     if _TRIM is None:
+        import resource
+
+        if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < TRIM_FROM_KIB:
+            return  # a small job, nothing worth returning (and ctypes' import costs 2 ms)
         _TRIM = False
         try:
             import ctypes
@@ -272,6 +276,7 @@ def give_back_memory() -> None:
 
 
 _TRIM = None
+TRIM_FROM_KIB = 100 * 1024  # peak resident size from which trimming the heap is worth it
 
 
 def _live_length(part: Part) -> int:

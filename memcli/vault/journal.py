@@ -25,7 +25,6 @@ import errno
 import fcntl
 import json
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -58,7 +57,7 @@ def confirm(metadata: Path) -> Mark | None:
     journal = base / f"{session}.journal"
     try:
         start = journal.stat().st_size
-        name = f"{session}-{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{session}-{os.getpid()}-{os.urandom(4).hex()}"
         cookie = base / "cookies" / name
         os.close(os.open(cookie, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError:  # e.g. a read-only workspace
@@ -232,7 +231,7 @@ class Writer:
 
         old = self.session
         self._drop()
-        self.session = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self.session = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._out = os.open(self.base / f"{self.session}.journal",
                             os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         atomic.write_text(self.base / "session", json.dumps({"session": self.session, "pid": os.getpid()}))

@@ -259,12 +259,12 @@ class Workspace:
         """
         return walk.in_two(self._watched, dirs) if split else self._watched(dirs)
 
-    def _watched(self, dirs: dict | None, part: int | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
-        """iter_watched()'s files, or those of one half (walk.mine)."""
+    def _watched(self, dirs: dict | None, half: walk.Half | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+        """iter_watched()'s files, or those of one half (memcli.vault.walk)."""
         mem = self.memory_md
         try:
             st = os.lstat(mem)
-            if os.path.isfile(mem) and not os.path.islink(mem) and walk.mine("MEMORY.md", part):
+            if os.path.isfile(mem) and not os.path.islink(mem) and walk.mine("MEMORY.md", half):
                 yield "MEMORY.md", (st.st_mtime_ns, st.st_size)
         except OSError:
             pass
@@ -282,13 +282,13 @@ class Workspace:
                     dirs[base] = -1
                 continue
             if stat.S_ISREG(st.st_mode):
-                if base.endswith(".md") and file_rel not in seen and walk.mine(file_rel.rsplit("/", 1)[-1], part):
+                if base.endswith(".md") and file_rel not in seen and walk.mine(file_rel.rsplit("/", 1)[-1], half):
                     seen.add(file_rel)
                     yield file_rel, (st.st_mtime_ns, st.st_size)
             elif stat.S_ISDIR(st.st_mode):
                 if dirs is not None:
                     dirs[base] = st.st_mtime_ns
-                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, part)
+                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, half)
 
     def watched_dirs(self) -> dict[str, int]:
         """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
