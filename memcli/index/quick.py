@@ -16,7 +16,6 @@ write or `mem watch`, which always compare every file.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import os
 import time
@@ -58,6 +57,8 @@ def _listing(path: str) -> str:
         names = sorted(os.listdir(path))
     except OSError:
         return ""
+    import hashlib  # (only for a folder changed within the clock tick: 3 ms of a search's start)
+
     return hashlib.sha1("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
 
 
@@ -88,6 +89,8 @@ def unchanged(snap) -> bool:
 
 
 def _sha(path: str) -> str:
+    import hashlib
+
     try:
         with open(path, "rb") as fh:
             return hashlib.sha256(fh.read()).hexdigest()
