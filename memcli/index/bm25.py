@@ -159,10 +159,13 @@ def _live_arrays(spans):
         local = np.frombuffer(seg.snap.post_doc, dtype=np.uint32, count=z - a, offset=4 * a)
         tfs = np.frombuffer(seg.snap.post_tf, dtype=np.uint32, count=z - a, offset=4 * a)
         if seg.dead_docs:
+            # (dead_docs is sorted: where a chunk would go among them says both whether it is
+            # dead and how many dead ones precede it; np.isin sorted again and imported numpy.ma)
             dead = np.array(seg.dead_docs, dtype=np.int64)
-            live = ~np.isin(local, dead)
+            pos = np.searchsorted(dead, local)
+            live = dead[np.minimum(pos, len(dead) - 1)] != local
             local, tfs = local[live], tfs[live]
-            glob = seg.doc_base + local.astype(np.int64) - np.searchsorted(dead, local)
+            glob = seg.doc_base + local.astype(np.int64) - pos[live]
         else:
             glob = local + np.int64(seg.doc_base)
         yield glob, (local, tfs, seg)
