@@ -130,35 +130,16 @@ class Commit:
         give_back_memory()
 
     def write_segment(self, asm: assemble.Assembly) -> Part:
-        """Write `asm` as a new segment file, and its store lines as sidecar frames. The
-        largest parts go first, each let go once written: the store lines, then the texts
-        joined, before the postings are sorted (a build's peak is that sort)."""
-        name = f"{os.urandom(8).hex()}.seg"
-        own, src = {}, {}
-        graph, catalog = store.graph_and_catalog(asm.files, b"".join(asm.ids).hex(), ordered=True)
-        for kind, lines in (("chunks", asm.lines), ("graph", graph), ("catalog", catalog)):
-            blobs, table = frames.build(lines, list(range(len(lines))), frames.FRAME_ITEMS[kind])
-            side = mirror.sidecar(self.folder, name, kind)
-            self.written.append(side)
-            atomic.write_parts(side, blobs)
-            own[kind] = table
-            del blobs
-            # read back through a map when a merge needs them, never held in memory
-            src[kind] = (self._maps.open(side) if table else b"", 0, table, frozenset(), frozenset())
-        asm.lines = graph = catalog = lines = None
-        text, asm.texts = b"".join(asm.texts), None
-        give_back_memory()  # (the sort's arrays are fresh maps: freed heap left unreturned would add to them)
-        dl, meta, text_off = assemble.documents(asm)
-        terms, term_off, p_d, p_t = assemble.postings(asm)
-        path = self.folder / name
-        self.written.append(path)
-        total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
-        snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
-                             "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
-            "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
-            "doc_meta": meta, "text_off": text_off, "text": text, "ids": b"".join(asm.ids),
-            **snapmod.file_sections(asm.files)})
-        return Part(name, snapmod.Snapshot(path), new=True, own=own, src=src)
+        """Write `asm` as a new segment file and its store lines as sidecar frames (write_segment)."""
+        name, own = write_segment(self.folder, asm, self.written)
+        return self.adopt(name, own)
+
+    def adopt(self, name: str, own: dict) -> Part:
+        """The segment `name` written by write_segment() (here or in a build's worker), as a Part
+        whose store lines are read back through maps when a merge needs them."""
+        src = {kind: (self._maps.open(mirror.sidecar(self.folder, name, kind)) if table else b"", 0, table,
+                      frozenset(), frozenset()) for kind, table in own.items()}
+        return Part(name, snapmod.Snapshot(self.folder / name), new=True, own=own, src=src)
 
     # ---- the end
     def finish(self, dropped: list, header: dict, force_store: bool = False) -> dict:
@@ -217,6 +198,38 @@ class Commit:
             if p.new:
                 p.snap.close()
         self._maps.close()
+
+
+def write_segment(folder: Path, asm: assemble.Assembly, written: list[Path]) -> tuple[str, dict]:
+    """Write `asm` as a new segment file in `folder`, and its store lines as sidecar frames;
+    returns (its name, kind -> frame table of its sidecars). Each path is put in `written`
+    before it is written (removed if the commit fails). The largest parts go first, each let
+    go once written: the store lines, then the texts joined, before the postings are sorted
+    (a build's peak is that sort)."""
+    name = f"{os.urandom(8).hex()}.seg"
+    own = {}
+    graph, catalog = store.graph_and_catalog(asm.files, b"".join(asm.ids).hex(), ordered=True)
+    for kind, lines in (("chunks", asm.lines), ("graph", graph), ("catalog", catalog)):
+        blobs, table = frames.build(lines, list(range(len(lines))), frames.FRAME_ITEMS[kind])
+        side = mirror.sidecar(folder, name, kind)
+        written.append(side)
+        atomic.write_parts(side, blobs)
+        own[kind] = table
+        del blobs
+    asm.lines = graph = catalog = lines = None
+    text, asm.texts = b"".join(asm.texts), None
+    give_back_memory()  # (the sort's arrays are fresh maps: freed heap left unreturned would add to them)
+    dl, meta, text_off = assemble.documents(asm)
+    terms, term_off, p_d, p_t = assemble.postings(asm)
+    path = folder / name
+    written.append(path)
+    total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
+    snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
+                         "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
+        "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
+        "doc_meta": meta, "text_off": text_off, "text": text, "ids": b"".join(asm.ids),
+        **snapmod.file_sections(asm.files)})
+    return name, own
 
 
 def source_lines(part: Part, kind: str) -> list[tuple[int, bytes]]:

@@ -253,13 +253,21 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         touched: list[tuple[str, None]] = []
         batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
         with parse.Workers(len(todo)) as workers:
-            done = 0
-            for results in workers.stream(ws.resolver(), batches, params["target_tokens"], params["overlap_tokens"]):
-                for res in results:
-                    _take(job, res, current, known, report, gone, touched)
-                done += len(results)
-                if progress:
-                    progress("chunk", done, len(todo))
+            if old is None and job.carrier is None and workers.pool is not None:
+                from memcli.index import build  # the workers write the segments (its docstring)
+
+                build.build(job, workers, ws.resolver(), todo, current, params["target_tokens"],
+                            params["overlap_tokens"], lambda res: _take(job, res, current, known, report, gone,
+                                                                        touched, written=True), progress)
+            else:
+                done = 0
+                for results in workers.stream(ws.resolver(), batches, params["target_tokens"],
+                                              params["overlap_tokens"]):
+                    for res in results:
+                        _take(job, res, current, known, report, gone, touched)
+                    done += len(results)
+                    if progress:
+                        progress("chunk", done, len(todo))
         if touched:  # same content, new stat: indexed again so the segments hold the new stat
             for res in parse.process(ws.resolver(), touched, params["target_tokens"], params["overlap_tokens"]):
                 _take(job, res, current, known, SyncReport(), gone, [])
@@ -363,8 +371,9 @@ def _mtime(folder: str) -> int:
         return -1
 
 
-def _take(job, res, current, known, report, gone: set, touched: list) -> None:
-    """Route one parse result: a fresh file into the commit, an unchanged one left as it is."""
+def _take(job, res, current, known, report, gone: set, touched: list, written: bool = False) -> None:
+    """Route one parse result: a fresh file into the commit, an unchanged one left as it is.
+    `written`: its chunks are in a segment already (memcli.index.build)."""
     job.hashes[res.rel] = res.sha
     if res.error:
         report.skipped.append((res.rel, res.error))
@@ -375,7 +384,8 @@ def _take(job, res, current, known, report, gone: set, touched: list) -> None:
         if known.get(res.rel) != current[res.rel]:
             touched.append((res.rel, None))
         return
-    job.add(res.rel, res, current[res.rel])
+    if not written:
+        job.add(res.rel, res, current[res.rel])
     if res.rel in known:
         gone.add(res.rel)
     (report.changed if res.rel in known else report.added).append(res.rel)
