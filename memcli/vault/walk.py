@@ -11,11 +11,11 @@ files of the same folder contend in the kernel (a 20,000-note walk took 54 ms al
 73 ms beside its twin), apart they hardly do (37 and 43 ms). Positions balance the
 halves whatever the names are; a folder created or removed between the two listings
 would shift them, so the child hands back what it listed and a parent that listed
-otherwise walks everything itself (a file given twice is given once: the parent drops
-the child's copy). The child hands back (path, mtime_ns, size) and the folders' mtimes
+otherwise walks everything itself (a file reached twice, as through an extra path inside
+a root, is given once: the parent drops the child's copy). The child hands back (path, mtime_ns, size) and the folders' mtimes
 in one marshal blob through an anonymous file (a pipe would stall the child until this
-process is done with its own half). A child that fails in any way leaves its half to
-be walked here: the walk's answer never depends on the split.
+process is done with its own half). A child that fails in any way leaves the whole walk
+to this process: the walk's answer never depends on the split.
 
 A file's stat is given as (st_mtime_ns, st_size), all the index keeps of it:
 cheaper to build and to compare than an os.stat_result.
