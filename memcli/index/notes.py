@@ -22,8 +22,9 @@ class ParsedNote:
     skipped: bool = False
 
 
-def read_note(rel: str, data: bytes, target: int, overlap: int) -> ParsedNote:
-    sha = hashlib.sha256(data).hexdigest()
+def read_note(rel: str, data: bytes, target: int, overlap: int, sha: str | None = None) -> ParsedNote:
+    """`sha`: the sha256 of `data` when the caller has it already."""
+    sha = sha or hashlib.sha256(data).hexdigest()
     if len(data) > MAX_NOTE_BYTES:
         return ParsedNote(sha, problem="larger than 10 MiB", skipped=True)
     if b"\0" in data[:8192]:

@@ -66,7 +66,7 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
     if known_sha == res.sha:
         res.unchanged = True
         return res
-    note = read_note(rel, data, target, overlap)
+    note = read_note(rel, data, target, overlap, res.sha)
     res.front_matter, res.links, res.problem, res.skipped = note.front_matter, note.links, note.problem, note.skipped
     terms: list[str] = []
     tfs: list[int] = []
