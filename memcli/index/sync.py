@@ -251,7 +251,6 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
     try:
         gone = set(report.deleted)
         touched: list[tuple[str, None]] = []
-        batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
         with parse.Workers(len(todo)) as workers:
             if old is None and job.carrier is None and workers.pool is not None:
                 from memcli.index import build  # the workers write the segments (its docstring)
@@ -261,6 +260,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
                                                                         touched, written=True), progress)
             else:
                 done = 0
+                batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
                 for results in workers.stream(ws.resolver(), batches, params["target_tokens"],
                                               params["overlap_tokens"]):
                     for res in results:

@@ -118,7 +118,7 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
                     continue
                 try:  # d_type answers is_file and is_dir without a system call
                     if name.endswith(".md") and e.is_file(follow_symlinks=False):
-                        if shared and hash(name) & 1 != half.part:
+                        if shared and not mine(name, half):
                             continue
                         rel = prefix + name
                         if rel not in seen:
