@@ -161,18 +161,89 @@ def test_cjk_notes_found_by_queries_in_their_language(ws, note, run_mem):
     assert ja2 and ja2[0] == "memory/2026-05-18/ja.md", ja2
 
 
-def test_counts_are_the_tokens_counted():
-    """The index counts terms with tokenizer.counts (each distinct raw token normalised once);
+def _as_hashes(tokens) -> list[bytes]:
+    return [tokenizer.term_hash(t).to_bytes(8, sys.byteorder) for t in tokens]
+
+
+def test_hashed_counts_are_the_tokens_counted():
+    """The index counts terms with tokenizer.hashed_counts (each distinct raw token hashed once);
     it must give exactly the multiset tokenize gives, in every script and identifier form."""
     from collections import Counter
 
-    from memcli.index import tokenizer
-
     texts = ["Running notes were updated; the users' notes run on 7.4.119-beta",
              "handleWebSocketReconnect snake_case_name INV-20931-QX api.example.com/v2",
-             "向量数据库 的 索引 메모리를 メモリ ア 한", "", "a the of", "x" * 300]
+             "向量数据库 的 索引 메모리를 メモリ ア 한", "", "a the of", "x" * 300, "a b c 1 2 _ x-y I"]
     for text in texts:
-        assert Counter(tokenizer.counts(text)) == Counter(tokenizer.tokenize(text)), text
+        assert tokenizer.hashed_counts(text) == Counter(_as_hashes(tokenize(text))), text
+
+
+# The tokenizer as it was before the build's fast paths (the loose ASCII split, the one-scan
+# CJK split, the Han class without HAN_STOP, the pairs run by run): the reference they must equal.
+def _reference_raw(text: str) -> list[str]:
+    import re
+
+    t = tokenizer
+    wide_re = re.compile(rf"[{t._CJK_CLASS}]+")
+    wide = not text.isascii() and wide_re.search(text) is not None
+    plain = wide_re.sub(" ", text) if wide else text
+    low = plain.lower()
+    out = re.findall(r"\w\w+", low)
+    out += re.findall(r"\b\w++(?:[-.:/@+#]\w++)+", low)
+    for tok in re.findall(r"\b\w*[a-z][A-Z]\w*", plain):
+        out += [p.lower() for p in t._CAMEL_PART.findall(tok) if len(p) > 1]
+    for tok in re.findall(r"\b\w*[^\W_]_[^\W_]\w*", low):
+        out += [p for p in tok.split("_") if len(p) > 1]
+    if wide:
+        runs = wide_re.findall(text)
+        joined = " ".join(runs)
+        out += [c for c in t._HAN_CHAR.findall(joined) if c not in t.HAN_STOP]
+        out += re.findall(r"(?=(\S\S))", joined)
+        out += [r for r in runs if len(r) == 1 and not t._HAN_CHAR.match(r)]
+    return out
+
+
+def _reference_texts() -> list[str]:
+    """Real notes (the repository's Markdown, chunked as the index chunks it) and a seeded
+    scramble of the characters every rule turns on."""
+    import random
+    from pathlib import Path
+
+    from memcli.index.notes import read_note
+
+    repo = Path(__file__).resolve().parents[1]
+    texts = [c.text for p in sorted([*repo.glob("*.md"), *repo.glob("docs/**/*.md")])
+             for c in read_note(p.name, p.read_bytes(), 400, 80).chunks]
+    texts += ["我们决定使用向量数据库来存储长期记忆。它的索引在 mem_metadata/ 下，INV-20931-QX 已修复。",
+              "エージェントはメモリを検索する。東京で会議があった。handleWebSocketReconnect が呼ばれた",
+              "에이전트는 메모리를 파일로 저장한다. retry_backoff_seconds=7.4.119-beta 한 ア",
+              "Ünïcödé café naïve ΣΊΣΥΦΟΣ İstanbul straße ﬁle ＡＢＣ full-width 々〆〇 ãé-x x-é"]
+    rng = random.Random(18)
+    alphabet = list("abcXYZ09_-.:/@+#'? \n\t。，、中文的了数据メモリア한메모ΣσςéÀİßﬁ\u3000\u30fc々〆\uff21\uff41\u0301")
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
+    return texts
+
+
+def test_the_fast_paths_give_the_reference_tokens():
+    """tokenize and hashed_counts equal the reference tokenizer on real and scrambled text:
+    the same tokens in the same order, the same counts with their terms in first-seen order."""
+    from collections import Counter
+
+    for text in _reference_texts():
+        want = [tokenizer._NORMAL[t] for t in _reference_raw(text)]
+        want = [t for t in want if t]
+        assert tokenize(text) == want, text
+        got = tokenizer.hashed_counts(text)
+        assert got == Counter(_as_hashes(want)), text
+        assert list(got) == list(dict.fromkeys(_as_hashes(want))), text
+
+
+def test_the_han_class_is_han_char_without_the_stop_characters():
+    import re
+
+    kept = re.compile(tokenizer._HAN_KEPT.pattern)
+    for cp in [*range(0x3300, 0xa100), *range(0xf800, 0xfc00)]:
+        ch = chr(cp)
+        assert bool(kept.match(ch)) == (bool(tokenizer._HAN_CHAR.match(ch)) and ch not in tokenizer.HAN_STOP), hex(cp)
 
 
 def test_the_fast_identifier_scans_find_what_the_regexes_define():
@@ -194,15 +265,17 @@ def test_the_fast_identifier_scans_find_what_the_regexes_define():
         assert compound == (t._COMPOUND_HINT.search(low) is not None) or not text.isascii() or "?" in text, text
 
 
-def test_counts_of_tokens_never_seen_before(monkeypatch):
-    """counts() learns new tokens' forms on the way (stopwords, stems, repeats among them)."""
+def test_hashed_counts_of_tokens_never_seen_before(monkeypatch):
+    """hashed_counts() learns new tokens' forms on the way (stopwords, stems, repeats among
+    them, one-letter words), and starts over past KEEP_HASHED tokens."""
     from collections import Counter
 
-    from memcli.index import tokenizer
-
-    text = "the zebras zebras ran, zebras running; the THE quokka quokka_x 7.4.1 7.4.1 中文中文"
-    monkeypatch.setattr(tokenizer, "_NORMAL", tokenizer._Normal())
-    got = tokenizer.counts(text)
-    monkeypatch.setattr(tokenizer, "_NORMAL", tokenizer._Normal())
-    assert got == Counter(tokenizer.tokenize(text)) and got["zebra"] == 3 and "the" not in got
-    assert tokenizer.counts(text) == got  # (every token known now)
+    text = "the zebras zebras ran, zebras running; the THE a I x 7 quokka quokka_x 7.4.1 7.4.1 中文中文"
+    want = Counter(_as_hashes(tokenize(text)))
+    monkeypatch.setattr(tokenizer, "_HASHED", tokenizer._Hashed())
+    got = tokenizer.hashed_counts(text)
+    assert got == want and got[_as_hashes(["zebra"])[0]] == 3 and _as_hashes(["the"])[0] not in got
+    assert tokenizer.hashed_counts(text) == got  # (every token known now)
+    monkeypatch.setattr(tokenizer, "KEEP_HASHED", 3)
+    assert tokenizer.hashed_counts("brand new words here") == Counter(_as_hashes(tokenize("brand new words here")))
+    assert len(tokenizer._HASHED) == 4

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from array import array
-from operator import itemgetter
+from itertools import repeat
 from dataclasses import dataclass, field
 
 from memcli.index import store
@@ -54,7 +53,7 @@ def _locator(root):
     return Resolver(root)
 
 
-def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int, cache: dict) -> FileResult:
+def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int) -> FileResult:
     res = FileResult(rel)
     try:
         with open(locate(rel), "rb") as fh:
@@ -68,41 +67,24 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int,
         return res
     note = read_note(rel, data, target, overlap, res.sha)
     res.front_matter, res.links, res.problem, res.skipped = note.front_matter, note.links, note.problem, note.skipped
-    terms: list[str] = []
-    tfs: list[int] = []
-    owner: list[int] = []
+    res.post_hash, res.post_chunk, res.post_tf = array("Q"), array("I"), array("I")
     for i, ch in enumerate(note.chunks):
         cid = store.chunk_id(rel, ch.start_line, ch.end_line, ch.text)
-        counts = tokenizer.counts(ch.text)
-        terms.extend(counts.keys())
-        tfs.extend(counts.values())
-        owner.extend([i] * len(counts))
+        counts = tokenizer.hashed_counts(ch.text)  # term hash (as array bytes) -> count
+        res.post_hash.frombytes(b"".join(counts))
+        res.post_tf.extend(counts.values())
+        res.post_chunk.extend(repeat(i, len(counts)))  # ascending: chunk by chunk
         res.spans.append((ch.start_line, ch.end_line, ch.crumb_lines))
         res.texts.append(ch.text.encode("utf-8"))
         res.ids.append(bytes.fromhex(cid))
         res.lines.append(store.chunk_line(cid, ch.text, rel, ch.start_line, ch.end_line))
         res.doc_len.append(sum(counts.values()))
-    for t in set(terms).difference(cache):  # hash each distinct term once per worker, as array bytes
-        cache[t] = tokenizer.term_hash(t).to_bytes(8, sys.byteorder)
-    res.post_hash = array("Q")
-    # joined as bytes: converting a million Python ints into an array took 5x as long
-    if len(terms) > 1:
-        res.post_hash.frombytes(b"".join(itemgetter(*terms)(cache)))
-    elif terms:
-        res.post_hash.frombytes(cache[terms[0]])
-    res.post_chunk = array("I", owner)  # ascending: chunk by chunk
-    res.post_tf = array("I", tfs)
     return res
-
-
-_HASHES: dict[str, bytes] = {}  # term -> term_hash as 8 array bytes, kept by a worker across a build's batches
 
 
 def _batch(args: tuple) -> list[FileResult]:
     locate, items, target, overlap = args
-    if len(_HASHES) > 2_000_000:
-        _HASHES.clear()
-    return [_process(locate, rel, sha, target, overlap, _HASHES) for rel, sha in items]
+    return [_process(locate, rel, sha, target, overlap) for rel, sha in items]
 
 
 def _watch_parent(parent: int) -> None:
@@ -178,10 +160,9 @@ def process(root, items: list[tuple[str, str | None]], target: int, overlap: int
     locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself
     workers = min(os.cpu_count() or 1, 4)
     if len(items) < PARALLEL_MIN_FILES or workers < 2:
-        cache: dict[str, bytes] = {}
         out = []
         for i, (rel, sha) in enumerate(items):
-            out.append(_process(locate, rel, sha, target, overlap, cache))
+            out.append(_process(locate, rel, sha, target, overlap))
             if progress and (i % 50 == 0 or i == len(items) - 1):
                 progress("chunk", i + 1, len(items))
         return out

@@ -18,6 +18,9 @@ second, so there is no per-token Python logic except for the rare identifiers.
 from __future__ import annotations
 
 import re
+import sys
+from _collections import _count_elements
+from operator import add
 
 try:  # hashlib's own blake2b, without hashlib's import of OpenSSL (4 ms of every search's start)
     from _blake2 import blake2b
@@ -41,7 +44,7 @@ class _Lazy:
 NAME = "mixcjk"
 # CJK scripts, without the CJK punctuation block (U+3000-303F), which separates words
 _CJK_CLASS = r"\u2e80-\u2fff\u3040-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
-_WIDE = _Lazy(rf"[{_CJK_CLASS}]+")
+_WIDE_SPLIT = _Lazy(rf"([{_CJK_CLASS}]+)")
 _WORD = _Lazy(r"\w\w+")
 # \b anchors and possessive quantifiers keep these linear on long texts
 _COMPOUND = _Lazy(r"\b\w++(?:[-.:/@+#]\w++)+")
@@ -55,7 +58,7 @@ _CAMEL_HINT = _Lazy(r"[a-z][A-Z]")
 _CAMEL_PART = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _HAN = r"\u3400-\u9fff\uf900-\ufaff"
 _HAN_CHAR = _Lazy(rf"[{_HAN}]")
-_PAIRS = _Lazy(r"(?=(\S\S))")
+_PAIRS = _Lazy(r"(?=(\S\S))")  # (the definition _raw's pairs implement)
 # English stopwords, dropped at index and query time (measured on LoCoMo and a pydoc
 # corpus, docs/evaluation.md: with the light stemmer below, +0.05 session nDCG@10).
 STOPWORDS = frozenset("""a about above after again against all am an and any are aren't as at be because been
@@ -100,6 +103,21 @@ _NORMAL = _Normal()
 # Han characters too common to mean anything on their own (still used in pairs).
 HAN_STOP = frozenset("的了是在和有我你他她它们这那也就都而及与或之于以其被把给")
 
+
+def _without(ranges: list[tuple[int, int]], chars) -> str:
+    """A regex class of `ranges` minus `chars`."""
+    out = []
+    for lo, hi in ranges:
+        for c in sorted(ord(x) for x in chars if lo <= ord(x) <= hi) + [hi + 1]:
+            if lo < c:
+                out.append(f"\\u{lo:04x}-\\u{c - 1:04x}")
+            lo = c + 1
+    return "".join(out)
+
+
+# the Han characters kept as unigrams: _HAN_CHAR minus HAN_STOP in one class (a filter in Python cost twice as much)
+_HAN_KEPT = _Lazy(f"[{_without([(0x3400, 0x9fff), (0xf900, 0xfaff)], HAN_STOP)}]")
+
 SPEC = ("mixcjk;v4;word2+;compound[-.:/@+#];camel;snake;stop-en176;lightstem;"
         f"han=uni+bi-stop{''.join(sorted(HAN_STOP))};kana=bi;hangul=bi")
 FINGERPRINT = "cde242361a"  # sha1(SPEC)[:10], checked by tests/test_tokenizer.py: a literal spares hashlib
@@ -109,44 +127,76 @@ def tokenize(text: str) -> list[str]:
     return [t for t in map(_NORMAL.__getitem__, _raw(text)) if t]
 
 
-def counts(text: str) -> dict[str, int]:
-    """tokenize(text) as term -> count (what the index stores per chunk), counted in C: a
-    full build counts about 20 million of them."""
-    from collections import Counter
+class _Hashed(dict):
+    """token -> term_hash of its indexed form as 8 array("Q") bytes (b"" = dropped), filled
+    on first sight: a build counts terms by these, so it never looks a term up twice."""
 
-    raw = _raw(text)
-    out = Counter(map(_NORMAL.get, raw))  # (dict.get: a third cheaper per token than [] on the subclass)
-    if None in out:  # tokens never seen before, counted as None: learn their forms and count those
-        del out[None]
-        for tok in [t for t in raw if t not in _NORMAL]:
-            out[_NORMAL[tok]] += 1
-    out.pop("", None)  # stopwords
+    def __missing__(self, tok: str) -> bytes:
+        if len(tok) == 1 and tok.isascii():  # a one-letter word only the loose split lets through
+            h = b""
+        else:
+            norm = "" if tok in STOPWORDS else light_stem(tok)
+            h = term_hash(norm).to_bytes(8, sys.byteorder) if norm else b""
+        self[tok] = h
+        return h
+
+
+_HASHED = _Hashed()
+KEEP_HASHED = 2_000_000  # tokens learnt by _HASHED before it starts over (a long-lived worker's memory)
+
+
+def hashed_counts(text: str) -> dict[bytes, int]:
+    """tokenize(text) counted (what the index stores per chunk), each term as its term_hash
+    in 8 array("Q") bytes, in order of first occurrence; counted in C: a full build counts
+    about 20 million tokens."""
+    raw = _raw(text, loose=True)
+    out: dict = {}
+    _count_elements(out, map(_HASHED.get, raw))  # (dict.get: a third cheaper per token than [] on the subclass)
+    if None in out:  # tokens never seen before: counted again, learning their forms on the way
+        if len(_HASHED) > KEEP_HASHED:
+            _HASHED.clear()
+        out = {}
+        _count_elements(out, map(_HASHED.__getitem__, raw))
+    out.pop(b"", None)  # stopwords, one-letter words
     return out
 
 
-def _raw(text: str) -> list[str]:
-    """The tokens before stopwords and stemming."""
-    wide = not text.isascii() and _WIDE.search(text) is not None
-    plain = _WIDE.sub(" ", text) if wide else text
-    low = plain.lower()
-    out = _WORD.findall(low)
+def _raw(text: str, loose: bool = False) -> list[str]:
+    """The tokens before stopwords and stemming. `loose`: ASCII words are split off by one
+    translation (twice as quick as \\w\\w+'s scan) and one-letter words left in, for the
+    caller to drop."""
+    plain, runs = text, None
+    if not text.isascii():
+        parts = _WIDE_SPLIT.split(text)  # (one scan: pieces between the CJK runs, and the runs)
+        if len(parts) > 1:
+            plain, runs = " ".join(parts[0::2]), parts[1::2]  # = _WIDE.sub(" ", text)
+    low = None
+    if loose and plain.isascii():
+        out = plain.translate(_FOLD).split()
+    else:
+        low = plain.lower()
+        out = _WORD.findall(low)
     # cheap one-pass hints first: most prose has no identifiers at all
     compound, camel = _hints(text)
     if compound:
+        low = low or plain.lower()
         out += _COMPOUND.findall(low)
     if camel:
         for tok in _CAMEL_TOKEN.findall(plain):
             out += [p.lower() for p in _CAMEL_PART.findall(tok) if len(p) > 1]
     if "_" in plain:
-        for tok in _snake_words(low):
+        for tok in _snake_words(low or plain.lower()):
             out += [p for p in tok.split("_") if len(p) > 1]
-    if wide:
-        runs = _WIDE.findall(text)
-        joined = " ".join(runs)
-        out += [c for c in _HAN_CHAR.findall(joined) if c not in HAN_STOP]
-        out += _PAIRS.findall(joined)
+    if runs:
+        out += _HAN_KEPT.findall(" ".join(runs))
+        for run in runs:  # every adjacent pair, run by run (as _PAIRS finds them in the runs joined)
+            out += map(add, run, run[1:])
         out += [r for r in runs if len(r) == 1 and not _HAN_CHAR.match(r)]  # lone kana/hangul
     return out
+
+
+# ASCII folded for the loose split: letters lowercased, digits and "_" kept (\\w), the rest a space
+_FOLD = str.maketrans({i: chr(i).lower() if chr(i).isalnum() or i == 95 else " " for i in range(128)})
 
 
 # The hints' classes of ASCII: a (a-z), A (A-Z), w (digits, "_", and "?", which stands for
