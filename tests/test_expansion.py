@@ -50,10 +50,11 @@ def server():
     srv.stop()
 
 
-def configure(root: Path, url: str, **search) -> None:
+def configure(root: Path, url: str, dims: int = DIMS, **search) -> None:
+    """The workspace's mem.yaml; definitions (tests/test_definitions.py) off unless asked for."""
     lines = ["embedding_model_config:", "  backend: openai", f"  base_url: {url}/v1", "  model_name: test-emb",
-             f"  api_key: {SECRET}", f"  dimensions: {DIMS}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
-    lines += [f"  {k}: {json.dumps(v)}" for k, v in search.items()]
+             f"  api_key: {SECRET}", f"  dimensions: {dims}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
+    lines += [f"  {k}: {json.dumps(v)}" for k, v in {"define_terms": 0, **search}.items()]
     (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

@@ -137,8 +137,9 @@ def server():
 def write_config(root: Path, base_url: str, **over) -> None:
     emb = {"backend": "openai", "base_url": base_url, "model_name": "test-emb", "api_key": SECRET,
            "dimensions": 8, "max_retries": 0}
-    # word vectors for query expansion (tests/test_expansion.py) off: these tests count chunk texts
-    search = {"expand_terms": 0, **(over.pop("search", None) or {})}
+    # word vectors and definitions for query expansion (tests/test_expansion.py) off: these tests
+    # count chunk texts
+    search = {"expand_terms": 0, "define_terms": 0, **(over.pop("search", None) or {})}
     emb.update(over)
     lines = ["embedding_model_config:"] + [f"  {k}: {json.dumps(v)}" for k, v in emb.items()]
     if search:

@@ -81,8 +81,13 @@ def _vectors_complete(ws) -> bool:
             m.close()
     finally:
         snap.close()
+    space = vecmod.active_space(ws.metadata)
     if complete and ws.settings.search.expand_terms > 0:  # word vectors too
         from memcli.index import terms
 
-        complete = terms.store_path(ws.metadata, vecmod.active_space(ws.metadata)["id"]).exists()
+        complete = terms.store_path(ws.metadata, space["id"]).exists()
+    if complete and ws.settings.search.define_terms > 0:  # and their definitions
+        from memcli.index import glosses
+
+        complete = glosses.store_path(ws.metadata, space["id"]).exists()
     return complete

@@ -7,7 +7,8 @@ from contextlib import contextmanager
 from memcli.cli.context import Context
 
 LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding",
-          "first-pass": "Embedding (first pass)", "terms": "Embedding words"}
+          "first-pass": "Embedding (first pass)", "terms": "Embedding words",
+          "definitions": "Embedding definitions"}
 
 
 @contextmanager

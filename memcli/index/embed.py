@@ -61,10 +61,10 @@ def _activate(ws: Workspace, space: dict) -> None:
     old = vectors.active_space(ws.metadata)
     vectors.set_active_space(ws.metadata, space)
     if old and old["id"] != space["id"]:
-        from memcli.index import terms
+        from memcli.index import glosses, terms
 
         for path in (vectors.matrix_path(ws.metadata, old["id"]), vectors.noise_path(ws.metadata, old["id"]),
-                     terms.store_path(ws.metadata, old["id"])):
+                     terms.store_path(ws.metadata, old["id"]), glosses.store_path(ws.metadata, old["id"])):
             vectors.atomic.remove(path)
         folder = sync.snapshot_path(ws).parent / segments.FOLDER
         for path in folder.glob(f"*.vec-{old['id']}"):

@@ -64,12 +64,16 @@ def load(metadata: Path, space: dict | None):
     """(words, float32 unit vectors as an mmap view, source) of `space`, or None when there
     are none or the file is damaged (expansion is then simply off). `source` names the
     snapshot generation and word limit the words were taken from."""
+    return read(store_path(metadata, space["id"]), space) if space else None
+
+
+def read(path: Path, space: dict):
+    """(words, vectors, source) of a file in this format (the word store, or the definitions'
+    of memcli.index.glosses), or None when missing, damaged or of another shape than `space`."""
     import numpy as np
 
-    if not space:
-        return None
     try:
-        with open(store_path(metadata, space["id"]), "rb") as fh:
+        with open(path, "rb") as fh:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         if mm[:8] != MAGIC:
             return None
@@ -188,25 +192,32 @@ def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]],
     Returns (words embedded now, words stored). Nothing is read or written when the index
     is the one the words were last taken from.
     """
-    import numpy as np
-
     old = load(metadata, space)
     source = f"{snap.header.get('generation', '')}/{limit}"
     if old and old[2] == source:
         return 0, len(old[0])  # same index, same words: no need to read every chunk again
     wanted = vocabulary(snap, limit)
+    return refresh(store_path(metadata, space["id"]), wanted, lambda w: w, old, source, embed_batch, batch_size,
+                   progress, "terms")
+
+
+def refresh(path: Path, wanted: list[str], text_of: Callable[[str], str], old, source: str,
+            embed_batch: Callable[[list[str]], object], batch_size: int, progress, stage: str) -> tuple[int, int]:
+    """Write `wanted` words (sorted) with the vector of `text_of(word)`, embedding only those
+    `old` (a read() answer) has no vector for. (words embedded now, words stored)."""
+    import numpy as np
+
     known = dict(zip(old[0], np.array(old[1]))) if old else {}
     todo = [w for w in wanted if w not in known]
     batch_size = max(1, batch_size)
     for i in range(0, len(todo), batch_size):
         batch = todo[i:i + batch_size]
-        vecs = np.asarray(embed_batch(batch), dtype=np.float32)
+        vecs = np.asarray(embed_batch([text_of(w) for w in batch]), dtype=np.float32)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         for w, v in zip(batch, vecs / np.where(norms > 0, norms, 1.0)):
             known[w] = v
         if progress:
-            progress("terms", min(i + batch_size, len(todo)), len(todo))
-    path = store_path(metadata, space["id"])
+            progress(stage, min(i + batch_size, len(todo)), len(todo))
     if not wanted:
         atomic.remove(path)
         return len(todo), 0

@@ -43,7 +43,8 @@ class Update:
     """What `update` did: the first pass and the configured model's run (None: not run)."""
     first_pass: embed.EmbedReport | None = None
     target: embed.EmbedReport | None = None
-    terms: tuple[int, int] | None = None  # (words embedded now, words with a vector), searched space
+    terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, the same of
+    # their definitions]), searched space
     note: str = ""  # why nothing was embedded
     warnings: list[str] = field(default_factory=list)
 
@@ -65,21 +66,27 @@ def _run(ws: Workspace, backend: spaces.Backend, *, progress=None, deadline=None
                      progress=report if progress else None, deadline=deadline, activate=activate)
 
 
-def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[int, int] | None:
-    """Word vectors for query expansion (memcli.index.terms) in the backend's space."""
-    from memcli.index import sync, terms
+def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[int, ...] | None:
+    """Word vectors for query expansion (memcli.index.terms) in the backend's space, then the
+    vectors of those words' definitions (memcli.index.glosses): (words embedded now, words
+    stored[, definitions embedded now, definitions stored])."""
+    from memcli.index import glosses, sync, terms
 
     cfg = ws.settings.search
-    if cfg.expand_terms <= 0:
+    if cfg.expand_terms <= 0 and cfg.define_terms <= 0:
         return None
     snap = sync.open_snapshot(ws)
     if snap is None:
         return None
+    batch = ws.settings.embedding.max_batch_size
     try:
-        return terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch,
-                            ws.settings.embedding.max_batch_size, cfg.expand_vocabulary, progress=progress)
+        got = terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch, batch,
+                           cfg.expand_vocabulary, progress=progress)
     finally:
         snap.close()
+    if cfg.define_terms > 0:
+        got += glosses.update(ws.metadata, backend.space, backend.embedder.embed_batch, batch, progress=progress)
+    return got
 
 
 def _searched(ws: Workspace, target: spaces.Backend | None) -> spaces.Backend | None:

@@ -35,7 +35,7 @@ class ReindexReport:
     scope: str
     embed: "EmbedReport | None" = None  # memcli.index.embed (imported only when vectors are on)
     embedding_note: str = ""
-    terms: tuple[int, int] | None = None  # (words embedded now, words with a vector)
+    terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, definitions: the same])
     first_pass: "EmbedReport | None" = None  # the static first pass, when one ran
     shared: object = None  # memcli.shared.publish.Published, when team memory is on and reachable
     shared_warnings: list = field(default_factory=list)
@@ -65,7 +65,9 @@ class ReindexReport:
                                 "seconds": round(e.seconds, 3)}
             out["embedding"]["complete"], out["embedding"]["searched"] = e.complete, e.active
             if self.terms is not None:
-                out["embedding"]["words_embedded"], out["embedding"]["words"] = self.terms
+                out["embedding"]["words_embedded"], out["embedding"]["words"] = self.terms[:2]
+                if len(self.terms) > 2:
+                    out["embedding"]["definitions_embedded"], out["embedding"]["definitions"] = self.terms[2:]
             f = self.first_pass
             if f is not None and f is not e:
                 out["embedding"]["first_pass"] = {"space": f.space, "embedded": f.embedded, "reused": f.reused,

@@ -138,6 +138,11 @@ def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, m
     keyword = bm25.NOTHING
     if mode != "vector":
         keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+        if branch.defined and fusion.weakly_covered(keyword.top, bm25.ideal(snap, query)):
+            from memcli.retrieval.expand import joined
+
+            branch = branch._replace(expansion=joined(branch.expansion, branch.defined))
+            keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
     return branch, keyword
 
 
@@ -195,6 +200,7 @@ class VectorBranch(NamedTuple):
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
     cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
+    defined: list[tuple[str, float]] = []  # words whose definition is near the query (expand.defined)
 
 
 SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced
@@ -265,7 +271,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
             backend.embedder.close()
         if use is not None and use is not backend:
             use.embedder.close()
-    return _scored(ws, space, matrix, query, vecs, words, vocab, noise, probes, candidates, allowed)
+    return _scored(ws, space, matrix, query, vecs, words, vocab, noise, probes, candidates, allowed, expand)
 
 
 def query_vectors(embedder, query: str, voiced: str, more: list[str]):
@@ -288,7 +294,7 @@ def query_vectors(embedder, query: str, voiced: str, more: list[str]):
 
 
 def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, probes, candidates,
-            allowed) -> VectorBranch:
+            allowed, expand: bool = True) -> VectorBranch:
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
@@ -297,9 +303,11 @@ def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, prob
     cfg = ws.settings.search
     expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
+    defined = expmod.defined(query, vecs[0], _glossary(ws, space) if expand else None, cfg.define_terms,
+                             cfg.define_min_similarity, cfg.define_weight)
     # a chunk scores as its best passage
     return VectorBranch(vecmod.search(matrix, vecs[0], candidates, allowed), matrix.has, expansion,
-                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"])
+                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"], defined)
 
 
 def _noise_probes() -> list[str]:
@@ -319,6 +327,15 @@ def _keep_noise(ws: Workspace, space: dict, probe_vecs, matrix) -> dict:
     except OSError:
         pass
     return record
+
+
+def _glossary(ws: Workspace, space: dict):
+    """The definitions of the vault's words (memcli.index.glosses), or None (off, or none yet)."""
+    if ws.settings.search.define_terms <= 0:
+        return None
+    from memcli.index import glosses
+
+    return glosses.load(ws.metadata, space)
 
 
 def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:

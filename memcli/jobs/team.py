@@ -38,16 +38,25 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
     from memcli.shared import search as ssearch
 
     t = shared.target(ws)
-    vec, space, floor, expansion = _query_vector(ws, query, mode, backend, warnings, voiced) \
-        if mode != "keyword" else (None, None, None, [])
+    vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
+        if mode != "keyword" else (None, None, None, [], [])
     terms = lexemes.weighted(query, expansion) if mode != "vector" else []
     ask = ssearch.Ask(terms, vec, space, depth, since, until)
     late: list[str] = []
 
     def work():
+        nonlocal expansion
         with db.session(t) as conn:
             _publish_if_changed(ws, t, conn, late)
-            return ssearch.run(conn, t, ask)
+            found = ssearch.run(conn, t, ask)
+            if defined and terms and _weakly_covered(t, found, query):  # as the local search (jobs.search)
+                import dataclasses
+
+                from memcli.retrieval.expand import joined
+
+                expansion = joined(expansion, defined)
+                found = ssearch.run(conn, t, dataclasses.replace(ask, terms=lexemes.weighted(query, expansion)))
+            return found
 
     try:
         found = db.within(t.timeout, work)
@@ -56,6 +65,14 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
         return None
     warnings.extend(late)
     return _branches(t, found, floor, expansion)
+
+
+def _weakly_covered(t, found, query: str) -> bool:
+    from memcli.index import bm25
+    from memcli.retrieval import fusion
+    from memcli.shared.search import View
+
+    return fusion.weakly_covered(found.keyword, bm25.ideal(View(t, found), query))
 
 
 def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
@@ -88,17 +105,18 @@ def _branches(t, found, floor, expansion):
 
 
 def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str], voiced: str = ""):
-    """(query vector, its space, the space's noise floor, expansion terms), or Nones and [].
+    """(query vector, its space, the space's noise floor, expansion terms, the words defined
+    like the query: memcli.retrieval.expand.defined), or Nones and [].
 
     The space is the configured backend's: other agents' vectors of it count even when
     this workspace has none yet. The expansion (the vault's words nearest the query's,
     memcli.retrieval.expand) comes from the same request, as in the local search. Only a
     forced --mode fails without a backend; a failing provider leaves it keyword-only."""
     from memcli.index import vectors
-    from memcli.jobs.search import _expansion_words, query_vectors
+    from memcli.jobs.search import _expansion_words, _glossary, query_vectors
     from memcli.providers.embedding import space as embedding
 
-    nothing = (None, None, None, [])
+    nothing = (None, None, None, [], [])
     explicit = ws.settings.embedding.backend not in ("", "none")
     if vectors.active_space(ws.metadata) is None and mode == "auto" and not explicit and backend is None:
         return nothing  # keyword-only workspace: do not load a model for nothing
@@ -118,15 +136,17 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     finally:
         if owned:
             backend.embedder.close()
-    expansion = []
-    if words:
+    expansion, defined = [], []
+    if mode != "vector":
         from memcli.retrieval import expand as expmod
 
         cfg = ws.settings.search
         expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
-                                      cfg.expand_weight)
+                                      cfg.expand_weight) if words else []
+        defined = expmod.defined(query, vecs[0], _glossary(ws, backend.space), cfg.define_terms,
+                                 cfg.define_min_similarity, cfg.define_weight)
     noise = vectors.load_noise(ws.metadata, backend.space)
-    return [float(x) for x in vecs[0]], backend.space, noise["floor"] if noise else None, expansion
+    return [float(x) for x in vecs[0]], backend.space, noise["floor"] if noise else None, expansion, defined
 
 
 def get(ws: Workspace, ref: str, start: int, lines: int | None):

@@ -1,4 +1,5 @@
-"""Query expansion: add to a keyword query the vault's words nearest to its words.
+"""Query expansion: add to a keyword query the vault's words nearest to its words, and
+those whose definition is nearest the whole query (`defined`).
 
 Each content word of the query is embedded (in the same request as the query
 itself, so no extra round trip) and compared with the vault's word vectors
@@ -48,3 +49,38 @@ def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: floa
             taken += 1
             extra[terms[0]] = max(extra.get(terms[0], 0.0), weight * float(row[j]))
     return sorted(extra.items())
+
+
+def defined(query: str, query_vec, glossary, count: int, min_similarity: float,
+            weight: float) -> list[tuple[str, float]]:
+    """(index term, weight) of the vault words whose definition is nearest the whole query
+    (memcli.index.glosses: a reverse dictionary), up to `count` at least `min_similarity`
+    similar, each weighted `weight` x similarity. The query's own terms are left out: they
+    match already."""
+    import numpy as np
+
+    if count <= 0 or glossary is None:
+        return []
+    words, vecs, _ = glossary
+    q = np.asarray(query_vec, dtype=np.float32)
+    sims = vecs @ (q / max(float(np.linalg.norm(q)), 1e-12))
+    own = set(tokenizer.query_terms(query))
+    scan = min(len(words), SCAN)
+    near = np.argpartition(-sims, scan - 1)[:scan]
+    found: dict[str, float] = {}
+    for j in near[np.argsort(-sims[near], kind="stable")].tolist():
+        if sims[j] < min_similarity or len(found) >= count:
+            break
+        terms = tokenizer.query_terms(words[j])
+        if terms and terms[0] not in own and terms[0] not in found:
+            found[terms[0]] = weight * float(sims[j])
+    return sorted(found.items())
+
+
+def joined(*expansions: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Expansions merged, a term found twice keeping its larger weight."""
+    out: dict[str, float] = {}
+    for part in expansions:
+        for term, w in part:
+            out[term] = max(out.get(term, 0.0), w)
+    return sorted(out.items())

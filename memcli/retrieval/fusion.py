@@ -146,6 +146,15 @@ def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: flo
     return weak_keyword_weight(base, coverage, clear_margin(snap, vector, lo))
 
 
+def weakly_covered(keyword: list[tuple[int, float]], ideal: float) -> bool:
+    """Whether no chunk holds most of the query's words (the best BM25 of `keyword`, best
+    first, under COVERED of the query's ideal): then the words whose definition says what the
+    query asks are added (memcli.retrieval.expand.defined). A query whose words are all there
+    needs no dictionary, and on LoCoMo and pydoc adding it anyway only reshuffled near ties."""
+    best = keyword[0][1] if keyword else 0.0
+    return ideal > 0 and best < COVERED * ideal
+
+
 def weak_keyword_weight(base: float, coverage: float, margin: float) -> float:
     """The vector weight for a query whose best keyword match covers `coverage` of it and whose
     best vector match leads by `margin` (clear_margin): raised from `base` towards

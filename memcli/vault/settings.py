@@ -81,6 +81,11 @@ class Search:
     expand_min_similarity: float = 0.5
     expand_weight: float = 0.3  # a neighbour counts weight x similarity of a query word
     expand_vocabulary: int = 50000  # words (most frequent first) given a vector
+    # reverse dictionary (memcli.index.glosses): vault words whose WordNet definition is near the
+    # whole query ("travel to work" -> commute); measured on bench/semantic_set, LoCoMo, pydoc
+    define_terms: int = 3  # words taken per query; 0 = off (no definitions are embedded)
+    define_min_similarity: float = 0.5
+    define_weight: float = 2.0  # a word counts weight x similarity: about a query term at 0.5
 
 
 @dataclass(frozen=True)

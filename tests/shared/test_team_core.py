@@ -74,6 +74,25 @@ def test_hybrid_ranking_matches_the_local_index(agent, open_ws, embedder, monkey
             assert (x.vector is None) == (y.vector is None)
 
 
+def test_definitions_expand_the_team_search_as_the_local_one(agent, open_ws, embedder, monkeypatch):
+    """A query no note covers well, close to WordNet's definition of an invoice (the embedder
+    here counts shared words): the defined word joins both searches' keyword terms."""
+    from memcli.index.tokenizer import query_terms
+
+    monkeypatch.delenv("MEM_EMBEDDING_BACKEND")
+    root = agent("alice", NOTES, memory_isolation=True, embedding=embedder)
+    ws = workspace(open_ws, root)
+    assert reindex(ws).embed is not None
+    local = workspace(open_ws, root, **{"shared.backend": "none"})
+    q = "an itemized statement of money owed for the service"  # "service": one word of the query matches
+    a, b = search(ws, q, links=False), search(local, q, links=False)
+    assert query_terms("invoices")[0] in b.expansion, b.expansion
+    assert a.expansion == b.expansion and [h.path for h in a.hits] == [h.path for h in b.hits]
+    for x, y in zip(a.hits, b.hits):
+        assert x.score == pytest.approx(y.score, abs=2e-3)
+    assert b.hits and any(query_terms("invoices")[0] in query_terms(h.text) for h in b.hits), b.hits
+
+
 def test_other_agents_vectors_are_searched(agent, open_ws, embedder, monkeypatch):
     monkeypatch.delenv("MEM_EMBEDDING_BACKEND")
     a = agent("alice", {f"{DAY}/a.md": "# A\n\nNothing to see here.\n"}, embedding=embedder)

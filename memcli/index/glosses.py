@@ -1,0 +1,91 @@
+"""Definitions of the vault's words, for the reverse-dictionary expansion of a query.
+
+A question often says in a phrase what its note says in one word: "How does the user
+usually travel to work?" against "My preferred commute is a lightweight bicycle". The
+local model does not relate the phrase to the word (it puts "travel to work" nearer
+"trip" than "commute", and "The user travels to Osaka…" above the commute note), but a
+dictionary does: WordNet defines a commute as "a regular journey of some distance to and
+from your place of work". So the embedding run also embeds, for each word of the word
+store (memcli.index.terms) that WordNet knows, the word with its definitions
+("commute: a regular journey …; exchange positions …"), and a search compares the query
+with them (memcli.retrieval.expand.defined): the words whose definition says what the
+query asks become keyword terms. Measured on bench/semantic_set, LoCoMo and pydoc
+(docs/evaluation.md, issue 16).
+
+The dictionary is data/glosses.tsv.zst, built from WordNet 3.0 by bench/make_glosses.py
+(Princeton University's licence: data/WORDNET-LICENSE): the commonest sense's definition
+in each part of speech of 77,197 single-word lemmas, 1.3 MB. Read only by an embedding
+run, never by a search. The vectors are stored as `embedding_store/glosses_<space>.f32m`,
+in the word store's format and from the same words (its `source`), derived state like the rest.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+from memcli.index import terms
+from memcli.vault import atomic
+
+DICTIONARY = Path(__file__).resolve().parent / "data" / "glosses.tsv.zst"
+# regular inflections back to a WordNet lemma, tried in order after the word itself
+# (WordNet's own morphy, without its exception lists: "went" finds no "go")
+SUFFIXES = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
+            ("er", ""), ("est", ""))
+
+
+def store_path(metadata: Path, space: str) -> Path:
+    return metadata / "embedding_store" / f"glosses_{space}.f32m"
+
+
+@lru_cache(maxsize=1)
+def dictionary() -> dict[str, str]:
+    """lemma -> its definitions ("; "-joined), {} when the data file is missing or damaged."""
+    import zstandard
+
+    try:
+        text = zstandard.ZstdDecompressor().decompress(DICTIONARY.read_bytes()).decode("utf-8")
+    except (OSError, zstandard.ZstdError, UnicodeDecodeError):
+        return {}
+    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+
+
+def definition(word: str) -> str | None:
+    """"word: its definitions" for a vault word (lowercase), or None when WordNet lacks it."""
+    table = dictionary()
+    for form in base_forms(word):
+        found = table.get(form)
+        if found:
+            return f"{word}: {found}"
+    return None
+
+
+def base_forms(word: str) -> list[str]:
+    out = [word]
+    for suffix, repl in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.append(word[: -len(suffix)] + repl)
+    return out
+
+
+def load(metadata: Path, space: dict | None):
+    """(words, unit vectors of their definitions as an mmap view, source), or None."""
+    return terms.read(store_path(metadata, space["id"]), space) if space else None
+
+
+def update(metadata: Path, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
+           progress=None) -> tuple[int, int]:
+    """Embed the definitions of the word store's words that have none yet; drop those of words
+    it no longer holds. (definitions embedded now, definitions stored); nothing is read or
+    written when the word store has not changed since."""
+    words = terms.load(metadata, space)
+    path = store_path(metadata, space["id"])
+    if words is None:
+        atomic.remove(path)
+        return 0, 0
+    old = load(metadata, space)
+    if old and old[2] == words[2]:
+        return 0, len(old[0])
+    wanted = [w for w in words[0] if definition(w)]
+    return terms.refresh(path, wanted, definition, old, words[2], embed_batch, batch_size, progress, "definitions")
