@@ -12,7 +12,6 @@ as a word only. The real local model on the reference examples is in test_fresh_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_expansion import cli, configure, root, write  # noqa: F401 - fixtures and helpers shared
+from test_expansion import cli, concept_vector, configure, root, write  # noqa: F401 - fixtures, helpers
 from test_vectors import BowServer
 
 DIMS = 64
@@ -32,19 +31,9 @@ NOTES = {
 }
 
 
-def concept_vector(text: str) -> list[float]:
-    v = [0.0] * DIMS
-    for word in re.findall(r"\w\w+", text.lower()):
-        if word in CONCEPTS:
-            v[CONCEPTS[word]] += 1.0
-        else:
-            v[1 + hashlib.sha256(word.encode()).digest()[0] % (DIMS - 1)] += 0.25
-    return v
-
-
 @pytest.fixture
 def server():
-    srv = BowServer(vector=concept_vector, dims=DIMS)
+    srv = BowServer(vector=lambda text: concept_vector(text, CONCEPTS, DIMS), dims=DIMS)
     yield srv
     srv.stop()
 

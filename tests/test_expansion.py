@@ -33,13 +33,16 @@ NOTES = {
 }
 
 
-def concept_vector(text: str) -> list[float]:
-    v = [0.0] * DIMS
+def concept_vector(text: str, concepts: dict = CONCEPTS, dims: int = DIMS) -> list[float]:
+    """1 in its concept's dimension per word of `concepts`, 0.25 in a hashed one past them
+    per other word."""
+    v = [0.0] * dims
+    first = max(concepts.values()) + 1
     for word in re.findall(r"\w\w+", text.lower()):
-        if word in CONCEPTS:
-            v[CONCEPTS[word]] += 1.0
+        if word in concepts:
+            v[concepts[word]] += 1.0
         else:
-            v[2 + hashlib.sha256(word.encode()).digest()[0] % (DIMS - 2)] += 0.25
+            v[first + hashlib.sha256(word.encode()).digest()[0] % (dims - first)] += 0.25
     return v
 
 
