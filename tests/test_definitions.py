@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_expansion import cli, concept_vector, configure, root, write  # noqa: F401 - fixtures, helpers
+from test_expansion import DAY, cli, concept_vector, configure, root, write  # noqa: F401 - fixtures, helpers
 from test_vectors import BowServer
 
 DIMS = 64
@@ -100,6 +100,17 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
     assert cli("reindex")[0] == 0
     assert sorted(definitions_sent(server, before)) == sorted(
         glosses.definition(w) for w in ("orchard", "needs", "water")), "only the new words' definitions"
+    (root / DAY / "osaka.md").unlink()
+    assert cli("reindex")[0] == 0
+    from memcli.index import terms, vectors
+    from memcli.vault.workspace import open_workspace
+
+    ws = open_workspace(root.resolve(), {})
+
+    space = vectors.active_space(ws.metadata)
+    words, stored = terms.load(ws.metadata, space)[0], glosses.load(ws.metadata, space)[0]
+    assert "osaka" not in words and stored == [w for w in words if glosses.definition(w)], \
+        "kept up to date word by word, the store equals one made from nothing"
 
 
 def test_a_damaged_definition_store_only_turns_definitions_off(root, server, cli):
@@ -116,12 +127,13 @@ def test_a_damaged_definition_store_only_turns_definitions_off(root, server, cli
 def test_dictionary_and_inflections():
     from memcli.index import glosses
 
-    assert len(glosses.dictionary()) > 70_000
+    assert len(glosses.dictionary()) > 70_000 and glosses.lookup("commute").startswith("a regular journey")
     assert glosses.definition("commute").startswith("commute: a regular journey of some distance to and from your "
                                                     "place of work")
-    travel = glosses.dictionary()["travel"]
+    travel = glosses.lookup("travel")
     assert glosses.definition("travels") == f"travels: {travel}"
-    assert glosses.definition("bicycles") == f"bicycles: {glosses.dictionary()['bicycle']}"
+    assert glosses.definition("bicycles") == f"bicycles: {glosses.lookup('bicycle')}"
+    assert glosses.lookup("commut") is None and glosses.lookup("zzzzzz") is None and glosses.lookup("qqqq") is None
     assert glosses.definition("qwzxvbn") is None
     data = Path(glosses.__file__).parent / "data"
     assert "Princeton University" in (data / "WORDNET-LICENSE").read_text(encoding="utf-8")

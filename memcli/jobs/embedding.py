@@ -79,13 +79,14 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     if snap is None:
         return None
     batch = ws.settings.embedding.max_batch_size
+    was = terms.load(ws.metadata, backend.space)
     try:
         got = terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch, batch,
                            cfg.expand_vocabulary, progress=progress)
     finally:
         snap.close()
     if cfg.define_terms > 0:
-        got += glosses.update(ws.metadata, backend.space, backend.embedder.embed_batch, batch, progress=progress)
+        got += glosses.update(ws.metadata, backend.space, backend.embedder.embed_batch, batch, progress, was)
     return got
 
 

@@ -200,7 +200,7 @@ class VectorBranch(NamedTuple):
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
     cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
-    defined: list[tuple[str, float]] = []  # words whose definition is near the query (expand.defined)
+    defined: tuple | list = ()  # (term, weight) of words whose definition is near the query (expand.defined)
 
 
 SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced
