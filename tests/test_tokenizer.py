@@ -247,18 +247,21 @@ def test_the_han_class_is_han_char_without_the_stop_characters():
 
 
 def test_the_fast_identifier_scans_find_what_the_regexes_define():
-    """_snake_words and _hints replace slow regex passes: the camelCase hint and the snake
-    words must agree with their regexes, the compound hint may only say yes more often."""
+    """_snake_words, _compounds and _hints replace slow regex passes: the camelCase hint, the
+    snake words and the compounds must agree with their regexes, the compound hint may only
+    say yes more often."""
     from memcli.index import tokenizer as t
 
     samples = ["_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y", "é_ü_ 中_文 __ a_ _b",
                "_", "a_", "_a", "a_b", "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",
                "handleWebSocket", "aB", "Ab", "ABc", "abC", "ünïcödeÄ", "plain prose. Next Sentence",
                "7.4.119-beta", "a-b", "a -b", "é-x", "x-é", "v2/api", "user@host", "c++", "a#b", "a. b",
-               "aÀ", "éA", "a中A", "中-文", "?-?", "a?-b", "x:y", "-", ".a", "a."]
+               "aÀ", "éA", "a中A", "中-文", "?-?", "a?-b", "x:y", "-", ".a", "a.", "a-b-c.d e-f", "a-b.-c",
+               "-a-b- --c--d-- x..y x.y. .x.y", "a-b c_d-e f@g.h:8080/i+j#k", "v1.2 1.2.3-rc1/x", "é-x a-é-b"]
     for text in samples:
         low = text.lower()
         assert t._snake_words(low) == t._SNAKE_TOKEN.findall(low), text
+        assert t._compounds(low) == t._COMPOUND.findall(low), text
         compound, camel = t._hints(text)
         assert camel == (t._CAMEL_HINT.search(text) is not None), text
         assert compound or t._COMPOUND_HINT.search(low) is None, text

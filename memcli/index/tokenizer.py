@@ -180,7 +180,7 @@ def _raw(text: str, loose: bool = False) -> list[str]:
     compound, camel = _hints(text)
     if compound:
         low = low or plain.lower()
-        out += _COMPOUND.findall(low)
+        out += _compounds(low)
     if camel:
         for tok in _CAMEL_TOKEN.findall(plain):
             out += [p.lower() for p in _CAMEL_PART.findall(tok) if len(p) > 1]
@@ -195,7 +195,7 @@ def _raw(text: str, loose: bool = False) -> list[str]:
     return out
 
 
-# ASCII folded for the loose split: letters lowercased, digits and "_" kept (\\w), the rest a space
+# ASCII folded for the loose split: letters lowercased, digits and "_" kept (\w), the rest a space
 _FOLD = str.maketrans({i: chr(i).lower() if chr(i).isalnum() or i == 95 else " " for i in range(128)})
 
 
@@ -213,6 +213,28 @@ def _hints(text: str) -> tuple[bool, bool]:
     for a "?" or a non-ASCII neighbour that \\w would not match, which only costs the exact scan."""
     cls = text.encode("ascii", "replace").translate(_CLASSES)
     return b"wpw" in cls.translate(_WORDISH), b"aA" in cls
+
+
+# ASCII as w (\w), p (compound separators) or " " (anything else), for _compounds
+_EXACT_CLASSES = bytes(119 if i < 128 and (chr(i).isalnum() or i == 95) else 112 if chr(i) in "-.:/@+#" else 32
+                       for i in range(256))
+
+
+def _compounds(low: str) -> list[str]:
+    """_COMPOUND.findall(low): each match starts at the word before a separator that joins
+    two words, so it is matched from there, the joints found in one translation of an ASCII
+    text (the regex tries every word of the text: 2.5 times as slow on the 2,000-note bench vault)."""
+    if not low.isascii():
+        return _COMPOUND.findall(low)
+    cls = low.encode("ascii").translate(_EXACT_CLASSES)
+    out: list[str] = []
+    i = cls.find(b"wpw")
+    while i != -1:
+        start = max(cls.rfind(b" ", 0, i), cls.rfind(b"p", 0, i)) + 1  # (after the previous match's end)
+        found = _COMPOUND.match(low, start)
+        out.append(found.group())
+        i = cls.find(b"wpw", found.end())
+    return out
 
 
 def _snake_words(low: str) -> list[str]:
