@@ -310,6 +310,24 @@ def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatc
             assert np.array_equal(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
 
 
+def test_the_postings_order_is_numpys_stable_argsort():
+    """assemble._stable_order sorts values (top 32 bits and positions) and then re-sorts the
+    runs whose top bits tie: the same order as a stable argsort, ties or not."""
+    import numpy as np
+
+    from memcli.index import assemble
+
+    rng = np.random.default_rng(18)
+    for trial in range(300):
+        terms = rng.integers(0, 2**64 - 1, int(rng.integers(1, 300)), dtype=np.uint64)
+        if trial % 2:  # many hashes sharing their top 32 bits
+            terms = (terms >> np.uint64(61) << np.uint64(32)) | (terms & np.uint64(0xFFFF_FFFF))
+        h = terms[rng.integers(0, len(terms), int(rng.integers(0, 2000)))]
+        order, sorted_h = assemble._stable_order(h)
+        want = np.argsort(h, kind="stable")
+        assert np.array_equal(order, want) and np.array_equal(sorted_h, h[want]), trial
+
+
 def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_read(tmp_path):
     """A search opens every segment but reads few paths: the file count comes from the file
     table's offsets, and a paths section that disagrees is caught when it is decoded."""

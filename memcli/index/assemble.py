@@ -130,8 +130,11 @@ def postings(asm: Assembly):
     asm.post_tf = []
     # documents are numbered in the order their postings were added, so a stable sort by
     # term alone leaves each term's documents in order
-    order = np.argsort(p_h, kind="stable") if ascending else np.lexsort((p_d, p_h))
-    p_h = p_h[order]
+    if ascending:
+        order, p_h = _stable_order(p_h)
+    else:
+        order = np.lexsort((p_d, p_h))
+        p_h = p_h[order]
     p_d = p_d[order]
     p_t = p_t[order]
     del order
@@ -146,6 +149,32 @@ def postings(asm: Assembly):
     terms = p_h[starts]
     del p_h
     return terms, np.append(starts, len(p_d)).astype(np.uint64), p_d, p_t
+
+
+def _stable_order(h):
+    """(np.argsort(h, kind="stable"), h sorted) for the uint64 array `h`, by a sort of values,
+    which numpy vectorises (a segment's argsort took 50 ms, this 15): each hash's top 32 bits
+    with its position below them, then the runs of hashes whose top bits tie (two or so in a
+    segment of 100,000 terms) sorted again by the whole hash."""
+    import numpy as np
+
+    n = len(h)
+    if n >= 1 << 32:
+        order = np.argsort(h, kind="stable")
+        return order, h[order]
+    key = h & np.uint64(0xFFFF_FFFF_0000_0000)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    key &= np.uint64(0xFFFF_FFFF)
+    order = key.view(np.int64)  # (positions, < 2**32)
+    sorted_h = h[order]
+    for at in np.flatnonzero(sorted_h[1:] < sorted_h[:-1]).tolist():  # within a tie of top bits only
+        top = sorted_h[at] >> np.uint64(32)
+        lo, hi = np.searchsorted(sorted_h >> np.uint64(32), [top, top + np.uint64(1)])
+        again = np.argsort(sorted_h[lo:hi], kind="stable")  # (the run's positions are ascending)
+        order[lo:hi] = order[lo:hi][again]
+        sorted_h[lo:hi] = sorted_h[lo:hi][again]
+    return order, sorted_h
 
 
 def _docs_ascending(asm: Assembly) -> bool:
