@@ -43,7 +43,7 @@ def read_note(rel: str, data: bytes, target: int, overlap: int, sha: str | None 
     body = lines[fm_lines:]
     note = ParsedNote(sha, front_matter=fm, problem=problem)
     note.links = [[ln["target_path"], ln["target_anchor"]] for ln in linkmod.extract(rel, body)]
-    note.chunks = chunk_lines(_without_generated(lines), fm_lines, target, overlap)
+    note.chunks = chunk_lines(_without_generated(lines) if AUTO_OPEN in text else lines, fm_lines, target, overlap)
     return note
 
 
@@ -57,8 +57,6 @@ def _without_generated(lines: list[str]) -> list[str]:
     the day page outrank the notes themselves; its wikilinks still enter the graph,
     so the page still shows up as an inlink of each note.
     """
-    if not any(AUTO_OPEN in x for x in lines):
-        return lines
     out, inside = [], False
     for line in lines:
         s = line.strip()
