@@ -136,6 +136,11 @@ def read_records(path: Path) -> list[dict]:
     return out
 
 
+# json.dumps(obj, ensure_ascii=False, separators=(",", ":")), its encoder made once (dumps makes
+# one per call for these options: a build writes two lines per file)
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], front_matter: dict) -> bytes:
     """One graph record; same bytes as json.dumps(..., ensure_ascii=False, compact), assembled
     by hand because every index update writes one per file."""
@@ -148,7 +153,7 @@ def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], fr
     ids = '","'.join(chunk_ids)
     return (f'{{"path":{epath},"st_mtime":{float(st_mtime)!r},"links":[{link_parts}],'
             f'"chunk_ids":[{f"{chr(34)}{ids}{chr(34)}" if chunk_ids else ""}],'
-            f'"front_matter":{json.dumps(fm, ensure_ascii=False, separators=(",", ":"))}}}').encode("utf-8")
+            f'"front_matter":{_compact(fm)}}}').encode("utf-8")
 
 
 def catalog_line(path: str, st_mtime: float) -> bytes:
