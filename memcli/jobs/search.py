@@ -138,11 +138,13 @@ def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, m
     keyword = bm25.NOTHING
     if mode != "vector":
         keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
-        if branch.defined and fusion.weakly_covered(keyword.top, bm25.ideal(snap, query)):
+        if branch.defined is not None and fusion.weakly_covered(keyword.top, bm25.ideal(snap, query)):
             from memcli.retrieval.expand import joined
 
-            branch = branch._replace(expansion=joined(branch.expansion, branch.defined))
-            keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+            defined = branch.defined()
+            if defined:
+                branch = branch._replace(expansion=joined(branch.expansion, defined))
+                keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
     return branch, keyword
 
 
@@ -200,7 +202,9 @@ class VectorBranch(NamedTuple):
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
     cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
-    defined: tuple | list = ()  # (term, weight) of words whose definition is near the query (expand.defined)
+    # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
+    # only for a query its own words cover weakly: the definitions' pages are read only then
+    defined: object = None
 
 
 SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced
@@ -303,8 +307,8 @@ def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, prob
     cfg = ws.settings.search
     expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
-    defined = expmod.defined(query, vecs[0], _glossary(ws, space) if expand else None, cfg.define_terms,
-                             cfg.define_min_similarity, cfg.define_weight)
+    defined = (lambda: expmod.defined(query, vecs[0], _glossary(ws, space), cfg.define_terms,
+                                      cfg.define_min_similarity, cfg.define_weight)) if expand else None
     # a chunk scores as its best passage
     return VectorBranch(vecmod.search(matrix, vecs[0], candidates, allowed), matrix.has, expansion,
                         lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"], defined)
