@@ -35,6 +35,7 @@ DIMS = 384
 MIN_OVERLAP = 32  # word pieces shared by neighbouring windows of a long text
 RUN_BATCH = 8  # windows per onnxruntime call; padding does not change the vectors
 NUMPY_PIECES = 384  # a batch of at most this many pieces runs in numpy when no session is loaded
+QUICK_CHARS = 2048  # ASCII text up to this long (a query and its words) is split by wordpiece.py
 DENSIFY_TOKENS = 4096  # word pieces: past a cold search's (a query and its words), dequantise once
 INSTALL_HINT = local_models.INSTALL_HINT
 
@@ -71,6 +72,7 @@ class LocalEmbedder(BaseEmbedder):
         self._weights = None  # numpy encoder: (weights, layers)
         self._numpy_tokens = 0  # word pieces the numpy encoder has run
         self._tokenizer = None
+        self._quick = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
 
@@ -90,6 +92,23 @@ class LocalEmbedder(BaseEmbedder):
             tokenizer.no_padding()
             self._tokenizer = tokenizer
         return self._tokenizer
+
+    def _tokenizer_for(self, texts: list[str]):
+        """A short ASCII batch (a cold search's query) is split in pure Python, without importing
+        `tokenizers` and parsing its file (0.1 s); anything else by the library."""
+        if self._tokenizer is None and self.spec.kind == "bert" and sum(map(len, texts)) <= QUICK_CHARS \
+                and all(t.isascii() for t in texts):
+            if self._quick is None:
+                from memcli.providers.embedding import wordpiece
+
+                _, tok = local_models.files(self.spec)
+                try:
+                    self._quick = wordpiece.WordPiece(tok)
+                except (wordpiece.NotSupported, OSError, ValueError, KeyError, TypeError):
+                    self._quick = False  # not this configuration: the library splits everything
+            if self._quick:
+                return self._quick
+        return self._tokenizer_of()
 
     def _numpy_ok(self, pieces: int) -> bool:
         if not self.spec.numpy or self.engine == "onnxruntime":
@@ -140,9 +159,12 @@ class LocalEmbedder(BaseEmbedder):
         import numpy as np
 
         with self._lock:
-            tokenizer = self._tokenizer_of()
+            tokenizer = self._tokenizer_for(texts)
             cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-            pieces = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
+            if tokenizer is self._quick:
+                pieces = [tokenizer.encode(t) for t in texts]
+            else:
+                pieces = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
             owner: list[int] = []
             weight: list[float] = []
             seqs: list[list[int]] = []
