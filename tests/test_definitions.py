@@ -102,15 +102,34 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
         glosses.definition(w) for w in ("orchard", "needs", "water")), "only the new words' definitions"
     (root / DAY / "osaka.md").unlink()
     assert cli("reindex")[0] == 0
-    from memcli.index import terms, vectors
+    from memcli.index import sync, terms, vectors
     from memcli.vault.workspace import open_workspace
 
     ws = open_workspace(root.resolve(), {})
-
     space = vectors.active_space(ws.metadata)
-    words, stored = terms.load(ws.metadata, space)[0], glosses.load(ws.metadata, space)[0]
+    snap = sync.open_snapshot(ws)
+    words, stored = terms.vocabulary(snap, ws.settings.search.expand_vocabulary), glosses.load(ws.metadata, space)[0]
+    snap.close()
     assert "osaka" not in words and stored == [w for w in words if glosses.definition(w)], \
         "kept up to date word by word, the store equals one made from nothing"
+    assert "bicycle" not in server.texts() and terms.load(ws.metadata, space) is None, \
+        "expand_terms: 0 sends no bare word: the definitions need only the word list"
+
+
+def test_with_word_vectors_too(root, server, cli):
+    """The default: word vectors and definitions, the definitions taken from the word store
+    (only the new words' definitions after an edit: the dictionary is not consulted again)."""
+    from memcli.index import glosses
+
+    indexed(root, server, cli, expand_terms=5)
+    assert "bicycle" in server.texts() and glosses.definition("bicycle") in definitions_sent(server)
+    doc = search(cli)
+    assert term("commute") in doc["expansion"] and first(doc) == "commute", doc
+    before = server.mark()
+    write(root, "orchard", "The orchard needs water.")
+    assert cli("reindex")[0] == 0
+    assert sorted(definitions_sent(server, before)) == sorted(
+        glosses.definition(w) for w in ("orchard", "needs", "water"))
 
 
 def test_a_damaged_definition_store_only_turns_definitions_off(root, server, cli):

@@ -86,24 +86,28 @@ def load(metadata: Path, space: dict | None):
     return terms.read(store_path(metadata, space["id"]), space) if space else None
 
 
-def update(metadata: Path, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
-           progress=None, before=None) -> tuple[int, int]:
-    """Embed the definitions of the word store's words that have none yet; drop those of words
-    it no longer holds. (definitions embedded now, definitions stored); nothing is read or
-    written when the word store has not changed since. `before`: the word store as it was
-    (terms.load) before its last update; when these definitions were made from it, only the
-    words new since are looked up in the dictionary (a one-file update need not load it)."""
-    words = terms.load(metadata, space)
+def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[[list[str]], object],
+           batch_size: int, progress=None, before=None) -> tuple[int, int]:
+    """Embed the definitions of the vault's words (the word store's, or with no word store the
+    same `limit` words of the index `snap`) that have none yet; drop those of words it no
+    longer holds. (definitions embedded now, definitions stored); nothing is read or written
+    when the words have not changed since. `before`: the word store as it was (terms.load)
+    before its last update; when these definitions were made from it, only the words new
+    since are looked up in the dictionary (a one-file update need not load it)."""
     path = store_path(metadata, space["id"])
-    if words is None:
+    old = load(metadata, space)
+    source = terms.source_of(snap, limit)
+    if old and old[2] == source:
+        return 0, len(old[0])
+    words = terms.load(metadata, space)
+    if words is None or words[2] != source:  # word vectors off (search.expand_terms: 0): just the words
+        words = (terms.vocabulary(snap, limit), None, source)
+    if not words[0]:
         atomic.remove(path)
         return 0, 0
-    old = load(metadata, space)
-    if old and old[2] == words[2]:
-        return 0, len(old[0])
     if old and before and old[2] == before[2]:  # words known before keep their answer (defined or not)
         had, known = set(old[0]), set(before[0])
         wanted = [w for w in words[0] if w in had or (w not in known and definition(w))]
     else:
         wanted = [w for w in words[0] if definition(w)]
-    return terms.refresh(path, wanted, definition, old, words[2], embed_batch, batch_size, progress, "definitions")
+    return terms.refresh(path, wanted, definition, old, source, embed_batch, batch_size, progress, "definitions")

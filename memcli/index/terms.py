@@ -193,12 +193,17 @@ def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]],
     is the one the words were last taken from.
     """
     old = load(metadata, space)
-    source = f"{snap.header.get('generation', '')}/{limit}"
+    source = source_of(snap, limit)
     if old and old[2] == source:
         return 0, len(old[0])  # same index, same words: no need to read every chunk again
     wanted = vocabulary(snap, limit)
     return refresh(store_path(metadata, space["id"]), wanted, lambda w: w, old, source, embed_batch, batch_size,
                    progress, "terms")
+
+
+def source_of(snap, limit: int) -> str:
+    """What the words of an index are named by: its generation and the word limit."""
+    return f"{snap.header.get('generation', '')}/{limit}"
 
 
 def refresh(path: Path, wanted: list[str], text_of: Callable[[str], str], old, source: str,

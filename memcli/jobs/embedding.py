@@ -78,15 +78,15 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     snap = sync.open_snapshot(ws)
     if snap is None:
         return None
-    batch = ws.settings.embedding.max_batch_size
+    batch, embed, limit = ws.settings.embedding.max_batch_size, backend.embedder.embed_batch, cfg.expand_vocabulary
     was = terms.load(ws.metadata, backend.space)
-    try:
-        got = terms.update(ws.metadata, backend.space, snap, backend.embedder.embed_batch, batch,
-                           cfg.expand_vocabulary, progress=progress)
+    try:  # (word vectors are embedded only for expansion: `expand_terms: 0` sends no word)
+        got = terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress) \
+            if cfg.expand_terms > 0 else (0, 0)
+        if cfg.define_terms > 0:
+            got += glosses.update(ws.metadata, backend.space, snap, limit, embed, batch, progress, was)
     finally:
         snap.close()
-    if cfg.define_terms > 0:
-        got += glosses.update(ws.metadata, backend.space, backend.embedder.embed_batch, batch, progress, was)
     return got
 
 
