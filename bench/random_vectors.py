@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         record = json.loads(path.read_text(encoding="utf-8"))
         record["floor"] = -1.0
         path.write_text(json.dumps(record), encoding="utf-8")
-    print(json.dumps(rep.to_json() if hasattr(rep, "to_json") else {"chunks": rep.sync.chunks}, indent=1))
+    print(json.dumps(rep.to_json(), indent=1))
     return 0
 
 

@@ -90,11 +90,16 @@ def light_stem(w: str) -> str:
     return w
 
 
+def indexed_form(tok: str) -> str:
+    """What the index keeps of a raw token: "" for a stopword, else its light stem."""
+    return "" if tok in STOPWORDS else light_stem(tok)
+
+
 class _Normal(dict):
     """token -> indexed form ("" = dropped), filled on first sight of each token."""
 
     def __missing__(self, tok: str) -> str:
-        norm = self[tok] = "" if tok in STOPWORDS else light_stem(tok)
+        norm = self[tok] = indexed_form(tok)
         return norm
 
 
@@ -132,11 +137,9 @@ class _Hashed(dict):
     on first sight: a build counts terms by these, so it never looks a term up twice."""
 
     def __missing__(self, tok: str) -> bytes:
-        if len(tok) == 1 and tok.isascii():  # a one-letter word only the loose split lets through
-            h = b""
-        else:
-            norm = "" if tok in STOPWORDS else light_stem(tok)
-            h = term_hash(norm).to_bytes(8, sys.byteorder) if norm else b""
+        # (a one-letter ASCII word is one only the loose split lets through: dropped)
+        norm = "" if len(tok) == 1 and tok.isascii() else indexed_form(tok)
+        h = term_hash(norm).to_bytes(8, sys.byteorder) if norm else b""
         self[tok] = h
         return h
 

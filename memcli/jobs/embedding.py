@@ -79,7 +79,7 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     if snap is None:
         return None
     batch, embed, limit = ws.settings.embedding.max_batch_size, backend.embedder.embed_batch, cfg.expand_vocabulary
-    was = terms.load(ws.metadata, backend.space)
+    was = terms.load(ws.metadata, backend.space) if cfg.define_terms > 0 else None  # (before its update)
     try:  # (word vectors are embedded only for expansion: `expand_terms: 0` sends no word)
         got = terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress) \
             if cfg.expand_terms > 0 else (0, 0)

@@ -307,8 +307,7 @@ def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, prob
     cfg = ws.settings.search
     expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
-    defined = (lambda: expmod.defined(query, vecs[0], _glossary(ws, space), cfg.define_terms,
-                                      cfg.define_min_similarity, cfg.define_weight)) if expand else None
+    defined = definitions(ws, space, query, vecs[0]) if expand else None
     # a chunk scores as its best passage
     return VectorBranch(vecmod.search(matrix, vecs[0], candidates, allowed), matrix.has, expansion,
                         lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"], defined)
@@ -333,13 +332,22 @@ def _keep_noise(ws: Workspace, space: dict, probe_vecs, matrix) -> dict:
     return record
 
 
-def _glossary(ws: Workspace, space: dict):
-    """The definitions of the vault's words (memcli.index.glosses), or None (off, or none yet)."""
-    if ws.settings.search.define_terms <= 0:
+def definitions(ws: Workspace, space: dict, query: str, query_vec):
+    """() -> (term, weight) of the vault's words whose definition is near the query
+    (memcli.retrieval.expand.defined), asked only for a query its own words cover weakly: the
+    definitions (memcli.index.glosses) are read only then. None when they are off. Local and
+    team search share it."""
+    cfg = ws.settings.search
+    if cfg.define_terms <= 0:
         return None
-    from memcli.index import glosses
 
-    return glosses.load(ws.metadata, space)
+    def ask() -> list[tuple[str, float]]:
+        from memcli.index import glosses
+        from memcli.retrieval import expand as expmod
+
+        return expmod.defined(query, query_vec, glosses.load(ws.metadata, space), cfg.define_terms,
+                              cfg.define_min_similarity, cfg.define_weight)
+    return ask
 
 
 def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:

@@ -39,7 +39,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
 
     t = shared.target(ws)
     vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
-        if mode != "keyword" else (None, None, None, [], [])
+        if mode != "keyword" else (None, None, None, [], None)
     terms = lexemes.weighted(query, expansion) if mode != "vector" else []
     ask = ssearch.Ask(terms, vec, space, depth, since, until)
     late: list[str] = []
@@ -49,13 +49,15 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
         with db.session(t) as conn:
             _publish_if_changed(ws, t, conn, late)
             found = ssearch.run(conn, t, ask)
-            if defined and terms and _weakly_covered(t, found, query):  # as the local search (jobs.search)
-                import dataclasses
+            if defined is not None and terms and _weakly_covered(t, found, query):  # as jobs.search does
+                extra = defined()
+                if extra:
+                    import dataclasses
 
-                from memcli.retrieval.expand import joined
+                    from memcli.retrieval.expand import joined
 
-                expansion = joined(expansion, defined)
-                found = ssearch.run(conn, t, dataclasses.replace(ask, terms=lexemes.weighted(query, expansion)))
+                    expansion = joined(expansion, extra)
+                    found = ssearch.run(conn, t, dataclasses.replace(ask, terms=lexemes.weighted(query, expansion)))
             return found
 
     try:
@@ -106,17 +108,17 @@ def _branches(t, found, floor, expansion):
 
 def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str], voiced: str = ""):
     """(query vector, its space, the space's noise floor, expansion terms, the words defined
-    like the query: memcli.retrieval.expand.defined), or Nones and [].
+    like the query when asked: jobs.search.definitions), or Nones and [].
 
     The space is the configured backend's: other agents' vectors of it count even when
     this workspace has none yet. The expansion (the vault's words nearest the query's,
     memcli.retrieval.expand) comes from the same request, as in the local search. Only a
     forced --mode fails without a backend; a failing provider leaves it keyword-only."""
     from memcli.index import vectors
-    from memcli.jobs.search import _expansion_words, _glossary, query_vectors
+    from memcli.jobs.search import _expansion_words, definitions, query_vectors
     from memcli.providers.embedding import space as embedding
 
-    nothing = (None, None, None, [], [])
+    nothing = (None, None, None, [], None)
     explicit = ws.settings.embedding.backend not in ("", "none")
     if vectors.active_space(ws.metadata) is None and mode == "auto" and not explicit and backend is None:
         return nothing  # keyword-only workspace: do not load a model for nothing
@@ -136,15 +138,14 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     finally:
         if owned:
             backend.embedder.close()
-    expansion, defined = [], []
+    expansion, defined = [], None
     if mode != "vector":
         from memcli.retrieval import expand as expmod
 
         cfg = ws.settings.search
         expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
                                       cfg.expand_weight) if words else []
-        defined = expmod.defined(query, vecs[0], _glossary(ws, backend.space), cfg.define_terms,
-                                 cfg.define_min_similarity, cfg.define_weight)
+        defined = definitions(ws, backend.space, query, vecs[0])
     noise = vectors.load_noise(ws.metadata, backend.space)
     return [float(x) for x in vecs[0]], backend.space, noise["floor"] if noise else None, expansion, defined
 

@@ -140,19 +140,23 @@ def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: flo
     holding the whole query (an identifier, a name) keeps the base weight. Measured on
     LoCoMo, pydoc and bench/semantic_set (docs/evaluation.md, issue 16).
     """
-    best = keyword[0][1] if keyword else 0.0
     lo = floor if floor is not None else min((s for _, s in vector), default=0.0)
-    coverage = best / ideal if ideal > 0 else 1.0
-    return weak_keyword_weight(base, coverage, clear_margin(snap, vector, lo))
+    return weak_keyword_weight(base, coverage(keyword, ideal), clear_margin(snap, vector, lo))
+
+
+def coverage(keyword: list[tuple[int, float]], ideal: float) -> float:
+    """How much of the query its best keyword chunk holds: that chunk's BM25 (`keyword` is best
+    first) over the query's ideal (memcli.index.bm25.ideal); 1 for a query without terms."""
+    best = keyword[0][1] if keyword else 0.0
+    return best / ideal if ideal > 0 else 1.0
 
 
 def weakly_covered(keyword: list[tuple[int, float]], ideal: float) -> bool:
-    """Whether no chunk holds most of the query's words (the best BM25 of `keyword`, best
-    first, under COVERED of the query's ideal): then the words whose definition says what the
-    query asks are added (memcli.retrieval.expand.defined). A query whose words are all there
-    needs no dictionary, and on LoCoMo and pydoc adding it anyway only reshuffled near ties."""
-    best = keyword[0][1] if keyword else 0.0
-    return ideal > 0 and best < COVERED * ideal
+    """Whether no chunk holds most of the query's words (coverage under COVERED): then the
+    words whose definition says what the query asks are added (memcli.retrieval.expand.defined).
+    A query whose words are all there needs no dictionary, and on LoCoMo and pydoc adding it
+    anyway only reshuffled near ties."""
+    return coverage(keyword, ideal) < COVERED
 
 
 def weak_keyword_weight(base: float, coverage: float, margin: float) -> float:

@@ -104,7 +104,7 @@ class LocalEmbedder(BaseEmbedder):
                 _, tok = local_models.files(self.spec)
                 try:
                     self._quick = wordpiece.WordPiece(tok)
-                except (wordpiece.NotSupported, OSError, ValueError, KeyError, TypeError):
+                except (OSError, ValueError, KeyError, TypeError):  # (NotSupported is a ValueError)
                     self._quick = False  # not this configuration: the library splits everything
             if self._quick:
                 return self._quick
