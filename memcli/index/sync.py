@@ -290,6 +290,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         raise
     report.chunks = int(man["n_docs"])
     report.wrote = True
+    report.warnings += [(rel, why) for rel in report.added + report.changed if (why := ws.date_problem(rel))]
     for p in snapshot_path(ws).parent.glob("bm25_default_*"):
         if p != snapshot_path(ws):
             atomic.remove(p)  # index of an older tokenizer or format: never read again

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from memcli.errors import BadInput
-from memcli.vault import walk
+from memcli.vault import dates, walk
+from memcli.vault.dates import DATE_DIR, DAY_PAGE  # noqa: F401 - where other modules import them from
 from memcli.vault.settings import Settings, build
 
-DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 VIRTUAL = "extra"  # extra paths outside the workspace are indexed as extra/<name>/...
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 
@@ -349,15 +348,13 @@ class Workspace:
         return any(rel.startswith(r.rel + "/") for r in self._outside())
 
     def date_of(self, rel: str) -> str | None:
-        """The note's date: the path segment right after daily_dir (or the day page's name)."""
-        daily = self.settings.daily_dir.rstrip("/") + "/"
-        if not rel.startswith(daily):
-            return None
-        seg = rel[len(daily):].split("/", 1)[0]
-        if DATE_DIR.match(seg):
-            return seg
-        m = DAY_PAGE.match(seg)
-        return m.group(1) if m else None
+        """The note's date: the path segment right after daily_dir (or the day page's name),
+        when that names a day of the calendar (memcli.vault.dates)."""
+        return dates.of(self.settings.daily_dir, rel)
+
+    def date_problem(self, rel: str) -> str | None:
+        """Why `rel` is undated although its name has the shape of a date, else None."""
+        return dates.problem(self.settings.daily_dir, rel)
 
 
 def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create: bool = False) -> Path:

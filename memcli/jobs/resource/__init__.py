@@ -20,7 +20,7 @@ from memcli.jobs.resource import catalog
 from memcli.jobs.resource import notefiles
 from memcli.jobs.ingest import finish
 from memcli.jobs.resource.report import Action, ResourceReport
-from memcli.vault import atomic, notes
+from memcli.vault import atomic, dates, notes
 from memcli.vault.lock import Lock
 from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
@@ -109,6 +109,9 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         status = "unchanged" if e is not None and (fresh or (new.sha256 and new.sha256 == e.sha256)) else \
             "added" if e is None else "modified"
         new.date = catalog.path_date(ws, rel) or new.date
+        undated = catalog.date_problem(ws, rel)
+        if undated and status != "unchanged":  # said once, when the file is read, as for a note
+            rep.warnings.append(f"{rel}: {undated}")
         plan.entries[rel] = new
         if new.skipped:
             rep.skipped.append((rel, new.skipped))
@@ -251,7 +254,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
             rep.notes.append({"resource": a.resource, "note": a.note, "action": "linked"})
         # every action's day, changed note or not: a rerun after a crash repairs a stale day index
         days.add(notefiles.day_of(ws, a.note))
-    for day in sorted(days):
+    for day in sorted(d for d in days if dates.calendar_date(d)):  # no day page for a day that is none
         if (ws.daily / f"{day}.md").exists() or notes.day_notes(ws, day):
             rep.changes += notefiles.refresh_day(ws, day)
     catalog.save(ws, plan.entries)

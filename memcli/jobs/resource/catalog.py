@@ -28,10 +28,9 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass
-from datetime import date as _date
 
 from memcli.index import store
-from memcli.vault import frontmatter
+from memcli.vault import dates, frontmatter
 from memcli.vault.workspace import DATE_DIR, Workspace
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
@@ -117,6 +116,8 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
                 break
             kw[key] = value
         if kw and kw.get("path") and "st_mtime" in kw:
+            if kw.get("date") and not dates.calendar_date(kw["date"]):
+                kw["date"] = ""  # (a hand-edited or damaged record) dated again like a new resource
             out[kw["path"]] = Entry(**kw)
     return out, None
 
@@ -170,15 +171,20 @@ def walk(ws: Workspace, others: list[tuple[str, str]] | None = None) -> dict[str
 
 def path_date(ws: Workspace, rel: str) -> str | None:
     """The date of `resource/YYYY-MM-DD/…` (any depth below it), else None."""
+    name = _date_shaped(ws, rel)
+    return dates.calendar_date(name) if name else None
+
+
+def date_problem(ws: Workspace, rel: str) -> str | None:
+    """Why `resource/<name>/…` is undated although <name> has the shape of a date, else None."""
+    name = _date_shaped(ws, rel)
+    return dates.warning(name) if name and dates.calendar_date(name) is None else None
+
+
+def _date_shaped(ws: Workspace, rel: str) -> str | None:
     prefix = ws.settings.resource_dir.rstrip("/") + "/"
     parts = rel[len(prefix):].split("/")
-    if len(parts) < 2 or not DATE_DIR.match(parts[0]):
-        return None
-    try:
-        _date.fromisoformat(parts[0])
-    except ValueError:
-        return None
-    return parts[0]
+    return parts[0] if len(parts) >= 2 and DATE_DIR.match(parts[0]) else None
 
 
 def read(ws: Workspace, rel: str, st: os.stat_result) -> tuple[str | None, str, str | None]:
