@@ -27,14 +27,22 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
         for c in rep.checks:
             if c.name == "embedding":
                 continue
-            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes")
+            listed = {k: v for k, v in c.figures.items() if _reasons(v)}  # one line each, below
+            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes" and k not in listed)
             head = f"[{c.name.upper()}] {figs}".rstrip()
             lines.append(f"{head} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
             if "store_bytes" in c.figures:
                 lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
+            lines += [f"    {item['path']}: {item['reason']}" for v in listed.values() for item in v]
         lines.append(rep.verdict)
         ctx.out("\n".join(lines))
     return 0 if rep.healthy else 5
+
+
+def _reasons(value) -> bool:
+    """A figure that lists (path, reason) items: printed a line each, not as a Python list."""
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) and {"path", "reason"} <= x.keys()
+                                                           for x in value)
 
 
 def register(app) -> None:

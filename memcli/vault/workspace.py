@@ -247,18 +247,23 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self, dirs: dict | None = None, split: bool = False) -> Iterator[tuple[str, tuple[int, int]]]:
+    def iter_watched(self, dirs: dict | None = None, split: bool = False,
+                     problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
-        `dirs`, when given, receives what watched_dirs() returns, from the same walk.
+        `dirs`, when given, receives what watched_dirs() returns, from the same walk, and
+        `problems` (indexed path, why) of what the walk had to go round (memcli.vault.walk.walk).
         `split`: the caller expects a large vault, worth walking on two cores (memcli.vault.walk).
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
         workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
         an extra path outside the workspace skips the workspace and the other extra paths.
         """
-        return walk.in_two(self._watched, dirs) if split else self._watched(dirs)
+        if split:
+            return walk.in_two(self._watched, dirs, problems)
+        return self._watched(dirs, None, problems)
 
-    def _watched(self, dirs: dict | None, half: walk.Half | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def _watched(self, dirs: dict | None, half: walk.Half | None = None,
+                 problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files, or those of one half (memcli.vault.walk)."""
         mem = self.memory_md
         try:
@@ -287,7 +292,7 @@ class Workspace:
             elif stat.S_ISDIR(st.st_mode):
                 if dirs is not None:
                     dirs[base] = st.st_mtime_ns
-                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, half)
+                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, half, problems)
 
     def watched_dirs(self) -> dict[str, int]:
         """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
@@ -322,7 +327,8 @@ class Workspace:
             return None
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def watched_under(self, folder: str, dirs: dict | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def watched_under(self, folder: str, dirs: dict | None = None,
+                      problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files below the workspace folder `folder` (a relative path), and
         the mtimes of its folders into `dirs`."""
         seen: set[str] = set()
@@ -338,7 +344,7 @@ class Workspace:
             if os.path.isdir(start) and not os.path.islink(start):
                 if dirs is not None:
                     dirs[start] = os.lstat(start).st_mtime_ns
-                yield from walk.walk(start, vstart, seen, frozenset(), dirs)
+                yield from walk.walk(start, vstart, seen, frozenset(), dirs, None, problems)
 
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":

@@ -119,7 +119,8 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         getattr(rep, status).append(rel)
         if new.pending:
             _plan_note(ws, plan, rep, new, text, e is not None and bool(e.sha256), today, taken)
-    for rel in sorted(set(old) - set(files)):
+    hidden = catalog.unreachable(others)  # not seen is not deleted: the notes stay until it can be read
+    for rel in sorted(p for p in set(old) - set(files) if not p.startswith(hidden)):
         rep.deleted.append(rel)
         if rep.interpret:
             _plan_removal(ws, plan, rep, old[rel])
@@ -127,7 +128,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
             rep.pending.append(rel)  # a catalog-only scan leaves the note for the next interpreting one
     if problem is not None or not old:
         gone = sorted(t for t in _owners(ws, plan) if t.startswith(ws.settings.resource_dir.rstrip("/") + "/")
-                      and t not in files) if plan.owners is not None else []
+                      and t not in files and not t.startswith(hidden)) if plan.owners is not None else []
         if gone:
             rep.warnings.append(f"{len(gone)} note(s) name a resource that does not exist (e.g. "
                                 f"{_owners(ws, plan)[gone[0]]} -> {gone[0]}); restore the file or delete the note")
@@ -195,6 +196,8 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
                 continue
         a.text = scrub.text(a.text)
         d = resource_digest.digest(a.resource, a.text)
+        if d.problem:  # the note still says what the file holds, read as plain text
+            rep.warnings.append(f"{a.resource}: read as text: {d.problem}")
         a.description, a.body = resource_digest.render(a.resource, d, entry.st_size)
         if chat is None or failure is not None:
             if failure is not None:

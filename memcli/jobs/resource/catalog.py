@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 
 from memcli.index import store
 from memcli.vault import dates, frontmatter
+from memcli.vault.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
@@ -133,40 +134,65 @@ def walk(ws: Workspace, others: list[tuple[str, str]] | None = None) -> dict[str
 
     Dot-files, dot-folders and symlinks are skipped, as for notes: a link could lead
     out of the workspace or loop. Files of other types are listed in `others` with the
-    reason, so a scan can name every file it leaves out.
+    reason, so a scan can name every file it leaves out; so are folders that cannot be
+    read (`resource/private/`, with its slash: `unreachable` tells them) and names that are
+    not UTF-8.
     """
-    root = str(ws.root)
-    cut = len(root) + 1
+    cut = len(str(ws.root)) + 1
     out: dict[str, os.stat_result] = {}
+    said = others if others is not None else []
     stack = [str(ws.resource)]
     if os.path.islink(stack[0]):
         return out
     while stack:
+        folder = stack.pop()
         try:
-            it = os.scandir(stack.pop())
-        except OSError:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError as exc:
+            said.append((_rel(folder, cut) + "/", f"folder cannot be read ({exc.strerror})"))
+            continue
+        blocked = False
         with it:
             for e in it:
-                if e.name.startswith("."):
-                    continue
                 try:
-                    if e.is_symlink():
-                        if others is not None:
-                            others.append((e.path[cut:].replace(os.sep, "/"), "a symbolic link (not followed)"))
-                        continue
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                    elif not e.is_file(follow_symlinks=False):
-                        continue
-                    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES:
-                        out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
-                    elif others is not None:
-                        kind = f".{e.name.rsplit('.', 1)[1].lower()} files" if "." in e.name else "files without a suffix"
-                        others.append((e.path[cut:].replace(os.sep, "/"), f"unsupported type ({kind} are not read)"))
-                except OSError:
+                    _entry(e, cut, stack, out, said)
+                except FileNotFoundError:
                     continue
+                except OSError as exc:  # listed but not searchable (mode r--)
+                    if not blocked:
+                        said.append((_rel(folder, cut) + "/", f"folder cannot be searched ({exc.strerror})"))
+                    blocked = True
     return out
+
+
+def _rel(path: str, cut: int) -> str:
+    return shown(path[cut:].replace(os.sep, "/"))
+
+
+def _entry(e: os.DirEntry, cut: int, stack: list[str], out: dict, others: list[tuple[str, str]]) -> None:
+    if e.name.startswith("."):
+        return
+    if e.is_symlink():
+        others.append((_rel(e.path, cut), "a symbolic link (not followed)"))
+    elif not utf8_name(e.name):
+        others.append((_rel(e.path, cut), "name is not valid UTF-8; rename it"))
+    elif e.is_dir(follow_symlinks=False):
+        stack.append(e.path)
+    elif not e.is_file(follow_symlinks=False):
+        return
+    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES:
+        out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
+    else:
+        kind = f".{e.name.rsplit('.', 1)[1].lower()} files" if "." in e.name else "files without a suffix"
+        others.append((_rel(e.path, cut), f"unsupported type ({kind} are not read)"))
+
+
+def unreachable(others: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The folders `walk` could not read, as path prefixes: what they hold was not seen, so
+    it is not deleted either."""
+    return tuple(p for p, _ in others if p.endswith("/"))
 
 
 def path_date(ws: Workspace, rel: str) -> str | None:
