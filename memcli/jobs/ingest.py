@@ -177,7 +177,8 @@ def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: li
     try:
         with index_lock(ws, job, wait=lock.WAIT):
             rep = sync.sync(ws)
-        warnings.extend(f"skipped {p}: {why}" for p, why in rep.skipped)
+        warnings.extend(w for w in dict.fromkeys(f"skipped {p}: {why}" for p, why in rep.skipped)
+                        if w not in warnings)  # (dream names a note it could not read itself)
         from memcli.jobs import embedding
 
         embedding.after_write(ws, warnings)  # by meaning too, within embed_budget_seconds

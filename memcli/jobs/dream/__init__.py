@@ -152,7 +152,7 @@ def _text(ws: Workspace, rel: str) -> tuple[str, str | None]:
     try:
         data = (ws.root / rel).read_bytes()
     except OSError as exc:
-        return "", f"cannot be read ({exc.strerror})"
+        return "", f"unreadable: {exc.strerror}"  # (worded as the index words it)
     if len(data) > MAX_INPUT or b"\0" in data[:8192]:
         return "", "binary or larger than 10 MiB"
     try:
