@@ -259,7 +259,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
         days.add(notefiles.day_of(ws, a.note))
     for day in sorted(d for d in days if dates.calendar_date(d)):  # no day page for a day that is none
         if (ws.daily / f"{day}.md").exists() or notes.day_notes(ws, day):
-            rep.changes += notefiles.refresh_day(ws, day)
+            rep.changes += notefiles.refresh_day(ws, day, rep.warnings)
     catalog.save(ws, plan.entries)
 
 
