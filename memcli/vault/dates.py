@@ -35,17 +35,26 @@ def shaped(daily_dir: str, rel: str) -> str | None:
     daily = daily_dir.rstrip("/") + "/"
     if not rel.startswith(daily):
         return None
-    seg = rel[len(daily):].split("/", 1)[0]
-    if DATE_DIR.match(seg):
-        return seg
-    m = DAY_PAGE.match(seg)
-    return m.group(1) if m else None
+    return _segment(rel[len(daily):].partition("/")[0])[0]
 
 
 def of(daily_dir: str, rel: str) -> str | None:
-    """The date of the daily note `rel`, None when it has none or its name names no day."""
-    name = shaped(daily_dir, rel)
-    return calendar_date(name) if name else None
+    """The date of the daily note `rel`, None when it has none or its name names no day
+    (a date-filtered search asks this of every indexed path: one cached look-up a path)."""
+    if daily_dir.endswith("/"):
+        daily_dir = daily_dir.rstrip("/")
+    n = len(daily_dir)
+    if not rel.startswith(daily_dir) or rel[n:n + 1] != "/":
+        return None
+    return _segment(rel[n + 1:].partition("/")[0])[1]
+
+
+@lru_cache(maxsize=8192)
+def _segment(seg: str) -> tuple[str | None, str | None]:
+    """(its date-shaped name, the day it names) of a path segment below daily_dir."""
+    m = DAY_PAGE.match(seg)
+    name = m.group(1) if m else seg if DATE_DIR.match(seg) else None
+    return name, calendar_date(name) if name else None
 
 
 def warning(name: str) -> str:
