@@ -81,6 +81,8 @@ def lock_away(path: Path, how: str = "mode000") -> None:
     if how == "mode000":
         os.chmod(path, 0)
     elif how == "root700":
+        if not as_root():
+            pytest.skip("a folder owned by root is made by root; this suite runs as another user")
         os.lchown(path, 0, 0)
         os.chmod(path, 0o700 if path.is_dir() else 0o600)
     else:
@@ -105,11 +107,11 @@ def place():
 
     yield make
     for top in made:
-        for p in [top, *top.rglob("*")]:
-            try:
-                os.chmod(p, 0o700, follow_symlinks=False) if not p.is_symlink() else None
-            except OSError:
-                pass
+        for folder, subs, _ in os.walk(top):  # (top down: each folder opened before it is listed)
+            for sub in subs:
+                path = os.path.join(folder, sub)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o700)
         shutil.rmtree(top, ignore_errors=True)
 
 
