@@ -169,3 +169,25 @@ def test_the_file_record_mtime_is_the_float_os_stat_gives(vault, index, open_ws)
         if not rec["path"].startswith("extra/"):
             assert rec["mtime"] == os.stat(vault / rec["path"]).st_mtime
     snap.close()
+
+
+def test_both_halves_name_what_they_went_round_once(vault, open_ws, spawned):
+    """Names that are not UTF-8 in day folders (each walked by one half), directly in the
+    root (shared out by name) and a folder of such a name: the split walk names each once,
+    as one process does, and gives the same files."""
+    memory = os.fsencode(vault / "memory")
+    bad = [memory + b"/2026-05-%02d/bad\xff%d.md" % (d, d) for d in range(1, 13)]
+    bad += [memory + b"/flat\xfe%d.md" % i for i in range(6)]
+    for path in bad:
+        with open(path, "wb") as fh:
+            fh.write(b"x\n")
+    os.mkdir(memory + b"/folder\xfe")
+    ws = open_ws(vault)
+    one_problems, two_problems = [], []
+    one = dict(ws.iter_watched(problems=one_problems))
+    two = dict(ws.iter_watched(split=True, problems=two_problems))
+    assert spawned and spawned[0] > 0, "the walk did not fork"
+    assert two == one and len(one) == 12 * 9 + 40 + 45 + 1 + 2  # the rest, whole
+    assert sorted(two_problems) == sorted(one_problems) and len(two_problems) == len(bad) + 1
+    assert ("memory/2026-05-07/bad\\xff7.md", "file name is not valid UTF-8; rename it") in two_problems
+    assert ("memory/folder\\xfe/", "folder name is not valid UTF-8; rename it") in two_problems

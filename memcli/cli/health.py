@@ -27,14 +27,23 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
         for c in rep.checks:
             if c.name == "embedding":
                 continue
-            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes")
+            listed = {k: v for k, v in c.figures.items() if _reasons(v)}  # one line each, below
+            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes" and k not in listed)
             head = f"[{c.name.upper()}] {figs}".rstrip()
             lines.append(f"{head} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
             if "store_bytes" in c.figures:
                 lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
+            lines += dict.fromkeys(f"    {item['path'] + ': ' if item['path'] else ''}{item['reason']}"
+                                   for v in listed.values() for item in (v if isinstance(v, list) else [v]))
         lines.append(rep.verdict)
         ctx.out("\n".join(lines))
     return 0 if rep.healthy else 5
+
+
+def _reasons(value) -> bool:
+    """A figure of (path, reason) items, or one: printed a line each, not as a Python value."""
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(x, dict) and {"path", "reason"} <= x.keys() for x in items)
 
 
 def register(app) -> None:

@@ -50,7 +50,8 @@ def execute(ctx: Context, full: bool = False, scope: str = "all", as_json: bool 
         if getattr(rep, "shared", None) is not None:
             p = rep.shared
             ctx.out(f"Published {p.files} files, {p.chunks} chunks to namespace {p.namespace} as {p.agent_id} "
-                    f"({len(p.added)} added, {len(p.changed)} changed, {len(p.deleted)} deleted)")
+                    f"({len(p.added)} added, {len(p.changed)} changed, {len(p.deleted)} deleted"
+                    f"{f', {len(p.failed)} refused' if p.failed else ''})")
     return 0
 
 

@@ -49,11 +49,14 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
     # how many files changed: a running `mem watch` says (its journal), else a large vault's
     # folders and recent files, else a stat of every file (the sync below finds them again)
     stale = _journaled(ws, snap) if snap is not None else None
+    walked: list[tuple[str, str]] = []
     if stale is None:
         if snap is not None and quick.unchanged(snap):
             return snap
-        stale = len(sync.stale_paths(snap, sync.scan(ws, snap=snap)))
+        stale = len(sync.stale_paths(snap, sync.scan(ws, snap=snap, problems=walked)))
     if not stale:
+        # what the walk went round is named as a sync would name it: a search finds its notes not
+        warnings.extend(f"skipped {path}: {why}" for path, why in walked)
         return snap
     limit = ws.settings.search.sync_before_search_max_files
     first_build = snap is None

@@ -32,7 +32,8 @@ def read_note(rel: str, data: bytes, target: int, overlap: int, sha: str | None 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return ParsedNote(sha, problem=f"not valid UTF-8 (byte {exc.start})", skipped=True)
+        line = data.count(b"\n", 0, exc.start) + 1  # (worded as resource scan and dream word it)
+        return ParsedNote(sha, problem=f"not valid UTF-8 (line {line}, byte {exc.start})", skipped=True)
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:

@@ -27,12 +27,11 @@ not its bytes (ReMe, sharing the workspace, rewrites every store when it closes)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import segments, store, tokenizer
+from memcli.index import journaled as by_journal, segments, store, tokenizer
 from memcli.vault import atomic, journal, walk
 from memcli.vault.workspace import Workspace
 
@@ -78,10 +77,20 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
     return segments.open_view(snapshot_path(ws))
 
 
-def scan(ws: Workspace, dirs: dict | None = None, snap=None) -> dict[str, tuple[int, int]]:
+def scan(ws: Workspace, dirs: dict | None = None, snap=None,
+         problems: list | None = None) -> dict[str, tuple[int, int]]:
     """Every indexed file's (mtime_ns, size); `dirs` receives the folders' mtimes (memcli.index.quick).
-    `snap`: the index, whose size tells whether the walk is worth splitting (memcli.vault.walk)."""
-    return dict(ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES))
+    `snap`: the index, whose size tells whether the walk is worth splitting (memcli.vault.walk).
+    `problems` receives (path, why) of the folders and names the walk went round; the files
+    `snap` holds below a folder that cannot be read are given as indexed (memcli.index.journaled.keep_unreadable)."""
+    found: list[tuple[str, str]] = []
+    current = dict(ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES,
+                                   problems=found))
+    if found and snap is not None:
+        by_journal.keep_unreadable(current, snap.stats(), found)
+    if problems is not None:
+        problems.extend(found)
+    return current
 
 
 def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
@@ -202,20 +211,25 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     known = old.stats() if old else {}  # path -> (mtime_ns, size); records are decoded on demand
     now = journal.confirm(ws.metadata)  # a running `mem watch` knows what changed: first, then walk
     dirs: dict[str, int] | None = {}
-    got = _journaled(ws, old, known, now) if old is not None and now is not None else None
+    got = by_journal.since(ws, old, known, now) if old is not None and now is not None else None
     racy_limit = (old.header.get("indexed_at_ns", 0) - RACY_NS) if old else 0
     # to read: new or changed stat, a racy one (changed maybe within the index's clock tick), redo
+    walked: list[tuple[str, str]] = []
     if got is None:
-        current = scan(ws, dirs, old)
+        current = scan(ws, dirs, old, walked)
         was = known.get
         stale = {rel for rel, st in current.items() if st[0] >= racy_limit or was(rel) != st}
     else:  # every journaled file is read (its hash decides), and the racy ones as ever
-        current, dirs, journaled = got
+        current, dirs, journaled, walked = got
         stale = journaled & current.keys()
         stale.update(rel for rel, st in current.items() if st[0] >= racy_limit)
     stale.update(redo & current.keys())
+    cuts = tuple(p for p, _ in walked if p.endswith("/"))
+    if cuts:  # below a folder that cannot be read: kept as indexed, not read (it would fail again)
+        stale = {p for p in stale if not p.startswith(cuts)}
     todo = [(rel, old.record(old.file_index(rel))["sha"] if rel in known and rel not in redo else None)
             for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
+    report.skipped += walked  # before any update: the journal mark is then held (_held)
     report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
     mark = now.record() if now is not None else (old.header.get("watch") if old else None)
@@ -290,6 +304,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         raise
     report.chunks = int(man["n_docs"])
     report.wrote = True
+    report.warnings += [(rel, why) for rel in report.added + report.changed if (why := ws.date_problem(rel))]
     for p in snapshot_path(ws).parent.glob("bm25_default_*"):
         if p != snapshot_path(ws):
             atomic.remove(p)  # index of an older tokenizer or format: never read again
@@ -318,57 +333,6 @@ def _held(mark, old, report: SyncReport):
     if any(rel not in report.deleted for rel, _ in report.skipped) and old is not None:
         return old.header.get("watch")
     return mark
-
-
-def _journaled(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set] | None:
-    """(every indexed file's stat, the folders' mtimes for the quick record, the paths the
-    journal names) from the index and what the watcher journaled since its mark, without a
-    walk; None: walk instead.
-    A folder's mtime is taken before the stats below it, as a walk does."""
-    got = journal.since(ws.metadata, old.header.get("watch"), now)
-    if got is None:
-        return None
-    files, folders = got
-    current = dict(known)
-    rec = (old.header.get("quick") or {}).get("dirs")
-    dirs = {p: v[0] for p, v in rec.items()} if isinstance(rec, dict) else None
-    named = set(files)
-    if folders:
-        cuts = tuple(f + "/" for f in folders)
-        for rel in [r for r in current if r in folders or r.startswith(cuts)]:
-            del current[rel]
-            named.add(rel)
-        for folder in sorted(folders):
-            top = str(ws.locate(folder))
-            had = dirs is not None and top in dirs
-            if dirs is not None:
-                for p in [p for p in dirs if p == top or p.startswith(top + os.sep)]:
-                    del dirs[p]
-                if os.path.dirname(top) in dirs:  # it came or went from there
-                    dirs[os.path.dirname(top)] = _mtime(os.path.dirname(top))
-            found = dict(ws.watched_under(folder, dirs))
-            current.update(found)
-            named.update(found)
-            if had and top not in dirs:  # a watched root gone: recorded missing, as a walk does
-                dirs[top] = _mtime(top)
-    for rel in files:
-        if dirs is not None:
-            parent = os.path.dirname(str(ws.locate(rel)))
-            if parent in dirs:
-                dirs[parent] = _mtime(parent)
-        st = ws.watched_stat(rel)
-        if st is None:
-            current.pop(rel, None)
-        else:
-            current[rel] = st
-    return current, dirs, named
-
-
-def _mtime(folder: str) -> int:
-    try:
-        return os.lstat(folder).st_mtime_ns
-    except OSError:
-        return -1
 
 
 def _take(job, res, current, known, report, gone: set, touched: list, written: bool = False) -> None:

@@ -108,7 +108,7 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
                 rep.extracted = True
                 rep.pending_user_turns = 0
                 if draft is not None:
-                    rep.changes += save_note(ws, day, sid, draft, existing)
+                    rep.changes += save_note(ws, day, sid, draft, existing, warnings=rep.warnings)
                 save_state(ws, sid, done | {r["id"] for r in pending})
             rep.reason = _reason(rep, trigger, draft, bool(pending))
             finish(ws, "ingest", rep.changes, rep.warnings, f"session {sid}: {rep.reason}", now)
@@ -143,9 +143,10 @@ def _reason(rep: IngestReport, trigger: str | None, draft: Draft | None, pending
 
 
 def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.Note | None,
-              extra: dict | None = None) -> list[tuple[str, str]]:
+              extra: dict | None = None, warnings: list[str] | None = None) -> list[tuple[str, str]]:
     """Write the session's note of `day` (new or updated), then the day index; returns the
-    [(path, action)] that changed. `extra` adds frontmatter keys (e.g. tags)."""
+    [(path, action)] that changed. `extra` adds frontmatter keys (e.g. tags); `warnings`
+    receives why a day page was left as it is."""
     link = {"session_id": sid, "source_conversation": notes.conversation_link(ws, sid), **(extra or {})}
     if existing is not None:
         note = existing
@@ -160,8 +161,8 @@ def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.N
     out = [(ws.rel(note.path), action)] if notes.write(note) else []
     # the day index is refreshed even when the note is unchanged: a run killed between the
     # note and its day index left the index stale, and the rerun must repair it
-    index_path, index_action = notes.update_day_index(ws, day)
-    if index_action != "unchanged":
+    index_path, index_action = notes.update_day_index(ws, day, warnings)
+    if index_action not in ("unchanged", "kept"):
         out.append((ws.rel(index_path), index_action))
     return out
 
@@ -177,7 +178,8 @@ def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: li
     try:
         with index_lock(ws, job, wait=lock.WAIT):
             rep = sync.sync(ws)
-        warnings.extend(f"skipped {p}: {why}" for p, why in rep.skipped)
+        warnings.extend(w for w in dict.fromkeys(f"skipped {p}: {why}" for p, why in rep.skipped)
+                        if w not in warnings)  # (dream names a note it could not read itself)
         from memcli.jobs import embedding
 
         embedding.after_write(ws, warnings)  # by meaning too, within embed_budget_seconds

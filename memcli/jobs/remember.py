@@ -94,7 +94,8 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
         old = session.read_log(log_path)
         session.write_log(log_path, old, session.merge(old, [record])[0])
         draft = Draft(NOTE_NAME, f"Facts the user asked to remember ({facts}).", body)
-        rep.changes = ingest.save_note(ws, day, sid, draft, note, {"tags": all_tags} if all_tags else None)
+        rep.changes = ingest.save_note(ws, day, sid, draft, note, {"tags": all_tags} if all_tags else None,
+                                       rep.warnings)
         rep.path = rep.changes[0][0]
         ingest.save_state(ws, sid, ingest.load_state(ws, sid) | {record["id"]})
         ingest.finish(ws, "remember", rep.changes, rep.warnings, f"remembered: {fact[:100]}", now)

@@ -21,12 +21,24 @@ def publish(ws: Workspace, warnings: list[str]):
     from memcli.shared import publish as pub
 
     try:
-        return pub.run(ws, t)
+        rep = pub.run(ws, t)
     except shared.Unavailable as exc:
         warnings.append(f"{exc.line()}; this workspace is published by the next sync")
     except OSError as exc:
         warnings.append(f"shared index not updated ({exc.strerror or exc}); the next sync retries")
+    else:
+        if rep is not None:
+            warnings.extend(refused(rep.failed))
+        return rep
     return None
+
+
+def refused(failed: list[tuple[str, str]], shown: int = 5) -> list[str]:
+    """A warning line per file the database refused (the first few), each naming it."""
+    out = [f"shared index: {path} not published ({why}); the other files were" for path, why in failed[:shown]]
+    if len(failed) > shown:
+        out.append(f"shared index: {len(failed) - shown} more file(s) not published; `mem health` lists them")
+    return out
 
 
 def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str],
@@ -90,6 +102,8 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
         return
     if rep is not None and rep.stale:
         warnings.append(f"{len(rep.stale)} file(s) changed while publishing; the next sync sends them")
+    if rep is not None and rep.failed:
+        warnings.extend(refused(rep.failed, shown=1))
 
 
 def _branches(t, found, floor, expansion):
@@ -180,11 +194,33 @@ def health_check(ws: Workspace):
     from memcli.shared import status as stmod
 
     st = stmod.check(ws, t)
+    last = _last_failure(ws, t, st.figures)
     if not st.reachable:
         return Check("shared", WARN, f"{st.message}; searches answer from the local index", st.figures)
     if st.newer_schema:
         return Check("shared", FAIL, f"schema {st.figures['schema']} is newer than this mem knows", st.figures)
-    if st.message or st.behind:
-        why = st.message or f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them"
-        return Check("shared", WARN, why, st.figures)
+    if st.message or st.behind or last:
+        why = st.message or (f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them"
+                             if st.behind else "")
+        return Check("shared", WARN, "; ".join(w for w in (last, why) if w), st.figures)
     return Check("shared", OK, f"{t.where} as {t.agent_id}", st.figures)
+
+
+def _last_failure(ws: Workspace, t, figures: dict) -> str:
+    """What the last publish could not do (memcli.shared.failures), into `figures`; "" if nothing."""
+    from memcli.shared import failures
+    from memcli.shared.publish import target_key
+
+    doc = failures.load(ws, target_key(t))
+    if doc is None:
+        return ""
+    files = [f for f in doc["files"] if isinstance(f, dict) and "path" in f and "reason" in f]
+    first = files[0] if files else {"path": None, "reason": str(doc.get("error") or "")}
+    figures["last_publish_error"] = {"at": doc.get("at"), "path": first["path"], "reason": first["reason"],
+                                     "failed": doc.get("failed", len(files))}
+    if files:
+        figures["publish_errors"] = files
+        n = figures["last_publish_error"]["failed"]
+        return (f"the last publish left out {n} file(s) the database refused (e.g. {first['path']}: "
+                f"{first['reason']}); fix them, then `mem reindex`")
+    return f"the last publish failed ({first['reason']}); `mem reindex` tries again"

@@ -32,6 +32,7 @@ class WatchedWorkspace(Workspace):
     _inotify: Inotify | None = dataclasses.field(default=None, repr=False)
     _files: list | None = dataclasses.field(default=None, repr=False)
     _dirs: dict = dataclasses.field(default_factory=dict, repr=False)
+    _problems: list = dataclasses.field(default_factory=list, repr=False)  # what the last walk went round
     _mounts: list = dataclasses.field(default_factory=list, repr=False)
 
     @classmethod
@@ -51,10 +52,10 @@ class WatchedWorkspace(Workspace):
         except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
             self.why_not = f"no inotify ({exc})"
 
-    def iter_watched(self, dirs: dict | None = None, split: bool = False):
+    def iter_watched(self, dirs: dict | None = None, split: bool = False, problems: list | None = None):
         if self._inotify is None:
             self.walks += 1
-            return super().iter_watched(dirs, split)
+            return super().iter_watched(dirs, split, problems)
         # drain first, then watch, then walk: a change after the drain is either seen by
         # this walk or left as an event for the next call, never lost
         if self._files is None or self._inotify.pending():
@@ -64,12 +65,14 @@ class WatchedWorkspace(Workspace):
                     self._inotify.add(self._local(folder))
             except (OSError, _Remote) as exc:
                 self.stop(str(exc))
-                return self.iter_watched(dirs, split)
+                return self.iter_watched(dirs, split, problems)
             self.walks += 1
-            self._dirs = {}
-            self._files = list(super().iter_watched(self._dirs, split))
+            self._dirs, self._problems = {}, []
+            self._files = list(super().iter_watched(self._dirs, split, self._problems))
         if dirs is not None:
             dirs.update(self._dirs)
+        if problems is not None:
+            problems.extend(self._problems)
         return iter(self._files)
 
     def stop(self, why: str) -> None:

@@ -49,6 +49,14 @@ def failure(t: Target, exc: BaseException) -> Unavailable:
     return Unavailable(t.scrub(f"shared index unavailable: {text[:300]}"))
 
 
+def reason(t: Target, exc: BaseException) -> str:
+    """Why the database refused a row, as one scrubbed line: its primary message, without
+    the parameters it may quote."""
+    diag = getattr(exc, "diag", None)
+    text = " ".join(str(getattr(diag, "message_primary", None) or exc).split()) or type(exc).__name__
+    return t.scrub(text[:300])
+
+
 @contextmanager
 def session(t: Target, timeout: float | None = None):
     """A connection, reused between calls of one process; closed instead when anything failed."""

@@ -100,7 +100,10 @@ def file_row(ws: Workspace, state: LocalState, f: LocalFile, t) -> tuple | None:
     text = _pg_text(data.decode("utf-8", errors="replace"))
     tokens = sum(state.snap.doc_length(d) for d in f.docs)
     vecs = sum(1 for d in f.docs if state.matrix is not None and state.matrix.mask[d])
-    mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.timezone.utc)
+    try:
+        mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        mtime = None  # a time Python cannot hold (past year 9999): sent as none, not refused
     return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text,
             len(f.docs), tokens, vecs)
 
@@ -114,14 +117,21 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
         text = snap.text(d)
         embedding = passages = space = None
         if matrix is not None and matrix.mask[d]:
-            space = state.space["id"]
-            embedding = lexemes.vector(matrix.chunk_row(d))
-            rows = matrix.doc_rows(d)
-            passages = lexemes.vectors(rows) if len(rows) > 1 else None
+            row, rows = matrix.chunk_row(d), matrix.doc_rows(d)
+            if _finite(row) and _finite(rows):  # pgvector refuses NaN and infinity (a damaged file)
+                space = state.space["id"]
+                embedding = lexemes.vector(row)
+                passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)
         out.append((t.namespace, t.agent_id, f.path, ord_, snap.chunk_id(d), int(start), int(end), int(crumb),
                     _pg_text(text), f.date, snap.doc_length(d), tsv, terms, tfs, space, embedding, passages))
     return out
+
+
+def _finite(values) -> bool:
+    import numpy as np  # (loaded already: the vectors are numpy arrays)
+
+    return bool(np.isfinite(np.asarray(values, dtype=np.float32)).all())
 
 
 def _pg_text(text: str) -> str:

@@ -8,6 +8,13 @@ the workspace are deleted, and the agent's totals are recomputed from its file r
 publish of an older state of the same workspace than the one already committed (a slow
 search racing a reindex) changes nothing, so no update is lost to a stale writer.
 
+One file never blocks the others: its rows are made of values checked here first (a date
+that names no day goes as none, a vector that is not finite as none), each batch of files
+is sent in a savepoint, and a batch the database rejects is sent again a file at a time,
+so only the file it rejects is left out, keeping what the database held of it before.
+Such a file and the reason are in the report and in `mem_metadata/shared/failures.json`,
+where `mem health` finds the last publish's errors; a publish without any removes it.
+
 Incremental and idempotent: publishing the same state again compares keys and writes
 nothing but the time. The marker `mem_metadata/shared/published.json` remembers which
 local state went to which (namespace, agent, database) - a hash of the DSN without its
@@ -22,7 +29,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from memcli import __version__
-from memcli.shared import Target, Unavailable, db, local, schema
+from memcli.shared import Target, Unavailable, db, failures, local, schema
 from memcli.vault import atomic
 from memcli.vault import dsn as dsnmod
 from memcli.vault.workspace import Workspace
@@ -41,6 +48,7 @@ class Published:
     changed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # changed on disk since indexed: sent by the next sync
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why the database refused its rows)
     files: int = 0
     chunks: int = 0
     skipped: str = ""  # why nothing was written (a newer state of this workspace is there)
@@ -48,7 +56,8 @@ class Published:
     def to_json(self) -> dict:
         return {"namespace": self.namespace, "agent_id": self.agent_id, "files": self.files,
                 "chunks": self.chunks, "added": len(self.added), "changed": len(self.changed),
-                "deleted": len(self.deleted), "stale": self.stale, "skipped": self.skipped or None}
+                "deleted": len(self.deleted), "stale": self.stale, "skipped": self.skipped or None,
+                "failed": [{"path": p, "reason": r} for p, r in self.failed]}
 
 
 def marker_path(ws: Workspace):
@@ -89,10 +98,18 @@ def run(ws: Workspace, t: Target, conn=None, *, if_changed: bool = False) -> Pub
     try:
         if if_changed and up_to_date(ws, t, state):
             return None
-        if conn is None:
-            with db.session(t) as conn:
-                return _publish(ws, t, conn, state)
-        return _publish(ws, t, conn, state)
+        try:
+            if conn is None:
+                with db.session(t) as conn:
+                    rep = _publish(ws, t, conn, state)
+            else:
+                rep = _publish(ws, t, conn, state)
+        except Unavailable as exc:
+            failures.record(ws, target_key(t), [], exc.line())
+            raise
+        if not rep.skipped:
+            failures.record(ws, target_key(t), rep.failed)
+        return rep
     finally:
         state.close()
 
@@ -131,26 +148,53 @@ def _write(ws: Workspace, t: Target, conn, state: local.LocalState, rep: Publish
                      (*key, rep.deleted))
     todo = [f for p, f in sorted(state.files.items()) if have.get(p) != f.pubkey]
     for i in range(0, len(todo), BATCH):
-        files, chunks = [], []
+        rows = []
         for f in todo[i:i + BATCH]:
             row = local.file_row(ws, state, f, t)
             if row is None:
                 rep.stale.append(f.path)
                 continue
-            files.append(row)
-            chunks += local.chunk_rows(state, f, t)
-            (rep.changed if f.path in have else rep.added).append(f.path)
-        if not files:
-            continue
-        paths = [r[2] for r in files]
-        conn.execute("DELETE FROM mem.chunks WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)",
-                     (*key, paths))
-        with conn.cursor() as cur:
-            cur.executemany(f"INSERT INTO mem.files ({FILE_COLUMNS}) VALUES ({', '.join(['%s'] * 12)}) "
-                            "ON CONFLICT (namespace, agent_id, path) DO UPDATE SET sha = EXCLUDED.sha, "
-                            "pubkey = EXCLUDED.pubkey, note_date = EXCLUDED.note_date, mtime = EXCLUDED.mtime, "
-                            "size = EXCLUDED.size, text = EXCLUDED.text, chunks = EXCLUDED.chunks, "
-                            "tokens = EXCLUDED.tokens, vectors = EXCLUDED.vectors, published_at = now()", files)
+            rows.append((f.path, row, local.chunk_rows(state, f, t)))
+        for path in _send(t, conn, key, rows, rep):
+            (rep.changed if path in have else rep.added).append(path)
+
+
+def _send(t: Target, conn, key: tuple, rows: list[tuple[str, tuple, list]], rep: Published) -> list[str]:
+    """Send a batch of files in a savepoint; when the database refuses it, each file in its
+    own, leaving out (in rep.failed) only those it refuses. Returns the paths sent."""
+    if not rows:
+        return []
+    psycopg = db.driver()
+    try:
+        with conn.transaction():
+            _insert(conn, key, rows)
+        return [path for path, _, _ in rows]
+    except (psycopg.Error, ValueError) as exc:  # ValueError: a value the driver could not adapt
+        if _fatal(conn, psycopg, exc):
+            raise
+        if len(rows) == 1:
+            rep.failed.append((rows[0][0], db.reason(t, exc)))
+            return []
+    return [path for one in rows for path in _send(t, conn, key, [one], rep)]
+
+
+def _fatal(conn, psycopg, exc) -> bool:
+    """An error of the connection or the server, not of a row: the whole publish stops."""
+    return conn.closed or conn.broken or isinstance(exc, psycopg.OperationalError)
+
+
+def _insert(conn, key: tuple, rows: list[tuple[str, tuple, list]]) -> None:
+    files = [row for _, row, _ in rows]
+    chunks = [c for _, _, cs in rows for c in cs]
+    conn.execute("DELETE FROM mem.chunks WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)",
+                 (*key, [path for path, _, _ in rows]))
+    with conn.cursor() as cur:
+        cur.executemany(f"INSERT INTO mem.files ({FILE_COLUMNS}) VALUES ({', '.join(['%s'] * 12)}) "
+                        "ON CONFLICT (namespace, agent_id, path) DO UPDATE SET sha = EXCLUDED.sha, "
+                        "pubkey = EXCLUDED.pubkey, note_date = EXCLUDED.note_date, mtime = EXCLUDED.mtime, "
+                        "size = EXCLUDED.size, text = EXCLUDED.text, chunks = EXCLUDED.chunks, "
+                        "tokens = EXCLUDED.tokens, vectors = EXCLUDED.vectors, published_at = now()", files)
+        if chunks:
             cur.executemany(f"INSERT INTO mem.chunks ({CHUNK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
                             "%s, %s, %s, %s::tsvector, %s, %s, %s, %s::vector, %s::vector[])", chunks)
 

@@ -171,9 +171,32 @@ def index_lines(ws: Workspace, day: str) -> list[str]:
     return lines
 
 
-def update_day_index(ws: Workspace, day: str) -> tuple[Path, str]:
-    """Rebuild `memory/<day>.md`; returns (path, "added" | "updated" | "unchanged")."""
+def page_problem(path: Path) -> str | None:
+    """Why the note at `path` cannot be rewritten without losing some of it (it cannot be
+    read, is not UTF-8, or its frontmatter does not parse), else None (also when absent)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+    except UnicodeDecodeError as exc:
+        line = exc.object.count(b"\n", 0, exc.start) + 1
+        return f"not valid UTF-8 (line {line}, byte {exc.start})"
+    return frontmatter.parse(frontmatter.split(text.removeprefix("\ufeff").replace("\r\n", "\n"))[0])[1]
+
+
+def update_day_index(ws: Workspace, day: str, warnings: list[str] | None = None) -> tuple[Path, str]:
+    """Rebuild `memory/<day>.md`; returns (path, "added" | "updated" | "unchanged" | "kept").
+    "kept": the page (an OpenClaw daily log is the user's own) cannot be rewritten without
+    loss (page_problem), so it is left as it is, named in `warnings`."""
     path = ws.daily / f"{day}.md"
+    why = page_problem(path)
+    if why is not None:
+        if warnings is not None:
+            warnings.append(f"left {ws.rel(path)} as it is: {why}; its list of the day's notes is updated "
+                            "once that is fixed")
+        return path, "kept"
     entries = index_lines(ws, day)
     block = "\n".join([AUTO_OPEN, *entries, AUTO_CLOSE])
     existed = path.exists()

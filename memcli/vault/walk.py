@@ -50,67 +50,91 @@ def mine(name: str, half: Half | None) -> bool:
     return half is None or hash(name) & 1 == half.part
 
 
-def in_two(watched: Callable[..., Stats], dirs: dict | None) -> Stats:
-    """`watched(dirs, half)`'s files, half of them stat-ed by a forked child (module docstring)."""
+def in_two(watched: Callable[..., Stats], dirs: dict | None, problems: list | None = None) -> Stats:
+    """`watched(dirs, half, problems)`'s files, half of them stat-ed by a forked child (module
+    docstring); `problems` receives both halves' (see walk), once each."""
+    found: list[tuple[str, str]] = []
     if not _can_fork():
-        yield from watched(dirs, None)
+        yield from watched(dirs, None, found)
+        _extend(problems, found)
         return
 
     def theirs():
-        half, their_dirs = Half(1), ({} if dirs is not None else None)
+        half, their_dirs, their_problems = Half(1), ({} if dirs is not None else None), []
         rels, mtimes, sizes = [], [], []
-        for rel, (mtime, size) in watched(their_dirs, half):
+        for rel, (mtime, size) in watched(their_dirs, half, their_problems):
             rels.append(rel)
             mtimes.append(mtime)
             sizes.append(size)
-        return rels, mtimes, sizes, their_dirs, half.listed
+        return rels, mtimes, sizes, their_dirs, half.listed, their_problems
 
     child = _Child(theirs)
     try:
         half, given = Half(0), set()
-        for rel, st in watched(dirs, half):
+        for rel, st in watched(dirs, half, found):
             given.add(rel)
             yield rel, st
         got = child.result()
         if got is None or got[4] != half.listed:  # failed, or listed otherwise: all walked here
-            rest = watched(dirs, None)
+            rest = watched(dirs, None, found)
         else:
-            rels, mtimes, sizes, their_dirs, _ = got
+            rels, mtimes, sizes, their_dirs, _, theirs_found = got
             if dirs is not None:
                 dirs.update(their_dirs)
+            found += [tuple(p) for p in theirs_found]
             rest = zip(rels, zip(mtimes, sizes))
         for rel, st in rest:
             if rel not in given:
                 yield rel, st
     finally:
         child.reap()
+    _extend(problems, found)
+
+
+def _extend(problems: list | None, found: list) -> None:
+    if problems is not None:
+        problems.extend(p for p in dict.fromkeys(found) if p not in problems)
+
+
+def shown(name: str) -> str:
+    """A path as it can be printed: the bytes of a name that is not UTF-8 as \\x escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def utf8_name(name: str) -> bool:
+    """True when `name` came from valid UTF-8 (os.scandir keeps other bytes as surrogates,
+    which no store, JSON document or terminal can take)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | None = None,
-         half: Half | None = None) -> Stats:
+         half: Half | None = None, problems: list | None = None) -> Stats:
     """(indexed path, (mtime_ns, size)) of the Markdown files below the folder `base`, named
     `vbase/<path below it>` (only those of `half`); `dirs` receives the mtimes of the folders
-    below it."""
+    below it, `problems` (indexed path, why) for what is there but cannot be walked: a folder
+    this user cannot list (`memory/private/`, with its slash) or a name that is not UTF-8.
+    The walk goes round them: one folder never hides the others."""
     cut = len(base)
     stack = [(base, half is not None)]  # (folder, shared: listed by both halves of a split walk)
     skipped: dict[str, set[str]] = {}  # folder -> the names in it to skip (no path built per file)
+    said = problems if problems is not None else []
     for path in skip:
         skipped.setdefault(os.path.dirname(path), set()).add(os.path.basename(path))
     while stack:
         d, shared = stack.pop()
         here = skipped.get(d, ())
         prefix = vbase + d[cut:].replace(os.sep, "/") + "/"  # once per folder, not per file
-        try:  # listed through a descriptor: each stat then resolves one name, not the whole path
-            fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if _BY_FD else -1
-        except OSError:
-            continue
-        try:
-            it = os.scandir(fd if _BY_FD else d)
-        except OSError:
-            if fd >= 0:
-                os.close(fd)
+        it, fd = _listing(d, prefix, said)
+        if it is None:
             continue
         subs: list[str] = []
+        blocked = False
         with it, _closing(fd):
             for e in it:
                 name = e.name
@@ -123,20 +147,46 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
                         rel = prefix + name
                         if rel not in seen:
                             seen.add(rel)
+                            if not utf8_name(name):
+                                said.append((shown(rel), "file name is not valid UTF-8; rename it"))
+                                continue
                             st = e.stat(follow_symlinks=False)
                             yield rel, (st.st_mtime_ns, st.st_size)
                     elif e.is_dir(follow_symlinks=False):
+                        if not utf8_name(name):
+                            said.append((shown(prefix + name) + "/", "folder name is not valid UTF-8; rename it"))
+                            continue
                         path = os.path.join(d, name)
                         subs.append(path)
                         if dirs is not None:
                             dirs[path] = e.stat(follow_symlinks=False).st_mtime_ns
-                except OSError:
-                    continue
+                except FileNotFoundError:
+                    continue  # deleted while listed
+                except OSError as exc:  # listed but not searchable (mode r--): its files cannot be read
+                    if not blocked:
+                        said.append((shown(prefix), f"folder cannot be searched ({exc.strerror})"))
+                    blocked = True
         if shared:
             subs.sort()
             half.listed.append(subs)
             subs = subs[half.part::2]
         stack.extend((path, False) for path in subs)
+
+
+def _listing(d: str, prefix: str, problems: list):
+    """(scandir iterator, descriptor or -1) of the folder `d`, or (None, -1) when it cannot
+    be listed (named in `problems` unless it vanished meanwhile)."""
+    fd = -1
+    try:  # listed through a descriptor: each stat then resolves one name, not the whole path
+        if _BY_FD:
+            fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        return os.scandir(fd if _BY_FD else d), fd
+    except OSError as exc:
+        if fd >= 0:
+            os.close(fd)
+        if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            problems.append((shown(prefix), f"folder cannot be read ({exc.strerror})"))
+        return None, -1
 
 
 def folders(top: str) -> Iterator[tuple[str, list[str]]]:

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from memcli.errors import BadInput
-from memcli.vault import walk
+from memcli.vault import dates, walk
+from memcli.vault.dates import DATE_DIR, DAY_PAGE  # noqa: F401 - where other modules import them from
 from memcli.vault.settings import Settings, build
 
-DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DAY_PAGE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 VIRTUAL = "extra"  # extra paths outside the workspace are indexed as extra/<name>/...
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
 
@@ -248,18 +247,23 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self, dirs: dict | None = None, split: bool = False) -> Iterator[tuple[str, tuple[int, int]]]:
+    def iter_watched(self, dirs: dict | None = None, split: bool = False,
+                     problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
-        `dirs`, when given, receives what watched_dirs() returns, from the same walk.
+        `dirs`, when given, receives what watched_dirs() returns, from the same walk, and
+        `problems` (indexed path, why) of what the walk had to go round (memcli.vault.walk.walk).
         `split`: the caller expects a large vault, worth walking on two cores (memcli.vault.walk).
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
         workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
         an extra path outside the workspace skips the workspace and the other extra paths.
         """
-        return walk.in_two(self._watched, dirs) if split else self._watched(dirs)
+        if split:
+            return walk.in_two(self._watched, dirs, problems)
+        return self._watched(dirs, None, problems)
 
-    def _watched(self, dirs: dict | None, half: walk.Half | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def _watched(self, dirs: dict | None, half: walk.Half | None = None,
+                 problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files, or those of one half (memcli.vault.walk)."""
         mem = self.memory_md
         try:
@@ -288,7 +292,7 @@ class Workspace:
             elif stat.S_ISDIR(st.st_mode):
                 if dirs is not None:
                     dirs[base] = st.st_mtime_ns
-                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, half)
+                yield from walk.walk(base, vbase, seen, skip - {base} if out else frozenset(), dirs, half, problems)
 
     def watched_dirs(self) -> dict[str, int]:
         """mtime_ns of every folder iter_watched walks, by absolute path (-1: a watched root
@@ -323,7 +327,8 @@ class Workspace:
             return None
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def watched_under(self, folder: str, dirs: dict | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def watched_under(self, folder: str, dirs: dict | None = None,
+                      problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files below the workspace folder `folder` (a relative path), and
         the mtimes of its folders into `dirs`."""
         seen: set[str] = set()
@@ -339,7 +344,7 @@ class Workspace:
             if os.path.isdir(start) and not os.path.islink(start):
                 if dirs is not None:
                     dirs[start] = os.lstat(start).st_mtime_ns
-                yield from walk.walk(start, vstart, seen, frozenset(), dirs)
+                yield from walk.walk(start, vstart, seen, frozenset(), dirs, None, problems)
 
     def is_watched_path(self, rel: str) -> bool:
         if rel == "MEMORY.md":
@@ -349,15 +354,13 @@ class Workspace:
         return any(rel.startswith(r.rel + "/") for r in self._outside())
 
     def date_of(self, rel: str) -> str | None:
-        """The note's date: the path segment right after daily_dir (or the day page's name)."""
-        daily = self.settings.daily_dir.rstrip("/") + "/"
-        if not rel.startswith(daily):
-            return None
-        seg = rel[len(daily):].split("/", 1)[0]
-        if DATE_DIR.match(seg):
-            return seg
-        m = DAY_PAGE.match(seg)
-        return m.group(1) if m else None
+        """The note's date: the path segment right after daily_dir (or the day page's name),
+        when that names a day of the calendar (memcli.vault.dates)."""
+        return dates.of(self.settings.daily_dir, rel)
+
+    def date_problem(self, rel: str) -> str | None:
+        """Why `rel` is undated although its name has the shape of a date, else None."""
+        return dates.problem(self.settings.daily_dir, rel)
 
 
 def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create: bool = False) -> Path:

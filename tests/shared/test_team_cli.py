@@ -105,7 +105,8 @@ def test_reindex_is_incremental_and_idempotent(agent, cli, sql):
     assert sql("SELECT id FROM mem.chunks") == before  # nothing rewritten
     code, out, _ = cli(a, "reindex", "--json")
     assert json.loads(out)["shared"] == {"namespace": "team", "agent_id": "alice", "files": 1, "chunks": 1,
-                                         "added": 0, "changed": 0, "deleted": 0, "stale": [], "skipped": None}
+                                         "added": 0, "changed": 0, "deleted": 0, "stale": [], "skipped": None,
+                                         "failed": []}
 
 
 def test_agent_id_defaults_to_the_folder_name(agent, cli, sql):

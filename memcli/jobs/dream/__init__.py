@@ -26,7 +26,7 @@ from memcli.jobs.dream import integrate as dream_integrate, offline as dream_off
     topics as dream_topics
 from memcli.jobs import schedule
 from memcli.jobs.dream.report import DreamReport
-from memcli.vault import atomic, notes
+from memcli.vault import atomic, frontmatter, notes
 from memcli.vault.lock import Lock
 from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
@@ -99,6 +99,8 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
     finally:
         if chat is not None:
             chat.close()
+    rep.warnings += [f"left {rel} as it is: {why}; dream neither reads nor rewrites it until it is fixed"
+                     for rel, why in rep.plan.unusable.items()]
     if rep.plan.failed and not rep.plan.results and not rep.plan.skipped:
         # every unit was rejected by the model: nothing to write, and nothing checkpointed
         raise ProviderError("AutoDream failed: " + "; ".join(f"{u.name}: {why}" for u, why in rep.plan.failed[:3]),
@@ -132,17 +134,34 @@ def _read(ws: Workspace, paths: list[str], rep: DreamReport) -> dict[str, str]:
     texts = {}
     scrub = Scrubber(ws.settings.redaction)
     for rel in paths:
-        try:
-            data = (ws.root / rel).read_bytes()
-            if len(data) > MAX_INPUT or b"\0" in data[:8192]:
-                raise ValueError("binary or larger than 10 MiB")
-            texts[rel] = scrub.text(data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n"))
-        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        text, why = _text(ws, rel)
+        if why is not None:  # left unchecked in the catalog: dreamed once it can be read
             rep.unreadable.append(rel)
-            rep.warnings.append(f"skipped {rel}: {getattr(exc, 'strerror', None) or exc}")
+            rep.warnings.append(f"skipped {rel}: {why}")
+            continue
+        texts[rel] = scrub.text(text)
     rep.redacted = scrub.counts()
     rep.warnings += [w for w in [scrub.warning()] if w]
     return texts
+
+
+def _text(ws: Workspace, rel: str) -> tuple[str, str | None]:
+    """(text, None), or ("", why the note cannot be dreamed): unreadable, binary, not UTF-8,
+    or a frontmatter that does not parse (it may say the note is a resource's, whose lines
+    about the file are no facts; and a guess would cite it wrongly)."""
+    try:
+        data = (ws.root / rel).read_bytes()
+    except OSError as exc:
+        return "", f"unreadable: {exc.strerror}"  # (worded as the index words it)
+    if len(data) > MAX_INPUT or b"\0" in data[:8192]:
+        return "", "binary or larger than 10 MiB"
+    try:
+        text = data.decode("utf-8").lstrip("\ufeff").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return "", f"not valid UTF-8 (line {line}, byte {exc.start})"
+    _, problem = frontmatter.parse(frontmatter.split(text)[0])
+    return (text, None) if problem is None else ("", f"{problem}; fix it and the next dream reads the note")
 
 
 def _extract(rep: DreamReport, texts: dict[str, str], chat, max_units: int, state: dict):

@@ -17,6 +17,7 @@ from memcli.extraction.dream.node import BUCKETS, Node, parse, statements
 from memcli.extraction.dream.rules import terms
 from memcli.extraction.dream.schema import Unit
 from memcli.jobs import search
+from memcli.vault import frontmatter
 from memcli.vault.workspace import Workspace
 
 RECALL_HITS = 60  # search hits looked at; daily notes outrank nodes for their own words, so look deep
@@ -45,6 +46,7 @@ class Plan:
     failed: list[tuple[Unit, str]] = field(default_factory=list)
     nodes: dict[str, Node] = field(default_factory=dict)  # path -> new node
     base: dict[str, str | None] = field(default_factory=dict)  # path -> text it was planned from (None: new)
+    unusable: dict[str, str] = field(default_factory=dict)  # node path -> why it is neither read nor written
 
 
 def _safe(rel: str) -> bool:
@@ -71,9 +73,21 @@ class Digest:
             return self.plan.nodes[rel]
         if not (_safe(rel) and self.is_node(rel)):
             return None
+        if rel in self.plan.unusable:
+            return None
+        why = None
         try:
             text = (self.ws.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            # a node whose frontmatter does not parse would be rewritten with none: the text lost
+            why = frontmatter.parse(frontmatter.split(text.lstrip("\ufeff").replace("\r\n", "\n"))[0])[1]
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror})"
+        except UnicodeDecodeError:
+            why = "not valid UTF-8"
+        if why is not None:
+            self.plan.unusable[rel] = why
             return None
         self.plan.base.setdefault(rel, text)
         return parse(rel, text)
@@ -131,6 +145,7 @@ def first_words(text: str, n: int = 16) -> str:
 def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], chat, label: str,
              texts: dict[str, str]) -> tuple[Result, Node] | None:
     from memcli.extraction.dream import llm as dream_llm
+    from memcli.extraction.dream.llm import Rejected
 
     receipt = dream_llm.integrate(chat, unit, ws.settings.digest_dir, [(p, texts[p]) for p in unit.paths],
                                   [(n.path, n.text()) for n in recalled], digest.exists, digest.body, label)
@@ -141,6 +156,8 @@ def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], ch
         node = Node(receipt.target_path, {"name": name, "description": receipt.description}, body, existed=False)
     else:
         old = digest.read(receipt.target_path)
+        if old is None:  # (the model named a node this run cannot read; it was shown none such)
+            raise Rejected(f"{receipt.target_path} cannot be read, so it is not updated")
         meta = {**old.meta, **({"description": receipt.description} if receipt.description else {})}
         node = Node(old.path, meta, body, old.existed)
         if node.text() == old.text():

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from memcli.index import store
-from memcli.vault import atomic
+from memcli.vault import atomic, dates
+from memcli.vault.dates import DATE_DIR, DAY_PAGE
 from memcli.vault.workspace import Workspace
 
 CATALOG = "dream.jsonl.zst"
@@ -66,29 +68,73 @@ def save_state(ws: Workspace, state: dict) -> None:
     atomic.write_text(state_path(ws), json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
 
 
-def inputs(ws: Workspace, dates: list[str]) -> dict[str, tuple[float, int]]:
-    """Day pages and notes of `dates` (dot-files and symlinks skipped), with their stat."""
+def inputs(ws: Workspace, days: list[str], warnings: list[str] | None = None) -> dict[str, tuple[float, int]]:
+    """Day pages and notes of `days` (dot-files and symlinks skipped), with their stat; a
+    folder or file that cannot be read is left out, named in `warnings`."""
     out: dict[str, tuple[float, int]] = {}
-    for day in dates:
+    said = warnings if warnings is not None else []
+    for day in days:
         page = ws.daily / f"{day}.md"
-        if page.is_file() and not page.is_symlink():
-            st = page.stat()
-            out[ws.rel(page)] = (st.st_mtime, st.st_size)
-        stack = [] if (ws.daily / day).is_symlink() else [ws.daily / day]
+        try:
+            st = os.lstat(page)
+            if stat.S_ISREG(st.st_mode):
+                out[ws.rel(page)] = (st.st_mtime, st.st_size)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            said.append(f"skipped {ws.rel(page)}: cannot be read ({exc.strerror})")
+        stack = [] if (ws.daily / day).is_symlink() else [str(ws.daily / day)]
         while stack:
+            folder = stack.pop()
             try:
-                entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
-            except OSError:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # its notes are not dreamed: say so, and go on with the others
+                said.append(f"skipped {_rel(ws, folder)}/: folder cannot be read ({exc.strerror})")
                 continue
             for e in entries:
-                if e.name.startswith(".") or e.is_symlink():
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-                elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
-                    st = e.stat(follow_symlinks=False)
-                    out[os.path.relpath(e.path, ws.root).replace(os.sep, "/")] = (st.st_mtime, st.st_size)
+                _entry(ws, e, stack, out, said)
     return dict(sorted(out.items()))
+
+
+def _entry(ws: Workspace, e: os.DirEntry, stack: list[str], out: dict, warnings: list[str]) -> None:
+    if e.name.startswith(".") or e.is_symlink():
+        return
+    try:
+        if e.is_dir(follow_symlinks=False):
+            stack.append(e.path)
+        elif e.name.endswith(".md") and e.is_file(follow_symlinks=False):
+            st = e.stat(follow_symlinks=False)
+            out[_rel(ws, e.path)] = (st.st_mtime, st.st_size)
+    except FileNotFoundError:
+        pass  # deleted while listed
+    except OSError as exc:
+        warnings.append(f"skipped {_rel(ws, e.path)}: cannot be read ({exc.strerror})")
+
+
+def _rel(ws: Workspace, path: str) -> str:
+    return os.path.relpath(path, ws.root).replace(os.sep, "/")
+
+
+def undated(ws: Workspace, days: list[str]) -> list[str]:
+    """Warnings for the day folders and day pages whose date-shaped names name no day
+    (2026-11-31, 2026-13-01) in the window's months (or years, for a month that is none):
+    no window ever holds them, so the notes a user filed there are never dreamed."""
+    months, years = {d[:7] for d in days}, {d[:4] for d in days}
+    try:
+        names = sorted(e.name for e in os.scandir(ws.daily) if not e.name.startswith("."))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        m = DAY_PAGE.match(name)
+        shaped = m.group(1) if m else name if DATE_DIR.match(name) else None
+        if not shaped or dates.calendar_date(shaped):
+            continue
+        if shaped[:7] in months or (shaped[:4] in years and not "01" <= shaped[5:7] <= "12"):
+            out.append(f"skipped {ws.rel(ws.daily / name)}{'' if m else '/'}: {dates.warning(shaped)}")
+    return out
 
 
 def load_catalog(ws: Workspace, warnings: list[str]) -> dict[str, float]:
@@ -105,25 +151,30 @@ def load_catalog(ws: Workspace, warnings: list[str]) -> dict[str, float]:
     return out
 
 
-def in_window(ws: Workspace, rel: str, dates: list[str]) -> bool:
-    return ws.date_of(rel) in dates
+def in_window(ws: Workspace, rel: str, days: list[str]) -> bool:
+    return ws.date_of(rel) in days
 
 
 def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
-    dates = window(day, scan_days)
-    sc = Scan(day, dates, inputs(ws, dates))
+    days = window(day, scan_days)
+    sc = Scan(day, days, {})
+    sc.current = inputs(ws, days, sc.warnings)
+    sc.warnings += undated(ws, days)
     sc.catalog = load_catalog(ws, sc.warnings)
     sizes = state.get("sizes") if isinstance(state.get("sizes"), dict) else {}
     for rel, (mtime, size) in sc.current.items():
         known = sc.catalog.get(rel)
         same = known is not None and known == mtime and sizes.get(rel, size) == size
         (sc.unchanged if same else sc.changed).append(rel)
-    sc.deleted = sorted(p for p in sc.catalog if p not in sc.current and in_window(ws, p, dates))
+    sc.deleted = sorted(p for p in sc.catalog if p not in sc.current and in_window(ws, p, days))
     pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
     for rel in sorted(p for p in pending if isinstance(p, str) and p not in sc.current):
         path = ws.root / rel
-        if rel.endswith(".md") and ".." not in rel.split("/") and path.is_file() and not path.is_symlink():
-            st = path.stat()
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue  # gone, or not readable now: checkpoint() drops or keeps it as for any note
+        if rel.endswith(".md") and ".." not in rel.split("/") and stat.S_ISREG(st.st_mode):
             sc.current[rel] = (st.st_mtime, st.st_size)
             sc.changed.append(rel)
     return sc

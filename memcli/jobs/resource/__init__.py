@@ -20,7 +20,7 @@ from memcli.jobs.resource import catalog
 from memcli.jobs.resource import notefiles
 from memcli.jobs.ingest import finish
 from memcli.jobs.resource.report import Action, ResourceReport
-from memcli.vault import atomic, notes
+from memcli.vault import atomic, dates, notes
 from memcli.vault.lock import Lock
 from memcli.vault.scrub import Scrubber
 from memcli.vault.workspace import Workspace
@@ -109,6 +109,9 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         status = "unchanged" if e is not None and (fresh or (new.sha256 and new.sha256 == e.sha256)) else \
             "added" if e is None else "modified"
         new.date = catalog.path_date(ws, rel) or new.date
+        undated = catalog.date_problem(ws, rel)
+        if undated and status != "unchanged":  # said once, when the file is read, as for a note
+            rep.warnings.append(f"{rel}: {undated}")
         plan.entries[rel] = new
         if new.skipped:
             rep.skipped.append((rel, new.skipped))
@@ -116,7 +119,8 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         getattr(rep, status).append(rel)
         if new.pending:
             _plan_note(ws, plan, rep, new, text, e is not None and bool(e.sha256), today, taken)
-    for rel in sorted(set(old) - set(files)):
+    hidden = catalog.unreachable(others)  # not seen is not deleted: the notes stay until it can be read
+    for rel in sorted(p for p in set(old) - set(files) if not p.startswith(hidden)):
         rep.deleted.append(rel)
         if rep.interpret:
             _plan_removal(ws, plan, rep, old[rel])
@@ -124,7 +128,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
             rep.pending.append(rel)  # a catalog-only scan leaves the note for the next interpreting one
     if problem is not None or not old:
         gone = sorted(t for t in _owners(ws, plan) if t.startswith(ws.settings.resource_dir.rstrip("/") + "/")
-                      and t not in files) if plan.owners is not None else []
+                      and t not in files and not t.startswith(hidden)) if plan.owners is not None else []
         if gone:
             rep.warnings.append(f"{len(gone)} note(s) name a resource that does not exist (e.g. "
                                 f"{_owners(ws, plan)[gone[0]]} -> {gone[0]}); restore the file or delete the note")
@@ -192,6 +196,8 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
                 continue
         a.text = scrub.text(a.text)
         d = resource_digest.digest(a.resource, a.text)
+        if d.problem:  # the note still says what the file holds, read as plain text
+            rep.warnings.append(f"{a.resource}: read as text: {d.problem}")
         a.description, a.body = resource_digest.render(a.resource, d, entry.st_size)
         if chat is None or failure is not None:
             if failure is not None:
@@ -251,9 +257,9 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
             rep.notes.append({"resource": a.resource, "note": a.note, "action": "linked"})
         # every action's day, changed note or not: a rerun after a crash repairs a stale day index
         days.add(notefiles.day_of(ws, a.note))
-    for day in sorted(days):
+    for day in sorted(d for d in days if dates.calendar_date(d)):  # no day page for a day that is none
         if (ws.daily / f"{day}.md").exists() or notes.day_notes(ws, day):
-            rep.changes += notefiles.refresh_day(ws, day)
+            rep.changes += notefiles.refresh_day(ws, day, rep.warnings)
     catalog.save(ws, plan.entries)
 
 

@@ -28,10 +28,10 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass
-from datetime import date as _date
 
 from memcli.index import store
-from memcli.vault import frontmatter
+from memcli.vault import dates, frontmatter
+from memcli.vault.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
@@ -117,6 +117,8 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
                 break
             kw[key] = value
         if kw and kw.get("path") and "st_mtime" in kw:
+            if kw.get("date") and not dates.calendar_date(kw["date"]):
+                kw["date"] = ""  # (a hand-edited or damaged record) dated again like a new resource
             out[kw["path"]] = Entry(**kw)
     return out, None
 
@@ -132,53 +134,83 @@ def walk(ws: Workspace, others: list[tuple[str, str]] | None = None) -> dict[str
 
     Dot-files, dot-folders and symlinks are skipped, as for notes: a link could lead
     out of the workspace or loop. Files of other types are listed in `others` with the
-    reason, so a scan can name every file it leaves out.
+    reason, so a scan can name every file it leaves out; so are folders that cannot be
+    read (`resource/private/`, with its slash: `unreachable` tells them) and names that are
+    not UTF-8.
     """
-    root = str(ws.root)
-    cut = len(root) + 1
+    cut = len(str(ws.root)) + 1
     out: dict[str, os.stat_result] = {}
+    said = others if others is not None else []
     stack = [str(ws.resource)]
     if os.path.islink(stack[0]):
         return out
     while stack:
+        folder = stack.pop()
         try:
-            it = os.scandir(stack.pop())
-        except OSError:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
             continue
+        except OSError as exc:
+            said.append((_rel(folder, cut) + "/", f"folder cannot be read ({exc.strerror})"))
+            continue
+        blocked = False
         with it:
             for e in it:
-                if e.name.startswith("."):
-                    continue
                 try:
-                    if e.is_symlink():
-                        if others is not None:
-                            others.append((e.path[cut:].replace(os.sep, "/"), "a symbolic link (not followed)"))
-                        continue
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                    elif not e.is_file(follow_symlinks=False):
-                        continue
-                    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES:
-                        out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
-                    elif others is not None:
-                        kind = f".{e.name.rsplit('.', 1)[1].lower()} files" if "." in e.name else "files without a suffix"
-                        others.append((e.path[cut:].replace(os.sep, "/"), f"unsupported type ({kind} are not read)"))
-                except OSError:
+                    _entry(e, cut, stack, out, said)
+                except FileNotFoundError:
                     continue
+                except OSError as exc:  # listed but not searchable (mode r--)
+                    if not blocked:
+                        said.append((_rel(folder, cut) + "/", f"folder cannot be searched ({exc.strerror})"))
+                    blocked = True
     return out
+
+
+def _rel(path: str, cut: int) -> str:
+    return shown(path[cut:].replace(os.sep, "/"))
+
+
+def _entry(e: os.DirEntry, cut: int, stack: list[str], out: dict, others: list[tuple[str, str]]) -> None:
+    if e.name.startswith("."):
+        return
+    if e.is_symlink():
+        others.append((_rel(e.path, cut), "a symbolic link (not followed)"))
+    elif not utf8_name(e.name):
+        others.append((_rel(e.path, cut), "name is not valid UTF-8; rename it"))
+    elif e.is_dir(follow_symlinks=False):
+        stack.append(e.path)
+    elif not e.is_file(follow_symlinks=False):
+        return
+    elif "." in e.name and e.name.rsplit(".", 1)[1].lower() in SUFFIXES:
+        out[e.path[cut:].replace(os.sep, "/")] = e.stat(follow_symlinks=False)
+    else:
+        kind = f".{e.name.rsplit('.', 1)[1].lower()} files" if "." in e.name else "files without a suffix"
+        others.append((_rel(e.path, cut), f"unsupported type ({kind} are not read)"))
+
+
+def unreachable(others: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The folders `walk` could not read, as path prefixes: what they hold was not seen, so
+    it is not deleted either."""
+    return tuple(p for p, _ in others if p.endswith("/"))
 
 
 def path_date(ws: Workspace, rel: str) -> str | None:
     """The date of `resource/YYYY-MM-DD/…` (any depth below it), else None."""
+    name = _date_shaped(ws, rel)
+    return dates.calendar_date(name) if name else None
+
+
+def date_problem(ws: Workspace, rel: str) -> str | None:
+    """Why `resource/<name>/…` is undated although <name> has the shape of a date, else None."""
+    name = _date_shaped(ws, rel)
+    return dates.warning(name) if name and dates.calendar_date(name) is None else None
+
+
+def _date_shaped(ws: Workspace, rel: str) -> str | None:
     prefix = ws.settings.resource_dir.rstrip("/") + "/"
     parts = rel[len(prefix):].split("/")
-    if len(parts) < 2 or not DATE_DIR.match(parts[0]):
-        return None
-    try:
-        _date.fromisoformat(parts[0])
-    except ValueError:
-        return None
-    return parts[0]
+    return parts[0] if len(parts) >= 2 and DATE_DIR.match(parts[0]) else None
 
 
 def read(ws: Workspace, rel: str, st: os.stat_result) -> tuple[str | None, str, str | None]:

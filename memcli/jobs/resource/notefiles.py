@@ -81,9 +81,12 @@ def day_of(ws: Workspace, note_rel: str) -> str:
     return note_rel.split("/")[-2]
 
 
-def refresh_day(ws: Workspace, day: str) -> list[tuple[str, str]]:
-    """Rebuild the day index; a page left listing no notes and holding nothing else is removed."""
-    page, action = notes.update_day_index(ws, day)
+def refresh_day(ws: Workspace, day: str, warnings: list[str] | None = None) -> list[tuple[str, str]]:
+    """Rebuild the day index; a page left listing no notes and holding nothing else is removed
+    (one that cannot be rewritten without loss is left as it is, named in `warnings`)."""
+    page, action = notes.update_day_index(ws, day, warnings)
+    if action == "kept":
+        return []
     if notes.day_notes(ws, day):
         return [] if action == "unchanged" else [(ws.rel(page), action)]
     current = notes.read(page)

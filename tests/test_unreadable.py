@@ -1,0 +1,226 @@
+"""A folder or file mem cannot read is named, and the rest of the vault is indexed around it.
+
+The CLI runs as a user who really cannot read it (tests/unprivileged.py: as root the suite
+runs mem as `nobody`). A folder it cannot list, or list but not search (mode r--), is a
+warning of `mem reindex` (stderr, --json `skipped`), of a search, and a WARN of `mem health`;
+notes indexed below it before stay as indexed (as an unreadable file's do) until it can be
+read again. A name that is not UTF-8 is the same for every user: it is named, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import unprivileged as up
+from unprivileged import place  # noqa: F401 - a fixture
+
+NOTES = {"memory/2026-05-01/open.md": "# Open\n\nThe albatross survey is open to all.\n",
+         "digest/wiki/albatross.md": "# Albatross\n\nAlbatross nests are counted in May.\n",
+         "memory/private/hidden.md": "# Hidden\n\nThe albatross census password is kept elsewhere.\n"}
+
+
+def make(top, notes=NOTES):
+    ws = top / "ws"
+    for rel, text in notes.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    (ws / "memory").mkdir(exist_ok=True)
+    (ws / "digest").mkdir(exist_ok=True)
+    up.own(ws)
+    return ws
+
+
+def mem(top, ws, *args):
+    return up.run_mem(top, "-w", ws, *args)
+
+
+def shown_paths(out: str) -> set[str]:
+    return {h["path"] for h in json.loads(out)["results"]}
+
+
+def files_check(top, ws) -> dict:
+    code, out, err = mem(top, ws, "health", "--json")
+    assert code == 0, err
+    return next(c for c in json.loads(out)["checks"] if c["name"] == "files")
+
+
+@pytest.mark.parametrize("how", ["mode000", "root700"])
+def test_an_unreadable_folder_is_named_and_the_rest_indexed(place, how):
+    top = place()
+    ws = make(top)
+    up.lock_away(ws / "memory" / "private", how)
+    code, out, err = mem(top, ws, "reindex", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert sorted(rep["added"]) == ["digest/wiki/albatross.md", "memory/2026-05-01/open.md"]
+    assert rep["skipped"] == [{"path": "memory/private/", "reason": "folder cannot be read (Permission denied)"}]
+    assert err == "mem: warning: skipped memory/private/: folder cannot be read (Permission denied)\n"
+
+    code, out, err = mem(top, ws, "search", "albatross", "--json")
+    assert code == 0 and shown_paths(out) == {"digest/wiki/albatross.md", "memory/2026-05-01/open.md"}
+    assert "skipped memory/private/: folder cannot be read" in err  # a search names it too
+
+    check = files_check(top, ws)
+    assert check["status"] == "warn"
+    assert check["figures"]["unreadable"] == rep["skipped"]
+    assert check["message"].startswith("1 out of reach (e.g. memory/private/: folder cannot be read")
+    code, out, _ = mem(top, ws, "health")
+    assert "    memory/private/: folder cannot be read (Permission denied)" in out.splitlines()
+    assert "healthy, 1 warning" in out
+
+
+def test_a_folder_made_unreadable_keeps_its_indexed_notes_until_it_is_read_again(place):
+    top = place()
+    ws = make(top)
+    assert mem(top, ws, "reindex")[0] == 0
+    private = ws / "memory" / "private"
+    up.lock_away(private)
+    code, out, err = mem(top, ws, "reindex", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["deleted"] == [] and rep["files"] == 3  # not seen is not deleted
+    assert [s["path"] for s in rep["skipped"]] == ["memory/private/"]
+    code, out, err = mem(top, ws, "search", "census", "password", "--json")
+    assert "memory/private/hidden.md" in shown_paths(out)
+
+    os.chmod(private, 0o755)  # readable again: nothing to do, nothing to say
+    code, out, err = mem(top, ws, "reindex", "--json")
+    assert code == 0 and err == "", err
+    assert json.loads(out)["added"] == json.loads(out)["deleted"] == []
+
+    up.lock_away(private)  # a full rebuild indexes what it can read now
+    code, out, err = mem(top, ws, "reindex", "--full", "--json")
+    assert code == 0 and json.loads(out)["files"] == 2
+    code, out, _ = mem(top, ws, "search", "census", "password", "--json")
+    assert "memory/private/hidden.md" not in shown_paths(out)
+
+
+def test_a_folder_that_lists_but_cannot_be_searched(place):
+    top = place()
+    ws = make(top)
+    os.chmod(ws / "memory" / "private", 0o644)  # r-- : names, but no stat and no open
+    code, out, err = mem(top, ws, "reindex", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["skipped"] == [{"path": "memory/private/", "reason": "folder cannot be searched (Permission denied)"}]
+    assert rep["files"] == 2
+    assert files_check(top, ws)["status"] == "warn"
+
+
+def test_an_unreadable_file_is_named_by_health_not_taken_for_a_change(place):
+    top = place()
+    ws = make(top)
+    up.lock_away(ws / "memory" / "2026-05-01" / "open.md")
+    code, out, err = mem(top, ws, "reindex", "--json")
+    assert code == 0, err
+    assert json.loads(out)["skipped"] == [{"path": "memory/2026-05-01/open.md", "reason": "unreadable: Permission denied"}]
+    check = files_check(top, ws)
+    assert check["status"] == "warn"
+    assert check["figures"]["unreadable"] == [{"path": "memory/2026-05-01/open.md", "reason": "file cannot be read"}]
+    assert check["figures"]["stale"] == 0 and "changed since indexing" not in check["message"]
+
+
+def test_the_unprivileged_user_really_cannot_read_it(place):
+    """The premise of this file: were the CLI able to read a mode-000 folder, nothing here would test anything."""
+    top = place()
+    ws = make(top)
+    up.lock_away(ws / "memory" / "private")
+    code, out, err = mem(top, ws, "get", "memory/private/hidden.md")
+    assert code != 0 and "census password" not in out
+
+
+def test_a_name_that_is_not_utf8_is_named_and_the_rest_indexed(ws, note, run_mem):
+    note(ws, "memory/2026-05-01/fine.md", "# Fine\n\nPenguins waddle home.\n")
+    day = os.fsencode(ws / "memory" / "2026-05-01")
+    with open(day + b"/bad\xffname.md", "wb") as fh:
+        fh.write(b"# Bad name\n\npenguins too\n")
+    os.mkdir(os.fsencode(ws / "memory") + b"/fold\xfe")
+    with open(os.fsencode(ws / "memory") + b"/fold\xfe/inner.md", "wb") as fh:
+        fh.write(b"# Inner\n\npenguins inside\n")
+    code, out, err = run_mem("-w", ws, "reindex", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["added"] == ["memory/2026-05-01/fine.md"]
+    assert {"path": "memory/2026-05-01/bad\\xffname.md", "reason": "file name is not valid UTF-8; rename it"} \
+        in rep["skipped"]
+    assert {"path": "memory/fold\\xfe/", "reason": "folder name is not valid UTF-8; rename it"} in rep["skipped"]
+    assert "Traceback" not in err and "skipped memory/2026-05-01/bad\\xffname.md" in err
+    code, out, err = run_mem("-w", ws, "search", "penguins")
+    assert code == 0 and "memory/2026-05-01/fine.md" in out
+    code, out, err = run_mem("-w", ws, "health", "--json")
+    files = next(c for c in json.loads(out)["checks"] if c["name"] == "files")
+    assert files["status"] == "warn" and len(files["figures"]["unreadable"]) == 2
+
+
+def test_resource_scan_names_an_unreadable_folder_and_keeps_its_notes(place):
+    top = place()
+    ws = make(top, {"resource/2026-05-01/open.txt": "Open resource.\n",
+                    "resource/private/secret.txt": "Private resource.\n"})
+    code, out, err = mem(top, ws, "resource", "scan", "--json")
+    assert code == 0, err
+    notes = {n["resource"]: n["note"] for n in json.loads(out)["notes"]}
+    kept = ws / notes["resource/private/secret.txt"]
+    assert kept.is_file()
+    up.lock_away(ws / "resource" / "private")
+    (ws / "resource" / "2026-05-01" / "new.txt").write_text("A new resource.\n", encoding="utf-8")
+    up.own(ws / "resource" / "2026-05-01")
+    code, out, err = mem(top, ws, "resource", "scan", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["resources"]["deleted"] == [] and rep["resources"]["added"] == ["resource/2026-05-01/new.txt"]
+    assert {"path": "resource/private/", "reason": "folder cannot be read (Permission denied)"} in rep["skipped"]
+    assert kept.is_file(), "the note of a resource it could not see was removed"
+
+
+def test_dream_skips_what_it_cannot_read_and_dreams_the_rest(place):
+    top = place()
+    day = "memory/2026-06-01"
+    ws = make(top, {
+        f"{day}/good.md": "# Good\n\n## Facts\n- User: I prefer jasmine tea in the afternoon.\n",
+        f"{day}/locked.md": "# Locked\n\n## Facts\n- User: My locker code is on a card.\n",
+        f"{day}/sub/deeper.md": "# Deeper\n\n## Facts\n- User: My kayak is bright orange.\n",
+        "memory/2026-06-02/later.md": "# Later\n\n## Facts\n- User: The regatta starts at nine.\n"})
+    with open(ws / day / "latin1.md", "wb") as fh:
+        fh.write("# Caf\u00e9\n\n## Facts\n- User: I like caf\u00e9 au lait.\n".encode("latin-1"))
+    (ws / day / "brokenfm.md").write_text("---\nname: [oops\n---\n# Broken\n\n## Facts\n- User: I own a red canoe.\n",
+                                          encoding="utf-8")
+    up.own(ws)
+    up.lock_away(ws / day / "locked.md")
+    up.lock_away(ws / day / "sub")
+    code, out, err = mem(top, ws, "dream", "--date", "2026-06-02", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    warnings = " | ".join(rep["warnings"])
+    assert f"skipped {day}/locked.md: unreadable: Permission denied" in warnings
+    assert f"skipped {day}/sub/: folder cannot be read (Permission denied)" in warnings
+    assert f"skipped {day}/latin1.md: not valid UTF-8 (line 1, byte 5)" in warnings
+    assert f"skipped {day}/brokenfm.md: broken frontmatter" in warnings
+    assert len(rep["warnings"]) == len(set(rep["warnings"])) == 4, rep["warnings"]  # each named once
+    assert rep["status"] == "completed_with_warnings"
+    digest = " ".join(p.read_text(encoding="utf-8") for p in (ws / "digest").rglob("*.md"))
+    assert "jasmine tea" in digest and "regatta" in digest
+    assert "canoe" not in digest and "kayak" not in digest and "locker" not in digest
+
+    (ws / day / "brokenfm.md").write_text("---\nname: fixed\n---\n# Fixed\n\n## Facts\n- User: I own a red canoe.\n",
+                                          encoding="utf-8")
+    code, out, err = mem(top, ws, "dream", "--date", "2026-06-02", "--json")  # not checkpointed: read again
+    assert code == 0, err
+    assert "canoe" in " ".join(p.read_text(encoding="utf-8") for p in (ws / "digest").rglob("*.md"))
+
+
+def test_dream_leaves_a_node_it_cannot_parse_as_it_is(ws, note, run_mem):
+    node = ws / "digest" / "personal" / "coffee-morning.md"
+    node.parent.mkdir(parents=True)
+    original = ("---\nname: coffee-morning\ndescription: [never closed\n---\n# Coffee morning\n\n"
+                "- User: I prefer coffee in the morning. ([[memory/2026-05-01/x.md]])\n")
+    node.write_text(original, encoding="utf-8")
+    note(ws, "memory/2026-06-01/a.md", "# A\n\n## Facts\n- User: I prefer coffee in the morning.\n"
+                                       "- User: I prefer coffee in the morning with oat milk.\n")
+    code, out, err = run_mem("-w", ws, "dream", "--date", "2026-06-01", "--json")
+    assert code == 0, err
+    assert node.read_text(encoding="utf-8") == original  # never rewritten without its frontmatter
+    assert any(w.startswith("left digest/personal/coffee-morning.md as it is: broken frontmatter")
+               for w in json.loads(out)["warnings"])
