@@ -120,7 +120,7 @@ def nightly(rs, mem: Mem, tmp: Path, args) -> list[dict]:
         facts = rep.get("facts") or {}
         nights.append({"date": day.isoformat(), "sessions": [s.id for s in todays],
                        "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
-                       "new_facts": facts.get("new"), "remaining": (rep.get("remaining") or {}).get("facts")})
+                       "new_facts": facts.get("new", 0), "remaining": (rep.get("remaining") or {}).get("facts", 0)})
         day += timedelta(days=1)
     mem("reindex", "--json")
     return nights

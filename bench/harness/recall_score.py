@@ -107,6 +107,8 @@ def aggregate(rows: list[dict]) -> dict:
     if updates:
         total["latest_first"] = round(sum(r["latest_first"] for r in updates) / len(updates), 3)
         total["latest_first_ties"] = sum(r["tie"] for r in updates)
+    total["missed_at_5"] = [r["id"] for r in rows if r["rank"] is None or r["rank"] > 5]
+    total["not_latest_first"] = [r["id"] for r in updates if not r["latest_first"]]
     kinds = sorted({r["kind"] for r in rows})
     return {"all": total, "by_kind": {k: summary([r for r in rows if r["kind"] == k]) for k in kinds}}
 
