@@ -19,6 +19,7 @@ are read and scored; one JSON document on stdout:
   supersessions    facts that replace an older one, recorded as an update: the node holding
                    the old fact got REFINE/CORRECT with the new fact and marks the old line
                    (a `> note: contradicted by` line with the new fact after it)
+                   (in a chain of replacements, under any older value of the chain)
   false_updates    old lines marked as replaced by a fact that does not replace them
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
