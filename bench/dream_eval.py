@@ -19,6 +19,7 @@ are read and scored; one JSON document on stdout:
   supersessions    facts that replace an older one, recorded as an update: the node holding
                    the old fact got REFINE/CORRECT with the new fact and marks the old line
                    (a `> note: contradicted by` line with the new fact after it)
+                   (in a chain of replacements, under any older value of the chain)
   false_updates    old lines marked as replaced by a fact that does not replace them
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
@@ -200,6 +201,15 @@ def marked(body: str, old: str, new: str) -> bool:
     return False
 
 
+def replaced(fact: dict, by_id: dict[str, dict]) -> list[dict]:
+    """The facts `fact` replaces, newest first: what it supersedes, what that superseded, ..."""
+    out: list[dict] = []
+    while fact.get("supersedes") in by_id and by_id[fact["supersedes"]] not in out:
+        fact = by_id[fact["supersedes"]]
+        out.append(fact)
+    return out
+
+
 def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = False) -> dict:
     facts = data["facts"]
     by_id = {f["id"]: f for f in facts}
@@ -224,7 +234,8 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
         if not f.get("supersedes"):
             continue
         old = by_id[f["supersedes"]]
-        holders = [p for p in nodes if p in placed[old["id"]]]
+        line = replaced(f, by_id)  # in a chain the node may keep the oldest line, marked twice
+        holders = [p for p in nodes if any(p in placed[g["id"]] for g in line)]
         if fuzzy:
             # an update of the old fact's node, from a unit citing the new fact's note, that holds it now
             by_llm = {r["target_path"] for rep in reports for r in rep.get("results", [])
@@ -234,10 +245,13 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
             sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
                         "node": (ok or holders or [None])[0]})
             continue
-        ok = [p for p in holders if marked(nodes[p], old["text"], f["text"]) and (
+        ok = [p for p in holders if any(marked(nodes[p], g["text"], f["text"]) for g in line) and (
             (p, norm(f["text"])) in updates or any(t == p and norm(f["text"]) in u for t, u in older))]
         sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok), "node": (ok or holders or [None])[0]})
-    labelled = {(f["supersedes"], f["id"]) for f in facts if f.get("supersedes")}
+    # a later value marks any older one of its chain; a corroboration of a later value marks them too
+    labelled = {(g["id"], f["id"]) for f in facts for g in replaced(f, by_id)}
+    labelled |= {(g["id"], f["id"]) for f in facts if f.get("restates") in by_id
+                 for g in replaced(by_id[f["restates"]], by_id)}
     false_updates = []
     for p, body in nodes.items():
         lines = body.split("\n")
