@@ -171,6 +171,7 @@ complete -c mem -n '__mem_at \'mem backup\'' -l 'help' -s 'h' -d 'Show this mess
 complete -c mem -n '__mem_at \'mem backup create\'' -l 'modules' -s 'm' -x -d 'Comma-separated modules: vault, sessions, resources, metadata, config, secrets.'
 complete -c mem -n '__mem_at \'mem backup create\'' -l 'out' -r -F -d 'Folder for the zip (default: backup_dir).'
 complete -c mem -n '__mem_at \'mem backup create\'' -l 'note' -x -d 'A note kept in meta.json and listed.'
+complete -c mem -n '__mem_at \'mem backup create\'' -l 'allow-unreadable' -d 'Save what can be read and mark the backup incomplete, instead of failing on a file or folder this user cannot read.'
 complete -c mem -n '__mem_at \'mem backup create\'' -l 'json' -d 'Print the result as one JSON document.'
 complete -c mem -n '__mem_at \'mem backup create\'' -l 'help' -s 'h' -d 'Show this message and exit.'
 complete -c mem -n '__mem_at \'mem backup list\'' -l 'json' -d 'Print the result as one JSON document.'

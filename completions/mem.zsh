@@ -36,7 +36,7 @@ _mem_options() {
     ('mem resource') reply=('--help' '-h') ;;
     ('mem resource scan') reply=('--dry-run' '--no-interpret' '--json' '--wait' '--help' '-h') ;;
     ('mem backup') reply=('--help' '-h') ;;
-    ('mem backup create') reply=('--modules' '-m' '--out' '--note' '--json' '--help' '-h') ;;
+    ('mem backup create') reply=('--modules' '-m' '--out' '--note' '--allow-unreadable' '--json' '--help' '-h') ;;
     ('mem backup list') reply=('--json' '--help' '-h') ;;
     ('mem backup verify') reply=('--json' '--help' '-h') ;;
     ('mem backup restore') reply=('--modules' '-m' '--yes' '-y' '--wait' '--json' '--help' '-h') ;;
@@ -65,7 +65,7 @@ _mem_option_help() {
     ('mem resource') reply=('--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem resource scan') reply=('--dry-run:Show what would change; write nothing, call no model.' '--no-interpret:Update the catalog only; notes are written by a later scan.' '--json:Print the report as JSON.' '--wait:How long to wait for another writer or scan before exiting 75.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem backup') reply=('--help:Show this message and exit.' '-h:Show this message and exit.') ;;
-    ('mem backup create') reply=('--modules:Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '-m:Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '--out:Folder for the zip (default: backup_dir).' '--note:A note kept in meta.json and listed.' '--json:Print the result as one JSON document.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
+    ('mem backup create') reply=('--modules:Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '-m:Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '--out:Folder for the zip (default: backup_dir).' '--note:A note kept in meta.json and listed.' '--allow-unreadable:Save what can be read and mark the backup incomplete, instead of failing on a file or folder this user cannot read.' '--json:Print the result as one JSON document.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem backup list') reply=('--json:Print the result as one JSON document.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem backup verify') reply=('--json:Print the result as one JSON document.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem backup restore') reply=('--modules:Restore only these modules (custom restore). Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '-m:Restore only these modules (custom restore). Comma-separated modules: vault, sessions, resources, metadata, config, secrets.' '--yes:Do not ask; required when stdin is not a terminal.' '-y:Do not ask; required when stdin is not a terminal.' '--wait:How long to wait for another mem job before exiting 75.' '--json:Print the result as one JSON document.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
