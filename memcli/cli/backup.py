@@ -170,13 +170,16 @@ def register(app) -> None:
     def list_cmd(tctx: typer.Context, json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_list, json_))
 
-    @sub.command("verify", help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe.")
+    @sub.command("verify", help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe. "
+                                "An incomplete backup (--allow-unreadable) is named so, with what it lacks.")
     def verify_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
                    json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_verify, file, json_))
 
     @sub.command("restore", help="Restore a backup: full (replaces every module) or the --modules given. "
-                                 "A snapshot of the current state is taken first; the index is rebuilt after.")
+                                 "A snapshot of the current state is taken first; the index is rebuilt after. "
+                                 "Another workspace's backup is restored into this one's folder names, with a "
+                                 "warning.")
     def restore_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
                     modules: str = typer.Option(None, "--modules", "-m", metavar="LIST",
                                                 help="Restore only these modules (custom restore). " + MODULES_HELP),
