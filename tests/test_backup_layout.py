@@ -146,3 +146,45 @@ def test_folders_that_would_land_on_one_another_are_refused(mem, qwenpaw, plain,
     line = clean_failure((code, out, err), 2)
     assert "would both go to memory" in line, line
     assert tree_hash(plain) == before
+
+
+def test_a_restored_config_naming_a_folder_outside_the_workspace_is_refused(mem, qwenpaw, plain, clean_failure):
+    cfg = json.loads((qwenpaw / "agent.json").read_text())
+    cfg["running"]["reme_light_memory_config"]["daily_dir"] = "../outside"
+    backup = Path(create(mem, qwenpaw, "--modules", "vault,sessions,resources,metadata")["file"])
+
+    def hostile(meta):  # a crafted zip: a config module whose agent.json names ../outside
+        import hashlib
+
+        data = json.dumps(cfg).encode()
+        meta["modules"].append("config")
+        meta["slots"]["config"] = ["mem.yaml", "agent.json"]
+        meta["files"].append({"module": "config", "path": "agent.json", "size": len(data),
+                              "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": 1})
+
+    def add_entry(entries, meta):
+        import zipfile
+
+        return [*entries, (zipfile.ZipInfo("config/agent.json"), json.dumps(cfg).encode())]
+
+    bad = rewrite(backup, backup.parent / "hostile.zip", meta_edit=hostile, entries_edit=add_entry)
+    before = tree_hash(plain)
+    line = clean_failure(mem("-w", plain, "backup", "restore", bad, "--yes"), 2)
+    assert "daily_dir to '../outside', not a folder inside the workspace" in line, line
+    assert tree_hash(plain) == before and not (plain.parent / "outside").exists()
+
+
+def test_an_older_snapshot_is_restored_under_its_own_folder_names(mem, plain, tmp_path):
+    """A snapshot lists its slots merged and sorted: without a recorded layout nothing is renamed."""
+    backup = create(mem, plain)["file"]
+    rep, _ = restore(mem, plain, backup)
+    (plain / "memory/2026-05-10/old.md").write_text("# Old\n\nChanged after the restore.\n")
+
+    def older(meta):
+        del meta["layout"], meta["missing"]
+
+    snap = rewrite(Path(rep["snapshot"]), tmp_path / "older-snapshot.zip", meta_edit=older)
+    again, err = restore(mem, plain, snap)
+    assert again["folders_renamed"] == {}
+    assert "A plain note about ocelots." in (plain / "memory/2026-05-10/old.md").read_text()
+    assert (plain / "digest").is_dir() and (plain / "MEMORY.md").is_file()

@@ -41,6 +41,8 @@ def of_meta(meta: dict) -> dict[str, str]:
     rec = meta.get("layout")
     if isinstance(rec, dict):
         return {k: rec[k] for k in KEYS if isinstance(rec.get(k), str)}
+    if meta.get("kind") != "backup":
+        return {}  # a snapshot's slots are merged and sorted: their order says nothing
     slots, out = meta["slots"], {}
     vault = slots.get("vault") or []
     if len(vault) >= 3 and vault[0] == "MEMORY.md":
@@ -78,7 +80,12 @@ def after_config(current: Path, staged: dict[str, bytes | None]) -> dict[str, st
         except MemError as exc:
             raise BadInput(f"the config this restore would leave cannot be read ({exc.line()})",
                            "restore without the config module, or fix that file first") from None
-    return {k: rel_dir(v) for k, v in out.items() if isinstance(v, str) and v.strip()}
+    for key, value in out.items():
+        if not isinstance(value, str) or not value.strip() or os.path.isabs(value) or \
+                ".." in value.replace("\\", "/").split("/"):
+            raise BadInput(f"the config this restore would leave sets {key} to {value!r}, not a folder inside "
+                           f"the workspace", "restore without the config module, or fix that file first")
+    return {k: rel_dir(v) for k, v in out.items()}
 
 
 def _read(path: Path) -> bytes | None:

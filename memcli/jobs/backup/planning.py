@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
 from memcli.jobs.backup import layout
-from memcli.jobs.backup.archive import FULL_MODULES, MODULES, module_slots, within
+from memcli.jobs.backup.archive import FULL_MODULES, MODULES, module_slots, name_problem, within
 from memcli.jobs.backup.verification import Archive, missing
 from memcli.vault import lock
 from memcli.vault.workspace import Workspace
@@ -147,6 +147,9 @@ def _check_overlap(arc: Archive, replace: dict[str, list[str]]) -> None:
 def _check_targets(ws: Workspace, slots: list[str]) -> None:
     locks = ws.rel(ws.lock_path(lock.WORKSPACE).parent)
     for slot in slots:
+        problem = name_problem(slot) or ("reserved name" if slot.startswith(".mem-") else None)
+        if problem:  # a folder name taken from a restored config: never outside the workspace
+            raise BadInput(f"refusing to restore into {slot!r}: {problem}")
         if within(slot, locks) or within(locks, slot):
             raise BadInput(f"refusing to restore {slot}: it holds the workspace's lock folder {locks}")
         parts = slot.split("/")
