@@ -77,27 +77,44 @@ def _same(path: Path, want: tuple[int, str] | None) -> bool:
 
 
 def discard(root: Path, staging: Path, snapshot_meta: dict, metadata_slots: list[str]) -> Outcome:
-    """Delete from staging/old what the snapshot holds; put the rest back or keep it there."""
-    out, unsaved = Outcome(), []
+    """Delete from staging/old what the snapshot holds; put the rest back or keep it there.
+
+    Everything is sorted out before anything is deleted, and what the snapshot lacks is
+    written into the `kept` mark first: a restore killed midway leaves a mark that says so."""
+    out, held, unsaved = Outcome(), [], []
     old = staging / "old"
     if os.path.lexists(old):
-        _sweep(old, "", held_by(snapshot_meta), out, unsaved)
+        _sweep(old, "", held_by(snapshot_meta), held, unsaved)
+    if unsaved:
+        _mark(staging, [rel or "." for rel in unsaved])
     for rel in unsaved:
         # derived state the index lock kept anyone else from writing: nothing to put back there
         derived = any(within(rel, s) for s in metadata_slots)
         (out.put_back if rel and not derived and _put_back(root, old, rel) else out.kept).append(rel or ".")
+    if unsaved and not out.kept:
+        (staging / KEPT).unlink()
+    elif out.kept != unsaved:
+        _mark(staging, out.kept)
+    for rel in held:
+        try:
+            os.unlink(old / rel)
+            out.deleted += 1
+        except OSError:
+            out.stuck.append(rel)
     for dirpath, _, _ in sorted(os.walk(old), key=lambda w: -len(w[0])) if os.path.isdir(old) else []:
         try:
             os.rmdir(dirpath)  # only empty ones go
         except OSError:
             pass
-    if out.kept:
-        (staging / KEPT).write_text("".join(f"{p}\n" for p in out.kept), encoding="utf-8")
-        atomic.fsync_dir(staging)
     return out
 
 
-def _sweep(folder: Path, rel: str, held: dict, out: Outcome, unsaved: list[str]) -> None:
+def _mark(staging: Path, paths: list[str]) -> None:
+    atomic.write_text(staging / KEPT, "".join(f"{p}\n" for p in paths))
+
+
+def _sweep(folder: Path, rel: str, snapshot: dict, held: list[str], unsaved: list[str]) -> None:
+    """Sort what is under `folder`: files the snapshot holds as they are, and everything else."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError:
@@ -110,15 +127,9 @@ def _sweep(folder: Path, rel: str, held: dict, out: Outcome, unsaved: list[str])
         except OSError:
             is_dir = False
         if is_dir:
-            _sweep(Path(e.path), r, held, out, unsaved)
-        elif _same(Path(e.path), held.get(r)):
-            try:
-                os.unlink(e.path)
-                out.deleted += 1
-            except OSError:
-                out.stuck.append(r)
+            _sweep(Path(e.path), r, snapshot, held, unsaved)
         else:
-            unsaved.append(r)
+            (held if _same(Path(e.path), snapshot.get(r)) else unsaved).append(r)
 
 
 def _put_back(root: Path, old: Path, rel: str) -> bool:
