@@ -15,6 +15,7 @@ works. It never skips as root: a campaign that silently did not run would pass i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -87,7 +88,8 @@ def _probe(exe: str, pythonpath: list[str]) -> str | None:
 def _interpreter() -> tuple[list[str] | None, str]:
     """([python, PYTHONPATH entries], how) or (None, why none works)."""
     tried = []
-    venv = [str(REPO)]
+    # this checkout first, then whatever PYTHONPATH this run was given (a venv needs none)
+    venv = list(dict.fromkeys([str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
     why = _probe(sys.executable, venv)
     if why is None:
         return [sys.executable, *venv], f"{sys.executable} (the venv's interpreter)"
@@ -116,13 +118,15 @@ def python() -> list[str]:
 
 
 def describe() -> str:
-    return _interpreter()[1]
+    found, how = _interpreter()
+    return how if found else f"no interpreter ({how})"
 
 
 class Sandbox:
     """A folder the user owns (outside pytest's own temp folder, which root keeps at 0700)."""
 
     def __init__(self) -> None:
+        self.forbidden: list[Path] = []
         self.root = Path(tempfile.mkdtemp(prefix="mem-perm-")).resolve()
         os.chmod(self.root, 0o755)
         blocked = _blocked(str(self.root / "x"))
@@ -144,6 +148,7 @@ class Sandbox:
     def forbid(self, path: Path) -> None:
         """Make `path` unreadable to the user: root's and 0600/0700 as root, else mode 000."""
         mode = 0o700 if path.is_dir() else 0o600
+        self.forbidden.append(path)
         if as_root():
             for dirpath, dirnames, filenames in os.walk(path) if path.is_dir() else []:
                 for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
@@ -157,6 +162,21 @@ class Sandbox:
         """Undo forbid(): the user owns `path` again."""
         os.chmod(path, 0o700 if path.is_dir() else 0o600)
         self.give(path)
+        self.forbidden = [p for p in self.forbidden if p != path]
+
+    @contextlib.contextmanager
+    def lifted(self):
+        """The test itself reading everything: a no-op as root; else the faults are lifted meanwhile."""
+        if as_root():
+            yield
+            return
+        for p in self.forbidden:
+            os.chmod(p, 0o700 if p.is_dir() else 0o600)
+        try:
+            yield
+        finally:
+            for p in reversed(self.forbidden):
+                os.chmod(p, 0)
 
     def run(self, *args, env: dict | None = None, timeout: float = 120) -> tuple[int, str, str]:
         """`mem ARGS` as the user -> (code, stdout, stderr)."""
