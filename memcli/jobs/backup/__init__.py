@@ -155,11 +155,12 @@ def _apply(ws, plan: planning.Plan, snapshot_dir: Path, reopen, wait: float, pro
             shutil.rmtree(staging, ignore_errors=True)
             raise
         # from here on old/ holds what the swap moved out: only what the snapshot holds is deleted
-        rep.cleanup = cleanup.discard(ws.root, staging, snap, plan.replace.get("metadata", []))
+        rep.cleanup = cleanup.sort_out(ws.root, staging, snap, plan.replace.get("metadata", []))
         rep.warnings += rep.cleanup.warnings(staging)
         rep.index = restoring.refresh_index(ws, reopen, rep.warnings, progress, expect=plan.layout)
-    if not rep.cleanup.kept:
-        # after the locks: what is left in old/ the snapshot holds, and no other job looks in here
+    # after the locks: no other job looks in here
+    cleanup.finish(staging, rep.cleanup)
+    if not rep.cleanup.kept:  # what is left the snapshot holds (files that could not be deleted)
         shutil.rmtree(staging, ignore_errors=True)
     rep.seconds = time.perf_counter() - t0
     return rep

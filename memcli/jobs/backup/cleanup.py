@@ -26,6 +26,7 @@ KEPT = "kept"  # in a staging folder: old/ holds files no snapshot has (one path
 @dataclass
 class Outcome:
     deleted: int = 0
+    held: list[str] = field(default_factory=list)  # in the snapshot as they are: deleted by finish()
     put_back: list[str] = field(default_factory=list)  # not in the snapshot: back in the workspace
     kept: list[str] = field(default_factory=list)  # not in the snapshot, left in old/ (their place was taken)
     stuck: list[str] = field(default_factory=list)  # in the snapshot, but could not be deleted
@@ -76,15 +77,15 @@ def _same(path: Path, want: tuple[int, str] | None) -> bool:
     return h.hexdigest() == want[1]
 
 
-def discard(root: Path, staging: Path, snapshot_meta: dict, metadata_slots: list[str]) -> Outcome:
-    """Delete from staging/old what the snapshot holds; put the rest back or keep it there.
-
-    Everything is sorted out before anything is deleted, and what the snapshot lacks is
-    written into the `kept` mark first: a restore killed midway leaves a mark that says so."""
-    out, held, unsaved = Outcome(), [], []
+def sort_out(root: Path, staging: Path, snapshot_meta: dict, metadata_slots: list[str]) -> Outcome:
+    """Sort staging/old into what the snapshot holds (deleted later by finish()) and the rest,
+    which is put back where it was or kept there. Runs under the workspace lock: it may write
+    the workspace. What the snapshot lacks is written into the `kept` mark before anything
+    moves, so a restore killed midway leaves a mark that says so."""
+    out, unsaved = Outcome(), []
     old = staging / "old"
     if os.path.lexists(old):
-        _sweep(old, "", held_by(snapshot_meta), held, unsaved)
+        _sweep(old, "", held_by(snapshot_meta), out.held, unsaved)
     if unsaved:
         _mark(staging, [rel or "." for rel in unsaved])
     for rel in unsaved:
@@ -95,7 +96,14 @@ def discard(root: Path, staging: Path, snapshot_meta: dict, metadata_slots: list
         (staging / KEPT).unlink()
     elif out.kept != unsaved:
         _mark(staging, out.kept)
-    for rel in held:
+    return out
+
+
+def finish(staging: Path, out: Outcome) -> None:
+    """Delete what the snapshot holds, then the folders left empty (no lock needed: no other
+    job looks into a staging folder)."""
+    old = staging / "old"
+    for rel in out.held:
         try:
             os.unlink(old / rel)
             out.deleted += 1
@@ -106,7 +114,6 @@ def discard(root: Path, staging: Path, snapshot_meta: dict, metadata_slots: list
             os.rmdir(dirpath)  # only empty ones go
         except OSError:
             pass
-    return out
 
 
 def _mark(staging: Path, paths: list[str]) -> None:
