@@ -114,8 +114,8 @@ def _warnings(ws: Workspace, p: Plan, config: bool) -> list[str]:
     if p.source and p.source != str(ws.root):
         out.append(f"{arc.path.name} is a backup of another workspace ({p.source}), restored into {ws.root}")
     if p.renamed():
-        out.append(f"its folders are restored under this workspace's names: {layout.describe(p.renamed())} "
-                   f"(restore the config module too to keep the backup's names)")
+        out.append(f"its folders are restored under this workspace's names: {layout.describe(p.renamed())}"
+                   + ("" if config else " (restore the config module too to keep the backup's names)"))
     now = layout.of_settings(ws.settings)
     changed = [k for k in layout.KEYS if k != "metadata_dir" and now[k] != p.layout.get(k, now[k])]
     left = [f"{now[k]}/" for k in changed if (ws.root / now[k]).is_dir()
