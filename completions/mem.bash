@@ -26,7 +26,7 @@ _mem_options() {
     ('mem resource') echo '--help -h' ;;
     ('mem resource scan') echo '--dry-run --no-interpret --json --wait --help -h' ;;
     ('mem backup') echo '--help -h' ;;
-    ('mem backup create') echo '--modules -m --out --note --json --help -h' ;;
+    ('mem backup create') echo '--modules -m --out --note --allow-unreadable --json --help -h' ;;
     ('mem backup list') echo '--json --help -h' ;;
     ('mem backup verify') echo '--json --help -h' ;;
     ('mem backup restore') echo '--modules -m --yes -y --wait --json --help -h' ;;

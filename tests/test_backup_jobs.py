@@ -62,6 +62,19 @@ def test_symlinks_are_skipped_not_followed(small, open_ws, tmp_path, mem):
     assert code == 0 and "mem: warning: skipped memory/link.md: symlink (not followed)" in err
 
 
+def test_a_restore_leaves_symlinks_where_they_were(small, open_ws, tmp_path):
+    """A symlink is never archived, so no snapshot holds it: the restore must not delete it."""
+    ws = open_ws(small)
+    rep = backup.create(ws, tmp_path / "out")
+    target = tmp_path / "outside.md"
+    target.write_text("# Outside\n")
+    os.symlink(target, small / "memory" / "link.md")
+    res = backup.restore(ws, rep.path, tmp_path / "out" / "snapshots", lambda: open_ws(small))
+    assert os.readlink(small / "memory" / "link.md") == str(target)
+    assert res.cleanup.put_back == ["memory/link.md"] and res.cleanup.kept == []
+    assert not list(small.glob(".mem-restore-*"))
+
+
 def test_leftover_staging_folder_is_reported(small, open_ws, tmp_path):
     ws = open_ws(small)
     rep = backup.create(ws, tmp_path / "out")

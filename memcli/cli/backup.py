@@ -40,28 +40,33 @@ def locate(ctx: Context, file: str) -> Path:
     return next((p for p in (base / file, base / "snapshots" / file) if p.exists()), path)
 
 
-def confirm(ctx: Context, what: str, detail: str, yes: bool) -> None:
-    """Ask on a terminal; elsewhere only --yes may replace files."""
+def confirm(ctx: Context, what: str, detail: str, yes: bool, warnings=()) -> None:
+    """Ask on a terminal; elsewhere only --yes may replace files. The plan's warnings come
+    first, so what is asked is what will happen (with --yes they come with the report)."""
     if yes:
         return
     if sys.stdin is None or not sys.stdin.isatty():
         raise BadInput(f"{what} needs confirmation", "pass --yes to confirm; stdin is not a terminal")
+    for w in warnings:
+        ctx.warn(w)
     ctx.stderr.write(f"{what[:1].upper()}{what[1:]}{detail}? [y/N] ")
     ctx.stderr.flush()
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise JobFailed("restore cancelled; nothing was changed")
 
 
-def do_create(ctx: Context, modules, out, note, as_json) -> int:
+def do_create(ctx: Context, modules, out, note, allow_unreadable, as_json) -> int:
     from memcli.jobs import backup
 
     ws = ctx.open()
     with progress_bar(ctx, "Backup") as progress:
         rep = backup.create(ws, ctx.cwd / out if out else folder(ctx, ws), backup.parse_modules(modules),
-                            note=note, progress=progress)
+                            note=note, progress=progress, allow_unreadable=allow_unreadable)
     data = rep.to_json()
     for s in data["skipped"]:
         ctx.warn(f"skipped {s['path']}: {s['reason']}")
+    for s in data["missing"]:
+        ctx.warn(f"not saved, cannot be read: {s['path']}: {s['reason']} (the backup is marked incomplete)")
     if "secrets" in data["modules"]:
         ctx.warn("this backup holds API keys (secrets module): keep it private")
     elif data["secrets_left_out"]:
@@ -96,7 +101,7 @@ def do_verify(ctx: Context, file, as_json) -> int:
     if as_json:
         ctx.json(data)
     else:
-        ctx.out(backup_report.verify_line(data))
+        ctx.out("\n".join(backup_report.verify_lines(data)))
     return 0
 
 
@@ -111,7 +116,8 @@ def do_restore(ctx: Context, file, modules, yes, wait, as_json) -> int:
     path, chosen = locate(ctx, file), backup.parse_modules(modules)
     plan = backup.describe(ws, path, chosen)
     confirm(ctx, f"restoring {path.name} into {ws.root}",
-            f" replaces {', '.join(plan.slots()) or 'nothing'} (a snapshot is taken first). Continue", yes)
+            f" replaces {', '.join(plan.slots()) or 'nothing'} (a snapshot is taken first). Continue", yes,
+            plan.warnings)
     base = folder(ctx, ws)
     with progress_bar(ctx, "Restore") as progress:
         rep = backup.restore(ws, path, base / "snapshots", ctx.open, modules=chosen, wait=wait, progress=progress)
@@ -153,20 +159,27 @@ def register(app) -> None:
                    modules: str = typer.Option(None, "--modules", "-m", metavar="LIST", help=MODULES_HELP),
                    out: str = typer.Option(None, "--out", metavar="DIR", help="Folder for the zip (default: backup_dir)."),
                    note: str = typer.Option("", "--note", metavar="TEXT", help="A note kept in meta.json and listed."),
+                   allow_unreadable: bool = typer.Option(
+                       False, "--allow-unreadable",
+                       help="Save what can be read and mark the backup incomplete, instead of failing on a "
+                            "file or folder this user cannot read."),
                    json_: bool = as_json) -> None:
-        raise typer.Exit(invoke(tctx, do_create, modules, out, note, json_))
+        raise typer.Exit(invoke(tctx, do_create, modules, out, note, allow_unreadable, json_))
 
     @sub.command("list", help="List the backups and pre-restore snapshots in backup_dir, oldest first.")
     def list_cmd(tctx: typer.Context, json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_list, json_))
 
-    @sub.command("verify", help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe.")
+    @sub.command("verify", help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe. "
+                                "An incomplete backup (--allow-unreadable) is named so, with what it lacks.")
     def verify_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
                    json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_verify, file, json_))
 
     @sub.command("restore", help="Restore a backup: full (replaces every module) or the --modules given. "
-                                 "A snapshot of the current state is taken first; the index is rebuilt after.")
+                                 "A snapshot of the current state is taken first; the index is rebuilt after. "
+                                 "Another workspace's backup is restored into this one's folder names, with a "
+                                 "warning.")
     def restore_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
                     modules: str = typer.Option(None, "--modules", "-m", metavar="LIST",
                                                 help="Restore only these modules (custom restore). " + MODULES_HELP),

@@ -189,6 +189,11 @@ def restore_check(ws: Workspace) -> Check | None:
     except OSError:
         return None
     states = {n: swap_state(ws.root / n) for n in left}
+    kept = [n for n, st in states.items() if st == "kept"]
+    if kept:  # files no snapshot holds, out of the index: only the user can say where they belong
+        return Check("restore", FAIL, f"{kept[0]}/old holds files a restore could not save in its snapshot "
+                                      f"(listed in {kept[0]}/kept); move them where you want them, then delete "
+                                      f"{kept[0]}")
     half = [n for n, st in states.items() if st == "partial"]
     if half:
         return Check("restore", FAIL, f"a restore was interrupted while it replaced files, so the workspace mixes "

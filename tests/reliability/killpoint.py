@@ -14,10 +14,10 @@ Environment:
   KILLPOINT_AT      1-based number of the operation to act on (0 or unset: never)
   KILLPOINT_MATCH   count only operations whose "event relative-path" contains this text
                     (KILLPOINT_AT then numbers the matching ones, default 1)
-  KILLPOINT_ACTION  count (default) | kill | enospc | erofs | eio | pause:SECONDS
+  KILLPOINT_ACTION  count (default) | kill | enospc | erofs | eio | eacces | pause:SECONDS
                     kill: SIGKILL this process at operation N;
-                    enospc/erofs/eio: raise that OSError at operation N and every later
-                    write operation (a disk stays full);
+                    enospc/erofs/eio/eacces: raise that OSError at operation N and every later
+                    write operation (a disk stays full, a permission stays taken);
                     pause: sleep at operation N (widens a race window for another process)
   KILLPOINT_LOG     append "seconds-since-start event path" per counted operation
 """
@@ -34,7 +34,7 @@ T0 = time.monotonic()
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 EVENTS = {"open", "os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.link", "os.symlink", "os.truncate",
           "shutil.rmtree", "os.chmod", "os.utime"}
-ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eio": errno.EIO}
+ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eio": errno.EIO, "eacces": errno.EACCES}
 
 
 def _path(arg) -> str | None:

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 from memcli.errors import BadInput
-from memcli.jobs.backup import restoring
+from memcli.jobs.backup import cleanup, planning, restoring
 from memcli.jobs.backup.archive import (
     CONFIG_FILES,
     DEFAULT_MODULES,
@@ -31,7 +31,7 @@ from memcli.jobs.backup.archive import (
     write,
 )
 from memcli.jobs.backup.report import CreateReport, PruneReport, RestoreReport
-from memcli.jobs.backup.verification import open_archive, verify
+from memcli.jobs.backup.verification import missing, open_archive, verify
 from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
 from memcli.vault.lock import Lock
@@ -56,7 +56,7 @@ def parse_modules(text: str | None) -> list[str] | None:
 
 
 def create(ws: Workspace, folder: Path, modules: list[str] | None = None, *, note: str = "",
-           progress: Progress | None = None) -> CreateReport:
+           progress: Progress | None = None, allow_unreadable: bool = False) -> CreateReport:
     modules = list(modules or DEFAULT_MODULES)
     if "secrets" in modules and "config" not in modules:
         raise BadInput("secrets are saved with the config module", "add config to --modules")
@@ -67,7 +67,8 @@ def create(ws: Workspace, folder: Path, modules: list[str] | None = None, *, not
             if within(real, os.path.realpath(ws.root / slot)):
                 raise BadInput(f"the backup folder {folder} is inside {slot}, which the backup saves",
                                "choose another folder with --out or backup_dir")
-    path, meta = write(ws, Path(folder), modules, kind="backup", note=note, slots=slots, progress=progress)
+    path, meta = write(ws, Path(folder), modules, kind="backup", note=note, slots=slots, progress=progress,
+                       allow_unreadable=allow_unreadable)
     return CreateReport(path, meta)
 
 
@@ -83,6 +84,8 @@ def summary(path: Path) -> dict:
         files = meta["files"]
         out.update({k: meta.get(k) for k in ("kind", "created_at", "workspace", "mode", "modules", "note")})
         out.update(files=len(files), bytes=sum(int(f.get("size", 0)) for f in files))
+        out["missing"] = missing(meta)
+        out["incomplete"] = bool(out["missing"])
     except (OSError, KeyError, ValueError, TypeError, AttributeError, zipfile.BadZipFile, RecursionError) as exc:
         out["error"] = f"not a readable mem backup ({type(exc).__name__ if isinstance(exc, RecursionError) else exc})"
     return out
@@ -97,10 +100,10 @@ def listing(folder: Path, *, snapshots: bool = True) -> list[dict]:
     return sorted(found, key=lambda s: (str(s.get("created_at") or ""), s["name"]))
 
 
-def describe(ws: Workspace, file: Path, modules: list[str] | None) -> restoring.Plan:
+def describe(ws: Workspace, file: Path, modules: list[str] | None) -> planning.Plan:
     """The plan a restore would follow (checked, nothing written); for the confirmation prompt."""
     with open_archive(file) as arc:
-        return restoring.plan(ws, arc, modules)
+        return planning.plan(ws, arc, modules)
 
 
 def restore(ws: Workspace, file: Path, snapshot_dir: Path, reopen, *, modules: list[str] | None = None,
@@ -108,7 +111,7 @@ def restore(ws: Workspace, file: Path, snapshot_dir: Path, reopen, *, modules: l
     """Full restore (modules None) or custom restore of `modules`; `reopen()` gives the workspace
     with its restored config, for the index refresh."""
     with open_archive(file) as arc:
-        return _apply(ws, restoring.plan(ws, arc, modules), snapshot_dir, reopen, wait, progress, "backup-restore")
+        return _apply(ws, planning.plan(ws, arc, modules), snapshot_dir, reopen, wait, progress, "backup-restore")
 
 
 def latest_snapshot(ws: Workspace, snapshot_dir: Path) -> Path:
@@ -124,13 +127,15 @@ def rollback(ws: Workspace, snapshot_dir: Path, reopen, *, wait: float = 0.0,
     """Restore the newest pre-restore snapshot of this workspace (itself snapshotted first,
     so a second rollback undoes the first)."""
     with open_archive(latest_snapshot(ws, snapshot_dir)) as arc:
-        return _apply(ws, restoring.plan(ws, arc, arc.meta["modules"]), snapshot_dir, reopen, wait, progress,
+        return _apply(ws, planning.plan(ws, arc, arc.meta["modules"]), snapshot_dir, reopen, wait, progress,
                       "backup-rollback")
 
 
-def _apply(ws, plan: restoring.Plan, snapshot_dir: Path, reopen, wait: float, progress, job: str) -> RestoreReport:
+def _apply(ws, plan: planning.Plan, snapshot_dir: Path, reopen, wait: float, progress, job: str) -> RestoreReport:
     t0 = time.perf_counter()
-    rep = RestoreReport(plan.archive.path, plan.modules, plan.full)
+    rep = RestoreReport(plan.archive.path, plan.modules, plan.full, source=plan.source, workspace=str(ws.root),
+                        moves=plan.renamed())
+    rep.warnings += plan.warnings
     # lock order as everywhere: workspace, then rebuild (no reindex may write mem_metadata meanwhile), then index
     with Lock(ws.lock_path(lock.WORKSPACE), job, wait=wait), \
             Lock(ws.lock_path(lock.REBUILD), job, wait=wait, busy_message=REBUILD_BUSY), \
@@ -141,7 +146,7 @@ def _apply(ws, plan: restoring.Plan, snapshot_dir: Path, reopen, wait: float, pr
         try:
             rep.files = restoring.stage(ws, plan, staging / "new", rep.warnings, progress)
             verb = "rollback to" if job == "backup-rollback" else "restoring"
-            rep.snapshot = _snapshot(ws, plan, snapshot_dir, f"before {verb} {plan.archive.path.name}", progress)
+            rep.snapshot, snap = _snapshot(ws, plan, snapshot_dir, f"before {verb} {plan.archive.path.name}", progress)
             restoring.swap(ws, staging, plan.slots())
             restoring.supersede(ws, staging)
         except restoring.SwapIncomplete:
@@ -149,21 +154,26 @@ def _apply(ws, plan: restoring.Plan, snapshot_dir: Path, reopen, wait: float, pr
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        rep.index = restoring.refresh_index(ws, reopen, rep.warnings, progress)
-    # after the locks: old/ is what the snapshot just saved, and no other job looks in here
-    shutil.rmtree(staging, ignore_errors=True)
+        # from here on old/ holds what the swap moved out: only what the snapshot holds is deleted
+        rep.cleanup = cleanup.sort_out(ws.root, staging, snap, plan.replace.get("metadata", []))
+        rep.warnings += rep.cleanup.warnings(staging)
+        rep.index = restoring.refresh_index(ws, reopen, rep.warnings, progress, expect=plan.layout)
+    # after the locks: no other job looks in here
+    cleanup.finish(staging, rep.cleanup)
+    if not rep.cleanup.kept:  # what is left the snapshot holds (files that could not be deleted)
+        shutil.rmtree(staging, ignore_errors=True)
     rep.seconds = time.perf_counter() - t0
     return rep
 
 
-def _snapshot(ws: Workspace, plan: restoring.Plan, folder: Path, note: str, progress) -> Path:
-    """Save what the restore replaces (API keys included, so a rollback gives them back)."""
+def _snapshot(ws: Workspace, plan: planning.Plan, folder: Path, note: str, progress) -> tuple[Path, dict]:
+    """Save what the restore replaces (API keys included, so a rollback gives them back). Any
+    file that cannot be read refuses the restore: nothing may be replaced that it does not hold."""
     current = module_slots(ws)
     modules = set(plan.replace) | ({"secrets"} if "config" in plan.replace else set())
-    slots = {m: restoring.merge_slots(current[m], plan.replace.get(m, [])) for m in modules}
+    slots = {m: planning.merge_slots(current[m], plan.replace.get(m, [])) for m in modules}
     slots.update({m: list(CONFIG_FILES) for m in ("config", "secrets") if m in modules})
-    path, _ = write(ws, folder, modules, kind="snapshot", note=note, slots=slots, progress=progress)
-    return path
+    return write(ws, folder, modules, kind="snapshot", note=note, slots=slots, progress=progress)
 
 
 def prune(ws: Workspace, folder: Path, keep: int) -> PruneReport:

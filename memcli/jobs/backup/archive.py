@@ -13,9 +13,10 @@ index sees a restored file as unchanged only when it really is) and every folder
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
-import posixpath
 import re
 import stat
 import time
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from memcli import __version__
+from memcli.errors import JobFailed
+from memcli.jobs.backup import layout
 from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
 from memcli.vault import atomic, journal
 from memcli.vault.workspace import Workspace
@@ -71,27 +74,23 @@ def within(path: str, slot: str) -> bool:
     return path == slot or path.startswith(slot + "/")
 
 
-def _rel_dir(value: str) -> str:
-    return posixpath.normpath(str(value).replace(os.sep, "/")).strip("/")
-
-
 def module_slots(ws: Workspace) -> dict[str, list[str]]:
     """Each module's slots in this workspace, as configured now."""
     c = ws.settings
-    vault = ["MEMORY.md", _rel_dir(c.daily_dir), _rel_dir(c.digest_dir)]
+    vault = ["MEMORY.md", layout.rel_dir(c.daily_dir), layout.rel_dir(c.digest_dir)]
     for extra in ws.extra_roots():  # OpenClaw extra notes inside the workspace are vault too
         rel = extra.rel
         if extra.inside and not extra.problem and name_problem(rel) is None and not any(
                 within(rel, s) or within(s, rel) for s in vault):
             vault.append(rel)
-    mdir = _rel_dir(c.metadata_dir)
+    mdir = layout.rel_dir(c.metadata_dir)
     try:
         children = sorted(e.name for e in os.scandir(ws.root / mdir)
                           if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
     except OSError:
         children = []
-    sessions = list(dict.fromkeys([_rel_dir(c.session_dir), _rel_dir(c.mem_session_dir)]))
-    return {"vault": vault, "sessions": sessions, "resources": [_rel_dir(c.resource_dir)],
+    sessions = list(dict.fromkeys([layout.rel_dir(c.session_dir), layout.rel_dir(c.mem_session_dir)]))
+    return {"vault": vault, "sessions": sessions, "resources": [layout.rel_dir(c.resource_dir)],
             "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
             "secrets": list(CONFIG_FILES)}
 
@@ -116,7 +115,36 @@ def iso(dt: datetime) -> str:
 class Collected:
     files: list[tuple[str, str, Path, os.stat_result]] = field(default_factory=list)  # module, rel, abs, stat
     dirs: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # left out by rule: symlinks, odd names
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # could not be read: a backup without them
+    # is incomplete
+
+
+class Unreadable(JobFailed):
+    """Files or folders a backup (or a restore's snapshot) could not read; nothing was written."""
+
+    def __init__(self, message: str, hint: str, paths: list[tuple[str, str]]):
+        super().__init__(message, hint)
+        self.paths = paths
+
+
+def unreadable_error(paths: list[tuple[str, str]], *, snapshot: bool = False) -> Unreadable:
+    """One line naming what could not be read (the first three, and how many more)."""
+    named = ", ".join(f"{p} ({why})" for p, why in paths[:3])
+    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    it = "it" if len(paths) == 1 else "them"
+    if snapshot:
+        return Unreadable(f"restore refused: cannot read {named}{more}, so the snapshot taken before a restore "
+                          f"could not save {it}; nothing was changed",
+                          f"make {it} readable by this user, or move {it} out of the workspace, then restore again",
+                          paths)
+    return Unreadable(f"cannot read {named}{more}; a backup without {it} would be incomplete, so none was written",
+                      f"make {it} readable by this user, or pass --allow-unreadable to save the rest and mark the "
+                      f"backup incomplete", paths)
+
+
+def _why(exc: OSError, default: str) -> str:
+    return exc.strerror or default
 
 
 def collect(ws: Workspace, modules, slots: dict[str, list[str]]) -> Collected:
@@ -134,8 +162,10 @@ def collect(ws: Workspace, modules, slots: dict[str, list[str]]) -> Collected:
                 rel, path = stack.pop()
                 try:
                     st = os.lstat(path)
+                except FileNotFoundError:
+                    continue  # deleted since its folder was listed: nothing to save
                 except OSError as exc:
-                    out.skipped.append((rel, exc.strerror or "unreadable"))
+                    out.unreadable.append((rel, _why(exc, "unreadable")))
                     continue
                 problem = name_problem(rel)
                 if stat.S_ISLNK(st.st_mode):
@@ -146,8 +176,10 @@ def collect(ws: Workspace, modules, slots: dict[str, list[str]]) -> Collected:
                     out.dirs.append((module, rel))
                     try:
                         names = sorted(os.listdir(path), reverse=True)
+                    except FileNotFoundError:
+                        continue
                     except OSError as exc:
-                        out.skipped.append((rel, exc.strerror or "unreadable folder"))
+                        out.unreadable.append((rel, _why(exc, "unreadable folder")))
                         continue
                     stack += [(f"{rel}/{n}", path / n) for n in names if not n.startswith(atomic.TEMP_MARK)]
                 elif stat.S_ISREG(st.st_mode):
@@ -198,48 +230,43 @@ def safe_stem(name: str) -> str:
 
 
 def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: str = "",
-          slots: dict[str, list[str]] | None = None, progress: Progress | None = None) -> tuple[Path, dict]:
-    """Write a backup of `modules` into `folder` atomically; returns (path, meta)."""
+          slots: dict[str, list[str]] | None = None, progress: Progress | None = None,
+          allow_unreadable: bool = False) -> tuple[Path, dict]:
+    """Write a backup of `modules` into `folder` atomically; returns (path, meta).
+
+    A file or folder that cannot be read fails it (Unreadable; no zip is left) unless
+    `allow_unreadable`: then the rest is saved and meta.json lists it under "missing"."""
     slots = slots or module_slots(ws)
     modules = [m for m in MODULES if m in modules]
     found = collect(ws, modules, slots)
-    conf, conf_skipped = config_entries(ws.root, modules)
-    skipped = found.skipped + conf_skipped + left_out(ws, modules)
+    conf, conf_skipped, conf_unreadable = config_entries(ws.root, modules)
+    found.unreadable += conf_unreadable
+    found.skipped += conf_skipped + left_out(ws, modules)
     created = utc_now()
     stem = f"{safe_stem(ws.root.name)}-{'pre-restore-' if kind == 'snapshot' else ''}{created:%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = folder / f"{atomic.TEMP_MARK}{stem}.zip.{os.getpid()}.{os.urandom(4).hex()}"
-    files: list[dict] = []
-    total = len(found.files) + len(conf)
     # 0600: a backup is as private as the memory it holds (and may hold API keys)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
-                for i, (module, rel, path, _st) in enumerate(found.files):
-                    if progress:
-                        progress("Archiving", i, total)
-                    rec = _add_file(zf, module, rel, path, level_for(kind, module), skipped)
-                    if rec:
-                        files.append(rec)
-                for module, name, data, st, n in conf:
-                    zf.writestr(_zinfo(f"{module}/{name}", st, 6), data)
-                    files.append({"module": module, "path": name, "size": len(data), "sha256": _sha256(data),
-                                  "mtime_ns": st.st_mtime_ns, **({"redacted": n} if module == "config" else {})})
+                files = _archive(zf, found, conf, kind, progress)
+                if found.unreadable and not allow_unreadable:
+                    raise unreadable_error(found.unreadable, snapshot=kind == "snapshot")
                 meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mem_version": __version__,
                         "kind": kind, "created_at": iso(created), "workspace": str(ws.root),
                         "workspace_name": ws.root.name,
                         "mode": "full" if FULL_MODULES <= set(modules) else "partial",
                         "modules": modules, "note": note,
-                        "slots": {m: slots[m] for m in modules},
+                        "slots": {m: slots[m] for m in modules}, "layout": layout.of_settings(ws.settings),
                         "secrets_left_out": sum(n for m, _, _, _, n in conf if m == "config") if "secrets" not in modules else 0,
                         "dirs": [{"module": m, "path": p} for m, p in found.dirs],
-                        "files": files, "skipped": [{"path": p, "reason": r} for p, r in skipped]}
+                        "files": files, "skipped": [{"path": p, "reason": r} for p, r in found.skipped],
+                        "missing": [{"path": p, "reason": r} for p, r in found.unreadable]}
                 zf.writestr(META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
-        if progress:
-            progress("Archiving", total, total)
         return _publish(tmp, folder, stem), meta
     finally:
         try:
@@ -248,31 +275,57 @@ def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: s
             pass
 
 
-def _sha256(data: bytes) -> str:
-    import hashlib
+def _archive(zf: zipfile.ZipFile, found: Collected, conf, kind: str, progress: Progress | None) -> list[dict]:
+    """Every collected file and config entry into the zip; returns their records."""
+    files: list[dict] = []
+    total = len(found.files) + len(conf)
+    for i, (module, rel, path, _st) in enumerate(found.files):
+        if progress:
+            progress("Archiving", i, total)
+        rec = _add_file(zf, module, rel, path, level_for(kind, module), found)
+        if rec:
+            files.append(rec)
+    for module, name, data, st, n in conf:
+        zf.writestr(_zinfo(f"{module}/{name}", st, 6), data)
+        files.append({"module": module, "path": name, "size": len(data), "sha256": _sha256(data),
+                      "mtime_ns": st.st_mtime_ns, **({"redacted": n} if module == "config" else {})})
+    if progress:
+        progress("Archiving", total, total)
+    return files
 
+
+def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _add_file(zf: zipfile.ZipFile, module: str, rel: str, path: Path, level: int, skipped) -> dict | None:
-    import hashlib
-
+def _add_file(zf: zipfile.ZipFile, module: str, rel: str, path: Path, level: int, found: Collected) -> dict | None:
     try:
         # O_NOFOLLOW: a file swapped for a symlink since the walk is not followed out of the workspace
         # (O_NONBLOCK: a FIFO put there since the walk must not hang the backup)
         src = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None  # deleted since the walk
     except OSError as exc:
-        skipped.append((rel, exc.strerror or "unreadable"))
+        if exc.errno == errno.ELOOP:
+            found.skipped.append((rel, "symlink (not followed)"))
+        else:
+            found.unreadable.append((rel, _why(exc, "unreadable")))
         return None
     st = os.fstat(src)  # the opened file's own mtime: it may have been replaced since the walk
     if not stat.S_ISREG(st.st_mode):
         os.close(src)
-        skipped.append((rel, "not a regular file"))
+        found.skipped.append((rel, "not a regular file"))
         return None
     h, size = hashlib.sha256(), 0
     with os.fdopen(src, "rb") as fh, zf.open(_zinfo(f"{module}/{rel}", st, level), "w",
                                              force_zip64=st.st_size > (1 << 30)) as dst:
-        while chunk := fh.read(CHUNK):
+        while True:
+            try:
+                chunk = fh.read(CHUNK)
+            except OSError as exc:  # opened but not readable (an I/O error): the zip cannot be finished
+                raise unreadable_error([(rel, _why(exc, "read error"))]) from None
+            if not chunk:
+                break
             h.update(chunk)
             dst.write(chunk)
             size += len(chunk)

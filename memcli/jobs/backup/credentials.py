@@ -162,18 +162,25 @@ def fill(redacted: str, current: str | None, is_json: bool) -> tuple[str, int]:
     return _dump(data, is_json), count[0]
 
 
-def config_entries(root: Path, modules) -> tuple[list[tuple[str, str, bytes, os.stat_result, int]], list]:
+def config_entries(root: Path, modules) -> tuple[list[tuple[str, str, bytes, os.stat_result, int]], list, list]:
     """(module, name, data, stat, secrets found) for mem.yaml/agent.json: redacted in config,
-    verbatim in secrets (only files that hold a secret)."""
-    out, skipped = [], []
+    verbatim in secrets (only files that hold a secret); then what was skipped and what could
+    not be read (path, reason)."""
+    out, skipped, unreadable = [], [], []
     if "config" not in modules:
-        return out, skipped
+        return out, skipped, unreadable
     for name in CONFIG_FILES:
         path = root / name
-        if os.path.islink(path) or not path.is_file():
+        try:
+            if os.path.islink(path) or not path.is_file():
+                continue
+            st = path.stat()
+            raw = path.read_bytes()
+        except FileNotFoundError:
             continue
-        st = path.stat()
-        raw = path.read_bytes()
+        except OSError as exc:
+            unreadable.append((name, exc.strerror or "unreadable"))
+            continue
         try:
             text, found = redact(raw.decode("utf-8"), name.endswith(".json"))
         except Exception:  # noqa: BLE001 - unparseable: its secrets cannot be told apart
@@ -183,4 +190,4 @@ def config_entries(root: Path, modules) -> tuple[list[tuple[str, str, bytes, os.
             out.append(("config", name, text.encode("utf-8") if found else raw, st, found))
         if "secrets" in modules and found:
             out.append(("secrets", name, raw, st, found))
-    return out, skipped
+    return out, skipped, unreadable

@@ -1,4 +1,4 @@
-"""Restoring: plan which slots are replaced, stage them, swap them in, refresh the index.
+"""Restoring: stage the planned slots (planning.py), swap them in, refresh the index.
 
 The new content is written (and hash-checked) into a staging folder inside the
 workspace, `.mem-restore-<id>/new`, so a damaged backup is refused before anything
@@ -12,96 +12,32 @@ before the swap.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
-from memcli.errors import BadInput, JobFailed, MemError
+from memcli.errors import JobFailed, MemError
 from memcli.index import sync
-from memcli.jobs.backup import credentials
-from memcli.jobs.backup.archive import (
-    FULL_MODULES,
-    MODULES,
-    STAGING_PREFIX,
-    Progress,
-    module_slots,
-    within,
-)
+from memcli.jobs.backup import credentials, layout
+from memcli.jobs.backup.archive import STAGING_PREFIX, Progress
+from memcli.jobs.backup.cleanup import KEPT
+from memcli.jobs.backup.planning import Plan
 from memcli.jobs.backup.verification import Archive
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
 
 class SwapIncomplete(JobFailed):
     """A swap failed and could not be fully undone: the staging folder must be kept."""
 
 
-@dataclass
-class Plan:
-    archive: Archive
-    modules: list[str]  # restored modules (secrets included when chosen)
-    full: bool
-    replace: dict[str, list[str]]  # module -> workspace slots replaced whole
-
-    def slots(self) -> list[str]:
-        return sorted({s for values in self.replace.values() for s in values})
-
-
-def merge_slots(*lists) -> list[str]:
-    """Union of slot lists without nesting (a slot inside another one is dropped)."""
-    every = sorted({s for values in lists for s in values})
-    return [s for s in every if not any(o != s and within(s, o) for o in every)]
-
-
-def plan(ws: Workspace, arc: Archive, modules: list[str] | None) -> Plan:
-    have = arc.meta["modules"]
-    if modules is None:
-        if not FULL_MODULES <= set(have):
-            raise BadInput(f"{arc.path.name} is a partial backup ({', '.join(have)}); a full restore needs "
-                           f"{', '.join(sorted(FULL_MODULES))}", f"restore some modules with --modules {','.join(have)}")
-        chosen, full = list(have), True
-    else:
-        missing = [m for m in modules if m not in have]
-        if missing:
-            raise BadInput(f"{arc.path.name} has no {', '.join(missing)} module (it holds {', '.join(have)})")
-        if "secrets" in modules and "config" not in modules:
-            raise BadInput("secrets are restored into mem.yaml/agent.json with the config module",
-                           "add config to --modules")
-        chosen, full = [m for m in MODULES if m in modules], False
-    current = module_slots(ws)
-    replace: dict[str, list[str]] = {}
-    for m in chosen:
-        if m == "secrets":
-            continue
-        if m == "config":
-            # only the files the backup has: a QwenPaw agent.json is never deleted for lack of a copy
-            replace[m] = sorted(r["path"] for r in arc.files({"config"}))
-            continue
-        # metadata: the backup's children replace all current ones (but locks/)
-        replace[m] = merge_slots(arc.meta["slots"][m], current["metadata"] if m == "metadata" else [])
-    _check_targets(ws, [s for values in replace.values() for s in values])
-    return Plan(arc, chosen, full, replace)
-
-
-def _check_targets(ws: Workspace, slots: list[str]) -> None:
-    locks = ws.rel(ws.lock_path(lock.WORKSPACE).parent)
-    for slot in slots:
-        if within(slot, locks) or within(locks, slot):
-            raise BadInput(f"refusing to restore {slot}: it holds the workspace's lock folder {locks}")
-        parts = slot.split("/")
-        for i in range(1, len(parts)):
-            above = ws.root.joinpath(*parts[:i])
-            if above.is_symlink() or (above.exists() and not above.is_dir()):
-                raise BadInput(f"refusing to restore {slot}: {'/'.join(parts[:i])} is a symlink or a file")
-
-
 def leftovers(ws: Workspace) -> list[str]:
     try:
-        return [f"{e.name} was left by an interrupted restore: its old/ folder may hold files the snapshot "
-                f"also has; delete it once you have checked" for e in os.scandir(ws.root)
-                if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)]
+        found = [e.name for e in os.scandir(ws.root) if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
+    return [f"{n}/old holds files an earlier restore could not save in its snapshot; move them where you want "
+            f"them, then delete {n}" if swap_state(ws.root / n) == "kept" else
+            f"{n} was left by an interrupted restore: its old/ folder may hold files the snapshot "
+            f"also has; delete it once you have checked" for n in found]
 
 
 def _perm(arc: Archive, rec: dict) -> int | None:
@@ -130,7 +66,7 @@ def stage(ws: Workspace, p: Plan, new: Path, warnings: list[str], progress: Prog
     arc = p.archive
     for rec in arc.meta.get("dirs", []):
         if rec["module"] in p.replace:
-            (new / rec["path"]).mkdir(parents=True, exist_ok=True)
+            (new / p.target(rec["path"])).mkdir(parents=True, exist_ok=True)
     secret = {r["path"]: r for r in arc.files({"secrets"})} if "secrets" in p.modules else {}
     records = arc.files()
     written = 0
@@ -148,7 +84,7 @@ def stage(ws: Workspace, p: Plan, new: Path, warnings: list[str], progress: Prog
             _put(new / rec["path"], [data], rec, _perm(arc, rec))
             written += 1
         else:
-            _put(new / rec["path"], arc.chunks(rec), rec, _perm(arc, rec))
+            _put(new / p.target(rec["path"]), arc.chunks(rec), rec, _perm(arc, rec))
             written += 1
     if progress:
         progress("Restoring", len(records), len(records))
@@ -265,7 +201,9 @@ def supersede(ws: Workspace, current: Path) -> None:
 
 def swap_state(staging: Path) -> str:
     """How far the swap of an interrupted restore got: "none", "partial", "complete" or
-    "superseded" (a later restore finished)."""
+    "superseded" (a later restore finished); "kept" when its old/ holds files no snapshot has."""
+    if (staging / KEPT).exists():
+        return "kept"
     if (staging / SUPERSEDED).exists():
         return "superseded"
     try:
@@ -292,14 +230,22 @@ def swap_state(staging: Path) -> str:
     return "complete" if all(d for _, d in moved) else "partial"
 
 
-def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None):
+def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None,
+                  expect: dict[str, str] | None = None):
     """Bring the search index in line with the restored Markdown (the caller holds the index lock).
 
     If that cannot be done now, the snapshot is deleted: the next search or reindex then
-    rebuilds from the Markdown instead of answering from an index of the old content."""
+    rebuilds from the Markdown instead of answering from an index of the old content.
+    `expect`: the folder names the plan restored into, checked against the reopened workspace."""
     target = ws
     try:
         target = reopen()
+        if expect:
+            got = layout.of_settings(target.settings)
+            off = [f"{expect[k]}/ is restored but {k} is {got[k]}" for k in layout.KEYS if k in expect and got[k] != expect[k]]
+            if off:
+                warnings.append(f"this workspace does not look where the restore put files ({'; '.join(off)}): "
+                                f"check mem.yaml and agent.json")
         rep = sync.sync(target, progress=progress)
         if target.settings.shared.enabled:  # the restored notes replace this agent's in the shared index
             from memcli.jobs import team

@@ -9,8 +9,10 @@ whose size, sha256 or zip CRC differs from what was recorded.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
 import re
 import stat
 import zipfile
@@ -34,6 +36,22 @@ from memcli.jobs.backup.archive import (
 
 MAX_META = 256 << 20
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+# what an OS error says (strerror): a backup made before "missing" was recorded listed files
+# it could not read among the skipped ones, with such a reason
+_OS_REASONS = frozenset({os.strerror(n) for n in errno.errorcode} | {"unreadable", "unreadable folder"})
+
+
+def missing(meta: dict) -> list[dict]:
+    """What the backup lacks because it could not be read when it was made: [{path, reason}]."""
+    listed = meta.get("missing")
+    if listed is None:  # an older backup: its unreadable files are among the skipped ones
+        listed = [s for s in meta.get("skipped") or [] if isinstance(s, dict) and s.get("reason") in _OS_REASONS]
+    if not isinstance(listed, list):
+        return [{"path": "?", "reason": "meta.json lists what is missing in a form mem cannot read"}]
+    return [{"path": str(m.get("path")), "reason": str(m.get("reason"))} if isinstance(m, dict) else
+            {"path": str(m), "reason": "?"} for m in listed]
 
 
 def damaged(path: Path, problem: str) -> BadInput:
@@ -226,4 +244,4 @@ def verify(path: Path, progress: Progress | None = None) -> dict:
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise damaged(arc.path, problems[0] + more)
-        return {"meta": arc.meta, "files": len(files), "bytes": total}
+        return {"meta": arc.meta, "files": len(files), "bytes": total, "missing": missing(arc.meta)}
