@@ -121,7 +121,7 @@ class EmbedRun:
         vecs = vectors.ViewVectors(view, space, self.keys.target)
         try:
             if not rep.switched and _up_to_date(vecs, rep):
-                if vectors.load_noise(ws.metadata, space) is None:  # a space from before floors
+                if noisemod.outdated(vectors.load_noise(ws.metadata, space)):  # from before floors, or scripts
                     noisemod.measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
             if self.cache is None:
