@@ -85,7 +85,7 @@ complete -c mem -n '__mem_at \'mem\'' -a 'agent-prompt' -d 'Print what to give a
 complete -c mem -n '__mem_at \'mem\'' -a 'mcp' -d 'Run an MCP server on stdin/stdout for agent hosts that speak the Model Context Protocol.'
 complete -c mem -n '__mem_at \'mem\'' -a 'resource' -d 'Work with resource/: external files (reports, exports, notes) interpreted into daily notes.'
 complete -c mem -n '__mem_at \'mem\'' -a 'backup' -d 'Back up the workspace into one self-describing zip, check backups, restore them.'
-complete -c mem -n '__mem_at \'mem\'' -l 'workspace' -s 'w' -r -F -d 'Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).'
+complete -c mem -n '__mem_at \'mem\'' -l 'workspace' -s 'w' -r -F -d 'Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml, mem_metadata/ or agent.json, the OpenClaw workspace holding it, else ~/.mem/workspace).'
 complete -c mem -n '__mem_at \'mem\'' -l 'verbose' -s 'v' -d 'Log steps on stderr; show tracebacks.'
 complete -c mem -n '__mem_at \'mem\'' -l 'version' -d 'Print the version and exit.'
 complete -c mem -n '__mem_at \'mem\'' -l 'help' -s 'h' -d 'Show this message and exit.'

@@ -47,7 +47,7 @@ _mem_options() {
 }
 _mem_option_help() {
   case "$1" in
-    ('mem') reply=('--workspace:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '-w:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml or mem_metadata/, else ~/.mem/workspace).' '--verbose:Log steps on stderr; show tracebacks.' '-v:Log steps on stderr; show tracebacks.' '--version:Print the version and exit.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
+    ('mem') reply=('--workspace:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml, mem_metadata/ or agent.json, the OpenClaw workspace holding it, else ~/.mem/workspace).' '-w:Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml, mem_metadata/ or agent.json, the OpenClaw workspace holding it, else ~/.mem/workspace).' '--verbose:Log steps on stderr; show tracebacks.' '-v:Log steps on stderr; show tracebacks.' '--version:Print the version and exit.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem init') reply=('--json:Print what was created as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem config') reply=('--json:Print as JSON.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;
     ('mem reindex') reply=('--full:Rebuild everything from the Markdown.' '--scope:What to bring up to date: all, bm25 (keyword) or embedding.' '--json:Print the report as JSON.' '--wait:How long to wait for a running rebuild before exiting 75.' '--no-refine:Stop after the fast first pass; `mem watch`, `mem mcp` or the next reindex refine with the configured model.' '--help:Show this message and exit.' '-h:Show this message and exit.') ;;

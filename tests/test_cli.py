@@ -361,6 +361,29 @@ def test_workspace_is_nearest_marked_parent(mem, tmp_path, marker):
     assert json.loads(out)["workspace"] == str(inner.resolve())
 
 
+@pytest.mark.parametrize("where", [".", "memory", "memory/2026-01-01"])
+def test_a_qwenpaw_agent_folder_is_a_workspace_before_mem_init(run_mem, tmp_path, where):
+    """A QwenPaw agent's folder (agent.json, memory/, no mem.yaml yet) is found from itself
+    and from its subfolders, its agent.json read as a config layer; `mem init` there writes
+    the agent's mem.yaml, not ~/.mem/workspace's."""
+    agent = tmp_path / "qwenpaw" / "agents" / "helper"
+    (agent / "memory" / "2026-01-01").mkdir(parents=True)
+    (agent / "memory" / "2026-01-01" / "n.md").write_text("The egret waded.\n", encoding="utf-8")
+    (agent / "agent.json").write_text(json.dumps({"running": {"reme_light_memory_config": {
+        "search": {"limit": 4}}}}), encoding="utf-8")
+    cwd = agent / where
+    code, out, err = run_mem("config", "--json", cwd=cwd)
+    assert code == 0, err
+    assert json.loads(out)["workspace"] == str(agent.resolve())
+    assert json.loads(out)["config"]["search"]["limit"] == 4
+    code, out, err = run_mem("search", "egret", "--json", cwd=cwd)
+    assert code == 0, err
+    assert [r["path"] for r in json.loads(out)["results"]] == ["memory/2026-01-01/n.md"]
+    code, out, err = run_mem("init", cwd=cwd)
+    assert code == 0, err
+    assert (agent / "mem.yaml").is_file() and not (tmp_path / "home" / ".mem").exists()
+
+
 def test_no_workspace_anywhere_is_exit_2(mem, tmp_path, clean_failure):
     line = clean_failure(mem("search", "x", cwd=tmp_path), 2)
     assert "workspace" in line
