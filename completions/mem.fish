@@ -74,7 +74,7 @@ complete -c mem -n '__mem_at \'mem\'' -a 'config' -d 'Print the effective config
 complete -c mem -n '__mem_at \'mem\'' -a 'reindex' -d 'Index changed Markdown files (added, edited, deleted), or rebuild everything with --full.'
 complete -c mem -n '__mem_at \'mem\'' -a 'search' -d 'Search memory (MEMORY.md, daily notes, digest) for QUERY.'
 complete -c mem -n '__mem_at \'mem\'' -a 'get' -d 'Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.'
-complete -c mem -n '__mem_at \'mem\'' -a 'health' -d 'Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity, graph/chunk consistency, files changed since indexing, config and cron validity, and with team memory the shared index (reachable, schema, files and chunks published, lag).'
+complete -c mem -n '__mem_at \'mem\'' -a 'health' -d 'Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity, graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse (each named, with the reason), config and cron validity, and with team memory the shared index (reachable, schema, files and chunks published, lag).'
 complete -c mem -n '__mem_at \'mem\'' -a 'ingest' -d 'Save a conversation to mem_session/dialog/<ID>.jsonl and extract what is worth remembering into the session\'s daily note memory/<date>/<name>.md.'
 complete -c mem -n '__mem_at \'mem\'' -a 'remember' -d 'Write TEXT as one fact into today\'s note of a manual session (memory/<today>/remembered-facts.md).'
 complete -c mem -n '__mem_at \'mem\'' -a 'inbox' -d 'List the inbox: one record per job run (ingest, remember, dream, resource scan) that changed memory, with its time and changed files. --clear empties it after listing.'

@@ -4,8 +4,9 @@ from memcli.cli.context import Context, invoke
 from memcli.cli import options
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
-graph/chunk consistency, files changed since indexing, config and cron validity, and with team
-memory the shared index (reachable, schema, files and chunks published, lag).
+graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse
+(each named, with the reason), config and cron validity, and with team memory the shared index
+(reachable, schema, files and chunks published, lag).
 
 Exit 0 when healthy, 5 when not. With no embedding backend the embedding line says so
 and the workspace can still be healthy."""
@@ -27,11 +28,12 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
         for c in rep.checks:
             if c.name == "embedding":
                 continue
-            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k != "store_bytes")
+            figs = " ".join(f"{k}={v}" for k, v in c.figures.items() if k not in ("store_bytes", "notes"))
             head = f"[{c.name.upper()}] {figs}".rstrip()
             lines.append(f"{head} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
             if "store_bytes" in c.figures:
                 lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
+            lines += [f"    {n['path']}: {n['reason']}" for n in c.figures.get("notes", ())]
         lines.append(rep.verdict)
         ctx.out("\n".join(lines))
     return 0 if rep.healthy else 5

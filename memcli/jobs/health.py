@@ -116,16 +116,54 @@ def store_checks(ws: Workspace) -> list[Check]:
     except (store.CorruptStore, ValueError, KeyError, TypeError) as exc:
         checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
     stale = sync.stale_paths(snap, current)
-    skipped = [f["path"] for f in snap.files if f.get("count", 0) == 0 and f.get("problem")]
+    files = snap.files
+    skipped = [f["path"] for f in files if f.get("count", 0) == 0 and f.get("problem")
+               and not _frontmatter_problem(f["problem"])]
     msg = []
     if stale:
         msg.append(f"{len(stale)} changed since indexing (e.g. {stale[0]}); `mem reindex` or any search syncs them")
     if skipped:
         msg.append(f"{len(skipped)} not indexable (e.g. {skipped[0]})")
     checks.append(Check("files", WARN if msg else OK, "; ".join(msg),
-                        {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}))
+                        {"indexed": len(files), "stale": len(stale), "skipped": len(skipped)}))
+    checks.append(frontmatter_check(ws, files, stale))
     snap.close()
     return checks
+
+
+MAX_LISTED = 50  # notes a check names one by one; the count says how many there are
+
+
+def _frontmatter_problem(problem) -> bool:
+    """A problem of the note's frontmatter (memcli.vault.frontmatter.parse names each so), not
+    of the whole file (binary, too large, not UTF-8)."""
+    return isinstance(problem, str) and "frontmatter" in problem
+
+
+def frontmatter_check(ws: Workspace, files: list[dict], stale: list[str]) -> Check:
+    """Notes whose frontmatter does not parse: indexed, but without their name, description
+    and tags, which a search warns about each time it syncs one. From the index's records,
+    and for a file changed since indexing from the file itself."""
+    from memcli.vault import frontmatter
+
+    changed = set(stale)
+    broken = {f["path"]: f["problem"] for f in files
+              if f["path"] not in changed and _frontmatter_problem(f.get("problem"))}
+    for rel in stale:
+        if not rel.endswith(".md"):
+            continue
+        try:
+            text = ws.locate(rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # gone, or not a note the index reads: the files check says so
+        problem = frontmatter.parse(frontmatter.split(text)[0])[1]
+        if problem:
+            broken[rel] = problem
+    if not broken:
+        return Check("frontmatter", OK, "", {"broken": 0})
+    listed = [{"path": p, "reason": broken[p]} for p in sorted(broken)[:MAX_LISTED]]
+    return Check("frontmatter", WARN, f"{len(broken)} note(s) whose frontmatter does not parse: their name, "
+                 "description and tags are not read; fix the YAML by hand", {"broken": len(broken), "notes": listed})
 
 
 def config_check(ws: Workspace) -> Check:
