@@ -4,11 +4,12 @@
     python bench/cjk_noise.py                 # both vaults, keyword-only and hybrid
     python bench/cjk_noise.py --modes keyword # no embedding model needed
 
-Two vaults, each copied to a temporary folder: examples/workspace (English notes and one
-Chinese note, 部署流程) and a vault written here with Chinese, Japanese, Korean, Russian and
-English notes. Each query goes through the real CLI (`python -m memcli search --json`),
-first with no vectors (keyword-only), then after `mem reindex` (hybrid, the local model:
-needs the `local` extra). A true query counts when its note ranks first; a nonsense query
+Three vaults, each in a temporary folder: examples/workspace (English notes and one Chinese
+note, 部署流程), a vault written here with Chinese, Japanese, Korean, Russian and English
+notes, and the same with 260 English filler notes (large enough for the first pass). Each
+query goes through the real CLI (`python -m memcli search --json`), first with no vectors
+(keyword-only), then after `mem reindex` (hybrid, all-MiniLM-L6-v2) or, for the third vault,
+`mem reindex --no-refine` (hybrid, the static first pass); vectors need the `local` extra. A true query counts when its note ranks first; a nonsense query
 (a question about something no note mentions) when the result is empty. A table on
 stdout; `--json` prints the counts and the failures.
 """
@@ -58,12 +59,22 @@ NONSENSE = ["量子计算机的冷却系统", "火星探测器的燃料", "如�
             "квантовый компьютер", "курс доллара", "история войны", "xqzv blorp", "quantum computer cooling"]
 
 
-def write_cjk(root: Path) -> None:
+FILLER_WORDS = ("garden tomato bicycle office meeting invoice budget travel hotel train coffee cat dog music "
+                "piano report server deploy database backup").split()
+
+
+def write_cjk(root: Path, fillers: int = 0) -> None:
     day = root / "memory" / "2026-03-02"
     day.mkdir(parents=True)
     for name, (description, body) in NOTES.items():
         (day / f"{name}.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {description}\n\n{body}\n",
                                         encoding="utf-8")
+    import random
+
+    rnd = random.Random(1)
+    for i in range(fillers):
+        (day / f"filler-{i}.md").write_text(f"# Note {i}\n\n{' '.join(rnd.choice(FILLER_WORDS) for _ in range(30))}.\n",
+                                            encoding="utf-8")
 
 
 def mem(ws: Path, *args: str) -> subprocess.CompletedProcess:
@@ -96,24 +107,25 @@ def main() -> int:
     args = ap.parse_args()
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("example", "cjk"):
+        for name in ("example", "cjk", "cjk+260"):
             ws = Path(tmp) / name
             if name == "example":
                 shutil.copytree(ROOT / "examples" / "workspace", ws)
             else:
-                write_cjk(ws)
+                write_cjk(ws, 260 if name == "cjk+260" else 0)
             for mode in args.modes.split(","):
                 if mode == "hybrid":
-                    done = mem(ws, "reindex")
+                    done = mem(ws, "reindex", *(["--no-refine"] if name == "cjk+260" else []))
                     if done.returncode:
                         print(done.stderr, file=sys.stderr)
                         return 1
-                out.append({"vault": name, **run(ws, mode, TRUE[name])})
+                    mode = "first-pass" if name == "cjk+260" else mode
+                out.append({"vault": name, **run(ws, mode, TRUE[name.split("+")[0]])})
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=1))
         return 0
     for r in out:
-        print(f"{r['vault']:8} {r['mode']:8} true queries first {r['true_first']}/{r['true']}  "
+        print(f"{r['vault']:8} {r['mode']:10} true queries first {r['true_first']}/{r['true']}  "
               f"nonsense empty {r['nonsense_empty']}/{r['nonsense']}")
         for f in r["failures"]:
             print(f"    {f['query']}: want {f['want']}, got {f['got']}")

@@ -194,3 +194,26 @@ def test_hybrid_with_the_local_model_cjk_nonsense_finds_nothing(tmp_path, run_me
     assert first_hit(run_mem, ex, "部署流程", env=UNPIN) == "deployment-process"
     code, out, err = run_mem("-w", ex, "search", "zzqxj florp vrmbl", env=UNPIN, timeout=120)
     assert (code, out) == (0, EMPTY)
+
+
+def test_the_first_pass_holds_cjk_nonsense_to_its_scripts_floor(tmp_path, run_mem):
+    """A vault large enough for the static first pass (`mem reindex --no-refine`): its mean
+    word vectors put a ten-character Chinese question near every Chinese note, above the floor
+    that short probes measured; probes as long as a question keep it out."""
+    from memcli.jobs.embedding import FIRST_PASS_MIN_CHUNKS
+    from memcli.providers.embedding import local_models
+
+    if not local_models.available(local_models.MODELS[local_models.FIRST_PASS]):
+        pytest.skip("the local extra (wordllama) is not installed")
+    root = tmp_path / "big"
+    write_cjk(root)
+    words = "garden tomato bicycle office meeting invoice budget travel hotel train coffee piano".split()
+    for i in range(FIRST_PASS_MIN_CHUNKS + 10):
+        (root / DAY / f"filler-{i}.md").write_text(
+            f"# Note {i}\n\n{' '.join(words[(i * 7 + k * 3) % len(words)] for k in range(30))}.\n", encoding="utf-8")
+    code, out, err = run_mem("-w", root, "reindex", "--no-refine", env=UNPIN, timeout=300)
+    assert code == 0 and "first pass" in out, out + err
+    for query in ("量子计算机的冷却系统", "钢琴课的时间表", "火星探测器的燃料", "한국 전쟁의 역사"):
+        assert run_mem("-w", root, "search", query, env=UNPIN, timeout=120)[:2] == (0, EMPTY), query
+    for query, note in TRUE:
+        assert first_hit(run_mem, root, query, env=UNPIN) == note, query

@@ -5,10 +5,11 @@ record, memcli.index.vectors.noise_record), so a later run re-measures the floor
 the current passages without a request. A vector hit must score above the floor.
 
 One floor per script. A model reads nonsense in a script it was not trained on much like
-any text of that script: all-MiniLM-L6-v2 puts Han nonsense at cosine 0.64 (0.9 quantile)
-of a vault's Chinese notes, Hangul at 0.69, where Latin nonsense reaches 0.29; a Chinese
+any text of that script: all-MiniLM-L6-v2 puts Han nonsense at cosine 0.70 (0.9 quantile)
+of a vault's Chinese notes, Hangul at 0.72, where Latin nonsense reaches 0.29; a Chinese
 question about something nobody wrote down scored 0.49-0.59 there and passed the Latin
-floor. So the probes come in each script the vault holds (Latin always; Han, kana, Hangul,
+floor. The probes are as long as a question: a static model's mean vector nears the
+script's centroid as a text grows, so short probes set the floor too low. So the probes come in each script the vault holds (Latin always; Han, kana, Hangul,
 Cyrillic when a segment's text has them) and in the query's own script when a search meets
 one not measured yet; a query is held to the floor of its script (`floor_for`). The record
 is the Latin one as before (`floor`, `measured`, ...) plus `scripts`: {script: the same
@@ -87,12 +88,12 @@ def _kana(rnd, i: int) -> str:
 
 _PROBE = {
     "latin": _latin,
-    "han": lambda rnd, i: "".join(_pick(rnd, _HAN, 2, 4) for _ in range(rnd.randint(1, 3))),
+    "han": lambda rnd, i: "".join(_pick(rnd, _HAN, 2, 4) for _ in range(rnd.randint(2, 4))),
     "kana": _kana,
-    "hangul": lambda rnd, i: " ".join(_pick(rnd, _HANGUL, 2, 4) for _ in range(rnd.randint(1, 3))),
+    "hangul": lambda rnd, i: " ".join(_pick(rnd, _HANGUL, 2, 4) for _ in range(rnd.randint(2, 4))),
     "cyrillic": lambda rnd, i: " ".join(
         "".join(rnd.choice(_CYR_C) + rnd.choice(_CYR_V) for _ in range(rnd.randint(1, 3))) + rnd.choice(_CYR_C)
-        + rnd.choice(_CYR_END) for _ in range(rnd.randint(1, 3))),
+        + rnd.choice(_CYR_END) for _ in range(rnd.randint(2, 4))),
 }
 
 
