@@ -162,6 +162,61 @@ def test_init_creates_workspace_and_is_idempotent(run_mem, mem, tmp_path):
     assert (root / "memory" / "keep.md").read_text() == "keep me\n"
 
 
+def uncommented(text: str) -> str:
+    """mem.yaml with every commented `key: value` line made live (the explanations dropped)."""
+    import re
+
+    live = []
+    for line in text.splitlines():
+        body = line[2:] if line.startswith("# ") else ""
+        if re.match(r"\s*[a-z_]+:", body):
+            live.append(re.sub(r"\s+# .*$", "", body))
+    return "\n".join(live) + "\n"
+
+
+def test_init_shows_every_default_as_mem_uses_it(run_mem, tmp_path):
+    """Every value mem.yaml shows commented out is the effective default: the file with all
+    of them made live configures exactly what the commented file (no setting) does."""
+    import yaml
+
+    root = tmp_path / "fresh"
+    assert run_mem("init", root)[0] == 0
+    text = (root / "mem.yaml").read_text(encoding="utf-8")
+    assert "#   fusion: adaptive" in text
+    shown = yaml.safe_load(uncommented(text))
+    assert {"daily_dir", "search", "embedding_model_config", "chunking", "shared"} <= set(shown)
+    from memcli.jobs.init import LAYOUT
+
+    leaves = [k for k, _ in filter(None, LAYOUT) if "." in k or not isinstance(shown.get(k), dict)]
+    assert sum(len(v) if isinstance(v, dict) else 1 for v in shown.values()) == len(leaves) > 30
+    env = {"MEM_EMBEDDING_BACKEND": None}  # the tests' pin, not a default
+    code, out, err = run_mem("-w", root, "config", "--json", env=env)
+    assert code == 0, err
+    effective = json.loads(out)["config"]
+    for key, value in shown.items():
+        for sub, v in (value.items() if isinstance(value, dict) else [(None, value)]):
+            assert (effective[key][sub] if sub else effective[key]) == v, (key, sub)
+    (root / "mem.yaml").write_text(uncommented(text), encoding="utf-8")
+    code, live, err = run_mem("-w", root, "config", "--json", env=env)
+    assert (code, json.loads(live)) == (0, json.loads(out)), err
+
+
+def test_init_writes_the_defaults_of_the_settings():
+    """Generated from memcli.vault.config.DEFAULTS: a changed default shows in the file."""
+    import copy
+
+    import yaml
+
+    from memcli.jobs import init
+    from memcli.vault.config import DEFAULTS
+
+    changed = copy.deepcopy(DEFAULTS)
+    changed["search"]["fusion"], changed["dream_cron"], changed["timezone"] = "rrf", "5 4 * * *", "Asia/Tokyo"
+    shown = yaml.safe_load(uncommented(init.mem_yaml(changed)))
+    assert (shown["search"]["fusion"], shown["dream_cron"], shown["timezone"]) == ("rrf", "5 4 * * *", "Asia/Tokyo")
+    assert yaml.safe_load(uncommented(init.mem_yaml()))["search"]["fusion"] == DEFAULTS["search"]["fusion"]
+
+
 def test_init_json_lists_what_was_created(mem, tmp_path):
     root = tmp_path / "w"
     code, out, err = mem("init", root, "--json")
@@ -359,6 +414,29 @@ def test_workspace_is_nearest_marked_parent(mem, tmp_path, marker):
     code, out, err = mem("config", "--json", cwd=deep)
     assert code == 0, err
     assert json.loads(out)["workspace"] == str(inner.resolve())
+
+
+@pytest.mark.parametrize("where", [".", "memory", "memory/2026-01-01"])
+def test_a_qwenpaw_agent_folder_is_a_workspace_before_mem_init(run_mem, tmp_path, where):
+    """A QwenPaw agent's folder (agent.json, memory/, no mem.yaml yet) is found from itself
+    and from its subfolders, its agent.json read as a config layer; `mem init` there writes
+    the agent's mem.yaml, not ~/.mem/workspace's."""
+    agent = tmp_path / "qwenpaw" / "agents" / "helper"
+    (agent / "memory" / "2026-01-01").mkdir(parents=True)
+    (agent / "memory" / "2026-01-01" / "n.md").write_text("The egret waded.\n", encoding="utf-8")
+    (agent / "agent.json").write_text(json.dumps({"running": {"reme_light_memory_config": {
+        "search": {"limit": 4}}}}), encoding="utf-8")
+    cwd = agent / where
+    code, out, err = run_mem("config", "--json", cwd=cwd)
+    assert code == 0, err
+    assert json.loads(out)["workspace"] == str(agent.resolve())
+    assert json.loads(out)["config"]["search"]["limit"] == 4
+    code, out, err = run_mem("search", "egret", "--json", cwd=cwd)
+    assert code == 0, err
+    assert [r["path"] for r in json.loads(out)["results"]] == ["memory/2026-01-01/n.md"]
+    code, out, err = run_mem("init", cwd=cwd)
+    assert code == 0, err
+    assert (agent / "mem.yaml").is_file() and not (tmp_path / "home" / ".mem").exists()
 
 
 def test_no_workspace_anywhere_is_exit_2(mem, tmp_path, clean_failure):

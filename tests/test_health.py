@@ -176,6 +176,44 @@ def test_stale_file_is_a_warning_not_unhealthy(root, cli):
     assert data["healthy"] is True and files["status"] == "warn" and files["figures"]["stale"] == 1
 
 
+def test_notes_whose_frontmatter_does_not_parse_are_listed_with_the_reason(root, cli):
+    """A description written by hand with a colon (`description: Note: about x`) does not parse:
+    a search warns about it when it syncs the note, and `mem health` lists every such note with
+    its one-line reason, edited since indexing or not; a warning, not unhealthy."""
+    configure(root)
+    day = root / "memory/2026-05-01"
+    (day / "colon.md").write_text("---\nname: colon\ndescription: Note: about x\n---\n# X\n\nAbout x.\n",
+                                  encoding="utf-8")
+    (day / "bracket.md").write_text("---\nname: [oops\n---\n", encoding="utf-8")  # no body: no chunk
+    (day / "fine.md").write_text("---\nname: fine\ndescription: 'Note: quoted'\n---\n# Fine\n", encoding="utf-8")
+    code, out, err = cli("reindex")
+    assert code == 0 and "colon.md: broken frontmatter at line 3" in err, err
+    (day / "tea.md").write_text("---\ndescription: Tea: green\n---\n# Tea\n", encoding="utf-8")  # since indexing
+    code, out, err = cli("health")
+    assert code == 0, out
+    lines = out.splitlines()
+    head = next(ln for ln in lines if ln.startswith("[FRONTMATTER]"))
+    assert head.startswith("[FRONTMATTER] broken=3 -> WARN: 3 note(s) whose frontmatter does not parse"), head
+    listed = lines[lines.index(head) + 1:lines.index(head) + 4]
+    assert listed == [
+        "    memory/2026-05-01/bracket.md: broken frontmatter at line 3: did not find expected ',' or ']'",
+        "    memory/2026-05-01/colon.md: broken frontmatter at line 3: mapping values are not allowed in this "
+        "context (quote a value that holds ': ')",
+        "    memory/2026-05-01/tea.md: broken frontmatter at line 2: mapping values are not allowed in this "
+        "context (quote a value that holds ': ')"], out
+    assert "[FILES] indexed=6 stale=1 skipped=0" in out  # a note without a body is not "not indexable"
+    data = json.loads(cli("health", "--json")[1])
+    check = next(c for c in data["checks"] if c["name"] == "frontmatter")
+    assert check["status"] == "warn" and check["figures"]["broken"] == 3
+    assert [n["path"] for n in check["figures"]["notes"]] == [f"memory/2026-05-01/{n}.md"
+                                                             for n in ("bracket", "colon", "tea")]
+    for name in ("colon", "bracket", "tea"):  # fixed: gone from the list, indexed again or not
+        (day / f"{name}.md").write_text(f"---\nname: {name}\ndescription: 'Note: about x'\n---\n# X\n",
+                                        encoding="utf-8")
+    data = json.loads(cli("health", "--json")[1])
+    assert next(c for c in data["checks"] if c["name"] == "frontmatter")["status"] == "ok"
+
+
 @pytest.mark.parametrize("cron", ["61 25 * * *", "every night", "0 23 * *"])
 def test_bad_dream_cron_is_unhealthy(root, cli, cron):
     configure(root, extra=f"dream_cron: {json.dumps(cron)}\n")

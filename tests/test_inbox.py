@@ -74,3 +74,32 @@ def test_webhook_receives_the_record_and_failures_only_warn(ws, open_ws):
         stop()
     w.settings = replace(w.settings, inbox_webhook_url="http://127.0.0.1:9/x")  # nothing listens on the discard port
     assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == ["inbox webhook http://127.0.0.1:9/x failed: ConnectError"]
+
+
+def test_every_command_records_in_the_workspaces_zone(ws, run_mem, tmp_path):
+    """remember, ingest, resource scan and dream append to one inbox in the workspace's zone
+    (`timezone`: Asia/Tokyo here, while the machine is on UTC), as the session logs and the
+    daily notes' days are; a record kept from before in another zone is converted."""
+    (ws / "mem.yaml").write_text("timezone: Asia/Tokyo\n", encoding="utf-8")
+    old = {"job": "remember", "time": "2026-06-29T10:00:00+00:00", "changes": [{"path": "x.md", "action": "added"}],
+           "summary": "from before"}
+    (ws / "mem_metadata" / "inbox").mkdir(parents=True)
+    (ws / "mem_metadata" / "inbox" / "inbox.jsonl").write_text(json.dumps(old) + "\n", encoding="utf-8")
+    conversation = tmp_path / "conv.json"
+    conversation.write_text(json.dumps([
+        {"role": "user", "content": "We decided to replace MySQL with PostgreSQL 16 for the API.",
+         "timestamp": "2026-06-29T10:02:00+00:00"},
+        {"role": "user", "content": "I prefer dark mode in every editor.", "timestamp": "2026-06-29T10:04:00+00:00"}]),
+        encoding="utf-8")
+    (ws / "resource" / "2026-06-29").mkdir(parents=True)
+    (ws / "resource" / "2026-06-29" / "report.md").write_text("# Report\n\nQuarterly numbers are up.\n",
+                                                              encoding="utf-8")
+    for args in (("remember", "The spare key is under the blue pot"), ("ingest", conversation, "-s", "s1", "--force"),
+                 ("resource", "scan"), ("dream",)):
+        code, out, err = run_mem("-w", ws, *args, env={"TZ": "UTC"})
+        assert code == 0, (args, err)
+    code, out, err = run_mem("-w", ws, "inbox", "--json")
+    records = json.loads(out)["records"]
+    assert [r["job"] for r in records][:4] == ["remember", "remember", "ingest", "resource"], records
+    assert all(r["time"].endswith("+09:00") for r in records), [r["time"] for r in records]
+    assert records[0]["time"] == "2026-06-29T19:00:00+09:00"  # the same instant

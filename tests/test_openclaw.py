@@ -255,3 +255,40 @@ def test_include_list_is_deep_merged_siblings_win(pinned_env, ws):
         "workspace": str(ws), "$include": ["./a.json5", "./b.json5"], "memorySearch": {"query": {"maxResults": 7}}}}}))
     w = opened(ws)
     assert w.settings.extra_paths == ("a", "b") and w.settings.search.limit == 7
+
+
+# ---------------------------------------------------------------- finding the workspace from inside
+
+
+@pytest.mark.parametrize("where", [".", "memory/2026-01-01"])
+def test_an_openclaw_agent_workspace_is_found_from_inside(oc_home, ws, run_mem, where):
+    """The workspace an agent of OpenClaw's config names, without a mem.yaml: `mem config` run
+    in it or in a subfolder finds it and reads that agent's settings."""
+    (ws / "memory" / "2026-01-01").mkdir(parents=True)
+    env = {"MEM_EMBEDDING_BACKEND": None, "OC_KEY": KEY, "EMB_HOST": "http://127.0.0.1:9"}
+    code, out, err = run_mem("config", "--json", cwd=ws / where, env=env)
+    assert code == 0, err
+    assert json.loads(out)["workspace"] == str(ws.resolve())
+    assert json.loads(out)["config"]["search"]["limit"] == 8  # the agent's memorySearch
+    assert KEY not in out + err
+
+
+@pytest.mark.parametrize("folder", [".openclaw/workspace", ".openclaw/workspace-coder", ".openclaw-work/workspace"])
+def test_openclaws_default_workspace_folders_are_found_without_a_config(pinned_env, run_mem, folder):
+    ws = pinned_env / folder
+    (ws / "memory" / "2026-01-01").mkdir(parents=True)
+    (ws / "memory" / "2026-01-01" / "n.md").write_text("The heron fished.\n", encoding="utf-8")
+    for cwd in (ws, ws / "memory" / "2026-01-01"):
+        code, out, err = run_mem("search", "heron", "--json", cwd=cwd)
+        assert code == 0, err
+        assert [r["path"] for r in json.loads(out)["results"]] == ["memory/2026-01-01/n.md"]
+    assert openclaw.workspace_holding(str(ws / "memory"), dict(os.environ)) == str(ws.resolve())
+
+
+def test_a_folder_no_agent_owns_is_still_no_workspace(oc_home, tmp_path, run_mem, clean_failure):
+    other = tmp_path / "elsewhere-entirely" / "memory"
+    other.mkdir(parents=True)
+    clean_failure(run_mem("config", cwd=other), 2)
+    plain = oc_home / ".openclaw" / "notes"  # in the state folder, not a workspace
+    plain.mkdir(parents=True)
+    assert openclaw.workspace_holding(str(plain), dict(os.environ)) is None

@@ -87,6 +87,22 @@ def test_each_suffix_becomes_a_source_linked_note(ws, mem, name):
     assert f"- [[{note}]] name: {name.rsplit('.', 1)[0]} description: " in day_page
 
 
+def test_the_readme_and_the_help_list_the_suffixes_the_scan_reads(run_mem):
+    """The scan reads SUFFIXES (.yml and .htm too); the README and `mem resource scan --help`
+    name exactly those."""
+    import re
+
+    from memcli.jobs.resource.catalog import SUFFIXES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"Watched suffixes, in any case: (.*?) \(not binaries\)", readme, re.S)
+    assert listed and set(re.findall(r"`(\w+)`", listed.group(1))) == SUFFIXES
+    code, out, err = run_mem("resource", "scan", "--help")
+    assert code == 0, err
+    helped = re.search(r"Watched suffixes \(any case\): ([\w, \n]+)\.", out)
+    assert helped and set(re.split(r"[,\s]+", helped.group(1).strip())) == SUFFIXES
+
+
 def test_suffixes_are_matched_in_any_case_and_others_are_not_watched(ws, mem):
     res(ws, f"{DAY}/NOTES.TXT", "Upper-case suffix.\n")
     res(ws, f"{DAY}/settings.yml", "a: 1\n")  # .yml is YAML too

@@ -474,7 +474,9 @@ def test_a_space_without_a_floor_measures_it_at_its_first_search(indexed, server
     mark = server.mark()
     hits = search_json(cli, VECTOR_ONLY_QUERY)["results"]
     assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY] + embedmod.noise_probes()  # one batch
-    assert json.loads(noise_file(indexed).read_text(encoding="utf-8")) == json.loads(record)
+    # the same floor; only the scan for the vault's scripts is left to the next embedding run
+    unscanned = {k: v for k, v in json.loads(record).items() if k != "held"}
+    assert json.loads(noise_file(indexed).read_text(encoding="utf-8")) == unscanned
     mark = server.mark()
     assert search_json(cli, VECTOR_ONLY_QUERY)["results"] == hits
     assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY]

@@ -33,8 +33,9 @@ def build() -> typer.Typer:
     def main_options(
         tctx: typer.Context,
         workspace: str = typer.Option(None, "--workspace", "-w", metavar="PATH",
-                                      help="Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml "
-                                           "or mem_metadata/, else ~/.mem/workspace)."),
+                                      help="Workspace folder (default: MEM_WORKSPACE, a parent with mem.yaml, "
+                                           "mem_metadata/ or agent.json, the OpenClaw workspace holding "
+                                           "it, else ~/.mem/workspace)."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Log steps on stderr; show tracebacks."),
         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                      help="Print the version and exit."),

@@ -4,8 +4,9 @@ from memcli.cli.context import Context, invoke
 from memcli.cli import options
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
-graph/chunk consistency, files changed since indexing, config and cron validity, and with team
-memory the shared index (reachable, schema, files and chunks published, lag).
+graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse
+(each named, with the reason), config and cron validity, and with team memory the shared index
+(reachable, schema, files and chunks published, lag).
 
 Exit 0 when healthy, 5 when not. With no embedding backend the embedding line says so
 and the workspace can still be healthy."""

@@ -11,7 +11,8 @@ Then embed what has no vector. A vault with no usable vectors first gets a fast 
 (static word vectors: a 2,000-note vault in about half a minute, searchable by meaning from
 then on), which the configured model then refines; its vectors replace the first pass once
 every chunk has them. Ctrl-C keeps what was embedded; `mem watch`, `mem mcp` or the next
-reindex go on from there (--no-refine leaves the refinement to them).
+reindex go on from there (--no-refine leaves the refinement to them). Off a terminal, a
+progress line goes to stderr at least every 10 seconds (MEM_PROGRESS_SECONDS).
 
 Only one rebuild runs at a time: a second exits 75 with `Memory index rebuild is
 already running` (at once, or after --wait SECONDS). Searches keep answering from the

@@ -10,7 +10,7 @@ HELP = """Work with resource/: external files (reports, exports, notes) interpre
 SCAN_HELP = """Scan resource/ and interpret added or modified files into daily notes; remove the
 notes of deleted files.
 
-Watched suffixes (any case): md, txt, json, jsonl, csv, yaml, html. A file in
+Watched suffixes (any case): md, markdown, txt, json, jsonl, csv, yaml, yml, html, htm. A file in
 resource/YYYY-MM-DD/ (at any depth) is dated that day; any other file keeps the date its
 note already has, else today. Each file gets one note, memory/<date>/<stem>.md, whose
 frontmatter source_resource: '[[resource/...]]' links back to it. With llm_model_config set

@@ -44,16 +44,19 @@ def _terms(snap, query: str, extra=()) -> list:
     """(postings spans, idf * (k1 + 1) * weight) of each query term found in the index.
 
     `extra` = (index term, weight) pairs added to the query's own terms (weight 1)."""
-    own, added = _split_terms(snap, query, extra)
+    own, added, _ = _split_terms(snap, query, extra)
     return own + added
 
 
 def _split_terms(snap, query: str, extra=()):
-    """_terms, as (the query's own terms, the `extra` ones)."""
+    """_terms, as (the query's own terms, the `extra` ones, how many of the own terms lead:
+    those a match needs, before the characters inside its CJK words, tokenizer.part_terms)."""
     n = snap.n_docs
     k1 = float(snap.header.get("k1", K1))
-    parts: tuple[list, list] = ([], [])
-    weighted = [(t, 1.0, 0) for t in tokenizer.query_terms(query)] + [(t, w, 1) for t, w in extra]
+    parts: tuple[list, list, list] = ([], [], [])
+    pieces = tokenizer.part_terms(query)
+    weighted = [(t, 1.0, 1 if t in pieces else 0) for t in tokenizer.query_terms(query)] + \
+        [(t, w, 2) for t, w in extra]
     for term, weight, part in weighted:
         h = tokenizer.term_hash(term)
         spans = snap.spans(h)
@@ -62,7 +65,7 @@ def _split_terms(snap, query: str, extra=()):
             idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
             if idf > 0:
                 parts[part].append((spans, idf * (k1 + 1.0) * weight))
-    return parts
+    return parts[0] + parts[1], parts[2], len(parts[0])
 
 
 class Scored(NamedTuple):
@@ -70,7 +73,7 @@ class Scored(NamedTuple):
 
     top: list[tuple[int, float]]  # the best k (chunk, BM25 score), highest first
     score: Callable[[int], float]  # any chunk's score (0.0 = no query term in it)
-    matched: Callable[[int], bool]  # the chunk holds one of the query's own terms
+    matched: Callable[[int], bool]  # the chunk holds one of the query's own terms (not a piece of a CJK word)
     any_matched: bool  # some allowed chunk does (an expansion term alone is no match)
 
 
@@ -99,20 +102,21 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
     """search(), plus every chunk's score and which chunks match a term of the query itself.
 
     A chunk that only an expansion term reaches is scored like any other, but it is
-    not a match: what a search shows needs a real term (or a vector above the floor)."""
-    own, added = _split_terms(snap, query, extra) if snap.n_docs else ([], [])
+    not a match: what a search shows needs a real term (or a vector above the floor); so is
+    one reached only by a character inside a CJK word of the query (tokenizer.part_terms)."""
+    own, added, leading = _split_terms(snap, query, extra) if snap.n_docs else ([], [], 0)
     terms = own + added
     if not terms:
         return NOTHING
     if not _numpy_pays(terms):
-        acc, hit_own = _accumulate(snap, terms, len(own))
+        acc, hit_own = _accumulate(snap, terms, leading)
         if allowed is not None:
             acc = {d: s for d, s in acc.items() if allowed(d)}
             hit_own = {d for d in hit_own if allowed(d)}
         return Scored(top(acc, k), lambda d: acc.get(d, 0.0), hit_own.__contains__, bool(hit_own))
     import numpy as np
 
-    acc, own_mask = _accumulate_numpy(snap, terms, len(own))
+    acc, own_mask = _accumulate_numpy(snap, terms, leading)
     hit = np.flatnonzero(acc > 0)
     if allowed is not None:
         hit = hit[np.fromiter((allowed(d) for d in hit.tolist()), dtype=bool, count=len(hit))]

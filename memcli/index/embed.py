@@ -121,7 +121,7 @@ class EmbedRun:
         vecs = vectors.ViewVectors(view, space, self.keys.target)
         try:
             if not rep.switched and _up_to_date(vecs, rep):
-                if vectors.load_noise(ws.metadata, space) is None:  # a space from before floors
+                if noisemod.outdated(vectors.load_noise(ws.metadata, space)):  # from before floors, or scripts
                     noisemod.measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
             if self.cache is None:
@@ -222,15 +222,17 @@ class EmbedRun:
                     rep.pending = self.left()
                     return False
                 batch = self.todo[self.done:self.done + self.batch_size]
+                if self.progress and not rep.embedded:  # (before the first batch, which may load the model)
+                    self.progress("embed", self.chunks_done, self.total)
                 vecs = self.embed_batch([t for _, t in batch])
                 for (key, _), vec in zip(batch, vecs):
                     cache[key] = vec.astype("<f2")
                 self.fresh = True
                 self.done += len(batch)
                 rep.embedded += len(batch)
-                if self.progress:
-                    self.progress("embed", self.chunks_done + (self.group if self.done >= len(self.todo) else 0),
-                                  self.total)
+                if self.progress:  # the group's chunks counted in proportion to its passages embedded
+                    self.progress("embed", self.chunks_done + self.group * min(self.done, len(self.todo))
+                                  // len(self.todo), self.total)
                 if time.monotonic() - self.last > every:
                     self.checkpoint(final=False)
                     self.last = time.monotonic()

@@ -215,6 +215,8 @@ def refresh(path: Path, wanted: list[str], text_of: Callable[[str], str], old, s
     known = dict(zip(old[0], np.array(old[1]))) if old else {}
     todo = [w for w in wanted if w not in known]
     batch_size = max(1, batch_size)
+    if progress and todo:  # (before the first batch, which may load the model)
+        progress(stage, 0, len(todo))
     for i in range(0, len(todo), batch_size):
         batch = todo[i:i + batch_size]
         vecs = np.asarray(embed_batch([text_of(w) for w in batch]), dtype=np.float32)

@@ -264,6 +264,27 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(tokenize(text)))
 
 
+# particles that join words (Chinese 的 了, Japanese の は を に が で と へ も): a pair holding one
+# spans two words, `の予` of `猫の予防接種` and `出張の予定`
+PARTICLES = frozenset("的了のはをにがでとへも")
+
+
+def part_terms(text: str) -> frozenset[str]:
+    """The terms of a query that are pieces of its CJK words: each Han character of a longer
+    CJK run, and each pair holding a particle. They score like its other terms, but a chunk
+    holding them and nothing else of the query is no match: one character of `量子计算机` is a
+    piece of a word (`量` of `流量`, traffic), as a syllable of an English word is; the run's
+    other pairs are its words. A character standing alone is a word, and so are the pieces of
+    a query that has nothing else."""
+    if text.isascii():
+        return frozenset()
+    runs = _WIDE_SPLIT.split(text)[1::2]
+    pieces = {c for r in runs if len(r) > 1 for c in _HAN_KEPT.findall(r)}
+    pieces.update(p for r in runs for p in map(add, r, r[1:]) if not PARTICLES.isdisjoint(p))
+    pieces.difference_update(r for r in runs if len(r) == 1)
+    return frozenset() if pieces.issuperset(query_terms(text)) else frozenset(pieces)
+
+
 def term_hash(term: str) -> int:
     """Stable 64-bit id of a term; the index stores ids, not strings."""
     return int.from_bytes(blake2b(term.encode("utf-8"), digest_size=8).digest(), "little")

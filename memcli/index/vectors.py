@@ -103,8 +103,9 @@ def set_active_space(metadata: Path, space: dict | None) -> None:
 # The noise floor of a space: what nonsense reaches against this vault's passages. Each
 # probe (memcli.index.embed.noise_probes) scores its best passage cosine; the floor is the
 # FLOOR_QUANTILE of those (the maximum is one lucky probe, `polka` is a word), and a vector
-# hit must score above it. Never above FLOOR_CAP, so that a space in which nonsense scores
-# high (a test's hash vectors, a model whose cosines all crowd near 1) keeps its hits.
+# hit must score above it. The Latin floor is never above FLOOR_CAP, so that a space in which
+# nonsense scores high (a test's hash vectors, a model whose cosines all crowd near 1) keeps its
+# hits; the floors of other scripts (memcli.index.noise) are not capped.
 NOISE_VERSION = 1  # bump when the probes or the rule change: floors are measured again
 FLOOR_QUANTILE = 0.9
 FLOOR_CAP = 0.5
@@ -126,8 +127,10 @@ def load_noise(metadata: Path, space: dict) -> dict | None:
         return None
 
 
-def noise_record(space: dict, probe_vecs, vecs: ViewVectors, old: dict | None = None) -> dict:
-    """Measure the floor of `space` against the embedded passages of `vecs` (none: 0).
+def noise_record(space: dict, probe_vecs, vecs: ViewVectors, old: dict | None = None,
+                 cap: float | None = FLOOR_CAP) -> dict:
+    """Measure the floor of `space` against the embedded passages of `vecs` (none: 0), never
+    above `cap` (None: the measurement itself).
 
     Each probe's best cosine per segment is a maximum, so a record that kept them
     (`best`, over the segments it names) is brought up to date from the segments it has
@@ -151,9 +154,9 @@ def noise_record(space: dict, probe_vecs, vecs: ViewVectors, old: dict | None = 
     found = live and len(best)
     measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
     packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
-    return {"version": NOISE_VERSION, "space": space["id"], "floor": min(measured, FLOOR_CAP),
+    return {"version": NOISE_VERSION, "space": space["id"], "floor": measured if cap is None else min(measured, cap),
             "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
-            "quantile": FLOOR_QUANTILE, "cap": FLOOR_CAP, "passages": int(live),
+            "quantile": FLOOR_QUANTILE, "cap": cap, "passages": int(live),
             "probes": len(probes), "vectors": packed,
             "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
             "segments": sorted(vecs.names())}

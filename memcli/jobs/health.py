@@ -117,6 +117,7 @@ def store_checks(ws: Workspace) -> list[Check]:
     except (store.CorruptStore, ValueError, KeyError, TypeError) as exc:
         checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
     checks.append(files_check(ws, snap, current, walked))
+    checks.append(frontmatter_check(ws, snap.files, sync.stale_paths(snap, current)))
     snap.close()
     return checks
 
@@ -133,7 +134,8 @@ def files_check(ws: Workspace, snap, current: dict, walked: list[tuple[str, str]
     unread = {p for p in stale if p in current and not os.access(locate(p), os.R_OK)}
     stale = [p for p in stale if p not in unread]
     unreadable = walked + [(p, "file cannot be read") for p in sorted(unread)]
-    skipped = [f["path"] for f in snap.files if f.get("count", 0) == 0 and f.get("problem")]
+    skipped = [f["path"] for f in snap.files if f.get("count", 0) == 0 and f.get("problem")
+               and not _frontmatter_problem(f["problem"])]
     msg = []
     if unreadable:
         p, why = unreadable[0]
@@ -147,6 +149,41 @@ def files_check(ws: Workspace, snap, current: dict, walked: list[tuple[str, str]
     if unreadable:
         figures["unreadable"] = [{"path": p, "reason": why} for p, why in unreadable[:20]]
     return Check("files", WARN if msg else OK, "; ".join(msg), figures)
+
+
+MAX_LISTED = 50  # notes a check names one by one; the count says how many there are
+
+
+def _frontmatter_problem(problem) -> bool:
+    """A problem of the note's frontmatter (memcli.vault.frontmatter.parse names each so), not
+    of the whole file (binary, too large, not UTF-8)."""
+    return isinstance(problem, str) and "frontmatter" in problem
+
+
+def frontmatter_check(ws: Workspace, files: list[dict], stale: list[str]) -> Check:
+    """Notes whose frontmatter does not parse: indexed, but without their name, description
+    and tags, which a search warns about each time it syncs one. From the index's records,
+    and for a file changed since indexing from the file itself."""
+    from memcli.vault import frontmatter
+
+    changed = set(stale)
+    broken = {f["path"]: f["problem"] for f in files
+              if f["path"] not in changed and _frontmatter_problem(f.get("problem"))}
+    for rel in stale:
+        if not rel.endswith(".md"):
+            continue
+        try:
+            text = ws.locate(rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue  # gone, or not a note the index reads: the files check says so
+        problem = frontmatter.parse(frontmatter.split(text)[0])[1]
+        if problem:
+            broken[rel] = problem
+    if not broken:
+        return Check("frontmatter", OK, "", {"broken": 0})
+    listed = [{"path": p, "reason": broken[p]} for p in sorted(broken)[:MAX_LISTED]]
+    return Check("frontmatter", WARN, f"{len(broken)} note(s) whose frontmatter does not parse: their name, "
+                 "description and tags are not read; fix the YAML by hand", {"broken": len(broken), "notes": listed})
 
 
 def config_check(ws: Workspace) -> Check:

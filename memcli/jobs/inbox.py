@@ -5,6 +5,12 @@ when `inbox_push_enabled`, and POSTs the same JSON to `inbox_webhook_url` when o
 is set. A webhook failure is a warning, never an error: the memory was written
 and the record is in the inbox file either way. ingest, remember, dream and
 resource scan all report through here.
+
+Every time is in the workspace's zone (`timezone`, else this machine's), as the session
+logs' timestamps are and the days that name the daily notes: a record of a job at 00:30
+names the same day as the note it wrote. The jobs hand over times in other zones (dream and
+resource scan the machine's), so `push` converts, and a record kept from before is converted
+when the file is rewritten.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from memcli.vault import atomic
+from memcli.vault import atomic, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
@@ -52,12 +58,24 @@ def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "",
     if not changes or not ws.settings.inbox_push_enabled:
         return []
     items = [{"path": c[0], "action": c[1], **({"note": c[2]} if len(c) > 2 and c[2] else {})} for c in changes]
-    record = {"job": job, "time": (now or datetime.now().astimezone()).isoformat(timespec="seconds"),
+    tz = notes.zone(ws)
+    record = {"job": job, "time": (now or datetime.now()).astimezone(tz).isoformat(timespec="seconds"),
               "changes": items, "summary": summary}
     with Lock(ws.lock_path(lock.INBOX), job, wait=10.0):
-        _write(ws, (read(ws) + [record])[-MAX_RECORDS:])
+        _write(ws, [_in_zone(r, tz) for r in read(ws)[-(MAX_RECORDS - 1):]] + [record])
     url = ws.settings.inbox_webhook_url.strip()
     return [w for w in [_post(url, record)] if w] if url else []
+
+
+def _in_zone(rec: dict, tz) -> dict:
+    """A kept record with its time in `tz` (a time that is not one is left as it is)."""
+    try:
+        when = datetime.fromisoformat(rec["time"])
+    except (KeyError, TypeError, ValueError):
+        return rec
+    if when.tzinfo is None:
+        return rec
+    return {**rec, "time": when.astimezone(tz).isoformat(timespec="seconds")}
 
 
 def clear(ws: Workspace, shown: list[dict] | None = None) -> int:

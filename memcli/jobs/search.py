@@ -229,6 +229,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     settings or missing vectors degrade the search to keyword-only and say why on stderr.
     """
     from memcli.errors import ProviderError
+    from memcli.index import noise as noisemod
     from memcli.index import vectors
     from memcli.providers.embedding import space as embedding
 
@@ -265,8 +266,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
             return VectorBranch([], None, [])
         words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
         noise = vectors.load_noise(ws.metadata, space)
-        probes = [] if noise else _noise_probes()
-        vecs = query_vectors(use.embedder, query, voiced, words + probes)
+        probes = noisemod.missing(noise, query)  # {script: texts}: a floor this query needs, not measured yet
+        vecs = query_vectors(use.embedder, query, voiced, words + [t for texts in probes.values() for t in texts])
     except ProviderError as exc:
         warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
         return VectorBranch([], None, [])
@@ -299,37 +300,23 @@ def query_vectors(embedder, query: str, voiced: str, more: list[str]):
 
 def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, probes, candidates,
             allowed, expand: bool = True) -> VectorBranch:
+    from memcli.index import noise as noisemod
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
-    if probes:
-        noise = _keep_noise(ws, space, vecs[1 + len(words):], matrix)
+    if probes:  # measured from this request's probe vectors, in the order they were sent
+        at, sent = 1 + len(words), {}
+        for script, texts in probes.items():
+            sent[script], at = vecs[at:at + len(texts)], at + len(texts)
+        noise = noisemod.keep(ws, space, noise, sent, matrix)
     cfg = ws.settings.search
     expansion = expmod.neighbours(query, vecs[1:1 + len(words)], vocab, cfg.expand_terms,
                                   cfg.expand_min_similarity, cfg.expand_weight) if words else []
     defined = definitions(ws, space, query, vecs[0]) if expand else None
     # a chunk scores as its best passage
     return VectorBranch(vecmod.search(matrix, vecs[0], candidates, allowed), matrix.has, expansion,
-                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noise["floor"], defined)
-
-
-def _noise_probes() -> list[str]:
-    from memcli.index import embed
-
-    return embed.noise_probes()
-
-
-def _keep_noise(ws: Workspace, space: dict, probe_vecs, matrix) -> dict:
-    """The floor of a space whose embedding run predates floors, measured from this search's
-    request and kept (a read-only workspace measures it again next time)."""
-    from memcli.index import vectors
-
-    record = vectors.noise_record(space, probe_vecs, matrix)
-    try:
-        vectors.save_noise(ws.metadata, record)
-    except OSError:
-        pass
-    return record
+                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs), noisemod.floor_for(noise, query),
+                        defined)
 
 
 def definitions(ws: Workspace, space: dict, query: str, query_vec):

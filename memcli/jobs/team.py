@@ -128,6 +128,7 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     this workspace has none yet. The expansion (the vault's words nearest the query's,
     memcli.retrieval.expand) comes from the same request, as in the local search. Only a
     forced --mode fails without a backend; a failing provider leaves it keyword-only."""
+    from memcli.index import noise as noisemod
     from memcli.index import vectors
     from memcli.jobs.search import _expansion_words, definitions, query_vectors
     from memcli.providers.embedding import space as embedding
@@ -160,8 +161,8 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
         expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
                                       cfg.expand_weight) if words else []
         defined = definitions(ws, backend.space, query, vecs[0])
-    noise = vectors.load_noise(ws.metadata, backend.space)
-    return [float(x) for x in vecs[0]], backend.space, noise["floor"] if noise else None, expansion, defined
+    floor = noisemod.floor_for(vectors.load_noise(ws.metadata, backend.space), query)
+    return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined
 
 
 def get(ws: Workspace, ref: str, start: int, lines: int | None):

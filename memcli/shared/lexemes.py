@@ -44,11 +44,13 @@ def full_text(text: str) -> tuple[str, list[str], list[int]]:
 
 
 def weighted(query: str, extra=()) -> list[tuple[str, float, bool]]:
-    """(term, weight, the query's own) as memcli.index.bm25 reads a query: its own terms,
-    de-duplicated, weight 1; then the expansion's (index term, weight) pairs."""
+    """(term, weight, a match) as memcli.index.bm25 reads a query: its own terms, de-duplicated,
+    weight 1, each a match but a character inside a CJK word (tokenizer.part_terms); then the
+    expansion's (index term, weight) pairs."""
     own = [t for t in tokenizer.query_terms(query) if usable(t)]
-    mine = set(own)
-    return [(t, 1.0, True) for t in own] + [(t, float(w), False) for t, w in extra if usable(t) and t not in mine]
+    mine, pieces = set(own), tokenizer.part_terms(query)
+    return [(t, 1.0, t not in pieces) for t in own] + \
+        [(t, float(w), False) for t, w in extra if usable(t) and t not in mine]
 
 
 def vector(row) -> str:

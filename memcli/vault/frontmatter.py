@@ -76,8 +76,7 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
             return {}, "frontmatter uses YAML aliases"
         data = yaml.load(source, Loader=loader)  # (what YAMLHandler().load does)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        return {}, f"broken frontmatter{f' at line {mark.line + 2}' if mark else ''}"
+        return {}, _broken(exc)
     except RecursionError:
         return {}, "frontmatter nested too deeply"
     except (ValueError, TypeError, AttributeError, OverflowError):
@@ -89,6 +88,18 @@ def parse(source: str | None) -> tuple[dict[str, Any], str | None]:
     if not isinstance(data, dict):
         return {}, "frontmatter is not a mapping"
     return {str(k): _clean(v) for k, v in data.items()}, None
+
+
+def _broken(exc) -> str:
+    """One line on a YAML error: where, what, and for the commonest slip by hand (an unquoted
+    value holding ': ', `description: Note: about x`) how to fix it."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    line = f"broken frontmatter{f' at line {mark.line + 2}' if mark else ''}"
+    if problem:
+        line += f": {' '.join(str(problem).split())[:100]}"
+    if str(problem).startswith("mapping values are not allowed"):
+        line += " (quote a value that holds ': ')"
+    return line
 
 
 def render(meta: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 CONFIG_NAMES = ("openclaw.json", "clawdbot.json", "moldbot.json", "moltbot.json")
@@ -303,6 +304,40 @@ def match(cfg: dict, c: Candidate, home: str | None, lookup, ws_real: str) -> tu
             if _within(ws_real, real) and (best is None or len(real) > best[0]):
                 best = (len(real), aid, entry, defaults)
     return best
+
+
+def workspace_holding(path: str, env: Mapping[str, str]) -> str | None:
+    """The OpenClaw agent workspace holding `path` (one without a mem.yaml yet), or None: an
+    agent's workspace in a config found, matched as `layer` matches (realpath, longest); else
+    `workspace` or `workspace-<agent>` right in a state folder, OpenClaw's default. A few stat
+    calls without an install; an unreadable config is skipped (`layer` reports it)."""
+    home = home_of(env)
+    real = os.path.realpath(path)
+    chain = [real, *(str(p) for p in Path(real).parents)]
+    found: dict[str, Candidate] = {}
+    for d in chain:  # (a workspace's own state folder holds a config too)
+        for c in candidates(d, env, home):
+            found.setdefault(os.path.realpath(c.path), c)
+    best = 0
+    for c in found.values():
+        try:
+            cfg = load(c.path)
+        except OpenClawError:
+            continue
+        m = match(cfg, c, home, lookup_for(env, cfg), real)
+        best = max(best, m[0] if m else 0)
+    if best:
+        return real[:best]
+    states = {os.path.realpath(os.path.join(home, d)) for d in STATE_DIRS} if home else set()
+    own = (env.get("OPENCLAW_STATE_DIR") or env.get("CLAWDBOT_STATE_DIR") or "").strip()
+    if own:
+        states.add(os.path.realpath(expand_home(own, home or "")))
+    for d in chain:
+        parent, name = os.path.split(d)
+        if (name == "workspace" or name.startswith("workspace-")) and \
+                (parent in states or os.path.basename(parent).startswith(PROFILE_PREFIX)):
+            return d
+    return None
 
 
 # Merging and mapping ----------------------------------------------------------------------

@@ -363,8 +363,14 @@ class Workspace:
         return dates.problem(self.settings.daily_dir, rel)
 
 
+# what marks a folder as a workspace: mem's own files, or a QwenPaw agent's config
+MARKERS = (("mem.yaml", False), ("mem_metadata", True), ("agent.json", False))
+
+
 def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create: bool = False) -> Path:
-    """Workspace resolution: flag, MEM_WORKSPACE, nearest marked parent, ~/.mem/workspace."""
+    """Workspace resolution: flag, MEM_WORKSPACE, the nearest folder (cwd or a parent) holding
+    mem.yaml, mem_metadata/ or a QwenPaw agent.json, else the OpenClaw agent workspace holding cwd,
+    ~/.mem/workspace."""
     chosen = explicit or env.get("MEM_WORKSPACE")
     if chosen:
         p = Path(chosen).expanduser()
@@ -375,8 +381,13 @@ def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create
             raise BadInput(f"workspace {p} does not exist", f"create it with `mem init {chosen}`")
         return p.resolve() if p.exists() else p.absolute()
     for d in [cwd, *cwd.parents]:
-        if (d / "mem.yaml").is_file() or (d / "mem_metadata").is_dir():
+        if any((d / name).is_dir() if folder else (d / name).is_file() for name, folder in MARKERS):
             return d
+    from memcli.vault import openclaw
+
+    claw = openclaw.workspace_holding(str(cwd), env)
+    if claw is not None:
+        return Path(claw)
     home = Path(env.get("HOME") or Path.home()) / ".mem" / "workspace"
     if not home.exists() and not create:
         raise BadInput("no workspace found", "run `mem init` or pass -w PATH")
