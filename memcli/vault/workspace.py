@@ -1,17 +1,13 @@
 """A workspace: its folders, which files are indexed, and how it is found.
 
-Indexed ("watched") files are MEMORY.md, the Markdown under daily_dir and digest_dir, and
-the OpenClaw `extra_paths` (absolute or workspace-relative, `~` expanded; a folder is
-walked for `.md`, a file is taken as it is; an entry that is a symlink is skipped, and so
-is every symlink below a folder). Every indexed file is named by one posix string, the same
-in the stores, search output, `mem get` and the MCP tools: its workspace-relative path, or
-for an extra path outside the workspace a virtual one, `extra/<name>/<path inside it>`
-(<name>: the folder's name, or the file's stem, made unique with `-2`, `-3`, … in config
-order). `Workspace.locate` turns either back into the file. mem only reads extra paths
-outside the workspace: no job writes there, backups leave them out and restores never
-touch them.
+Indexed ("watched") files are MEMORY.md, the Markdown under daily_dir and digest_dir, and the
+OpenClaw `extra_paths` (absolute or workspace-relative, `~` expanded; a folder is walked for `.md`,
+a file is taken as it is; symlinks are skipped). Every indexed file is named by one posix string,
+the same in the stores, search output, `mem get` and the MCP tools: its workspace-relative path,
+or for an extra path outside the workspace `extra/<name>/<path inside it>` (<name>: the folder's
+name or the file's stem, made unique with `-2`, `-3`, … in config order); `Workspace.locate`
+turns either back into the file. mem only reads extra paths outside the workspace.
 """
-
 from __future__ import annotations
 
 import os
