@@ -30,7 +30,7 @@ def _azure_keys(text: str, low: str) -> Spans:
             yield m.span(1)
 
 
-_PARAM_VALUE = re.compile(r"[^\s&#\"'<>;]{16,4096}")
+_PARAM_VALUE = re.compile(r"[A-Za-z0-9%+/=_.~-]{16,4096}")
 _SIGNATURES = frozenset({"sig", "signature", "x-amz-signature", "x-goog-signature", "x-amz-security-token"})
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 

@@ -30,11 +30,11 @@ __all__ = ["PROSE_RULES"]
 
 # ---------------------------------------------------------------- Latin-script sentences
 _NOUN = re.compile(  # matched where str.find put one of _WORDS; the group is the noun's class
-    r"(?P<pw>pass(?:word|wort|phrase|code|wd)|passe(?<=mot de passe)|kennwort|wachtwoord|mdp|contrase[ñn]a|clave|senha)"
+    r"(?P<pw>pass(?:word|wort|phrase|code|wd)|passe(?<=mot de passe)|pwd?|kennwort|wachtwoord|mdp|contrase[ñn]a|clave|senha)"
     r"|(?P<pin>pin(?:[ -]?(?:code|nummer|number))?|puk|code)"
     r"|(?P<tok>key|token|secret)"
     r"|(?P<pass>pass)")
-_WORDS = {"pw": ("pass", "key", "token", "secret", "kennwort", "wachtwoord", "mdp", "contrase", "clave", "senha"),
+_WORDS = {"pw": ("pass", "pw", "key", "token", "secret", "kennwort", "wachtwoord", "mdp", "contrase", "clave", "senha"),
           "pin": ("pin", "puk", "code")}
 _CODE_BEFORE = re.compile(r"(?:door|gate|alarm|keypad|safe|garage|entry|lock|building|entrance|tür|porte|puerta)[ -]$")
 _KEY_BEFORE = re.compile(r"(?:api|access|secret|license|licence|product|recovery|encryption|master|wifi|wi-fi|wlan|private"
@@ -48,10 +48,10 @@ _CHANGE = r"(?:(?:is|was|has been|have been|got|wurde|ist)[ \t]+)?(?:changed|set
 _VALUE = (r"(?:(?P<q>[\"'`«“„「『‘])[ \t]?(?P<qv>[^\"'`«»“”„「」『』‘’\r\n]{1,128}?)[ \t]?[\"'`»”“」』’]"
           r"|(?P<uv>[^\s\"'`<>«»“”「」]{1,128}))")
 _SEP = r"(?P<sep>[ \t]*(?::|=|->|→|—|–|：)[ \t]*|[ \t]+" + _CHANGE + r"[ \t]+(?:to|auf|zu)[ \t]+|[ \t]+" + _COPULA + r"[ \t]+)"
-_NEXT = re.compile(r"[ \t]+([^\s,;:!?。，、()\"'`«»“”„「」=]{1,40})")  # the word after the noun
+_NEXT = re.compile(r"[ \t]+([^\s,;:!?。，、()\"`«»“”„「」=]{1,40})")  # the word after the noun
 _TAIL = re.compile(r"(?P<qual>)" + _SEP + _VALUE)  # a colon or a verb right after the noun, then the value
 _QUALIFIED = re.compile(  # what it is for (lazily, at most 8 words), a colon or a verb, the value
-    r"(?P<qual>(?:[ \t]+[^\s,;:!?。，、()\"'`«»“”„「」=]{1,40}){1,8}?)" + _SEP + _VALUE)
+    r"(?P<qual>(?:[ \t]+[^\s,;:!?。，、()\"`«»“”„「」=]{1,40}){1,8}?)" + _SEP + _VALUE)
 _TAIL_TO = re.compile(r"(?P<qual>)(?P<sep>[ \t]+(?:to|auf|zu|à)[ \t]+)" + _VALUE)  # "set the router password to X"
 _BARE = re.compile(r"(?P<qual>)(?P<sep>[ \t]+)(?:(?P<q>[\"'`«“„「『‘])(?P<qv>[^\"'`«»“”„「」『』‘’\r\n]{1,128}?)[\"'`»”“」』’]"
                    r"|(?P<uv>[^\s\"'`<>]{6,128}))")  # "user admin, password X"; "use the passphrase 'a b c'"
