@@ -66,8 +66,8 @@ def _aws_secrets(text: str, low: str) -> Spans:
 _URL_WORDS = frozenset({"password", "passwd", "secret"})
 # PEM (PKCS#1, PKCS#8, SEC1, encrypted), OpenSSH, PGP (PRIVATE or SECRET KEY BLOCK), SSH2 (---- BEGIN … ----)
 _PEM_BEGIN = re.compile(r"----[- ]BEGIN ((?:[A-Z0-9]{2,12} ){0,3}(?:PRIVATE|SECRET) KEY(?: BLOCK)?)[ -]----")
-_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{1,64}\n(?:[A-Za-z0-9-]{1,32}: [^\n]{0,1024}\n|[A-Za-z0-9+/=]{1,128}\n){0,400}?"
-                    r"Private-(?:MAC|Hash): [0-9a-fA-F]{20,128}")
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{1,64}\n(?:(?!PuTTY-|Private-MAC|Private-Hash)[A-Za-z0-9-]{1,32}: [^\n]{0,1024}\n"
+                    r"|[A-Za-z0-9+/=]{1,128}\n){0,400}Private-(?:MAC|Hash): [0-9a-fA-F]{20,128}")  # up to the next file's header
 
 
 def _private_keys(text: str, low: str) -> Spans:

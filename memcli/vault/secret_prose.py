@@ -57,6 +57,7 @@ _BARE = re.compile(r"(?P<qual>)(?P<sep>[ \t]+)(?:(?P<q>[\"'`«“„「『‘])(
                    r"|(?P<uv>[^\s\"'`<>]{6,128}))")  # "user admin, password X"; "use the passphrase 'a b c'"
 _VERB = re.compile(r"\b(?:use|using|try|enter|type|paste|with|gib|utilise[rz]?|usa|use[sz]?)[ \t]+(?:[^\s]{1,12}[ \t]+){0,3}$")
 _SET_VERB = re.compile(r"(?:set|change|changed|changing|reset|update|updated|switch|switched|ändere|geändert|setze)\b[^.!?\n]{0,40}$")
+_CRED_WORDS = ("user", "login", "account", "benutzer", "utilisateur", "usuario")
 _CRED_CONTEXT = re.compile(r"(?:user(?:name)?|login|account|benutzer|utilisateur|usuario)\b[^!?\n]{0,40}$")
 _UNIT = re.compile(r"[ \t]*(?:digits?|characters?|chars?|numbers?|stellen|stellig|ziffern|chiffres|caractères|dígitos"
                    r"|cifras|caracteres|символ|цифр|位|자|桁|文字)")
@@ -88,14 +89,14 @@ def _accept(cls: str, noun: str, m: re.Match, text: str, low: str) -> tuple[int,
     value = trim(text[at:m.end("uv")], True)
     if value.endswith(("..", "…")):  # "the password is Gr33n-Tea-Time...": the dots are the sentence's
         value = value.rstrip(".…")
-        if not (len(value) >= 8 and any(c.isdigit() for c in value) and value[-1:].isalnum()):
+        if not (len(value) >= 8 and _DIGIT(value) and value[-1:].isalnum()):
             return None
     end = at + len(value)
     if cls == "pin" or (noun == "passcode" and value.isdigit()):
         return (at, end) if _pin(value, low, end) else None
     if password_manager(value) or (cls == "tok" and "*" in value):  # sk_live_* names a family of keys
         return None
-    if not m["sep"].strip() and not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+    if not m["sep"].strip() and not (_DIGIT(value) and _LETTER(value)):
         return None  # after a bare space, only letters with digits
     if credential_like(value):
         return at, end
@@ -105,14 +106,16 @@ def _accept(cls: str, noun: str, m: re.Match, text: str, low: str) -> tuple[int,
 
 _PLAIN = {"key": "tok", "token": "tok", "secret": "tok", "puk": "pin", "code": "pin", "kennwort": "pw", "wachtwoord": "pw",
           "mdp": "pw", "clave": "pw", "senha": "pw"}  # words that are the whole noun: no regex needed
+_BY_PREFIX = {w[:3]: w for w in _PLAIN}
+_DIGIT, _LETTER = re.compile(r"\d").search, re.compile(r"[^\W\d_]").search
 
 
 def _noun_at(low: str, i: int) -> tuple[str, str, int] | None:
     """(class, noun, end) of the noun at i, bounded by non-letters on both sides (a plural -s/-e is the noun)."""
     if i and (low[i - 1].isalnum() or low[i - 1] in "_:/.\"'`$"):  # not inside a word, an ARN, a path, a JSON key
         return None
-    word = next((w for w in _PLAIN if low.startswith(w, i)), None)
-    if word is None:
+    word = _BY_PREFIX.get(low[i:i + 3])
+    if word is None or not low.startswith(word, i):
         m = _NOUN.match(low, i)
         if m is None:
             return None
@@ -132,7 +135,8 @@ def _noun_at(low: str, i: int) -> tuple[str, str, int] | None:
 def _sentence(text: str, low: str, cls: str, noun: str, end: int) -> tuple[int, int] | None:
     """The value after the noun that ends at `end`: after a colon or verb, "to" after a change, or bare."""
     if cls == "pass":
-        if not _CRED_CONTEXT.search(low, max(0, end - 60), end - 4):
+        before = low[max(0, end - 64):end - 4]
+        if not any(w in before for w in _CRED_WORDS) or not _CRED_CONTEXT.search(before):
             return None  # "pass" alone is a verb unless a user or login came before
         cls = "pw"
     m = _TAIL.match(low, end)
@@ -220,7 +224,7 @@ def _cjk_at(text: str, low: str, end: int, pin: bool) -> tuple[int, int] | None:
         at, value = m.start("uv"), trim(text[m.start("uv"):m.end("uv")], True)
         after = text[at + len(value):at + len(value) + 1]
         ok = _pin(value, low, at + len(value)) if pin else credential_like(value) and not password_manager(value) \
-            and (not bare or any(c.isdigit() for c in value))
+            and (not bare or _DIGIT(value))
         ok = ok or (not pin and not bare and not m["qual"] and word_password(value, after))  # 密码是 sunshine
     return (at, at + len(value)) if ok and value else None
 
