@@ -22,7 +22,7 @@ _AZURE_NAMES = ("account", "sharedaccess")  # AccountKey=, SharedAccessKey=
 
 
 def _azure_keys(text: str, low: str) -> Spans:
-    for i in positions(low, ("key",)):
+    for i in positions(low, ("key=",)):
         if not any(low.startswith(name, i - len(name)) for name in _AZURE_NAMES) or (m := _B64_VALUE.match(text, i + 3)) is None:
             continue
         before = low[i - 13:i - 12] if low.startswith("sharedaccess", i - 12) else low[i - 8:i - 7]
@@ -45,7 +45,7 @@ def _param(low: str, at: int) -> tuple[str, int] | None:
     return (low[start:eq], eq) if start and low[start - 1] in "?&;" and low[eq:eq + 1] == "=" else None
 
 
-_WITH_EQ = {"k": "key=", "c": "code=", "s": ("sig=", "signature="), "t": "token="}  # a cheap look first
+_WITH_EQ = {"k": "key=", "c": "code=", "s": ("sig=", "signature=", "security-token=")}  # a cheap look first
 
 
 def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least: int) -> Spans:
@@ -61,11 +61,11 @@ def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least
 
 def _signatures(text: str, low: str) -> Spans:
     yield from _values(text, low, ("sig",), _SIGNATURES - {"x-amz-security-token"}, 16)
-    yield from _values(text, low, ("token",), frozenset({"x-amz-security-token"}), 16)
+    yield from _values(text, low, ("security-token=",), frozenset({"x-amz-security-token"}), 16)
 
 
 def _url_keys(text: str, low: str) -> Spans:
-    yield from _values(text, low, ("key", "code"), frozenset({"key", "code"}), 16)
+    yield from _values(text, low, ("key=", "code="), frozenset({"key", "code"}), 16)
 
 
 _URL_STOP = frozenset(" \t\r\n\"'<>()[]`")

@@ -107,12 +107,13 @@ def _accept(cls: str, noun: str, m: re.Match, text: str, low: str) -> tuple[int,
 _PLAIN = {"key": "tok", "token": "tok", "secret": "tok", "puk": "pin", "code": "pin", "kennwort": "pw", "wachtwoord": "pw",
           "mdp": "pw", "clave": "pw", "senha": "pw"}  # words that are the whole noun: no regex needed
 _BY_PREFIX = {w[:3]: w for w in _PLAIN}
+_NOT_BEFORE = "_:/.\"'`$"
 _DIGIT, _LETTER = re.compile(r"\d").search, re.compile(r"[^\W\d_]").search
 
 
 def _noun_at(low: str, i: int) -> tuple[str, str, int] | None:
     """(class, noun, end) of the noun at i, bounded by non-letters on both sides (a plural -s/-e is the noun)."""
-    if i and (low[i - 1].isalnum() or low[i - 1] in "_:/.\"'`$"):  # not inside a word, an ARN, a path, a JSON key
+    if i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE):  # not inside a word, an ARN, a path, a JSON key
         return None
     word = _BY_PREFIX.get(low[i:i + 3])
     if word is None or not low.startswith(word, i):
@@ -160,6 +161,8 @@ def _latin(group: str):
         done = -1  # the end of the last value: a noun inside it (a passphrase of words) is not read again
         claimed = getattr(low, "claimed", None)
         for i in positions(low, _WORDS[group]):
+            if i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE):
+                continue  # most hits (api_key, tokenizer's): rejected before a call
             hit = _noun_at(low, i) if i >= done else None
             if hit and claimed is not None and claimed.find(1, hit[2], hit[2] + 12) >= 0:
                 continue  # an earlier rule took what follows the noun (password: X in config form)
