@@ -62,6 +62,28 @@ _CRED_CONTEXT = re.compile(r"(?:user(?:name)?|login|account|benutzer|utilisateur
 _UNIT = re.compile(r"[ \t]*(?:digits?|characters?|chars?|numbers?|stellen|stellig|ziffern|chiffres|caractères|dígitos"
                    r"|cifras|caracteres|символ|цифр|位|자|桁|文字)")
 _PIN_VALUE = re.compile(r"\d{4,12}[#*]?")
+_GATE_WORDS = sorted({*_PREPOSITIONS, "is", "was", "are", "ist", "war", "lautet", "lautete", "est", "était", "sera", "es", "era",
+                      "será", "é", "è", "sono", "это", "был", "будет", "changed", "set", "reset", "updated", "rotated",
+                      "switched", "has", "have", "got", "wurde", "geändert", "gesetzt", "auf", "zu"}, key=len, reverse=True)
+
+
+def _trie(words) -> str:
+    """A regex of words as a trie: the engine tries one branch per character instead of every word."""
+    heads: dict[str, list[str]] = {}
+    for w in words:
+        heads.setdefault(w[:1], []).append(w[1:])
+    parts = []
+    for head, tails in sorted(heads.items()):
+        rest = [t for t in tails if t]
+        inner = _trie(rest) if rest else ""
+        parts.append(re.escape(head) + (f"(?:{inner})" + ("?" if "" in tails else "") if rest else ""))
+    return "|".join(parts)
+
+
+_NOUN_AT = re.compile(  # the noun, bounded, and something a value may follow: a colon, a verb, a preposition, a
+    r"(?:" + _NOUN.pattern + r")(?:s|e)?(?![\w\"'`=])"  # quote, a value with a digit; else no call is made
+    r"(?=[ \t]*(?::|->|→|—|–|：)|[ \t]+(?:" + _trie(_GATE_WORDS) + r")[ \t]"
+    r"|[ \t]+[\"'`«“„「『‘]|[ \t]+(?=[^\s]{0,127}\d)[^\s]{6})")
 _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd"})
 
 
@@ -104,33 +126,21 @@ def _accept(cls: str, noun: str, m: re.Match, text: str, low: str) -> tuple[int,
     return (at, end) if english and word_password(value, text[end:end + 1]) else None
 
 
-_PLAIN = {"key": "tok", "token": "tok", "secret": "tok", "puk": "pin", "code": "pin", "kennwort": "pw", "wachtwoord": "pw",
-          "mdp": "pw", "clave": "pw", "senha": "pw"}  # words that are the whole noun: no regex needed
-_BY_PREFIX = {w[:3]: w for w in _PLAIN}
 _NOT_BEFORE = "_:/.\"'`$"
 _DIGIT, _LETTER = re.compile(r"\d").search, re.compile(r"[^\W\d_]").search
 
 
 def _noun_at(low: str, i: int) -> tuple[str, str, int] | None:
-    """(class, noun, end) of the noun at i, bounded by non-letters on both sides (a plural -s/-e is the noun)."""
-    if i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE):  # not inside a word, an ARN, a path, a JSON key
+    """(class, noun, end) of the noun at i when a value may follow it (the word before is checked by the caller)."""
+    m = _NOUN_AT.match(low, i)
+    if m is None:
         return None
-    word = _BY_PREFIX.get(low[i:i + 3])
-    if word is None or not low.startswith(word, i):
-        m = _NOUN.match(low, i)
-        if m is None:
-            return None
-        cls, noun, end = m.lastgroup, m[0], m.end()
-    else:
-        cls, noun, end = _PLAIN[word], word, i + len(word)
-    if low[end:end + 1] in ("s", "e") and not low[end + 1:end + 2].isalnum():
-        end += 1
-    if end < len(low) and (low[end].isalnum() or low[end] in "_=\"'`"):  # password= is config: the key rules' own
+    cls = "pw" if m["pw"] else "pin" if m["pin"] else "tok" if m["tok"] else "pass"
+    noun = m[cls]
+    if (noun == "code" and not _CODE_BEFORE.search(low, max(0, i - 20), i)) \
+            or (noun == "key" and not _KEY_BEFORE.search(low, max(0, i - 20), i)):
         return None
-    lo = max(0, i - 20)
-    if (noun == "code" and not _CODE_BEFORE.search(low, lo, i)) or (noun == "key" and not _KEY_BEFORE.search(low, lo, i)):
-        return None
-    return cls, noun, end
+    return cls, noun, m.end()
 
 
 def _sentence(text: str, low: str, cls: str, noun: str, end: int) -> tuple[int, int] | None:
@@ -161,9 +171,9 @@ def _latin(group: str):
         done = -1  # the end of the last value: a noun inside it (a passphrase of words) is not read again
         claimed = getattr(low, "claimed", None)
         for i in positions(low, _WORDS[group]):
-            if i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE):
-                continue  # most hits (api_key, tokenizer's): rejected before a call
-            hit = _noun_at(low, i) if i >= done else None
+            if i < done or (i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE)):
+                continue  # inside a word, an ARN, a path, a JSON key (api_key, secret:, "token"), or the last value
+            hit = _noun_at(low, i)
             if hit and claimed is not None and claimed.find(1, hit[2], hit[2] + 12) >= 0:
                 continue  # an earlier rule took what follows the noun (password: X in config form)
             span = _sentence(text, low, *hit) if hit else None
