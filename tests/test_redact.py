@@ -343,9 +343,9 @@ def test_a_megabyte_of_notes_is_fast():
 
 
 def _timed(redactor: Redactor, text: str) -> float:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: what redaction costs, not how busy the machine is
     redactor.redact(text)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def _scorer():
@@ -473,6 +473,7 @@ WRITTEN = [  # (family, text, value): one way people write each, in sentences, c
     ("command", "sshpass -p 'hunter2-Xq9' ssh deploy@10.0.4.12", "hunter2-Xq9"),
     ("command", "PGPASSWORD=Pg-Sup3r-S3cret psql -h db -U postgres", "Pg-Sup3r-S3cret"),
     ("command", "lftp -u backup,Bkp-2024!x sftp://nas.lan", "Bkp-2024!x"),
+    ("config", '<add key="ApiToken" value="f0pdmhQjt2CknwDXedR5nTKfyVYSnTH4xdnyuZ0i" />', "f0pdmhQjt2CknwDXedR5nTKfyVYSnTH4xdnyuZ0i"),
     ("url", "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=q8Nf2+Lr9Tz4Wv7Yb1Kd6Hs3Jm0"
             "Px5Ca8Ge2Ru4VwX=", "q8Nf2+Lr9Tz4Wv7Yb1Kd6Hs3Jm0Px5Ca8Ge2Ru4VwX="),
     ("url", "https://s3.amazonaws.com/b/k.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d8"
@@ -521,7 +522,7 @@ SAID_ABOUT = [  # prose about passwords, PINs, tokens, keys and URLs: kept as wr
     "https://github.com/acme/app/settings/hooks/123456789", "https://example.com/search?q=password+reset&key=value",
     "aws ec2 describe-instances --query 'Reservations[].Instances[].Tags[?Key==`Name`]|[0].Value'",
     "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGB8a1sBEAC7Xn5s0kZ8e7Yp2Lq1\n-----END PGP PUBLIC KEY BLOCK-----",
-    "The PuTTY-User-Key-File format is documented in the PuTTY manual.",
+    "The PuTTY-User-Key-File format is documented in the PuTTY manual.", '<add key="ConnectionTimeout" value="30" />',
     "arn:aws:secretsmanager:us-east-1:648750227261:secret:prod/db-credentials",
 ]
 

@@ -8,9 +8,11 @@ Both leave placeholders ($VAR, ${{…}}, <token>, ***, ENV_NAME, get_token(), ch
 - a secret-named key and its value: password=, "db_password": , pw: , --api-key X, -u user:pass, 密码：,
   <password>, ENV DB_PASSWORD x; after a bare space a quoted literal (password `x`), a verb (use token X)
   or a change (password changed, it is now X); "… password is swordfish." (no adjective's suffix)
-- command lines: a tool's own flag (docker login -p, mysql -pX, redis-cli -a, sshpass -p, htpasswd -b)
+- command lines: a tool's own flag (docker login -p, mysql -pX, redis-cli -a, sshpass -p, htpasswd -b,
+  lftp -u user,X)
 - config files: .netrc, .npmrc _auth= and docker "auth": (basic_auth), _authToken=, .pypirc, AWS
-  credentials, kubeconfig token: and client-key-data: (taken whole), Terraform variable defaults
+  credentials, kubeconfig token: and client-key-data: (taken whole), Terraform variable defaults,
+  .NET appSettings (<add key="ApiToken" value="X"/>)
 - connection strings (Password=…; up to the `;`), Markdown tables (a cell under a password header
   or right of a secret-named cell), "Credentials: admin / X", auth=("admin", "X")
 Kept: hashes, UUIDs, digests, error codes, versions; "password123" without a key. Linear: bounded
@@ -42,6 +44,7 @@ _FLAG = re.compile(r"--(?P<key>[A-Za-z][A-Za-z0-9_-]{0,40})[ \t]{1,8}"
                    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,256})(?P=q)|(?P<uv>[^\s\"'`,;&<>\\-][^\s\"'`,;&<>\\]{0,255}))")
 _USER_FLAG = re.compile(r"(?:-u|--user|--proxy-user)(?:[ \t]{1,8}|=)?[\"']?(?P<user>[^\s:\"'@=]{1,64}):(?P<uv>[^\s\"']{1,128})")
 _LFTP = re.compile(r"lftp\b[^\n]{0,200}?[ \t]-u[ \t]+[^\s,]{1,64},(?P<uv>[^\s\"']{1,128})")  # lftp -u user,X
+_APP_SETTING = re.compile(r"<add[ \t]+key=\"(?P<key>[^\"\n]{1,64})\"[ \t]+value=\"(?P<qv>[^\"\n]{1,256})\"")  # web.config
 _XML = re.compile(r"<(?P<key>[A-Za-z_][\w.:-]{0,40})>(?P<qv>[^<>\s]{1,256})</(?P=key)>")
 _KEY_CHARS = frozenset(KEYCH + ".$")
 _KV_ENDINGS = (*SECRET_ENDINGS, "key", "pass", "pw")  # "key" may still become api_key
@@ -280,6 +283,7 @@ ASSIGNMENT_RULES: tuple[tuple[str, Finder], ...] = (
                             accept=lambda m, _: m["uv"] != m["user"] and not (m["user"] + m["uv"]).isdigit())),  # uid:gid
     ("password", _one_value(_XML, strict=False, keyed=True, hints=("</",))),
     ("password", _one_value(_LFTP, strict=False, keyed=False, hints=("lftp",))),
+    ("password", _one_value(_APP_SETTING, strict=False, keyed=True, hints=("<add",))),
     ("password", _commands),
     ("password", _one_value(_NETRC, strict=False, keyed=False, hints=("machine",))),
     ("basic_auth", regex_finder(_NPM_AUTH, group="v", accept=basic_credentials, hints=("auth",), before=KEYCH.replace("_", ""))),
