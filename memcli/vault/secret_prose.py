@@ -42,7 +42,7 @@ _KEY_BEFORE = re.compile(r"(?:api|access|secret|license|licence|product|recovery
 _PREPOSITIONS = frozenset("""for on of to at in from with into used für fur auf von vom zum zur bei beim des der
     de du pour sur à d'accès del para en por do da dos das no na di della dello per su voor van op от для на к в
     (for (on""".split())
-_COPULA = (r"(?:is|was|are|'s|ist|war|lautet|lautete|est|était|sera|es|era|será|é|è|sono|это|был|будет)"
+_COPULA = (r"(?:is|was|are|ist|war|lautet|lautete|est|était|sera|es|era|será|é|è|sono|это|был|будет)"
            r"(?:[ \t]+(?:now|still|currently|jetzt|nun|immer noch|maintenant|désormais|ahora|agora|ora|adesso|nu|теперь))?")
 _CHANGE = r"(?:(?:is|was|has been|have been|got|wurde|ist)[ \t]+)?(?:changed|set|reset|updated|rotated|switched|geändert|gesetzt)"
 _VALUE = (r"(?:(?P<q>[\"'`«“„「『‘])[ \t]?(?P<qv>[^\"'`«»“”„「」『』‘’\r\n]{1,128}?)[ \t]?[\"'`»”“」』’]"
@@ -62,6 +62,8 @@ _CRED_CONTEXT = re.compile(r"(?:user(?:name)?|login|account|benutzer|utilisateur
 _UNIT = re.compile(r"[ \t]*(?:digits?|characters?|chars?|numbers?|stellen|stellig|ziffern|chiffres|caractères|dígitos"
                    r"|cifras|caracteres|символ|цифр|位|자|桁|文字)")
 _PIN_VALUE = re.compile(r"\d{4,12}[#*]?")
+_NOT_BEFORE = "_:/.\"'`$"  # a noun right after one of these is part of a name: api_key, secret:, "token", $PASS
+_DIGIT, _LETTER = re.compile(r"\d").search, re.compile(r"[^\W\d_]").search
 _GATE_WORDS = sorted({*_PREPOSITIONS, "is", "was", "are", "ist", "war", "lautet", "lautete", "est", "était", "sera", "es", "era",
                       "será", "é", "è", "sono", "это", "был", "будет", "changed", "set", "reset", "updated", "rotated",
                       "switched", "has", "have", "got", "wurde", "geändert", "gesetzt", "auf", "zu"}, key=len, reverse=True)
@@ -124,10 +126,6 @@ def _accept(cls: str, noun: str, m: re.Match, text: str, low: str) -> tuple[int,
         return at, end
     english = cls == "pw" and noun in _ENGLISH and m["sep"].strip()[:2] in ("is", "wa", ":")
     return (at, end) if english and word_password(value, text[end:end + 1]) else None
-
-
-_NOT_BEFORE = "_:/.\"'`$"
-_DIGIT, _LETTER = re.compile(r"\d").search, re.compile(r"[^\W\d_]").search
 
 
 def _noun_at(low: str, i: int) -> tuple[str, str, int] | None:

@@ -136,7 +136,8 @@ KEYCH = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"  # no
 class Lowered(str):
     """A text lowercased with the same offsets, which remembers what rules computed from it: one
     str.find pass over a MiB costs ~0.4 ms, and several rules look for the same words (pass, key,
-    token, secret), so each word is looked for once per text."""
+    token, secret), so each word is looked for once per text. The Redactor also sets `claimed`
+    (1 where an earlier rule took a value), so a later rule can skip a value already taken."""
 
     def memo(self, key, compute: Callable[[str], object]):
         done = self.__dict__.setdefault("_memo", {})
