@@ -520,6 +520,8 @@ SAID_ABOUT = [  # prose about passwords, PINs, tokens, keys and URLs: kept as wr
     "AccountKey=<your-account-key>;", "append &sig=<signature> to the URL", "https://discord.com/api/webhooks/<id>/<token>",
     "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey",
     "https://github.com/acme/app/settings/hooks/123456789", "https://example.com/search?q=password+reset&key=value",
+    "see https://example.com/webhooks/stripe_payment_intent_succeeded_v2 for the handler",
+    "https://x.dev/api?key=customer_billing_address_v2",
     "aws ec2 describe-instances --query 'Reservations[].Instances[].Tags[?Key==`Name`]|[0].Value'",
     "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGB8a1sBEAC7Xn5s0kZ8e7Yp2Lq1\n-----END PGP PUBLIC KEY BLOCK-----",
     "The PuTTY-User-Key-File format is documented in the PuTTY manual.", '<add key="ConnectionTimeout" value="30" />',

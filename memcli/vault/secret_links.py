@@ -55,7 +55,7 @@ def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least
         m = _PARAM_VALUE.match(text, param[1] + 1)
         value = m[0] if m else ""
         hexed = len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)
-        if len(value) >= least and not placeholder(value) and (hexed or random_like(value)):
+        if len(value) >= least and not placeholder(value) and (hexed or _random(value)):
             yield m.span()
 
 
@@ -66,6 +66,14 @@ def _signatures(text: str, low: str) -> Spans:
 
 def _url_keys(text: str, low: str) -> Spans:
     yield from _values(text, low, ("key=", "code="), frozenset({"key", "code"}), 16)
+
+
+_NAMED = re.compile(r"(?:[A-Za-z]{2,}|v?\d{1,4})(?:[-_.](?:[A-Za-z]{2,}|v?\d{1,4}))+")  # stripe_payment_succeeded_v2
+
+
+def _random(value: str) -> bool:
+    """A credential's characters rather than words joined by - _ . (an event name, a slug with a version)."""
+    return random_like(value) and not _NAMED.fullmatch(value)
 
 
 _URL_STOP = frozenset(" \t\r\n\"'<>()[]`")
@@ -90,7 +98,7 @@ def _webhooks(text: str, low: str) -> Spans:
         path = _PATH.match(text, seg_end)
         done = path.end()
         random = [seg.span() for seg in _SEGMENT.finditer(text, seg_end, path.end())
-                  if len(seg[0]) >= 20 and random_like(seg[0]) and not placeholder(seg[0])]
+                  if len(seg[0]) >= 20 and _random(seg[0])]
         if random:  # Teams: tenant@group/IncomingWebhook/id/owner: the path from the first to the last, whole
             yield random[0][0], random[-1][1]
 
