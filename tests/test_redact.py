@@ -449,6 +449,8 @@ WRITTEN = [  # (family, text, value): one way people write each, in sentences, c
     ("sentence", "I changed my Gmail password to Blue-Heron-1987!", "Blue-Heron-1987!"),
     ("sentence", 'Use the passphrase "purple monkey dishwasher 42" to unlock the backup.', "purple monkey dishwasher 42"),
     ("sentence", "User admin, password Kr4k3n!Sea", "Kr4k3n!Sea"),
+    ("sentence", "the new password will be Xk9#mm2L", "Xk9#mm2L"),
+    ("sentence", "the vault token for CI is hvs.CAESIJ7xK9mq2LwRt4ZbYpN3sVd8", "hvs.CAESIJ7xK9mq2LwRt4ZbYpN3sVd8"),
     ("sentence", "the API token for the staging cluster is 7f3c9a1e5b2d8f4c6a0e1b3d5f7a9c2e", "7f3c9a1e5b2d8f4c6a0e1b3d5f7a9c2e"),
     ("login", "login: deploy / Qw9$zX2!pL", "Qw9$zX2!pL"),
     ("login", "Zugangsdaten: admin / Bratwurst#42", "Bratwurst#42"),
