@@ -42,7 +42,8 @@ _KEY_BEFORE = re.compile(r"(?:api|access|secret|license|licence|product|recovery
 _PREPOSITIONS = frozenset("""for on of to at in from with into used für fur auf von vom zum zur bei beim des der
     de du pour sur à d'accès del para en por do da dos das no na di della dello per su voor van op от для на к в
     (for (on""".split())
-_COPULA = (r"(?:(?:will|would|should|must|is going to)[ \t]+be|wird(?:[ \t]+jetzt)?|is|was|are|ist|war|lautet|lautete|est|était|sera|es|era|será|é|è|sono|это|был|будет)"
+_COPULA = (r"(?:(?:will|would|should|must|is going to)[ \t]+be|wird(?:[ \t]+jetzt)?|is|was|are|ist|war|lautet|lautete"
+           r"|est|était|sera|es|era|será|é|è|sono|это|был|будет)"
            r"(?:[ \t]+(?:now|still|currently|jetzt|nun|immer noch|maintenant|désormais|ahora|agora|ora|adesso|nu|теперь))?")
 _CHANGE = r"(?:(?:is|was|has been|have been|got|wurde|ist)[ \t]+)?(?:changed|set|reset|updated|rotated|switched|geändert|gesetzt)"
 _VALUE = (r"(?:(?P<q>[\"'`«“„「『‘])[ \t]?(?P<qv>[^\"'`«»“”„「」『』‘’\r\n]{1,128}?)[ \t]?[\"'`»”“」』’]"
