@@ -109,7 +109,7 @@ _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the random
     ("huggingface_token", r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])", ("hf_",), 3),
     ("sendgrid_key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}", ("SG.",), 3),
     ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", ("AKIA", "ASIA", "ABIA", "ACCA"), 4),
-    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,255}(?![A-Za-z0-9_-])", ("hvs.", "hvb.", "hvr."), 4),  # HashiCorp Vault
+    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,255}(?![A-Za-z0-9_-])", (), 4),  # HashiCorp Vault: the literal is the hint
     ("private_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",), 16),  # age identity
 )
 FORMAT_RULES: tuple[tuple[str, Finder], ...] = (

@@ -171,11 +171,10 @@ def _latin(group: str):
         done = -1  # the end of the last value: a noun inside it (a passphrase of words) is not read again
         claimed = getattr(low, "claimed", None)
         for i in positions(low, _WORDS[group]):
-            if i < done or (i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE)):
-                continue  # inside a word, an ARN, a path, a JSON key (api_key, secret:, "token"), or the last value
-            hit = _noun_at(low, i)
-            if hit and claimed is not None and claimed.find(1, hit[2], hit[2] + 12) >= 0:
-                continue  # an earlier rule took what follows the noun (password: X in config form)
+            if i < done or (i and (low[i - 1].isalnum() or low[i - 1] in _NOT_BEFORE)) \
+                    or (claimed is not None and claimed.find(1, i, i + 24) >= 0):
+                continue  # inside a word, an ARN, a path, a JSON key (api_key, secret:, "token"), the last value, or
+            hit = _noun_at(low, i)  # before a value an earlier rule took (password: X in config form)
             span = _sentence(text, low, *hit) if hit else None
             if span:
                 done = span[1]
