@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Precision and recall of memcli.vault.redact on a labelled corpus: one JSON document on stdout.
 
-    python bench/bench_secrets.py                  # score tests/data/secrets/{positives,negatives,heldout}.jsonl
+    python bench/bench_secrets.py                  # score tests/data/secrets/*.jsonl, each set on its own
     python bench/bench_secrets.py --details        # also every replacement of every record
     python bench/bench_secrets.py --regenerate     # rewrite positives.jsonl and negatives.jsonl (fixed seed)
 
 Scoring. A listed secret is recalled when it no longer occurs in the redacted text and
 a `[REDACTED:` marker does. Precision is per replacement: one that overlaps a listed
 secret is a true positive; one in a negative text, or in a positive text away from every
-listed secret, is a false positive. heldout.jsonl (written by hand after the detector,
-never tuned on) mixes both kinds of records and is scored on its own.
+listed secret, is a false positive. sentences.jsonl (the dev set: secrets as people write
+them in sentences, on command lines, in connection strings and signed URLs, in several
+languages) and every heldout*.jsonl (written by hand, never tuned on) mix both kinds of
+records; each is scored on its own, under its file name.
 
 The secrets are fake but format-valid (right prefix, alphabet and length), drawn from a
 seeded generator; a few carry EXAMPLE/FAKE segments, most do not, so the detector can
@@ -1080,14 +1082,16 @@ def report(corpus: Path, details: bool) -> dict:
     t0 = time.perf_counter()
     positives, negatives = load_jsonl(corpus / "positives.jsonl"), load_jsonl(corpus / "negatives.jsonl")
     doc = score(redactor, positives, negatives)
-    # held-out sets, never tuned on: heldout.jsonl written after the first rules, heldout2.jsonl
-    # by someone who never saw the rules or the corpus
+    # the other sets, each scored on its own: sentences.jsonl (the dev set of secrets as people
+    # write them, tuned on), then every heldout*.jsonl by name, never tuned on (heldout.jsonl written
+    # after the first rules, heldout2.jsonl by someone who never saw the rules or the corpus)
     parts = [doc]
-    for name in ("heldout", "heldout2"):
-        if (corpus / f"{name}.jsonl").exists():
-            held = load_jsonl(corpus / f"{name}.jsonl")
-            doc[name] = score(redactor, [r for r in held if "secrets" in r], [r for r in held if "secrets" not in r])
-            parts.append(doc[name])
+    for path in [corpus / "sentences.jsonl", *sorted(corpus.glob("heldout*.jsonl"))]:
+        if path.is_file():
+            records = load_jsonl(path)
+            doc[path.stem] = score(redactor, [r for r in records if "secrets" in r],
+                                   [r for r in records if "secrets" not in r])
+            parts.append(doc[path.stem])
     doc["seconds"] = round(time.perf_counter() - t0, 3)
     for part in parts:
         if not details:

@@ -230,7 +230,7 @@ def test_yaml_and_env_keep_key_and_separator():
 
 
 def test_prose_needs_a_credential_shaped_value():
-    assert redact("my password is hunter2!")[0] == "my password is [REDACTED:password]!"
+    assert redact("my password is hunter2!")[0] == "my password is [REDACTED:password]"  # a "!" may be the password's
     assert redact("数据库密码是 Zx9!mK2#pQ，不要外传。")[0] == "数据库密码是 [REDACTED:password]，不要外传。"
     for kept in ("the password is stored in vault", "Token: expired", "the token is cached for 3600 seconds",
                  "the default password is printed on the router label"):
@@ -275,7 +275,7 @@ def test_redact_value_walks_json_like_data():
     assert out == {"password": "[REDACTED:password]", "token": "Hello", "api_key": "abc", "count": 3, "secret": True,
                    "pwd": "***", "auth": "[REDACTED:password]",
                    "nested": [{"client_secret": "[REDACTED:password]"}, ("[REDACTED:openai_key]",)],
-                   "note": "my password is [REDACTED:password]!"}
+                   "note": "my password is [REDACTED:password]"}
     assert data["password"] == "correct horse battery"  # a copy, the input is untouched
     assert sorted(found) == ["openai_key"] + ["password"] * 4
 
@@ -327,9 +327,9 @@ PATHOLOGICAL = {
 
 @pytest.mark.parametrize("name", PATHOLOGICAL)
 def test_no_catastrophic_backtracking(name):
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the machine may be busy with other work
     redact(PATHOLOGICAL[name])
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_a_megabyte_of_notes_is_fast():
@@ -343,9 +343,9 @@ def test_a_megabyte_of_notes_is_fast():
 
 
 def _timed(redactor: Redactor, text: str) -> float:
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: what redaction costs, not how busy the machine is
     redactor.redact(text)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def _scorer():
@@ -386,15 +386,19 @@ def test_committed_corpus_is_what_the_generator_writes(tmp_path):
 
 
 def test_modules_need_only_the_standard_library_and_errors():
-    """redact.py (the Redactor) imports the rules and errors; secret_rules.py nothing of memcli."""
-    allowed = {"__future__", "base64", "binascii", "re", "collections", "dataclasses", "functools", "typing", "memcli"}
-    for module, memcli_imports in ((redact_module, ["from memcli.errors import ConfigError",
-                                                    "from memcli.vault.secret_rules import "]),
-                                   (secret_rules, [])):
+    """redact.py (the Redactor) imports the rules and errors; the rules the shapes; the shapes nothing of memcli."""
+    from memcli.vault import secret_links, secret_prose, secret_shapes
+
+    allowed = {"__future__", "base64", "binascii", "re", "collections", "dataclasses", "functools", "itertools", "typing",
+               "memcli"}
+    rules = ["memcli.vault.secret_shapes"]
+    for module, memcli_imports in ((redact_module, ["memcli.errors", "memcli.vault.secret_links", "memcli.vault.secret_prose",
+                                                    "memcli.vault.secret_rules", "memcli.vault.secret_shapes"]),
+                                   (secret_rules, rules), (secret_prose, rules), (secret_links, rules), (secret_shapes, [])):
         source = Path(module.__file__).read_text(encoding="utf-8")
         imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
         assert all(line.split()[1].split(".")[0] in allowed for line in imports), module.__name__
-        assert [line.partition("(")[0] for line in imports if "memcli" in line] == memcli_imports, module.__name__
+        assert [line.split()[1] for line in imports if "memcli" in line] == memcli_imports, module.__name__
 
 
 def test_public_api_is_unchanged_by_the_split():
@@ -403,3 +407,168 @@ def test_public_api_is_unchanged_by_the_split():
     assert is_secret_key is secret_rules.is_secret_key and is_secret_key("db_password")
     assert default_redactor().redact("password=hunter22") == redact("password=hunter22")
     assert MARKER.fullmatch("[REDACTED:password]") and "password" in KINDS
+
+
+# ---------------------------------------------------------------- secrets as people write them
+AZURE_KEY = "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NQ=="
+SAS_SIG = "Xy7%2Bq3L0mZp9aQ%2FvTb4kR8sNn1cDdE5fGh6jK2lM0oP%3D"
+DISCORD = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGhIjKlMnOpQrStUvWxYz01234567"
+# what a user reported kept verbatim through every writer: (text, values that must go, what must be left)
+REPORTED = [
+    ("My password for the staging admin is Tr0ub4dor&3-Lumen and the root password on logs-02 is hunter2-Xq9!zz",
+     ["Tr0ub4dor&3-Lumen", "hunter2-Xq9!zz"], "My password for the staging admin is [REDACTED:password] and the root "
+                                              "password on logs-02 is [REDACTED:password]"),
+    ("The passphrase for the GPG key is 'correct horse battery staple'.", ["correct horse battery staple"],
+     "The passphrase for the GPG key is '[REDACTED:password]'."),
+    ("login admin / Sommer2026!", ["Sommer2026!"], "login admin / [REDACTED:password]"),
+    ("https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-01-01T00:00:00Z&spr=https"
+     f"&sig={SAS_SIG}", [SAS_SIG], "https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r"
+                                   "&se=2026-01-01T00:00:00Z&spr=https&sig=[REDACTED:signed_url]"),
+    (f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
+     [AZURE_KEY], "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure_key];"
+                  "EndpointSuffix=core.windows.net"),
+    (f"https://discord.com/api/webhooks/1234567890123456789/{DISCORD}", [DISCORD],
+     "https://discord.com/api/webhooks/1234567890123456789/[REDACTED:webhook_url]"),
+    ("my PIN is 4821", ["4821"], "my PIN is [REDACTED:pin]"),
+    ("wifi password: BerlinGuest2026!", ["BerlinGuest2026!"], "wifi password: [REDACTED:password]"),
+]
+
+
+@pytest.mark.parametrize("text,values,expected", REPORTED, ids=[f"reported-{i}" for i in range(len(REPORTED))])
+def test_reported_cases_go_whole(text, values, expected):
+    out, kinds = redact(text)
+    assert out == expected
+    assert not any(v in out for v in values) and len(kinds) == len(values)
+    assert redact(out) == (out, [])  # and stay redacted
+
+
+PEM_BODY = "MIIEowIBAAKCAQEA7dGx2lW3Y9kQv8Zr1Tn5Lp0Hs6Jm4Ca2Ge8Ru\nNf3Lr9Tz4Wv7Yb1Kd6Hs3Jm0Px5Ca8Ge2Ru4VwXyZ0aBcDeFgHiJkL"
+PPK_PRIVATE = "AAAAIQDJd6bYv5Zq3Lm8Nw2Rt4Ys6Ua1Oc9Ie7Gd0Hf3Kj5Pl8Mn2Qb4Xz"
+WRITTEN = [  # (family, text, value): one way people write each, in sentences, commands, URLs and key files
+    ("sentence", "The password to the NAS is Kx7#mQ2v — don't share it.", "Kx7#mQ2v"),
+    ("sentence", "FYI the db password on prod-db-3 was changed to Vy6!rT2q#Lm", "Vy6!rT2q#Lm"),
+    ("sentence", "I changed my Gmail password to Blue-Heron-1987!", "Blue-Heron-1987!"),
+    ("sentence", 'Use the passphrase "purple monkey dishwasher 42" to unlock the backup.', "purple monkey dishwasher 42"),
+    ("sentence", "User admin, password Kr4k3n!Sea", "Kr4k3n!Sea"),
+    ("sentence", "the new password will be Xk9#mm2L", "Xk9#mm2L"),
+    ("sentence", "the vault token for CI is hvs.CAESIJ7xK9mq2LwRt4ZbYpN3sVd8", "hvs.CAESIJ7xK9mq2LwRt4ZbYpN3sVd8"),
+    ("sentence", "the API token for the staging cluster is 7f3c9a1e5b2d8f4c6a0e1b3d5f7a9c2e", "7f3c9a1e5b2d8f4c6a0e1b3d5f7a9c2e"),
+    ("login", "login: deploy / Qw9$zX2!pL", "Qw9$zX2!pL"),
+    ("login", "Zugangsdaten: admin / Bratwurst#42", "Bratwurst#42"),
+    ("pin", "The bank card PIN is 7306.", "7306"),
+    ("pin", "the door code is 2580#", "2580#"),
+    ("de", "Das Passwort für den Server ist Fr1tz-Box#77.", "Fr1tz-Box#77"),
+    ("de", "Mein WLAN-Passwort lautet Sonnenblume2026!", "Sonnenblume2026!"),
+    ("fr", "Le mot de passe du routeur est Fromage-42!", "Fromage-42!"),
+    ("fr", "mot de passe : Baguette2025?", "Baguette2025?"),
+    ("es", "La contraseña del wifi es Paella-Valencia-7.", "Paella-Valencia-7"),
+    ("es", "El PIN de la tarjeta es 5530", "5530"),
+    ("zh", "我的邮箱密码是 Qq-Mail-2024!", "Qq-Mail-2024!"),
+    ("zh", "数据库的密码我改成 Lotus-River-88 了", "Lotus-River-88"),
+    ("zh", "账号 admin 密码 Sommer2026!", "Sommer2026!"),
+    ("ja", "管理画面のパスワードは「Tokyo#Tower333」です。", "Tokyo#Tower333"),
+    ("ja", "暗証番号は 4721 です", "4721"),
+    ("ko", "비밀번호는 Seoul-Night-99 입니다", "Seoul-Night-99"),
+    ("ko", "비밀번호를 Busan#2024로 바꿨어", "Busan#2024"),
+    ("ru", "Пароль от сервера: Matr3shka!42", "Matr3shka!42"),
+    ("command", "curl -u admin:Zt8#pQ1w https://jenkins.acme.dev/api/json", "Zt8#pQ1w"),
+    ("command", "mysql -h db.acme.lan -u root -pR00t-Pw-2024 app", "R00t-Pw-2024"),
+    ("command", "sshpass -p 'hunter2-Xq9' ssh deploy@10.0.4.12", "hunter2-Xq9"),
+    ("command", "PGPASSWORD=Pg-Sup3r-S3cret psql -h db -U postgres", "Pg-Sup3r-S3cret"),
+    ("command", "lftp -u backup,Bkp-2024!x sftp://nas.lan", "Bkp-2024!x"),
+    ("config", '<add key="ApiToken" value="f0pdmhQjt2CknwDXedR5nTKfyVYSnTH4xdnyuZ0i" />', "f0pdmhQjt2CknwDXedR5nTKfyVYSnTH4xdnyuZ0i"),
+    ("url", "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=q8Nf2+Lr9Tz4Wv7Yb1Kd6Hs3Jm0"
+            "Px5Ca8Ge2Ru4VwX=", "q8Nf2+Lr9Tz4Wv7Yb1Kd6Hs3Jm0Px5Ca8Ge2Ru4VwX="),
+    ("url", "https://s3.amazonaws.com/b/k.gz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d8"
+            "6835f995330da4c265957d157751f604d404", "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"),
+    ("url", "https://acme.webhook.office.com/webhookb2/989e51bb-2ab2-42e1-a7b0-2a0ca41a29f6@134739d6-904c-4062-a549-45a4d401"
+            "408d/IncomingWebhook/d009da6c257c8ff9b451f6636f6b4b80/5d1e3b6a-0c2f-4e8a-9b7d-1f2e3d4c5b6a",
+     "d009da6c257c8ff9b451f6636f6b4b80"),
+    ("url", "the deploy hook is https://ci.acme.dev/hooks/deploy?token=8c1f0e2d9b7a4c3e5f60718293a4b5c6", "8c1f0e2d9b7a4c3e5f60718293a4b5c6"),
+    ("url", "https://tiles.mapvendor.example/v3/a.png?key=A6kg8VAWj55YzmLGvuZf7rNBFQ7f9cIA", "A6kg8VAWj55YzmLGvuZf7rNBFQ7f9cIA"),
+    ("url", "Mattermost incoming hook: https://chat.acme.dev/hooks/86wetledohfophvbqjdqklq6qa", "86wetledohfophvbqjdqklq6qa"),
+    ("jwt", f"the session cookie was {JWT} when it broke", JWT),
+    ("key", f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----", PEM_BODY),
+    ("key", f"-----BEGIN EC PRIVATE KEY-----\n{PEM_BODY}\n-----END EC PRIVATE KEY-----", PEM_BODY),
+    ("key", f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{PEM_BODY}\n-----END ENCRYPTED PRIVATE KEY-----", PEM_BODY),
+    ("key", f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n-----END OPENSSH PRIVATE KEY-----", PEM_BODY),
+    ("key", f"-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n{PEM_BODY}\n-----END PGP PRIVATE KEY BLOCK-----",
+     PEM_BODY),
+    ("key", f"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key\"\n{PEM_BODY}\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+     PEM_BODY),
+    ("key", f"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: eddsa-key\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+            f"Private-Lines: 1\n{PPK_PRIVATE}\nPrivate-MAC: 3f9a1c0e7b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a", PPK_PRIVATE),
+    ("key", "age identity: AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS2X7K9L",
+     "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS2X7K9L"),
+]
+
+
+@pytest.mark.parametrize("family,text,value", WRITTEN, ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(WRITTEN)])
+def test_secrets_as_people_write_them(family, text, value):
+    out, kinds = redact(text)
+    assert value not in out and "[REDACTED:" in out, out
+    assert not any(len(part) >= 6 and part in out for part in value.split("\n")), out  # no fragment left behind
+
+
+SAID_ABOUT = [  # prose about passwords, PINs, tokens, keys and URLs: kept as written
+    "I reset my password for the staging admin yesterday.", "The password for the staging admin is stored in 1Password.",
+    "The root password on logs-02 is the same as on logs-01.", "The passphrase for the GPG key is in the team vault.",
+    "Password policy is at least 12 characters with one symbol.", "The PIN is 4 digits long.",
+    "Pin the dependency to 2.31.0 before the release.", "pin 13 on the Raspberry Pi is GPIO27", "login: POST /api/v1/session",
+    "login / logout buttons are misaligned on mobile", "Error code 4821 means the card was declined.",
+    "The token limit is 128000.", "the API key is rotated every 90 days", "The key for the padlock is in the drawer.",
+    "Stripe secret keys are sk_live_* or sk_test_*.", "The password field is 'required' in the form schema.",
+    "Das Passwort ist abgelaufen.", "Le mot de passe est incorrect.", "La contraseña: pregúntale a Ana",
+    "パスワードを忘れました。", "비밀번호는 12자 이상이어야 합니다", "密码长度至少 12 位", "用户名: admin（密码见 1Password）",
+    "AccountKey=<your-account-key>;", "append &sig=<signature> to the URL", "https://discord.com/api/webhooks/<id>/<token>",
+    "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey",
+    "https://github.com/acme/app/settings/hooks/123456789", "https://example.com/search?q=password+reset&key=value",
+    "see https://example.com/webhooks/stripe_payment_intent_succeeded_v2 for the handler",
+    "https://x.dev/api?key=customer_billing_address_v2",
+    "aws ec2 describe-instances --query 'Reservations[].Instances[].Tags[?Key==`Name`]|[0].Value'",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGB8a1sBEAC7Xn5s0kZ8e7Yp2Lq1\n-----END PGP PUBLIC KEY BLOCK-----",
+    "The PuTTY-User-Key-File format is documented in the PuTTY manual.", '<add key="ConnectionTimeout" value="30" />',
+    "arn:aws:secretsmanager:us-east-1:648750227261:secret:prod/db-credentials",
+]
+
+
+@pytest.mark.parametrize("text", SAID_ABOUT)
+def test_prose_about_secrets_is_kept(text):
+    assert redact(text) == (text, [])
+
+
+def test_closing_punctuation_goes_with_the_value_unless_it_is_the_sentences():
+    assert redact("the password is Tr0ub4dor&3-Lumen.")[0] == "the password is [REDACTED:password]."
+    assert redact("(password: Xq9zz!7p)")[0] == "(password: [REDACTED:password])"
+    assert redact("Her iCloud password is Maple&Syrup_99?")[0] == "Her iCloud password is [REDACTED:password]"
+    assert redact("His laptop password is Schatzi1985, mine is different.")[0] == \
+        "His laptop password is [REDACTED:password], mine is different."
+    assert redact("The password is Gr33n-Tea-Time...")[0] == "The password is [REDACTED:password]..."
+
+
+@pytest.mark.parametrize("name,text", [
+    ("qualified nouns", "password for the a b c d e f g h " * 30_000), ("pins", "pin is 1234 " * 80_000),
+    ("logins", "login a / " * 100_000), ("cjk nouns", "密码我改成" * 200_000), ("hooks", "https://x/hooks/" * 60_000),
+    ("signatures", "?sig=" * 200_000), ("keys", "&key=" * 200_000), ("putty", "PuTTY-User-Key-File-2: x\n" * 40_000),
+    ("ssh2 begin lines", "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n" * 25_000), ("mot de passe", "mot de passe " * 80_000),
+    ("bare passwords", "password " * 110_000), ("quoted passphrases", "passphrase '" * 90_000),
+])
+def test_new_rules_stay_linear(name, text):
+    started = time.process_time()
+    redact(text)
+    assert time.process_time() - started < 2.0, name
+
+
+def test_the_sentences_dev_set_and_every_heldout_set():
+    """sentences.jsonl is the dev set the sentence rules were tuned on (targets); every heldout*.jsonl
+    is scored on its own and never tuned on (regression bounds below the measured figures)."""
+    bench = _scorer()
+    records = bench.load_jsonl(CORPUS / "sentences.jsonl")
+    assert len(records) >= 150 and any("密码" in r["text"] for r in records)
+    doc = bench.score(Redactor.from_config(), [r for r in records if "secrets" in r], [r for r in records if "secrets" not in r])
+    assert doc["positives"] >= 100 and doc["negatives"] >= 80
+    assert doc["precision"] >= 0.99 and doc["recall"] >= 0.97, (doc["false_positive_cases"], doc["false_negative_cases"])
+    for path in sorted(CORPUS.glob("heldout*.jsonl")):
+        held = bench.load_jsonl(path)
+        doc = bench.score(Redactor.from_config(), [r for r in held if "secrets" in r], [r for r in held if "secrets" not in r])
+        assert doc["precision"] >= 0.95 and doc["recall"] >= 0.7, (path.name, doc["false_negative_cases"])

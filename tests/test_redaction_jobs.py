@@ -112,3 +112,86 @@ def test_redaction_can_be_configured(ws, run_mem):
     (ws / "mem.yaml").write_text("redaction:\n  enabled: false\n", encoding="utf-8")
     code, out, err = run_mem("-w", ws, "remember", f"kept as written {GITHUB}", "--json")
     assert code == 0 and json.loads(out)["redacted"] == {} and GITHUB in json.loads(out)["text"]
+
+
+# ---------------------------------------------------------------- secrets as people write them, end to end
+SENTENCE = "My password for the staging admin is Tr0ub4dor&3-Lumen and the root password on logs-02 is hunter2-Xq9!zz"
+SENTENCE_VALUES = ["Tr0ub4dor&3-Lumen", "hunter2-Xq9!zz"]
+ACCOUNT_KEY = "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NQ=="
+CONNECTION = f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={ACCOUNT_KEY};EndpointSuffix=core.windows.net"
+
+
+def every_file(root) -> list:
+    """(relative path, bytes) of every file under the workspace, the zstd stores decompressed."""
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            data = p.read_bytes()
+            if p.name.endswith(".zst"):
+                with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as r:
+                    data = r.read()
+            out.append((p.relative_to(root).as_posix(), data))
+    return out
+
+
+def test_sentence_secrets_reach_no_file_and_dream_prints_no_account_key(ws, run_mem):
+    convo = [{"role": "user", "content": SENTENCE}, {"role": "assistant", "content": "Noted."},
+             {"role": "user", "content": f"The logs storage connection string is {CONNECTION} and we keep logs 30 days."}]
+    code, out, err = run_mem("-w", ws, "ingest", "--session-id", "ops", "--force", "--json", "-", input=json.dumps(convo))
+    assert code == 0, err
+    assert json.loads(out)["redacted"] == {"azure_key": 1, "password": 2}
+    code, out, err = run_mem("-w", ws, "remember", SENTENCE, "--json")
+    assert code == 0, err
+    assert json.loads(out)["text"] == ("My password for the staging admin is [REDACTED:password] and the root password "
+                                       "on logs-02 is [REDACTED:password]")
+    code, out, err = run_mem("-w", ws, "dream")
+    assert code == 0, err
+    assert "AccountKey=" + ACCOUNT_KEY[:8] not in out and ACCOUNT_KEY not in out + err
+    files = every_file(ws)
+    assert any(rel.startswith("mem_session/dialog/") for rel, _ in files) and any("digest/" in rel for rel, _ in files)
+    assert any(rel.endswith("interests.yaml") for rel, _ in files) and any("inbox" in rel for rel, _ in files)
+    for value in (*SENTENCE_VALUES, ACCOUNT_KEY):
+        held = [rel for rel, data in files if value.encode() in data or value.lower()[:9] in rel.lower()]
+        assert not held, f"{value} kept in {held}"
+    code, out, err = run_mem("-w", ws, "health", "--json")
+    assert code == 0, err
+    check = next(c for c in json.loads(out)["checks"] if c["name"] == "secrets")
+    assert check["status"] == "ok" and check["figures"] == {"files": 0, "values": 0}
+
+
+def test_health_names_a_note_holding_a_sentence_password(ws, run_mem, note):
+    note(ws, "memory/2026-05-18/access.md", f"# Access\n\n- {SENTENCE}\n- my PIN is 4821\n")
+    assert run_mem("-w", ws, "reindex")[0] == 0  # its chunks hold them too: reported once, as the note
+    code, out, err = run_mem("-w", ws, "health")
+    assert code == 0, err  # a note is your text: a warning, the workspace stays healthy
+    line = next(x for x in out.splitlines() if x.startswith("[SECRETS]"))
+    assert "-> WARN" in line and "memory/2026-05-18/access.md" in line and "files=1 values=3" in line
+    assert not any(v in out + err for v in (*SENTENCE_VALUES, "4821"))
+    code, out, err = run_mem("-w", ws, "health", "--json")
+    check = next(c for c in json.loads(out)["checks"] if c["name"] == "secrets")
+    assert check["status"] == "warn" and check["figures"]["paths"] == ["memory/2026-05-18/access.md"]
+
+
+def test_health_fails_on_mem_records_and_warns_on_stale_chunks(ws, run_mem, note):
+    """A session log, the inbox or interests.yaml written before the rules knew a kind: fail (no command
+    rewrites them); a chunk of a note since cleaned: warn, `mem reindex` rewrites it."""
+    note(ws, "memory/2026-05-18/access.md", f"# Access\n\n- {SENTENCE}\n")
+    code, _, err = run_mem("-w", ws, "search", "staging admin")  # indexes the note, secret and all
+    assert code == 0, err
+    note(ws, "memory/2026-05-18/access.md", "# Access\n\n- The staging admin password is in the vault.\n")
+    log = ws / "mem_session" / "dialog" / "old.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(json.dumps({"id": "m1", "role": "user", "content": [{"type": "text", "text": "密码是 Zh8#kL2m9"}]},
+                              ensure_ascii=True) + "\n", encoding="utf-8")  # \u-escaped: still found
+    code, out, err = run_mem("-w", ws, "health", "--json")
+    assert code == 5, err
+    check = next(c for c in json.loads(out)["checks"] if c["name"] == "secrets")
+    assert check["status"] == "fail" and "mem_session/dialog/old.jsonl" in check["message"]
+    assert check["figures"]["paths"] == ["mem_metadata/file_store/file_chunks_default_v1.jsonl.zst (memory/2026-05-18/access.md)",
+                                         "mem_session/dialog/old.jsonl"]
+    assert "mem reindex" in check["message"] and "Zh8#kL2m9" not in out and SENTENCE_VALUES[0] not in out
+    log.unlink()
+    code, out, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    code, out, err = run_mem("-w", ws, "health", "--json")
+    assert code == 0 and next(c for c in json.loads(out)["checks"] if c["name"] == "secrets")["status"] == "ok"

@@ -5,10 +5,13 @@ from memcli.cli import options
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
 graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse
-(each named, with the reason), config and cron validity, and with team memory the shared index
-(reachable, schema, files and chunks published, lag).
+(each named, with the reason), config and cron validity, secrets held in memory (every kind
+redaction replaces, in notes, session logs, the inbox, interests.yaml and the chunk store; files
+are named, values never), and with team memory the shared index (reachable, schema, files and
+chunks published, lag).
 
-Exit 0 when healthy, 5 when not. With no embedding backend the embedding line says so
+Exit 0 when healthy (warnings included: a note holding a secret is one), 5 when not (a session log,
+the inbox or interests.yaml holding one is). With no embedding backend the embedding line says so
 and the workspace can still be healthy."""
 
 MARK = {"ok": "OK", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}

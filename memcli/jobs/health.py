@@ -250,29 +250,6 @@ def passage_tokens(ws: Workspace) -> int:
     return ws.settings.chunking.passage_tokens
 
 
-def secrets_check(ws: Workspace) -> Check:
-    """Notes already holding secret-shaped values (written by hand or before redaction)."""
-    from memcli.vault.scrub import redactor
-
-    red = redactor(ws.settings.redaction)
-    found: dict[str, list[str]] = {}
-    if red.enabled:
-        for rel, _ in ws.iter_watched():
-            try:
-                kinds = [f.kind for f in red.find((ws.root / rel).read_text(encoding="utf-8", errors="replace"))]
-            except OSError:
-                continue
-            if kinds:
-                found[rel] = kinds
-    figures = {"files": len(found), "values": sum(map(len, found.values()))}
-    if not found:
-        return Check("secrets", OK, "" if red.enabled else "redaction is off (redaction.enabled: false)", figures)
-    first = next(iter(found))
-    return Check("secrets", WARN, f"{len(found)} note(s) hold secret-shaped values (e.g. {first}: "
-                                  f"{', '.join(sorted(set(found[first])))}); replace them by hand, mem never "
-                                  "edits your text", {**figures, "paths": sorted(found)[:20]})
-
-
 def watch_check(ws: Workspace) -> Check:
     """Whether a `mem watch` keeps a change journal here, and answers (memcli.vault.journal)."""
     from memcli.vault import journal
@@ -290,7 +267,9 @@ def watch_check(ws: Workspace) -> Check:
 
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
-    checks = [emb, *store_checks(ws), config_check(ws), secrets_check(ws), watch_check(ws)]
+    from memcli.jobs import stored_secrets
+
+    checks = [emb, *store_checks(ws), config_check(ws), stored_secrets.check(ws), watch_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)

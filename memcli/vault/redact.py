@@ -17,9 +17,12 @@ from functools import lru_cache
 from typing import Any
 
 from memcli.errors import ConfigError
-from memcli.vault.secret_rules import (ASSIGNMENT_RULES, DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Spans, basic_credentials,
-                                       credential_like, is_secret_key, literal, norm_key, placeholder, random_like,
-                                       regex_finder)
+from memcli.vault.secret_links import LINK_RULES
+from memcli.vault.secret_prose import PROSE_RULES
+from memcli.vault.secret_rules import ASSIGNMENT_RULES
+from memcli.vault.secret_shapes import (DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Lowered, Spans, basic_credentials,
+                                        credential_like, is_secret_key, literal, norm_key, placeholder, positions, random_like,
+                                        regex_finder)
 
 __all__ = ["KINDS", "MARKER", "Finding", "Redactor", "default_redactor", "is_secret_key", "redact"]
 
@@ -35,7 +38,8 @@ class Finding:
 
 
 # ---------------------------------------------------------------- format rules: a provider's shape, anywhere
-_AWS_CONTEXT = re.compile(r"aws|akia|asia|secret.?access")
+_AWS_WORDS = ("aws", "akia", "asia", "secret")
+_SECRET_ACCESS = re.compile(r"secret.?access")
 _B64_40 = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")  # "=" pads the end only
 
 
@@ -43,11 +47,16 @@ def _aws_secrets(text: str, low: str) -> Spans:
     """40 base64 characters are everywhere (hashes, ids): only from 240 before to 181 after an
     AWS word or key id, overlapping windows merged so that each character is scanned once."""
     windows: list[list[int]] = []
-    for c in _AWS_CONTEXT.finditer(low):
-        if windows and c.start() - 240 <= windows[-1][1]:
-            windows[-1][1] = c.end() + 181
+    for at in positions(low, _AWS_WORDS):
+        end = at + 4 if low[at] == "a" and low[at + 1] != "w" else at + 3
+        if low[at] == "s":
+            if (c := _SECRET_ACCESS.match(low, at)) is None:
+                continue
+            end = c.end()
+        if windows and at - 240 <= windows[-1][1]:
+            windows[-1][1] = end + 181
         else:
-            windows.append([max(0, c.start() - 240), c.end() + 181])
+            windows.append([max(0, at - 240), end + 181])
     for lo, hi in windows:
         for m in _B64_40.finditer(text, lo, min(len(text), hi + 41)):  # +41: the lookahead sees past hi
             if m.start() < hi and random_like(m[0], 3):
@@ -55,7 +64,10 @@ def _aws_secrets(text: str, low: str) -> Spans:
 
 
 _URL_WORDS = frozenset({"password", "passwd", "secret"})
-_PEM_BEGIN = re.compile(r"-----BEGIN ((?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY(?: BLOCK)?)-----")
+# PEM (PKCS#1, PKCS#8, SEC1, encrypted), OpenSSH, PGP (PRIVATE or SECRET KEY BLOCK), SSH2 (---- BEGIN … ----)
+_PEM_BEGIN = re.compile(r"----[- ]BEGIN ((?:[A-Z0-9]{2,12} ){0,3}(?:PRIVATE|SECRET) KEY(?: BLOCK)?)[ -]----")
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{1,64}\n(?:(?!PuTTY-|Private-MAC|Private-Hash)[A-Za-z0-9-]{1,32}: [^\n]{0,1024}\n"
+                    r"|[A-Za-z0-9+/=]{1,128}\n){0,400}Private-(?:MAC|Hash): [0-9a-fA-F]{20,128}")  # up to the next file's header
 
 
 def _private_keys(text: str, low: str) -> Spans:
@@ -66,17 +78,20 @@ def _private_keys(text: str, low: str) -> Spans:
     for m in _PEM_BEGIN.finditer(text):
         if m.start() < covered:  # a BEGIN line inside a block already taken
             continue
-        marker = f"-----END {m[1]}-----"
+        marker = f"END {m[1]}"
         if marker not in next_end or -1 < next_end[marker] < m.end():
             next_end[marker] = text.find(marker, m.end())
         end = next_end[marker]
         if 0 <= end - m.end() <= 65536:
             covered = end + len(marker)
+            covered += len(text[covered:covered + 6]) - len(text[covered:covered + 6].lstrip(" -"))  # the closing dashes
         else:
             cut = m.end() + 8192
             stops = [i for i in (text.find("\n\n", m.end(), cut), text.find('"', m.end(), cut)) if i >= 0]
             covered = min([len(text), cut, *stops])
         yield m.start(), covered
+    for m in _PUTTY.finditer(text) if "PuTTY-User-Key-File-" in text else ():  # a .ppk file, whole
+        yield m.span()
 
 
 _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the randomness check
@@ -94,6 +109,8 @@ _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the random
     ("huggingface_token", r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])", ("hf_",), 3),
     ("sendgrid_key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}", ("SG.",), 3),
     ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", ("AKIA", "ASIA", "ABIA", "ACCA"), 4),
+    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,255}(?![A-Za-z0-9_-])", (), 4),  # HashiCorp Vault: the literal is the hint
+    ("private_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",), 16),  # age identity
 )
 FORMAT_RULES: tuple[tuple[str, Finder], ...] = (
     ("private_key", _private_keys),
@@ -113,11 +130,12 @@ FORMAT_RULES: tuple[tuple[str, Finder], ...] = (
                                   hints=("://",))),
     ("bearer_token", regex_finder(r"(?:bearer|authorization[\"']?[ \t]?[:=][ \t]?[\"']?token)[ \t]{1,8}"
                                   r"(?P<v>[a-z0-9._~+/-]{12,4096}=*)", group="v", accept=lambda v, *_: random_like(v),
-                                   hints=("bearer", "authorization"), before=KEYCH, lower=True)),
+                                   words=("bearer", "authorization"), before=KEYCH, lower=True)),
     ("basic_auth", regex_finder(r"basic[ \t]{1,8}(?P<v>[a-z0-9+/]{8,1024}={0,2})(?![a-z0-9+/=])", group="v",
                                 accept=basic_credentials, hints=("basic",), before=KEYCH, lower=True)),
+    *LINK_RULES,
 )
-KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _ in FORMAT_RULES + ASSIGNMENT_RULES))
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _ in FORMAT_RULES + ASSIGNMENT_RULES + PROSE_RULES))
 
 
 # ---------------------------------------------------------------- the redactor
@@ -150,7 +168,7 @@ class Redactor:
         if unknown:
             raise ConfigError(f"redaction: unknown kind {unknown[0]!r} in disabled_kinds",
                               hint=f"known kinds: {', '.join(KINDS)}")
-        rules = [*FORMAT_RULES, *custom, *ASSIGNMENT_RULES]
+        rules = [*FORMAT_RULES, *custom, *ASSIGNMENT_RULES, *PROSE_RULES]
         return cls([(kind, find) for kind, find in rules if kind not in disabled], enabled)
 
     def find(self, text: str) -> list[Finding]:
@@ -160,7 +178,8 @@ class Redactor:
         claimed = bytearray(len(text))  # 1 where a marker or an earlier (higher-priority) rule holds
         for m in MARKER.finditer(text):
             claimed[m.start():m.end()] = b"\1" * (m.end() - m.start())
-        low, found = text.replace("\u0130", "I").lower(), []  # İ: the one lowercase that grows
+        low, found = Lowered(text.replace("\u0130", "I").lower()), []  # İ: the one lowercase that grows
+        low.claimed = claimed  # a later rule may skip what an earlier one took (memcli.vault.secret_prose)
         for kind, finder in self._rules:
             for start, end in finder(text, low):
                 if claimed.find(1, start, end) < 0:

@@ -8,9 +8,11 @@ Both leave placeholders ($VAR, ${{…}}, <token>, ***, ENV_NAME, get_token(), ch
 - a secret-named key and its value: password=, "db_password": , pw: , --api-key X, -u user:pass, 密码：,
   <password>, ENV DB_PASSWORD x; after a bare space a quoted literal (password `x`), a verb (use token X)
   or a change (password changed, it is now X); "… password is swordfish." (no adjective's suffix)
-- command lines: a tool's own flag (docker login -p, mysql -pX, redis-cli -a, sshpass -p, htpasswd -b)
+- command lines: a tool's own flag (docker login -p, mysql -pX, redis-cli -a, sshpass -p, htpasswd -b,
+  lftp -u user,X)
 - config files: .netrc, .npmrc _auth= and docker "auth": (basic_auth), _authToken=, .pypirc, AWS
-  credentials, kubeconfig token: and client-key-data: (taken whole), Terraform variable defaults
+  credentials, kubeconfig token: and client-key-data: (taken whole), Terraform variable defaults,
+  .NET appSettings (<add key="ApiToken" value="X"/>)
 - connection strings (Password=…; up to the `;`), Markdown tables (a cell under a password header
   or right of a secret-named cell), "Credentials: admin / X", auth=("admin", "X")
 Kept: hashes, UUIDs, digests, error codes, versions; "password123" without a key. Linear: bounded
@@ -18,124 +20,14 @@ quantifiers never split one run; a finder that reads ahead (arguments, a table) 
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
 
-Spans = Iterator[tuple[int, int]]
-Finder = Callable[[str, str], Spans]  # (text, text lowercased with the same offsets) -> spans
+from memcli.vault.secret_shapes import (DICT_ONLY_KEYS, KEYCH, SECRET_ENDINGS, STRICT_KEYS, WORDY, Finder, Spans,
+                                        basic_credentials, credential_like, is_secret_key, literal, norm_key, placeholder,
+                                        positions, regex_finder, trim, word_password)
 
-# ---------------------------------------------------------------- value shapes
-_PLACEHOLDER_WORDS = frozenset("""changeme changethis changeit password passwd pass secret token apikey key
-    example placeholder redacted replaceme todo tbd none null nil undefined true false yes no on off empty
-    dummy test xxx hidden masked required optional notset unset na string str int bool value foo bar foobar
-    secretkey accesstoken sample""".split())
-_MASKED = re.compile(r"[*xX•·.#?_\-]+|0+")
-_MASK_RUN = re.compile(r"([xX*•#])\1{3}")
-_TEMPLATE = re.compile(r"\$|\{\{|\{%|\{[\w.]*(?:\}|$)|%\(|%\w+%|<|\[REDACTED:|!(?:secret|vault|env|ref|sub)\b", re.I)
-_YOUR = re.compile(r"(?:^|[^a-z])your(?:[-_ ]|[a-z]{0,12}(?:key|token|secret|pass))|(?:^|[-_ ])here$", re.I)
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[^(\[]*[(\[].*|[A-Z][a-z]+(?:[A-Z][a-z]+)+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_WORDY = re.compile(r"[A-Za-z]+(?:[-_'][A-Za-z]+)*")
-_PATH = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:\\")
-_URL = re.compile(r"[A-Za-z][\w+.-]*://")
-_VERSION_OR_DATE = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.][A-Za-z][\w.+-]*)?|\d{4}-\d{2}-\d{2}\S*")
-_RUN = re.compile(r"(.)\1{4}")
-_NON_ALNUM = re.compile(r"[^a-z0-9]")
-
-
-def placeholder(value: str, words: bool = True) -> bool:
-    """A mask, reference, template, elision or your-key-here; with `words`, changeme, null, test…"""
-    if not value or "..." in value or "…" in value or _MASKED.fullmatch(value) or _MASK_RUN.search(value) \
-            or _TEMPLATE.match(value) or _YOUR.search(value) or _ENV_NAME.fullmatch(value):
-        return True
-    squashed = _NON_ALNUM.sub("", value.lower())
-    return words and (squashed in _PLACEHOLDER_WORDS or squashed.startswith("redacted"))
-
-
-def literal(value: str) -> bool:
-    """A config value that is itself the secret (loose: words allowed). A path names a file, but
-    /VpflvLk/DR3s… is base64 that starts with a slash."""
-    path = _PATH.match(value) and not any(len(s) >= 8 and random_like(s, 3) for s in re.split(r"[/\\]", value))
-    return (len(value) >= 4 and not path and not placeholder(value) and not _CODE.fullmatch(value)
-            and not _URL.match(value) and not _VERSION_OR_DATE.fullmatch(value)
-            and not (_IDENT.fullmatch(value) and is_secret_key(value)))  # password=db_password names one
-
-
-def credential_like(value: str) -> bool:
-    """A value in prose that looks like a credential rather than a word or words/in/a/path (strict)."""
-    return len(value) >= 6 and literal(value) and not all(_WORDY.fullmatch(p) and not _scrambled(p) for p in value.split("/"))
-
-
-def _scrambled(word: str) -> bool:
-    """Letters a person would not type as a word: case switching 3+ times and few vowels (rrQeFkxPab…)."""
-    switches = sum(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
-    return switches >= 3 and sum(c in "aeiouAEIOU" for c in word) < 0.3 * len(word)
-
-
-def random_like(body: str, classes: int = 2) -> bool:
-    """Drawn from a key alphabet: mixed classes, no words (but 1 in 28 AWS ids has no digit), no masks."""
-    kinds = any(c.islower() for c in body) + any(c.isupper() for c in body) + any(c.isdigit() for c in body)
-    return kinds >= classes and not _RUN.search(body) and not placeholder(body) \
-        and (classes == 1 or not _WORDY.fullmatch(body))
-
-
-# ---------------------------------------------------------------- secret-named keys
-_SECRET_ENDINGS = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey",
-                   "secretkey", "privatekey", "encryptionkey", "signingkey", "masterkey", "credential",
-                   "credentials", "keydata", "sshpass", "rediscliauth")  # client-key-data; SSHPASS=, REDISCLI_AUTH=
-_NOT_SECRET = ("pagetoken", "nexttoken", "continuationtoken", "synctoken", "cursortoken", "publickeydata")
-STRICT_KEYS = frozenset({"token", "credential", "credentials"})
-DICT_ONLY_KEYS = frozenset({"auth", "authorization"})  # docker config "auth"; too vague in prose
-
-
-def norm_key(key: str) -> str:
-    return _NON_ALNUM.sub("", key.lower())
-
-
-@lru_cache(maxsize=4096)  # the same few keys come back on every line of a config
-def is_secret_key(key: str) -> bool:
-    """password, db_password, apiKey, X-Api-Key, client_secret, AWS_SECRET_ACCESS_KEY, DB_PASS, pw..."""
-    norm = norm_key(key)
-    if norm.endswith(_NOT_SECRET):
-        return False
-    return norm.endswith(_SECRET_ENDINGS) or bool(re.search(r"(?:^|[-_. ])(?:pass|pw)$", key.lower()))
-
-
-# ---------------------------------------------------------------- finders
-# Regexes start with a literal where they can (an alternation without a common first character, a lookbehind
-# or re.I makes the engine try every position: 10-60 ms per MiB each); boundaries are checked in Python.
-KEYCH = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"  # none may come right before
-
-
-def regex_finder(pattern: str | re.Pattern, group: int | str = 0, accept: Callable[..., bool] | None = None,
-                 hints: tuple[str, ...] = (), before: str = "", lower: bool = False) -> Finder:
-    """Spans of `group` in matches kept by accept(value, text, start, end), no `before` character ahead."""
-    regex = re.compile(pattern)
-
-    def find(text: str, low: str) -> Spans:
-        haystack = low if lower else text
-        if hints and not any(h in haystack for h in hints):
-            return
-        for m in regex.finditer(haystack):
-            start, end = m.span(group)
-            if end > start and not (m.start() and haystack[m.start() - 1] in before) \
-                    and (accept is None or accept(text[start:end], text, start, end)):
-                yield start, end
-    return find
-
-
-def basic_credentials(value: str, *_) -> bool:
-    """HTTP Basic credentials are base64 of user:password; "Basic realm" and the like are not."""
-    try:
-        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
-    return ":" in decoded and decoded.isprintable()
-
+__all__ = ["ASSIGNMENT_RULES", "DICT_ONLY_KEYS", "STRICT_KEYS", "is_secret_key"]
 
 # ---------------------------------------------------------------- assignment rules ("password")
 _KV = re.compile(  # on the lowercased copy; after a bare space the value is only looked at, no key is swallowed
@@ -143,6 +35,7 @@ _KV = re.compile(  # on the lowercased copy; after a bare space the value is onl
     r"(?P<sep>[ \t]{0,8}(?:::|:=|=>|==|->|→|[:=])[ \t]{0,8}(?:\*\*[ \t]?)?|[ \t]{1,8}(?:is|was|to)[ \t]{1,8}(?:now[ \t])?)"
     r"(?:(?P<q>\\?[\"'`])(?P<qv>[^\"'`\\\r\n]{1,4096})(?P=q)|(?P<uv>[^\s\"'`,;<>\\]{1,256}))"
     r"|[ \t]{1,8}(?=(?P<bq>[\"'`])(?P<bqv>[^\s\"'`\\]{1,256})(?P=bq)|(?P<bv>[^\s\"'`,;<>\\]{1,256})))")
+_KV_WORDS = ("pass", "pw", "secret", "token", "key", "cred")  # every _KV match starts with one
 _RUN_ON = re.compile(r"[^\s\"'`,;<>\\]{1,16384}")  # the rest of a long unquoted value (client-key-data: …)
 _VERB = re.compile(r"\b(?:use|using|try|with|enter|paste|type|here's|here is|gave me|got)[ \t]+(?:[a-z0-9-]{1,12}[ \t]+){0,3}$")
 _CHANGED = re.compile(r"[^.!?\n]{0,30}?(?:chang|rotat|reset|updat|regenerat|renew)(?:ed)?[^.!?\n:]{0,20}?(?:[ \t](?:is|now|to)(?:[ \t]{1,8}now)?|:)"
@@ -150,27 +43,21 @@ _CHANGED = re.compile(r"[^.!?\n]{0,30}?(?:chang|rotat|reset|updat|regenerat|rene
 _FLAG = re.compile(r"--(?P<key>[A-Za-z][A-Za-z0-9_-]{0,40})[ \t]{1,8}"
                    r"(?:(?P<q>[\"'])(?P<qv>[^\"'\r\n]{1,256})(?P=q)|(?P<uv>[^\s\"'`,;&<>\\-][^\s\"'`,;&<>\\]{0,255}))")
 _USER_FLAG = re.compile(r"(?:-u|--user|--proxy-user)(?:[ \t]{1,8}|=)?[\"']?(?P<user>[^\s:\"'@=]{1,64}):(?P<uv>[^\s\"']{1,128})")
-_CJK = re.compile(r"(?:密码|密碼|口令|令牌|密钥|秘钥|密鑰|パスワード|トークン|비밀번호|토큰|암호)[ \t]{0,8}"
-                  r"(?:是|为|為|は|는|은|：|:|=)[ \t]{0,8}(?P<uv>[!-~]{1,128})")
+_LFTP = re.compile(r"lftp\b[^\n]{0,200}?[ \t]-u[ \t]+[^\s,]{1,64},(?P<uv>[^\s\"']{1,128})")  # lftp -u user,X
+_APP_SETTING = re.compile(r"<add[ \t]+key=\"(?P<key>[^\"\n]{1,64})\"[ \t]+value=\"(?P<qv>[^\"\n]{1,256})\"")  # web.config
 _XML = re.compile(r"<(?P<key>[A-Za-z_][\w.:-]{0,40})>(?P<qv>[^<>\s]{1,256})</(?P=key)>")
 _KEY_CHARS = frozenset(KEYCH + ".$")
-_KV_ENDINGS = (*_SECRET_ENDINGS, "key", "pass", "pw")  # "key" may still become api_key
+_KV_ENDINGS = (*SECRET_ENDINGS, "key", "pass", "pw")  # "key" may still become api_key
 _PASSWORDS = ("password", "passwd", "passphrase", "pwd", "pw")
 _LABEL = re.compile(r"(?:api|access|secret|auth|refresh|private|bearer|session|bot|app)[ ]$")
 _LINE_PREFIX = re.compile(r"[ \t]*(?:(?:[-*+>]|\d+[.)])[ \t]+)*(?:\*\*|__)?(?:export[ \t]+)?[\"']?")
-_TRAIL_LOOSE, _TRAIL_STRICT = ".,:)]}>", ".,:;!?)]}>"
-_NOT_A_PASSWORD = frozenset("""correct incorrect strong simple unique random invalid default inside outside elsewhere unknown
-    broken common enough itself plaintext cleartext lowercase uppercase nowhere somewhere written forgotten similar complex
-    unsafe""".split())  # adjectives no suffix gives away
-_ADJECTIVE = re.compile(r"[a-z]*(?:ed|ing|[aeio]ble|ive|ous|ful|less|ent|ant|al|ic|ure|ate|ary|ory|er|est|ty|ness)")
 
 
 def _value(m: re.Match, text: str, strict: bool, q: str = "qv", u: str = "uv") -> tuple[int, str]:
     """Start and original text of the value; unquoted, it loses closing punctuation unless elided."""
     if m.groupdict().get(q) is not None:
         return m.start(q), text[m.start(q):m.end(q)]
-    raw = text[m.start(u):m.end(u)]
-    return m.start(u), raw if raw.endswith(("..", "…")) else raw.rstrip(_TRAIL_STRICT if strict else _TRAIL_LOOSE)
+    return m.start(u), trim(text[m.start(u):m.end(u)], strict)
 
 
 def _is_strict(m: re.Match, text: str, start: int, key: str, label: bool) -> bool:
@@ -190,21 +77,30 @@ def _is_strict(m: re.Match, text: str, start: int, key: str, label: bool) -> boo
 def _bare(m: re.Match, low: str) -> tuple[re.Match | None, bool]:
     """After a bare space: the match holding the value (quoted, after a verb, after a change) and if it is prose."""
     if m["bq"] and norm_key(m["key"]).endswith(_PASSWORDS):  # not a flag, not kebab-case words (a secret's name)
-        return (m, False) if m["bqv"][:1] != "-" and (m["bqv"].isalpha() or not _WORDY.fullmatch(m["bqv"])) else (None, False)
+        return (m, False) if m["bqv"][:1] != "-" and (m["bqv"].isalpha() or not WORDY.fullmatch(m["bqv"])) else (None, False)
     verb = len(m["bv"] or m["bqv"]) >= 6 and _VERB.search(low, max(0, m.start() - 48), m.start())  # 6+: a prose value's least
     return (m, True) if verb else (_CHANGED.match(low, m.end("key")), True)
 
 
 def _word_password(m: re.Match, text: str, key: str, value: str, end: int) -> bool:
-    """`the wifi password is swordfish.`: a lowercase word of 6+ letters ending the clause."""
+    """`the wifi password is swordfish.`: after "is" or "was", a lowercase word ending the clause."""
     return m["sep"] is not None and m["sep"].strip()[:2] in ("is", "wa") and norm_key(key).endswith(_PASSWORDS[:3]) \
-        and value.isalpha() and value.islower() and 6 <= len(value) <= 32 and text[end:end + 1] in ("", *".!,;)\n") \
-        and value not in _NOT_A_PASSWORD and not _ADJECTIVE.fullmatch(value) and literal(value)
+        and word_password(value, text[end:end + 1])
+
+
+def _kv_matches(low: str) -> Iterator[re.Match]:
+    """_KV.finditer(low), tried only where one of its key words stands (shared with the prose rules)."""
+    last = 0
+    for i in positions(low, _KV_WORDS):
+        if i >= last and (m := _KV.match(low, i)) is not None:
+            amp = low.find("&", i, m.end())  # ?key=…&token=…: a query's next parameter is tried too
+            last = max(amp if amp > 0 else m.end(), i + 1)
+            yield m
 
 
 def _key_values(text: str, low: str) -> Spans:
     covered = 0  # the end of the last long value run on: no match inside it is tried again
-    for m in _KV.finditer(low):
+    for m in _kv_matches(low):
         if m.start() < covered or not norm_key(m["key"]).endswith(_KV_ENDINGS):  # what precedes can not change
             continue                                                           # how the key ends
         held, strict = (m, False) if m["sep"] is not None else (None, True) if m["key"] == "pass" else _bare(m, low)
@@ -385,8 +281,9 @@ ASSIGNMENT_RULES: tuple[tuple[str, Finder], ...] = (
     ("password", _one_value(_FLAG, strict=False, keyed=True, hints=("--",))),
     ("password", _one_value(_USER_FLAG, strict=False, keyed=False, hints=("-u", "--user", "--proxy-user"),
                             accept=lambda m, _: m["uv"] != m["user"] and not (m["user"] + m["uv"]).isdigit())),  # uid:gid
-    ("password", _one_value(_CJK, strict=True, keyed=False)),
     ("password", _one_value(_XML, strict=False, keyed=True, hints=("</",))),
+    ("password", _one_value(_LFTP, strict=False, keyed=False, hints=("lftp",))),
+    ("password", _one_value(_APP_SETTING, strict=False, keyed=True, hints=("<add",))),
     ("password", _commands),
     ("password", _one_value(_NETRC, strict=False, keyed=False, hints=("machine",))),
     ("basic_auth", regex_finder(_NPM_AUTH, group="v", accept=basic_credentials, hints=("auth",), before=KEYCH.replace("_", ""))),
