@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import stat
+import zipfile
 
 import pytest
 import unprivileged as up
+from memtest import assert_clean_failure
 from unprivileged import sandbox  # noqa: F401 - a fixture
 
 NOTES = {"memory/2026-05-01/open.md": "# Open\n\nThe albatross survey is open to all.\n",
@@ -237,3 +239,74 @@ def test_dream_leaves_a_node_it_cannot_parse_as_it_is(ws, note, run_mem):
     assert node.read_text(encoding="utf-8") == original  # never rewritten without its frontmatter
     assert any(w.startswith("left digest/personal/coffee-morning.md as it is: broken frontmatter")
                for w in json.loads(out)["warnings"])
+
+
+def _bad_names(ws) -> dict[bytes, bytes]:
+    """Files under names that are not UTF-8 (a file, a folder, a resource), written as bytes."""
+    made = {os.fsencode(ws / "memory" / "2026-05-01") + b"/caf\xe9.md": b"# Cafe\n\nThe caf\xc3\xa9 opens at eight.\n",
+            os.fsencode(ws / "memory") + b"/fold\xfe/inner.md": b"# Inner\n\nA note in a folder.\n",
+            os.fsencode(ws / "resource") + b"/data\xff.csv": b"a,b\n1,2\n"}
+    for path, data in made.items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+    return made
+
+
+def test_backup_names_a_name_that_is_not_utf8_and_saves_the_rest(ws, note, run_mem, pinned_env):
+    note(ws, "memory/2026-05-01/fine.md", "# Fine\n\nPenguins waddle home.\n")
+    made = _bad_names(ws)
+    backups = pinned_env / ".mem" / "backups"
+    code, out, err = run_mem("-w", ws, "backup", "create")
+    line = assert_clean_failure((code, out, err), 1)
+    assert ("cannot read memory/2026-05-01/caf\\xe9.md (file name is not valid UTF-8; rename it), "
+            "memory/fold\\xfe (folder name is not valid UTF-8; rename it), "
+            "resource/data\\xff.csv (file name is not valid UTF-8; rename it);") in line
+    assert "rename them, or pass --allow-unreadable" in line
+    assert not list(backups.rglob("*.zip")), "a zip was written although the backup would be incomplete"
+
+    code, out, err = run_mem("-w", ws, "backup", "create", "--allow-unreadable", "--json")
+    assert code == 0 and "Traceback" not in err, err
+    rep = json.loads(out)
+    assert rep["incomplete"] is True
+    assert sorted((m["path"], m["reason"]) for m in rep["missing"]) == [
+        ("memory/2026-05-01/caf\\xe9.md", "file name is not valid UTF-8; rename it"),
+        ("memory/fold\\xfe", "folder name is not valid UTF-8; rename it"),
+        ("resource/data\\xff.csv", "file name is not valid UTF-8; rename it")]
+    assert err.count("mem: warning: not saved, cannot be read:") == 3
+    with zipfile.ZipFile(rep["file"]) as zf:  # the rest is saved
+        assert zf.read("vault/memory/2026-05-01/fine.md") == b"# Fine\n\nPenguins waddle home.\n"
+        assert all(n.isascii() for n in zf.namelist()), zf.namelist()
+    code, out, err = run_mem("-w", ws, "backup", "verify", rep["file"])
+    assert code == 0 and out.startswith("OK ") and "missing memory/fold\\xfe" in out, (out, err)
+
+    # a full restore would replace memory/ whole: its snapshot cannot save them, so it is refused
+    code, out, err = run_mem("-w", ws, "backup", "restore", rep["file"], "--yes")
+    line = assert_clean_failure((code, out, err), 1)
+    assert "restore refused: cannot read memory/2026-05-01/caf\\xe9.md" in line and "nothing was changed" in line
+    for path, data in made.items():
+        with open(path, "rb") as fh:
+            assert fh.read() == data
+
+
+def test_backup_leaves_out_a_metadata_name_that_is_not_utf8(ws, note, run_mem, pinned_env):
+    """mem writes no such name in its metadata folder: not its own, it is named and left alone,
+    and a restore of the metadata goes round it."""
+    note(ws, "memory/2026-05-01/fine.md", "# Fine\n\nPenguins waddle home.\n")
+    assert run_mem("-w", ws, "reindex")[0] == 0
+    assert (ws / "mem_metadata").is_dir()
+    junk = os.fsencode(ws / "mem_metadata") + b"/junk\xff"
+    with open(junk, "wb") as fh:
+        fh.write(b"not mem's\n")
+    code, out, err = run_mem("-w", ws, "backup", "create", "--json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["incomplete"] is False
+    assert {"path": "mem_metadata/junk\\xff", "reason": "name is not valid UTF-8: not mem's metadata, left out"} \
+        in rep["skipped"]
+    code, out, err = run_mem("-w", ws, "backup", "restore", rep["file"], "--modules", "metadata", "--yes")
+    assert code == 0 and "Traceback" not in err, err
+    with open(junk, "rb") as fh:
+        assert fh.read() == b"not mem's\n"
+    code, out, err = run_mem("-w", ws, "search", "penguins")
+    assert code == 0 and "memory/2026-05-01/fine.md" in out
