@@ -2,7 +2,7 @@
 file operation of a backup or a restore. No note may be lost to any of them.
 
 Two ways in:
-- real, as a user without privileges (unprivileged.py: uid 65534 when the tests run as root,
+- real, as a user without privileges (tests/unprivileged.py: uid 65534 when the tests run as root,
   as in CI; else the user running them): a note owned by root with mode 600 and a folder with
   mode 700 under memory/, and a folder of the workspace that user may not change;
 - injected, as in the disk-fault campaign: killpoint.py raises EACCES from the N-th file

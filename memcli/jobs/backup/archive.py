@@ -31,6 +31,7 @@ from memcli.errors import JobFailed
 from memcli.jobs.backup import layout
 from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
 from memcli.vault import atomic, journal
+from memcli.vault.walk import shown, utf8_name
 from memcli.vault.workspace import Workspace
 
 FORMAT = "mem-backup"
@@ -44,6 +45,7 @@ STAGING_PREFIX = ".mem-restore-"
 STORED_SUFFIXES = (".zst", ".npz", ".gz", ".zip", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf", ".mp3", ".mp4")
 CHUNK = 1 << 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+NAME_FIX = "; rename it"  # the end of the reason given for a name that is not UTF-8 (as the walk words it)
 
 Progress = Callable[[str, int, int], None]
 
@@ -84,23 +86,34 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
                 within(rel, s) or within(s, rel) for s in vault):
             vault.append(rel)
     mdir = layout.rel_dir(c.metadata_dir)
-    try:
-        children = sorted(e.name for e in os.scandir(ws.root / mdir)
-                          if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
-    except OSError:
-        children = []
+    children = [n for n in _metadata_children(ws.root / mdir) if utf8_name(n)]
     sessions = list(dict.fromkeys([layout.rel_dir(c.session_dir), layout.rel_dir(c.mem_session_dir)]))
     return {"vault": vault, "sessions": sessions, "resources": [layout.rel_dir(c.resource_dir)],
             "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
             "secrets": list(CONFIG_FILES)}
 
 
-def left_out(ws: Workspace, modules) -> list[tuple[str, str]]:
-    """Extra paths outside the workspace: read-only for mem, so never archived (nor restored)."""
-    if "vault" not in modules:
+def _metadata_children(folder: Path) -> list[str]:
+    try:
+        return sorted(e.name for e in os.scandir(folder)
+                      if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
+    except OSError:
         return []
-    return [(r.rel, f"extra path {r.path} is outside the workspace: mem only reads it and does not back it up")
-            for r in ws.extra_roots() if not r.inside and not r.problem]
+
+
+def left_out(ws: Workspace, modules) -> list[tuple[str, str]]:
+    """Extra paths outside the workspace: read-only for mem, so never archived (nor restored); in
+    the metadata folder, a name that is not UTF-8: not mem's (it writes none), never a slot, so
+    a restore leaves it where it is."""
+    out = []
+    if "vault" in modules:
+        out += [(r.rel, f"extra path {r.path} is outside the workspace: mem only reads it and does not back it up")
+                for r in ws.extra_roots() if not r.inside and not r.problem]
+    if "metadata" in modules:
+        mdir = layout.rel_dir(ws.settings.metadata_dir)
+        out += [(shown(f"{mdir}/{n}"), "name is not valid UTF-8: not mem's metadata, left out")
+                for n in _metadata_children(ws.root / mdir) if not utf8_name(n)]
+    return out
 
 
 def utc_now() -> datetime:
@@ -133,14 +146,14 @@ def unreadable_error(paths: list[tuple[str, str]], *, snapshot: bool = False) ->
     named = ", ".join(f"{p} ({why})" for p, why in paths[:3])
     more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
     it = "it" if len(paths) == 1 else "them"
+    # a name that is not UTF-8 is the same for every user: renaming, not a chmod, mends it
+    fix = f"rename {it}" if all(why.endswith(NAME_FIX) for _, why in paths) else f"make {it} readable by this user"
     if snapshot:
         return Unreadable(f"restore refused: cannot read {named}{more}, so the snapshot taken before a restore "
                           f"could not save {it}; nothing was changed",
-                          f"make {it} readable by this user, or move {it} out of the workspace, then restore again",
-                          paths)
+                          f"{fix}, or move {it} out of the workspace, then restore again", paths)
     return Unreadable(f"cannot read {named}{more}; a backup without {it} would be incomplete, so none was written",
-                      f"make {it} readable by this user, or pass --allow-unreadable to save the rest and mark the "
-                      f"backup incomplete", paths)
+                      f"{fix}, or pass --allow-unreadable to save the rest and mark the backup incomplete", paths)
 
 
 def _why(exc: OSError, default: str) -> str:
@@ -165,11 +178,14 @@ def collect(ws: Workspace, modules, slots: dict[str, list[str]]) -> Collected:
                 except FileNotFoundError:
                     continue  # deleted since its folder was listed: nothing to save
                 except OSError as exc:
-                    out.unreadable.append((rel, _why(exc, "unreadable")))
+                    out.unreadable.append((shown(rel), _why(exc, "unreadable")))
                     continue
                 problem = name_problem(rel)
                 if stat.S_ISLNK(st.st_mode):
-                    out.skipped.append((rel, "symlink (not followed)"))
+                    out.skipped.append((shown(rel), "symlink (not followed)"))
+                elif not utf8_name(rel):  # no zip entry, meta.json or restore can name it: as if unreadable
+                    kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+                    out.unreadable.append((shown(rel), f"{kind} name is not valid UTF-8{NAME_FIX}"))
                 elif problem:
                     out.skipped.append((rel, problem))
                 elif stat.S_ISDIR(st.st_mode):
