@@ -9,6 +9,7 @@ message that leaves here is scrubbed of the DSN's password.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from contextlib import contextmanager
@@ -28,6 +29,10 @@ def driver():
         import psycopg
     except ImportError:
         raise Unavailable("the shared index needs psycopg, which is not installed", INSTALL_HINT) from None
+    # psycopg logs what it ignores while closing a pipeline a refused row aborted ("error ignored
+    # terminating <Pipeline>"); with no handler Python prints that on stderr. The refusal itself is
+    # reported by publish, once and scrubbed, so the library's own line is noise to a user.
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     return psycopg
 
 
