@@ -15,7 +15,7 @@ import pytest
 
 PAGES = {
     "broken frontmatter": ("---\ntitle: [my sailing log\n---\n# My log\n\nWent sailing.\n".encode(),
-                           "broken frontmatter at line 3"),
+                           "broken frontmatter at line 3: did not find expected ',' or ']'"),
     "latin-1": ("# Caf\u00e9 log\n\nCroissants.\n".encode("latin-1"), "not valid UTF-8 (line 1, byte 5)"),
 }
 
