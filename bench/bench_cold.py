@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cold `mem search` cost: wall time and peak memory of fresh processes (issue 16).
+"""Cold `mem search` cost: wall time and peak memory of fresh processes.
 
     python bench/bench_cold.py WORKSPACE                       # hybrid, 9 runs, queries from queries.txt
     python bench/bench_cold.py WORKSPACE --mode keyword --runs 15

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Embedding cost of each local model on real passages (issue 16): load time, passages/s,
+"""Embedding cost of each local model on real passages: load time, passages/s,
 query latency, and onnxruntime's threads and batch size.
 
     python bench/bench_models.py VAULT                     # every model, 300 passages

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Quality check of `mem dream` (offline rules) on LoCoMo (issue 7).
+"""Quality check of `mem dream` (offline rules) on LoCoMo.
 
     python bench/dream_locomo.py                    # conversation 1
     python bench/dream_locomo.py --conversations 3 --max-units 5

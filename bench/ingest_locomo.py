@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Quality check of `mem ingest` (offline extractor, or an LLM with --mem-yaml) on LoCoMo (issue 5).
+"""Quality check of `mem ingest` (offline extractor, or an LLM with --mem-yaml) on LoCoMo.
 
     python bench/ingest_locomo.py                    # first 3 conversations, Recall@5
     python bench/ingest_locomo.py --conversations 10 --limit 10 --baseline

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Retrieval-quality evaluation of `mem search` on LoCoMo (issue 4).
+"""Retrieval-quality evaluation of `mem search` on LoCoMo.
 
     python bench/locomo.py                                # keyword, one vault per conversation
     python bench/locomo.py --mode hybrid --set search.vector_weight=0.3

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mem and QMD side by side as the vault grows (issue 18): one JSON document on stdout.
+"""mem and QMD side by side as the vault grows: one JSON document on stdout.
 
     python bench/scale.py                                  # 2,000 and 20,000 notes
     python bench/scale.py --sizes 2000,20000,100000 --markdown docs/scale.md --note bench/scale_note.md

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Vectors at scale (issue 18, item 4): one JSON document on stdout, progress on stderr.
+"""Vectors at scale: one JSON document on stdout, progress on stderr.
 
     python bench/scale_vectors.py                       # the cached 20,000-note vault
     python bench/scale_vectors.py --notes 2000 --updates 3 --searches 5

@@ -5,19 +5,19 @@ by patching memcli *inside the benchmark process only*. `--variant` takes a comm
 of key=value parts; each key belongs to the module listed in PROTOTYPES, whose docstring
 says what it tried and what docs/evaluation.md recorded for it:
 
-    tok=stem|lightstem|stop|stopq|stem+stop|...   tokenizers   (round 1)
-    k1=<f>, b=<f>                                 bm25_params  (rounds 1 and 2)
-    prf=<docs>:<terms>:<beta>                     prf          (round 1)
-    fileprior=<gamma>                             fileprior    (round 1)
-    bi=<w>                                        bigram       (round 2)
-    vprf=<docs>:<beta>                            vprf         (round 2)
-    qx=<n>:<cos>:<w>                              qx           (round 2; ships as search.expand_*)
-    ksub=<tokens>:<beta>                          ksub         (round 2)
-    vpass=<tokens>                                vpass        (round 2; ships as chunking.passage_tokens)
-    vsub=<tokens>                                 vsub         (round 1)
-    fuse=minmax|maxnorm|zscore, qdw=rare:<f>:<w>|len:<n>:<w>   fuse   (round 1; min-max ships)
-    merge=on|off|drop|cap<x>|capkeep<x>|perfile<n>             merging (round 1; capkeep1.5 ships)
-    qcov=<covered>:<partial>:<weak>               qcov         (issue 16; ships in search.fusion: calibrated)
+    tok=stem|lightstem|stop|stopq|stem+stop|...   tokenizers   (keyword tuning)
+    k1=<f>, b=<f>                                 bm25_params  (keyword and passage tuning)
+    prf=<docs>:<terms>:<beta>                     prf          (keyword tuning)
+    fileprior=<gamma>                             fileprior    (keyword tuning)
+    bi=<w>                                        bigram       (passage tuning)
+    vprf=<docs>:<beta>                            vprf         (passage tuning)
+    qx=<n>:<cos>:<w>                              qx           (passage tuning; ships as search.expand_*)
+    ksub=<tokens>:<beta>                          ksub         (passage tuning)
+    vpass=<tokens>                                vpass        (passage tuning; ships as chunking.passage_tokens)
+    vsub=<tokens>                                 vsub         (keyword tuning)
+    fuse=minmax|maxnorm|zscore, qdw=rare:<f>:<w>|len:<n>:<w>   fuse   (keyword tuning; min-max ships)
+    merge=on|off|drop|cap<x>|capkeep<x>|perfile<n>             merging (keyword tuning; capkeep1.5 ships)
+    qcov=<covered>:<partial>:<weak>               qcov         (adaptive fusion; ships in search.fusion: adaptive)
     mmr=<lambda>, recency=<half-life days>, fdecay=<f>         mmr, recency, fdecay
 
 With no variant the shipped code runs. To add one: a module with `install(spec, patch)`

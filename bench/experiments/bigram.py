@@ -1,4 +1,4 @@
-"""bi=<w>: adjacent-pair terms, a sequential-dependence-like proximity signal (round 2).
+"""bi=<w>: adjacent-pair terms, a sequential-dependence-like proximity signal (passage tuning).
 
 Every pair of adjacent index terms of a line (after stopwords) is indexed as one more
 term `a\\x01b`; a query's pairs count w times a single term's BM25 weight. An index variant.

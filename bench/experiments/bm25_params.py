@@ -1,7 +1,7 @@
 """k1=, b=: the BM25 parameters (index-time: chunk norms are precomputed, so an index variant).
 
-Round 1 (stem+stop, no merging): k1 1.2 / b 0.5 instead of 1.5 / 0.75, no change
-(session nDCG@10 0.809 / turn R@5 0.830). Round 2 on the shipped keyword side
+The keyword tuning (stem+stop, no merging): k1 1.2 / b 0.5 instead of 1.5 / 0.75, no change
+(session nDCG@10 0.809 / turn R@5 0.830). The passage tuning on the shipped keyword side
 (1.2/0.5, 0.9/0.4, 2.0/0.75, 1.5/0.9): within +-0.002. memcli keeps 1.5 / 0.75.
 """
 

@@ -1,4 +1,4 @@
-"""fdecay=<f>: soft per-file diversity (round 2). Applied by `hits`, after merging.
+"""fdecay=<f>: soft per-file diversity (passage tuning). Applied by `hits`, after merging.
 
 The n-th hit of a file has its score times f^(n-1), for more distinct sessions in the
 list. LoCoMo, session nDCG@10 / turn R@5: on the previous default f 0.9 0.813 / 0.833,

@@ -1,4 +1,4 @@
-"""fileprior=<gamma>: a file-level BM25 prior on the keyword side (round 1).
+"""fileprior=<gamma>: a file-level BM25 prior on the keyword side (keyword tuning).
 
 Adds gamma x (best chunk score) x (the chunk's file's BM25 score / best file's): the
 file scored as one document, from an index of the same vault with one chunk per file.

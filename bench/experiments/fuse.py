@@ -1,4 +1,4 @@
-"""fuse=, qdw=: fusion of the keyword and vector branches (round 1).
+"""fuse=, qdw=: fusion of the keyword and vector branches (keyword tuning).
 
 fuse=minmax|maxnorm|zscore: weighted sum of per-branch normalised scores over the
 candidates (min-max, divide by the max, z-score). qdw=: a query-dependent vector weight,
@@ -11,7 +11,7 @@ With the recommended keyword side, LoCoMo session nDCG@10 / turn R@5: RRF k=60 0
 min-max at 0.3 (search.fusion, memcli.retrieval.fusion.fuse_minmax).
 
 Both fusions of memcli are replaced: fuse_rrf (search.fusion: rrf) when fuse names another
-fusion or qdw is given, as in round 1; fuse_minmax (the default since) when fuse names
+fusion or qdw is given, as in the keyword tuning; fuse_minmax (the default since) when fuse names
 maxnorm or zscore, or qdw is given. fuse=rrf means the configured RRF (--set search.fusion=rrf).
 """
 

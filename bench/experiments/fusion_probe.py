@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What the adaptive fusion sees for a query of the semantic set: coverage, margin, weight, and
-the top hits with their cosine and BM25 (issue 16, item 4).
+the top hits with their cosine and BM25 (why a clear paraphrase wins or loses).
 
     python bench/experiments/fusion_probe.py "How does the user usually travel to work?"
     python bench/experiments/fusion_probe.py --cosines "travel to work" "commute" \

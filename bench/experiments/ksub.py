@@ -1,4 +1,4 @@
-"""ksub=<tokens>:<beta>: a best-passage term on the keyword side (round 2).
+"""ksub=<tokens>:<beta>: a best-passage term on the keyword side (passage tuning).
 
 A chunk's score is (1 - beta) x its BM25 / the best chunk's + beta x the best BM25 of
 the small (`tokens`, 20% overlap) chunks of its file overlapping its lines / the best

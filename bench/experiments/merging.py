@@ -1,10 +1,10 @@
-"""merge=: how hits of one file are folded (round 1). Applied by the `hits` stage.
+"""merge=: how hits of one file are folded (keyword tuning). Applied by the `hits` stage.
 
 on: memcli's rule; off: no merging; drop: a hit touching a better-ranked one is dropped
 (its slot freed, nothing grows); cap<x>: merged while the merged text stays within x x
 chunking target tokens, a hit that would grow it further dropped; capkeep<x>: kept on its
 own instead; perfile<n>: no merging, at most n hits of one file ahead of every other file's.
-LoCoMo with stem+stop, session nDCG@10 / turn R@5: round 1's unbounded merge 0.819 / 0.457,
+LoCoMo with stem+stop, session nDCG@10 / turn R@5: the unbounded merge memcli had then 0.819 / 0.457,
 off 0.810 / 0.827, drop 0.818 / 0.790, cap1.5 0.818 / 0.798, perfile1 0.820 / 0.787,
 perfile2 0.810 / 0.826, capkeep1.5 0.812 / 0.832 (pydoc section nDCG@10 0.201 -> 0.709).
 Shipped: capkeep1.5 (search.merge_max_factor, memcli.retrieval.fusion.merge).

@@ -1,4 +1,4 @@
-"""mmr=<lambda>: maximal marginal relevance over token sets (round 1). Applied by `hits`.
+"""mmr=<lambda>: maximal marginal relevance over token sets (keyword tuning). Applied by `hits`.
 
 Relevance = score / best score, similarity = Jaccard of the hits' token sets. LoCoMo,
 stem+stop keyword side, mmr=0.7: session nDCG@10 0.812 / turn R@5 0.826, no gain (pydoc

@@ -1,4 +1,4 @@
-"""prf=<docs>:<terms>:<beta>: pseudo-relevance feedback on the keyword side (RM3-like, round 1).
+"""prf=<docs>:<terms>:<beta>: pseudo-relevance feedback on the keyword side (RM3-like, keyword tuning).
 
 The `terms` best terms of the top `docs` chunks (tf x idf, not in the query, no stopwords)
 are added to the query, each weighted beta x (its weight / the best one's).

@@ -1,10 +1,10 @@
-"""qx=<n>:<cos>:<w>: semantic query expansion with the local model (round 2's prototype).
+"""qx=<n>:<cos>:<w>: semantic query expansion with the local model (the passage tuning's prototype).
 
 Each content word of the query adds up to n words of the vault's vocabulary whose
 embedding (the local model on the single word) has cosine >= cos, each weighted
 w x cos x its own idf. Keyword side alone, LoCoMo session nDCG@10 / turn R@5: 3:0.6:0.5
 0.815 / 0.831, 5:0.5:0.3 0.817 / 0.841, 5:0.5:0.5 0.808 / 0.832, 8:0.45:0.3 0.813 / 0.839,
-against BM25's 0.807 / 0.824: the largest single gain of round 2. Shipped as
+against BM25's 0.807 / 0.824: the largest single gain of the passage tuning. Shipped as
 search.expand_terms / expand_min_similarity / expand_weight (5 / 0.5 / 0.3, computed from
 the vector branch's own request: memcli/index/terms.py, memcli/retrieval/expand.py).
 """

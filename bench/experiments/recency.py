@@ -1,4 +1,4 @@
-"""recency=<half-life days>: recency decay of the scores (round 1). Applied by `hits`.
+"""recency=<half-life days>: recency decay of the scores (keyword tuning). Applied by `hits`.
 
 Score x 0.5^(age / half-life), age in days before the vault's newest note (the note's
 date from its path). Harmful on LoCoMo, whose questions ask about any point of a

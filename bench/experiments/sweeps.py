@@ -1,10 +1,11 @@
 """The named sweeps: `--sweep NAME` runs each row (label, mode, --set overrides, --variant spec).
 
-headline (what `make eval` reports) and round2 measure today's code; the round-1 sweeps
-(chunking, vector-chunking, full, pydoc, extra) were measured on round 1's code ("shipped
-code" there meant no stemming or stopwords, unbounded merging and RRF), so today the same
-rows measure something else where memcli's defaults have changed since: in particular
-search.fusion is adaptive now (min-max before issue 16), so their "RRF" rows without
+headline (what `make eval` reports), adaptive and round2 (the passage tuning: passage vectors,
+query expansion and what was tried beside them) measure today's code; the keyword-tuning
+sweeps (chunking, vector-chunking, full, pydoc, extra) were measured on the code of their time
+("shipped code" there meant no stemming or stopwords, unbounded merging and RRF), so today the
+same rows measure something else where memcli's defaults have changed since: in particular
+search.fusion is adaptive now (fixed-weight min-max before), so their "RRF" rows without
 `--set search.fusion=rrf` fuse with it. Their figures are in docs/evaluation.md. prototypes runs every prototype
 once (a smoke test: `--sweep prototypes --conversations 1`).
 """
@@ -12,12 +13,12 @@ once (a smoke test: `--sweep prototypes --conversations 1`).
 from __future__ import annotations
 
 VW = "search.vector_weight"
-# round 1's recommended keyword side (since shipped as memcli's tokenizer and merge rule)
+# the keyword tuning's recommended keyword side (since shipped as memcli's tokenizer and merge rule)
 RECOMMENDED = "tok=stem+stop,merge=capkeep1.5"
 STEM_STOP = "tok=stem+stop,merge=off"
-# the default round 1 shipped: one vector per chunk, no query expansion
+# the default the keyword tuning shipped: one vector per chunk, no query expansion
 PREVIOUS = {"chunking.passage_tokens": 0, "search.expand_terms": 0, "search.fusion": "minmax"}
-MINMAX = {"search.fusion": "minmax"}  # the fixed-weight fusion shipped before issue 16
+MINMAX = {"search.fusion": "minmax"}  # the fixed-weight fusion shipped before the adaptive one
 
 
 def _chunk(t: int, frac: int) -> dict:
@@ -76,19 +77,19 @@ HEADLINE = [
      dict(PREVIOUS, **{"search.fusion": "rrf", VW: 0.7}), ""),
     ("hybrid min-max 0.3, one vector per chunk (previous default)", "hybrid", PREVIOUS, ""),
     ("+ passage vectors", "hybrid", {"search.expand_terms": 0, **MINMAX}, ""),
-    ("+ query expansion (min-max, default before issue 16)", "hybrid", MINMAX, ""),
+    ("+ query expansion (min-max, default before adaptive fusion)", "hybrid", MINMAX, ""),
     ("+ adaptive vector weight (shipped default)", "hybrid", {}, ""),
 ]
 
-SEMANTIC_FUSION = [  # issue 16's sweep of the adaptive weight (bench/experiments/qcov.py)
-    ("min-max 0.3 (before issue 16)", "hybrid", MINMAX, ""),
+SEMANTIC_FUSION = [  # the sweep of the adaptive weight (bench/experiments/qcov.py)
+    ("min-max 0.3 (before adaptive fusion)", "hybrid", MINMAX, ""),
     ("adaptive, shipped", "hybrid", {}, ""),
     ("adaptive 0.85:0.45:0.8, margin 0.05:0.2", "hybrid", {}, "qcov=0.85:0.45:0.8:0.05:0.2"),
     ("adaptive 0.9:0.4:0.8, margin 0.05:0.2", "hybrid", {}, "qcov=0.9:0.4:0.8:0.05:0.2"),
     ("adaptive 0.75:0.4:0.8, no margin condition", "hybrid", {}, "qcov=0.75:0.4:0.8:0:0"),
 ]
 
-ROUND2 = [
+PASSAGE_TUNING = [
     ("previous default (hybrid min-max 0.3, one vector per chunk, no expansion)", "hybrid", PREVIOUS, ""),
     ("BM25 (shipped keyword side)", "keyword", {}, ""),
     ("keyword + best 100-token passage BM25 0.3", "keyword", {}, "ksub=100:0.3"),
@@ -97,22 +98,22 @@ ROUND2 = [
     ("keyword, chunk overlap 160", "keyword", {"chunking.overlap_tokens": 160}, ""),
     ("keyword, chunk overlap 200", "keyword", {"chunking.overlap_tokens": 200}, ""),
 ]
-ROUND2 += [(f"keyword, BM25 k1={k1} b={b}", "keyword", {}, f"k1={k1},b={b}")
+PASSAGE_TUNING += [(f"keyword, BM25 k1={k1} b={b}", "keyword", {}, f"k1={k1},b={b}")
            for k1, b in ((1.2, 0.5), (0.9, 0.4), (2.0, 0.75), (1.5, 0.9))]
-ROUND2 += [(f"keyword + adjacent-pair terms, weight {w}", "keyword", {}, f"bi={w}") for w in (0.3, 1.0)]
-ROUND2 += [(f"keyword + query expansion (prototype) {x}", "keyword", {}, f"qx={x}")
+PASSAGE_TUNING += [(f"keyword + adjacent-pair terms, weight {w}", "keyword", {}, f"bi={w}") for w in (0.3, 1.0)]
+PASSAGE_TUNING += [(f"keyword + query expansion (prototype) {x}", "keyword", {}, f"qx={x}")
            for x in ("3:0.6:0.5", "5:0.5:0.3", "5:0.5:0.5", "8:0.45:0.3")]
-ROUND2 += [(f"previous default, per-file score decay {f}", "hybrid", PREVIOUS, f"fdecay={f}") for f in (0.9, 0.75, 0.5)]
-ROUND2 += [("previous default + vectors on 100-token sub-chunks of the file", "hybrid", PREVIOUS, "vsub=100")]
-ROUND2 += [(f"previous default + passage vectors {t}", "hybrid", dict(PREVIOUS, **{"chunking.passage_tokens": t}), "")
+PASSAGE_TUNING += [(f"previous default, per-file score decay {f}", "hybrid", PREVIOUS, f"fdecay={f}") for f in (0.9, 0.75, 0.5)]
+PASSAGE_TUNING += [("previous default + vectors on 100-token sub-chunks of the file", "hybrid", PREVIOUS, "vsub=100")]
+PASSAGE_TUNING += [(f"previous default + passage vectors {t}", "hybrid", dict(PREVIOUS, **{"chunking.passage_tokens": t}), "")
            for t in (60, 100, 150)]
-ROUND2 += [("previous default + query expansion", "hybrid", {"chunking.passage_tokens": 0}, ""),
+PASSAGE_TUNING += [("previous default + query expansion", "hybrid", {"chunking.passage_tokens": 0}, ""),
            ("shipped default (passages 100 + expansion 5/0.5/0.3, vector 0.3)", "hybrid", {}, "")]
-ROUND2 += [(f"shipped, vector weight {w}", "hybrid", {VW: w}, "") for w in (0.2, 0.4)]
-ROUND2 += [(f"shipped, expansion {n} per word, similarity >= {m}, weight {x}", "hybrid",
+PASSAGE_TUNING += [(f"shipped, vector weight {w}", "hybrid", {VW: w}, "") for w in (0.2, 0.4)]
+PASSAGE_TUNING += [(f"shipped, expansion {n} per word, similarity >= {m}, weight {x}", "hybrid",
             {"search.expand_terms": n, "search.expand_min_similarity": m, "search.expand_weight": x}, "")
            for n, m, x in ((3, 0.5, 0.3), (5, 0.6, 0.3), (5, 0.5, 0.2), (5, 0.5, 0.5), (8, 0.45, 0.3))]
-ROUND2 += [("shipped + adjacent-pair terms 0.3", "hybrid", {}, "bi=0.3"),
+PASSAGE_TUNING += [("shipped + adjacent-pair terms 0.3", "hybrid", {}, "bi=0.3"),
            ("shipped + per-file score decay 0.7", "hybrid", {}, "fdecay=0.7"),
            ("shipped + adjacent-pair terms 0.3, vector weight 0.2", "hybrid", {VW: 0.2}, "bi=0.3")]
 
@@ -139,7 +140,7 @@ PYDOC = [
     ("hybrid min-max 0.5, stem+stop merge<=1.5x", "hybrid", {VW: 0.5}, RECOMMENDED + ",fuse=minmax"),
 ]
 
-PYDOC_ROUND2 = [r for r in ROUND2 if not r[3].startswith(("k1", "ksub", "fdecay=0.", "qx"))
+PYDOC_PASSAGE_TUNING = [r for r in PASSAGE_TUNING if not r[3].startswith(("k1", "ksub", "fdecay=0.", "qx"))
                 or r[3] in ("ksub=100:0.3", "fdecay=0.7", "qx=5:0.5:0.3")]
 
 EXTRA = [("keyword rec. + file-level BM25 prior 0.2", "keyword", {}, RECOMMENDED + ",fileprior=0.2")]
@@ -182,10 +183,10 @@ SWEEPS: dict[str, list[tuple[str, str, dict, str]]] = {
     "full": FULL,
     "headline": HEADLINE,
     "adaptive": SEMANTIC_FUSION,
-    "round2": ROUND2,
+    "round2": PASSAGE_TUNING,
     "pydoc": PYDOC,
     "one-vault": HEADLINE,
-    "pydoc-round2": PYDOC_ROUND2,
+    "pydoc-round2": PYDOC_PASSAGE_TUNING,
     "extra": EXTRA,
     "prototypes": PROTOTYPES,
 }

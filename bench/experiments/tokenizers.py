@@ -1,11 +1,11 @@
-"""tok=: English stemming and stopwords in the index and query tokenizer (round 1).
+"""tok=: English stemming and stopwords in the index and query tokenizer (keyword tuning).
 
 `tok=` is a `+` list of: stem (Snowball English, snowballstemmer from bench/out/pylib),
 lightstem (memcli's light suffix stripper: plurals, -ed, -ing), stop (English stopwords
 dropped at index and query time), stopq (from queries only); 'base' = memcli's own.
 An index variant: its own metadata folder and tokenizer fingerprint.
 
-Measured against round 1's tokenizer (no stemming, no stopwords), LoCoMo 400/80 without
+Measured against memcli's tokenizer of the time (no stemming, no stopwords), LoCoMo 400/80 without
 merging, session nDCG@10 / turn R@5: base 0.763 / 0.782, stem 0.786 / 0.810, lightstem
 0.780 / 0.798, stop 0.785 / 0.796, stopq 0.784 / 0.794, stem+stop 0.810 / 0.827; with
 the recommended merge rule stem+stop 0.812 / 0.832, lightstem+stop 0.807 / 0.824.

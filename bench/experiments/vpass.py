@@ -1,11 +1,11 @@
 """vpass=<tokens>: the vector branch scored per chunk as the best cosine of its own passages.
 
-Round 2's prototype of passage vectors: each chunk's lines cut into windows of at most
+The passage tuning's prototype of passage vectors: each chunk's lines cut into windows of at most
 `tokens` estimated tokens (memcli.index.passages.split), embedded, and a chunk scored by
-its best one: round 1's sub-chunk vectors (vsub) made local to the chunk. Shipped as
+its best one: the keyword tuning's sub-chunk vectors (vsub) made local to the chunk. Shipped as
 chunking.passage_tokens (100); the shipped code on the previous default, LoCoMo session
 nDCG@10 / turn R@5: 0.816 / 0.841 against 0.811 / 0.832 (passages of 60 / 150: 0.816 /
-0.834, 0.819 / 0.838). Kept to reproduce round 2; run it with --set chunking.passage_tokens=0.
+0.834, 0.819 / 0.838). Kept to reproduce the passage tuning; run it with --set chunking.passage_tokens=0.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""vprf=<docs>:<beta>: Rocchio feedback in vector space (round 2, after its sweep).
+"""vprf=<docs>:<beta>: Rocchio feedback in vector space (passage tuning, after its sweep).
 
 The query vector plus beta x the mean chunk row of the first search's best `docs`
 chunks, searched again. On the shipped default, session nDCG@10 / turn R@5: vprf=3:0.5

@@ -1,11 +1,11 @@
-"""vsub=<tokens>: the vector branch scored on smaller chunks of the same file (round 1).
+"""vsub=<tokens>: the vector branch scored on smaller chunks of the same file (keyword tuning).
 
 Keep one chunking for what is shown and fused, but score each chunk's vector as the best
 cosine of the `tokens`-token (20% overlap) chunks of the same file that overlap its lines;
 those small chunks live in their own index (metadata folder) of the same vault.
 LoCoMo: vector-only session R@5 0.728 (vs 0.685), fused min-max 0.3 session nDCG@10 /
-turn R@5 0.823 / 0.842 (+0.007 / +0.003); vsub=50 the same; on pydoc the clearest round-1
-gain (section nDCG@10 0.748 vs 0.734). Round 2 shipped it made local to the chunk:
+turn R@5 0.823 / 0.842 (+0.007 / +0.003); vsub=50 the same; on pydoc the clearest gain of the
+keyword tuning (section nDCG@10 0.748 vs 0.734). The passage tuning shipped it made local to the chunk:
 passage vectors (see vpass). Run it with --set chunking.passage_tokens=0 to compare.
 """
 
