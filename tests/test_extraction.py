@@ -110,10 +110,11 @@ def test_rules_chinese():
     found = rules.findings([user("你好！"), user("我叫李雷，在杭州工作。"), user("我们决定采用蓝绿部署。"),
                             user("我更喜欢用 Vim。"), user("明天要把报告发给王经理。"), user("你觉得呢？"),
                             user("哈哈"), assistant("好的，记住了：你喜欢用 Vim。")])
-    assert found["Facts"] == ["- The user said: 「我叫李雷，在杭州工作。」"]
+    assert found["Facts"] == ["- The user said: 「我叫李雷，在杭州工作。」 (keywords: work job)"]
     assert found["Decisions"] == ["- The user said: 「我们决定采用蓝绿部署。」"]
-    assert found["Preferences"] == ["- The user said: 「我更喜欢用 Vim。」", "- The assistant confirmed: 「好的，记住了：你喜欢用 Vim。」"]
-    assert found["Next steps"] == ["- The user said: 「明天要把报告发给王经理。」"]
+    assert found["Preferences"] == ["- The user said: 「我更喜欢用 Vim。」 (keywords: like likes prefer)",
+                                    "- The assistant confirmed: 「好的，记住了：你喜欢用 Vim。」 (keywords: like likes prefer)"]
+    assert found["Next steps"] == ["- The user said: 「明天要把报告发给王经理。」 (keywords: tomorrow, boss manager)"]
 
 
 def test_rules_never_invent_text():

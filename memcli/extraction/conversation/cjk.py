@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from memcli.extraction.conversation import glossary
+
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff]")
 KANA = re.compile(r"[\u3040-\u30ff]")
 HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
@@ -57,7 +59,8 @@ def statement(text: str) -> tuple[str, str] | None:
 
 
 def render(words: str, subject: str = "The user", verb: str = "said") -> str:
-    """The quoted statement: 「」 for Japanese and Chinese, “” for Korean."""
-    if HANGUL.search(words) and not KANA.search(words):
-        return f"{subject} {verb}: “{words}”"
-    return f"{subject} {verb}: 「{words}」"
+    """The quoted statement (「」 for Japanese and Chinese, “” for Korean) and the English
+    keywords of its everyday words and dates (glossary.py)."""
+    quoted = f"“{words}”" if HANGUL.search(words) and not KANA.search(words) else f"「{words}」"
+    keys = glossary.gloss(words)
+    return f"{subject} {verb}: {quoted}" + (f" (keywords: {', '.join(keys)})" if keys else "")

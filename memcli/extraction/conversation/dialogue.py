@@ -29,7 +29,7 @@ _I = re.IGNORECASE
 ACCEPT = re.compile(r"^(?:yes|yeah|yea|yep|yup|sure|ok(?:ay)?|deal|agreed|definitely|absolutely|sounds (?:good|great|right)|"
                     r"let'?s do (?:that|it|this)|let'?s go with|lets do|let'?s try|that works|works for me|"
                     r"good idea|great idea)\b", _I)
-IT_IS = re.compile(r"^[\w\s'-]{1,40}? it is\W*$", _I)
+IT_IS = re.compile(r"^[\w\s'-]{1,40}?( it is)\W*$", _I)
 REFUSE = re.compile(r"^(?:nah|nope|not really|no thanks|no(?=\s*[,.!-]))\b[\s,.!-]*|^no\b(?=\s)", _I)
 PROPOSAL = re.compile(r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"
                       r"^what about\b|\b(?:i'?d|i would) (?:suggest|recommend|start|go|pick|choose|try|fix|use|keep|"
@@ -153,10 +153,11 @@ def proposal(assistant_text: str, reply: str, sentences) -> str | None:
     def overlap(s: str) -> int:
         return len(asked & {w.lower() for w in re.findall(r"[A-Za-z0-9]+", s)})
 
-    best = max(offers, key=overlap)
+    content = [s for s in offers if not re.search(r"\b(?:it|that|this|them)\b", s, _I)]
+    best = max(content or offers, key=overlap)  # "Want me to set it up?" names nothing
     if not overlap(best):
         named = max(cands, key=overlap)
-        best = named if overlap(named) else offers[-1]
+        best = named if overlap(named) else (content or offers)[-1]
     clauses = [c for c in _CLAUSES.split(best) if PROPOSAL.search(c)]
     best = clauses[0] if clauses else best
     text = _PROPOSAL_LEAD.sub("", re.sub(r"\*\*|`", "", best)).rstrip("?？ ").strip()
@@ -200,3 +201,14 @@ def group_for(sentence: str, texts: list[str], subject: str) -> str:
         if work != home:
             return f"{subject}'s team" if work > home else f"{subject}'s household"
     return f"{subject}'s team"
+
+
+def topics(texts: list[str], stop: frozenset[str], n: int = 10) -> list[str]:
+    """The words a chat is most about: said at least twice, three letters or more, not
+    stopwords; most frequent first, ties in order of appearance."""
+    words = re.findall(r"(?<![\w.])[a-z][a-z-]*[a-z](?![\w.(])", "\n".join(texts).lower())
+    counts = Counter(w for w in words if len(w) > 2 and w not in stop)
+    first: dict[str, int] = {}
+    for i, w in enumerate(words):
+        first.setdefault(w, i)
+    return sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], first[w]))[:n]

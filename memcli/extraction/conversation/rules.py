@@ -201,7 +201,8 @@ def _norm(line: str) -> str:
 
 # the words a statement is framed in ("The user's team…", "(about: …)"): not its topic
 FRAME = re.compile(r"\bthe (?:user|assistant)(?:'s)?(?: team| household)?\b|\bagreed to the assistant's suggestion\b|"
-                   r"\b(?:asked to|asked for|does not want|said|confirmed)\b|\(about:[^)]*\)|^- (?:User|Assistant): ",
+                   r"\b(?:asked to|asked for|does not want|said|confirmed|keywords)\b|\(about:[^)]*\)|"
+                   r"^- (?:User|Assistant): ",
                    re.IGNORECASE)
 
 
@@ -277,4 +278,8 @@ def extract(req: Request) -> Draft | None:
         return Draft(ex.name, ex.description or describe(found), merge_body(ex.body, found))
     names = {str(m.get("name", "")).lower() for m in req.messages}
     name = topic_name(found, names)
-    return Draft(name, describe(found), render(name, found))
+    body = render(name, found)
+    about = dialogue.topics([text_of(m) for m in req.messages if m["role"] in ("user", "assistant")], STOP | names)
+    if about:  # what the whole chat was about, the assistant's words included: a search finds
+        body += f"\n## Topics\n{', '.join(about)}\n"  # "editor" where the user only said "zed"
+    return Draft(name, describe(found), body)

@@ -53,21 +53,24 @@ def _with_context(statement: str, core: str, turn: Turn) -> str:
     return statement.rstrip(".") + f" (about: {', '.join(terms)})."
 
 
-def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, group: str) -> tuple[str, str]:
-    """(section, statement) of a kept sentence."""
+def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, group: str) -> tuple[str, str, bool]:
+    """(section, statement, whether it is self-contained) of a kept sentence."""
     if k == 0 and refusing and core.lower().startswith("no "):
-        return "Preferences", _refusal_object(core, subject)
+        return "Preferences", _refusal_object(core, subject), True
+    chosen = d.IT_IS.match(core)
+    if chosen:  # "catppuccin mocha it is"
+        return "Decisions", d.finish(f"{subject} chose {core[:chosen.start(1)].strip()}"), True
     please = bool(d.PLEASE.search(core))
     core = d.PLEASE.sub("", core).strip()
     if please and not d.FIRST.search(core):
-        return "Preferences", d.finish(f"{subject} asked for: {core}")
+        return "Preferences", d.finish(f"{subject} asked for: {core}"), False
     lets = LETS.match(core)
     if lets:
-        return "Decisions", d.finish(f"{subject} decided to {d.person.convert(core[lets.end():], 'them', group)}")
+        return "Decisions", d.finish(f"{subject} decided to {d.person.convert(core[lets.end():], 'them', group)}"), False
     section = turn.section(core) or ("Preferences" if PREFERS.search(core) else "Facts")
     if k == 0 and refusing:
         section = "Preferences"
-    return section, d.third_person(core, subject, group)
+    return section, d.third_person(core, subject, group), False
 
 
 def _proposal_statement(text: str, first: str, first_core: str, subject: str, turn: Turn) -> list[tuple[str, str]]:
@@ -120,14 +123,14 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
-        if (d.YOU.search(core) and not digit) or d.is_reaction(core):
+        if (d.YOU.search(core) and not digit) or (d.is_reaction(core) and not d.IT_IS.match(core)):
             continue
         if asked and not d.FIRST.search(core):
             continue  # "american recipe so 240": about the answer, not the user
         if requesting and not (digit or turn.section(core) in ("Decisions", "Preferences")):
             continue
-        section, statement = _statement(core, k, refusing, subject, turn, group)
-        if then or d.LEANS.search(core) or len(core.split()) <= 3:
+        section, statement, whole = _statement(core, k, refusing, subject, turn, group)
+        if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole:
             statement = _with_context(statement, core, turn)
         out.append((section, statement))
     return out, asked
