@@ -57,7 +57,7 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
         "Great result! For the half marathon that predicts about 1:55; 1:52 is a stretch goal for the half marathon.",
         "I'm changing my goal to 1:52 then."))
     [line] = [b for b in bullets(found) if "1:52" in b]
-    assert line.startswith("- The user is changing their goal to 1:52 (about: ")
+    assert line.startswith("- The user's goal is now 1:52 (about: ")
     assert "half" in line or "marathon" in line
     assert "- The user did a 10k time trial this morning for the half marathon, 51:40." in bullets(found)
 
@@ -145,3 +145,23 @@ def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(w
     assert code == 0 and rep["extracted"] and rep["changes"] == []
     assert rep["reason"] == "Extracted with rules (force): nothing new worth remembering"
     assert len(list((ws / "memory" / day).glob("*.md"))) == 1
+
+
+@pytest.mark.parametrize("said,stated", [
+    ("I'm changing my goal to 1:58", "The user's goal is now 1:58."),
+    ("I switched the theme from light to dark", "The user's theme is now dark."),
+    ("I moved my 1:1 to thursdays", "The user's 1:1 is now thursdays."),
+    ("I moved to Utrecht", "The user moved to Utrecht."),  # no attribute: stated as said
+])
+def test_a_change_is_stated_as_the_current_value(said, stated):
+    assert bullets(rules.findings(chat(said))) == [f"- {stated}"]
+
+
+def test_a_group_chat_keeps_what_people_say_to_each_other():
+    msgs = [{"id": str(i), "name": who, "role": "user", "timestamp": None, "content": [{"type": "text", "text": t}]}
+            for i, (who, t) in enumerate([("Caroline", "What did you do this weekend?"),
+                                          ("Melanie", "We last went camping with the kids at the lake."),
+                                          ("Caroline", "You should try the trail at Bear Lake, I loved it.")])]
+    found = bullets(rules.findings(msgs))
+    assert "- Melanie's household last went camping with the kids at the lake." in found
+    assert any(b.startswith("- You should try the trail at Bear Lake, Caroline loved it") for b in found)

@@ -19,7 +19,7 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\s+|[^A-Za-z\s]+")
 # words that may stand between a subject and its verb: "I no longer like", "we still use"
 ADVERBS = frozenset("""no longer really also still usually always never just already only finally actually even
 mostly often sometimes rarely definitely probably honestly kinda totally generally normally mainly now currently
-basically seriously literally barely hardly recently both all then""".split())
+basically seriously literally barely hardly recently both all then last first once later soon together""".split())
 MODALS = frozenset("""can could will would shall should may might must can't cannot couldn't won't wouldn't
 shouldn't mustn't didn't did was wasn't had hadn't used ought""".split())
 # present forms with their own third person

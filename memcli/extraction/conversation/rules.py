@@ -173,7 +173,8 @@ def findings(messages: list[dict]) -> dict[str, list[str]]:
 
     texts = [text_of(m) for m in messages]
     counts = dialogue.session_counts(texts + [t for t, m in zip(texts, messages) if m["role"] == "user"], STOP)
-    turn = Turn(counts=counts, split=lambda t: sentences(t, _TURN_SPLIT), section=_cue, stop=STOP)
+    turn = Turn(counts=counts, split=lambda t: sentences(t, _TURN_SPLIT), section=_cue, stop=STOP,
+                with_assistant=any(m["role"] == "assistant" for m in messages))
     for rec, text in zip(messages, texts):
         if rec["role"] == "assistant":
             if turn.request_mode < 2:  # not while it writes limericks

@@ -18,6 +18,10 @@ PREFERS = re.compile(r"\b(?:i'?d|i would|we'?d) rather\b|\brather not\b|\b(?:lov
 _DIGIT = re.compile(r"\d")
 ASKED, REQUESTED = 1, 2
 LETS = re.compile(r"let'?s\s+", re.IGNORECASE)
+# "I'm changing my goal to 1:52": a new value, stated as the current one
+CHANGE = re.compile(r"^(?:i'?m|im|i am|i'?ve|i have|i) (?:just |now |finally )?(?:changing|changed|moving|moved|"
+                    r"switching|switched|setting|set|updating|updated|bumping|bumped|raising|raised|lowering|lowered)"
+                    r" (?:my|the) ([\w'’:./+ -]{2,40}?) (?:from \S+ )?to (.+)$", re.IGNORECASE)
 
 
 @dataclass
@@ -35,6 +39,9 @@ class Turn:
     # the user is asking the assistant, not telling about themselves: ASKED after a question
     # ("how many ml in a cup"), REQUESTED after a request ("write me a limerick")
     request_mode: int = 0
+    # a chat with an assistant: questions and "you" address it; between people (a group chat)
+    # they address each other and say as much about the speakers as anything else
+    with_assistant: bool = True
 
 
 def _refusal_object(core: str, subject: str) -> str:
@@ -64,6 +71,10 @@ def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, grou
     core = d.PLEASE.sub("", core).strip()
     if please and not d.FIRST.search(core):
         return "Preferences", d.finish(f"{subject} asked for: {core}"), False
+    change = CHANGE.match(core)
+    if change:
+        value = d.person.convert(change.group(2), subject.lower() if subject == "The user" else subject, group)
+        return "Decisions", d.finish(f"{subject}'s {change.group(1)} is now {value}"), False
     lets = LETS.match(core)
     if lets:
         return "Decisions", d.finish(f"{subject} decided to {d.person.convert(core[lets.end():], 'them', group)}"), False
@@ -123,14 +134,15 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
-        if (d.YOU.search(core) and not digit) or (d.is_reaction(core) and not d.IT_IS.match(core)):
+        if (turn.with_assistant and d.YOU.search(core) and not digit) or \
+                (d.is_reaction(core) and not d.IT_IS.match(core)):
             continue
-        if asked and not d.FIRST.search(core):
+        if asked and turn.with_assistant and not d.FIRST.search(core):
             continue  # "american recipe so 240": about the answer, not the user
-        if requesting and not (digit or turn.section(core) in ("Decisions", "Preferences")):
+        if requesting and turn.with_assistant and not (digit or turn.section(core) in ("Decisions", "Preferences")):
             continue
         section, statement, whole = _statement(core, k, refusing, subject, turn, group)
-        if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole:
+        if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole and turn.with_assistant:
             statement = _with_context(statement, core, turn)
         out.append((section, statement))
     return out, asked
