@@ -53,6 +53,8 @@ from memcli.extraction.conversation.person import convert, second_person, third_
     ("we're moving to Utrecht", "the user's household is moving to Utrecht"),
     ("our team is four people", "the user's team is four people"),
     ("we have movers booked", "the user's household has movers booked"),
+    ("we moved our pipelines because we need lineage", "the user's team moved their pipelines because they need lineage"),
+    ("we're late and we're sorry", "the user's household is late and they are sorry"),
     # what is not a pronoun is left alone
     ("The server has 64 GB of RAM", "The server has 64 GB of RAM"),
     ("He moved to the US", "He moved to the US"),

@@ -62,7 +62,7 @@ def test_force_writes_the_note_day_index_and_session_log(ws, tmp_path, mem):
     assert [line.split(":")[0] for line in head] == ["description", "name", "session_id", "source_conversation"]
     assert f"name: {note.stem}" in head and "session_id: s1" in head
     assert "source_conversation: '[[mem_session/dialog/s1.jsonl]]'" in head
-    assert ("- The user's team decided to replace MySQL with PostgreSQL 16 for the Lumen API, because the user's team needs JSONB."
+    assert ("- The user's team decided to replace MySQL with PostgreSQL 16 for the Lumen API, because they need JSONB."
             in text)
     assert "- The user prefers dark mode in every editor." in text
     assert "- The user will draft the migration script by Friday." in text

@@ -107,7 +107,9 @@ def convert(text: str, subject: str = "the user", group: str | None = None) -> s
                 out.append(tok)
                 continue
             plural = _compound(tokens[:i])
-            out.append(subject if low.startswith("i") else group)
+            again = low.startswith("we") and group in "".join(out)  # a second "we" is "they"
+            plural = plural or again
+            out.append(subject if low.startswith("i") else "they" if again else group)
             if low in ("i", "we"):
                 pending = True
             else:
