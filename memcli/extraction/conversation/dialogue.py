@@ -75,6 +75,7 @@ def clean(sentence: str) -> tuple[str, bool]:
     for _ in range(2):
         core = LEAD.sub("", core).strip()
         core = TAIL.sub("", core).strip()
+    core = re.sub(r"\s+\b(?:lol|haha+|lmao)\b", "", core, flags=_I)  # "(4 people lol)"
     then = bool(THEN.search(core))
     return THEN.sub("", core).strip(" ,;:-"), then
 
@@ -203,11 +204,16 @@ def group_for(sentence: str, texts: list[str], subject: str) -> str:
     return f"{subject}'s team"
 
 
+# words of code, units and counting, frequent in chats and about nothing
+_NOT_TOPICS = frozenset("""true false null none min mins sec secs per two three four five six seven eight nine ten
+add show keep put set run start short got get let use via etc yes""".split())
+
+
 def topics(texts: list[str], stop: frozenset[str], n: int = 10) -> list[str]:
     """The words a chat is most about: said at least twice, three letters or more, not
     stopwords; most frequent first, ties in order of appearance."""
     words = re.findall(r"(?<![\w.])[a-z][a-z-]*[a-z](?![\w.(])", "\n".join(texts).lower())
-    counts = Counter(w for w in words if len(w) > 2 and w not in stop)
+    counts = Counter(w for w in words if len(w) > 2 and w not in stop and w not in _NOT_TOPICS)
     first: dict[str, int] = {}
     for i, w in enumerate(words):
         first.setdefault(w, i)
