@@ -62,9 +62,11 @@ def test_force_writes_the_note_day_index_and_session_log(ws, tmp_path, mem):
     assert [line.split(":")[0] for line in head] == ["description", "name", "session_id", "source_conversation"]
     assert f"name: {note.stem}" in head and "session_id: s1" in head
     assert "source_conversation: '[[mem_session/dialog/s1.jsonl]]'" in head
-    assert "- User: We decided to replace MySQL with PostgreSQL 16 for the Lumen API, because we need JSONB." in text
-    assert "- User: I prefer dark mode in every editor." in text
-    assert "- User: I'll draft the migration script by Friday." in text
+    assert ("- The user's team decided to replace MySQL with PostgreSQL 16 for the Lumen API, because they need JSONB."
+            in text)
+    assert "- The user prefers dark mode in every editor." in text
+    assert "- The user will draft the migration script by Friday." in text
+    assert "User:" not in text and "I prefer" not in text
     assert "Thanks for the help" not in text and "How can I help" not in text
     day = (ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
     desc = [line for line in head if line.startswith("description: ")][0][len("description: "):].strip("'")
@@ -146,7 +148,7 @@ def test_second_batch_updates_the_same_note(ws, tmp_path, mem):
     assert session_notes(ws) == [note]
     text = note.read_text(encoding="utf-8")
     assert "Hand-written line stays." in text and "pgloader" in text
-    assert text.count("I prefer dark mode") == 1
+    assert text.count("prefers dark mode") == 1
     assert "description: 1 note(s) today." in (ws / "memory" / f"{DAY}.md").read_text()
 
 
@@ -156,7 +158,7 @@ def test_note_found_by_source_conversation(ws, tmp_path, mem, note):
     code, out, _ = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
     assert code == 0 and [p.name for p in session_notes(ws)] == ["kickoff.md"]
     text = (ws / f"memory/{DAY}/kickoff.md").read_text(encoding="utf-8")
-    assert "session_id: s1" in text and "- Old line.\n- User: We decided" in text
+    assert "session_id: s1" in text and "- Old line.\n- The user's team decided" in text
 
 
 def test_day_index_keeps_text_outside_markers_and_lists_other_keys(ws, tmp_path, mem, note):
@@ -252,9 +254,8 @@ def test_chinese_conversation(ws, tmp_path, mem):
     assert code == 0, err
     [note] = session_notes(ws)
     text = note.read_text(encoding="utf-8")
-    assert "## Decisions\n- User: 我们决定把数据库从 MySQL 换成 PostgreSQL，因为需要 JSONB。" in text
-    assert "## Preferences\n- User: 我喜欢用深色主题。" in text
-    assert "## Next steps\n- User: 下周一之前要完成数据库迁移脚本。" in text
+    assert "## Decisions\n- The user said: 「我们决定把数据库从 MySQL 换成 PostgreSQL，因为需要 JSONB。」" in text
+    assert "## Preferences\n- The user said: 「我喜欢用深色主题。下周一之前要完成数据库迁移脚本。」" in text
     assert "你好" not in text and "谢谢" not in text and "这样可以吗" not in text
     assert "数据" in note.stem.split("-")  # topic words: Han bigrams as well as Latin words
     assert "session_id: 会话-1" in text

@@ -55,7 +55,7 @@ def test_a_remembered_fact_is_not_pending_for_ingest(ws, mem, tmp_path):
     rep = json.loads(out)
     assert rep["extracted"] and rep["changes"][0]["action"] == "updated"
     text = (ws / f"memory/{today()}/remembered-facts.md").read_text(encoding="utf-8")
-    assert text.count("Redis") == 1 and "- User: The cache TTL is 300 seconds." in text
+    assert text.count("Redis") == 1 and "- The cache TTL is 300 seconds." in text
 
 
 def test_remember_into_another_session_and_an_existing_note(ws, note, open_ws):

@@ -15,14 +15,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction.conversation import Draft, Request
+from memcli.extraction.conversation import Draft, Request, cjk, dialogue, person, procedures
 from memcli.extraction.conversation.messages import text_of
+from memcli.extraction.conversation.turns import Turn, user_turn
 
-SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps")
+SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps", "Procedures")
 MAX_SENTENCE = 400
 FALLBACK_NAME = "conversation-notes"
 
 _SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_TURN_SPLIT = re.compile(r"(?<=[.!?;])(?<!\.\.\.)\s+|(?<=[。！？；])|\n+")  # "INSERT ... ON CONFLICT" is one
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
@@ -80,9 +82,9 @@ replace replaced switch switched instead because every draft will shall must ple
 HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有个把被给对吗呢吧啊呀哦嗯要会能可以很太更最不没")
 
 
-def sentences(text: str) -> list[str]:
+def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
     out = []
-    for part in _SPLIT.split(text):
+    for part in split.split(text):
         part = _BULLET.sub("", part or "").strip()
         if part:
             out.append(part if len(part) <= MAX_SENTENCE else part[:MAX_SENTENCE - 1].rstrip() + "…")
@@ -137,29 +139,72 @@ def classify(s: str, role: str, names: set[str]) -> str | None:
     return None
 
 
-def _label(rec: dict) -> str:
-    name, role = rec.get("name") or rec["role"], rec["role"]
-    return role.capitalize() if name == role else name
+def _speaker(rec: dict) -> str:
+    """Who a statement is about: "The user", or the speaker's name in a group chat."""
+    name = rec.get("name") or rec["role"]
+    return "The user" if name == rec["role"] else name
+
+
+def _confirmed(s: str, names: set[str]) -> tuple[str, str] | None:
+    """An assistant sentence that confirms something about the user, in the third person."""
+    section = classify(s, "assistant", names)
+    if section is None:
+        return None
+    if cjk.is_cjk(s):
+        return section, cjk.render(s, "The assistant", "confirmed")
+    rest = CONFIRM.sub("", s, count=1).strip(" ,:;-!.")
+    return section, dialogue.finish(person.second_person(rest))
+
+
+def _cue(s: str) -> str | None:
+    return next((section for section, cue in CUES.items() if cue.search(s)), None)
 
 
 def findings(messages: list[dict]) -> dict[str, list[str]]:
     names = {str(m.get("name", "")).lower() for m in messages} | {"user", "assistant"}
     found: dict[str, list[str]] = {s: [] for s in SECTIONS}
     seen: set[str] = set()
-    for rec in messages:
-        for s in sentences(text_of(rec)):
-            section = classify(s, rec["role"], names)
-            if section is None:
-                continue
-            item = f"- {_label(rec)}: {s}"
-            if _norm(item) not in seen:
-                seen.add(_norm(item))
-                found[section].append(item)
+
+    def add(section: str, statement: str) -> None:
+        item = f"- {statement}"
+        if statement and _norm(item) not in seen:
+            seen.add(_norm(item))
+            found[section].append(item)
+
+    texts = [text_of(m) for m in messages]
+    counts = dialogue.session_counts(texts + [t for t, m in zip(texts, messages) if m["role"] == "user"], STOP)
+    turn = Turn(counts=counts, split=lambda t: sentences(t, _TURN_SPLIT), section=_cue, stop=STOP,
+                with_assistant=any(m["role"] == "assistant" for m in messages))
+    for rec, text in zip(messages, texts):
+        if rec["role"] == "assistant":
+            if turn.request_mode < 2:  # not while it writes limericks
+                for s in sentences(text):
+                    got = _confirmed(s, names)
+                    if got:
+                        add(*got)
+            turn.assistant = text
+        elif rec["role"] == "user" and text:
+            kept, asked = user_turn(text, _speaker(rec), turn)
+            for section, statement in kept:
+                add(section, statement)
+            turn.request_mode = 0 if kept else max(asked, turn.request_mode)
+            turn.assistant = ""  # a proposal is answered once
+            turn.user_before.append(text)
+        turn.before = (turn.before + [text])[-2:]
+    for title, steps in procedures.accepted(messages):
+        found["Procedures"].append(procedures.render(title, steps))
     return found
 
 
 def _norm(line: str) -> str:
     return " ".join(line.strip().lstrip("-*").split()).lower()
+
+
+# the words a statement is framed in ("The user's team…", "(about: …)"): not its topic
+FRAME = re.compile(r"\bthe (?:user|assistant)(?:'s)?(?: team| household)?\b|\bagreed to the assistant's suggestion\b|"
+                   r"\b(?:asked to|asked for|does not want|said|confirmed|keywords)\b|\(about:[^)]*\)|"
+                   r"^- (?:User|Assistant): ",
+                   re.IGNORECASE)
 
 
 def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
@@ -168,7 +213,7 @@ def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
     counts: Counter = Counter()
     first: dict[str, int] = {}
     for item in (i for s in SECTIONS for i in found[s]):
-        text = item.split(": ", 1)[-1]
+        text = FRAME.sub(" ", item)
         terms = dict.fromkeys(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP
                               and w not in skip)
         names = {w.lower() for w in re.findall(r"(?<=[\w,;:] )[A-Z][A-Za-z]*[A-Z0-9]?[A-Za-z]*", text)}
@@ -234,4 +279,8 @@ def extract(req: Request) -> Draft | None:
         return Draft(ex.name, ex.description or describe(found), merge_body(ex.body, found))
     names = {str(m.get("name", "")).lower() for m in req.messages}
     name = topic_name(found, names)
-    return Draft(name, describe(found), render(name, found))
+    body = render(name, found)
+    about = dialogue.topics([text_of(m) for m in req.messages if m["role"] in ("user", "assistant")], STOP | names)
+    if about:  # what the whole chat was about, the assistant's words included: a search finds
+        body += f"\n## Topics\n{', '.join(about)}\n"  # "editor" where the user only said "zed"
+    return Draft(name, describe(found), body)

@@ -1,0 +1,220 @@
+"""A user's turn read in its dialogue: what it states, what it accepts, what it turns down.
+
+A chat line means little alone: "yes let's do that" accepts the assistant's last proposal,
+"nah" turns it down, "I'm changing my goal to 1:52 then" leans on what came before, and
+"write me a limerick" asks the assistant for something and states nothing about the user.
+So a turn is read with the assistant turn before it:
+
+- an acceptance ("yes", "sure", "let's do that", "X it is") keeps the proposal it accepts
+  (the assistant sentence it names, else the assistant's last proposal: "Shall I…",
+  "I'd suggest…") as the user's decision; a refusal ("no", "nah") keeps nothing of it;
+- an edit in reply to a proposal ("make it 20 min at 5:05", "add X") is the user's decision;
+- a request addressed to the assistant (write, tell, translate, rephrase, "another one") is
+  dropped, and so are the reactions that follow it until the user states something of their
+  own ("request mode"): a session of riddles and limericks leaves no note;
+- a statement is put in the third person, with the subject the chat leaves implicit
+  ("switched to helix last week" -> "The user switched to helix last week"), and when it
+  leans on the turn before ("then", "it", "that one", "do 3 before 2") the words that turn
+  was about are added: "(about: half marathon, goal)".
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from memcli.extraction.conversation import person
+
+_I = re.IGNORECASE
+ACCEPT = re.compile(r"^(?:yes|yeah|yea|yep|yup|sure|ok(?:ay)?|deal|agreed|definitely|absolutely|sounds (?:good|great|right)|"
+                    r"let'?s do (?:that|it|this)|let'?s go with|lets do|let'?s try|that works|works for me|"
+                    r"good idea|great idea)\b", _I)
+IT_IS = re.compile(r"^[\w\s'-]{1,40}?( it is)\W*$", _I)
+REFUSE = re.compile(r"^(?:nah|nope|not really|no thanks|no(?=\s*[,.!-]))\b[\s,.!-]*|^no\b(?=\s)", _I)
+PROPOSAL = re.compile(r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"
+                      r"^what about\b|\b(?:i'?d|i would) (?:suggest|recommend|start|go|pick|choose|try|fix|use|keep|"
+                      r"add|do)\b|\b(?:worth (?:trying|it)|i recommend|my recommendation|the best option|"
+                      r"a good option|is the right call)\b|^(?:you could|you might|you should|try|consider)\b", _I)
+_PROPOSAL_LEAD = re.compile(r"^(?:(?:shall|should) (?:i|we)|(?:do you )?want me to|would you like(?: me)? to|"
+                            r"how about|what about|(?:honestly,? )?(?:i'?d|i would) (?:suggest|recommend|start with|"
+                            r"go with|pick|choose|try|use|keep|add|do)(?: that)?|(?:i'?d|i would)|"
+                            r"i recommend|you could|you might|you should|consider)\s+", _I)
+_CLAUSES = re.compile(r"[,;:]\s*(?:but|and|so|or)\s+|;\s+", _I)
+REQUEST = re.compile(r"^(?:please |pls |plz |can you |could you |would you |will you |i need you to |"
+                     r"i want you to |help me |)(?:write|give|tell|translate|rephrase|reword|explain|summari[sz]e|"
+                     r"compose|make up|generate|show|describe|convert|calculate|proofread|teach|translate)\b|"
+                     r"^(?:another|one more|more|again|stop|continue|go on|keep going)\b|^(?:need|want) help\b", _I)
+AMEND = re.compile(r"^(?:but |and |also |then |)(?:make it|add|change|move|swap|remove|drop|keep|put|replace|"
+                   r"use|do|skip|set|include|switch)\b", _I)
+LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|well|yeah|yep|yup|yes|also|and|but|oh|ah|ugh|hmm|btw|honestly|actually|"
+                  r"anyway|alright|right|haha+|lol|hey|hi|morning|update|big news|bad news|good news|news|"
+                  r"confession|fyi|wow|welp|sure|deal|one more(?: thing| question)?(?=\s*[,:]))\b[\s,:.!-]*)+", _I)
+TAIL = re.compile(r"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[\U0001F300-\U0001FAFF\u2600-\u27bf]))+"
+                  r"[\s.!]*$", _I)
+PLEASE = re.compile(r"[\s,]*\b(?:pls|plz|please)\W*$", _I)
+THEN = re.compile(r",?\s+then\W*$", _I)
+LEANS = re.compile(r"^(?:it|its|it's|that|this|those|these|they|them|there|same)\b|\bthat one\b|\bthe same\b|"
+                   r"\bstep \d|\b\d+ (?:before|after) \d+\b|\bbetween \d+ and \d+\b|"
+                   r"\b(?:for|with|about) (?:that|it|this)\W*$", _I)
+MOOD = re.compile(r"^(?:i'?m|im|i am|feeling|feel) (?:so |really |very |kinda |a bit |pretty )?(?:bored|tired|"
+                  r"hungry|sleepy|busy|sad|happy|excited|stressed|sick|exhausted|fine|ok|okay|good|great|better|"
+                  r"back|glad|sorry)\b", _I)
+ACK = re.compile(r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
+                 r"sounds|makes sense|got it|noted)\b", _I)
+PRONOUN_OBJECT = re.compile(r"\b(?:it|that|this)\b", _I)
+YOU = re.compile(r"\b(?:you|your|you're|youre|u)\b", _I)
+FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'll|i'd|my|me|mine|we|we're|we've|we'll|our|us)\b", _I)
+_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,:/-]\d+)*")
+_PAST_START = re.compile(r"^([a-z]+)\b", _I)
+
+
+def clean(sentence: str) -> tuple[str, bool]:
+    """The sentence without chat fillers around it ("ok so", "lol", trailing "then"), and
+    whether it ended in "then" (it leans on the turn before)."""
+    core = sentence.strip()
+    for _ in range(2):
+        core = LEAD.sub("", core).strip()
+        core = TAIL.sub("", core).strip()
+    core = re.sub(r"\s+\b(?:lol|haha+|lmao)\b", "", core, flags=_I)  # "(4 people lol)"
+    then = bool(THEN.search(core))
+    return THEN.sub("", core).strip(" ,;:-"), then
+
+
+INVERTED = re.compile(r"^(?:can|could|should|would|will|do|does|did|is|are|am|shall|may)\s+(?:i|you|we|it|they|he|she)\b|"
+                      r"^(?:how|what|why|where|when|which|who)\b[^,]*$", _I)
+WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,]{0,30},\s*", _I)
+
+
+def is_question(core: str) -> bool:
+    """A question without its question mark: "can i make it faster", "what time"."""
+    return bool(INVERTED.match(core))
+
+
+def is_request(core: str) -> bool:
+    m = REQUEST.match(core)
+    if m and m.lastindex is None and re.match(r"(?:another|one more|more|again)\b", core, _I):
+        return len(_WORDS.findall(core)) <= 4  # "another one" asks; "one more thing to run" states
+    return bool(m)
+
+
+def is_reaction(core: str) -> bool:
+    """An acknowledgement or a reaction: "perfect", "makes sense", "printing it", "I love it"."""
+    words = _WORDS.findall(core)
+    if any(ch.isdigit() for ch in core):
+        return False
+    if len(words) <= 2 or MOOD.match(core):
+        return True
+    if len(words) <= 5 and ACK.match(core):
+        return True
+    return len(words) <= 5 and bool(PRONOUN_OBJECT.search(core))
+
+
+def subject_less(core: str) -> bool:
+    """Chat drops the subject: "switched to helix last week", "got a macbook today"."""
+    m = _PAST_START.match(core)
+    if not m:
+        return False
+    word = m.group(1).lower()
+    if word in ("want", "need", "hope", "plan", "prefer", "love", "hate", "think", "guess", "wish"):
+        return len(core.split()) > 2
+    return person._is_past(word) and word not in ("was", "were", "read", "set", "put", "cut", "let", "hit", "cost", "fit", "bet",
+                                                  "used", "red", "bed", "shed", "need", "spread", "beat")
+
+
+def third_person(core: str, subject: str, group: str) -> str:
+    """`core` (a user's sentence) stated in the third person, capitalised, with a full stop."""
+    if subject_less(core):
+        core = "I " + core
+    elif re.match(r"(?:loving|using|thinking|planning|going|trying|learning|working|looking)\b", core, _I) \
+            and not re.search(r"\b(?:is|are|was|were)\b", core, _I):
+        core = "I'm " + core
+    text = person.convert(core, subject.lower() if subject == "The user" else subject, group)
+    return finish(text)
+
+
+def finish(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    text = text[:1].upper() + text[1:]
+    return text if text[-1] in ".!…)」”\"'`" else text + "."
+
+
+def proposal(assistant_text: str, reply: str, sentences) -> str | None:
+    """The assistant sentence a reply accepts: the one sharing most words with the reply,
+    else the last proposal; None when the assistant proposed nothing."""
+    cands = [s for s in sentences(assistant_text) if len(_WORDS.findall(s)) >= 3]
+    if not cands:
+        return None
+    offers = [s for s in cands if PROPOSAL.search(s)]
+    if not offers:
+        return None  # "yep" to a diagnosis accepts nothing
+    asked = {w.lower() for w in _WORDS.findall(reply)} - _ACCEPT_WORDS - _COMMON
+
+    def overlap(s: str) -> int:
+        return len(asked & {w.lower() for w in re.findall(r"[A-Za-z0-9]+", s)})
+
+    content = [s for s in offers if not re.search(r"\b(?:it|that|this|them)\b", s, _I)]
+    best = max(content or offers, key=overlap)  # "Want me to set it up?" names nothing
+    if not overlap(best):
+        named = max(cands, key=overlap)
+        best = named if overlap(named) else (content or offers)[-1]
+    clauses = [c for c in _CLAUSES.split(best) if PROPOSAL.search(c)]
+    best = clauses[0] if clauses else best
+    text = _PROPOSAL_LEAD.sub("", re.sub(r"\*\*|`", "", best)).rstrip("?？ ").strip()
+    return person.second_person(text)
+
+
+_ACCEPT_WORDS = frozenset("yes yeah yea yep yup sure ok okay deal agreed let's lets do that it this go with try "
+                          "sounds good great right works for me idea is pls please".split())
+_COMMON = frozenset("the a an and or to of in on for with is it that this i you we be at as by".split())
+
+
+def context_terms(sentence: str, before: list[str], session: Counter, stop: frozenset[str], n: int = 2) -> list[str]:
+    """The words the turns `before` were about (most frequent in the session), not in `sentence`."""
+    own = {w.lower() for w in _WORDS.findall(sentence)}
+    order: dict[str, int] = {}
+    for text in before:
+        for w in re.findall(r"[a-z][a-z0-9-]+", text.lower()):
+            if len(w) > 2 and w not in stop and w not in own and session[w] >= 2:
+                order.setdefault(w, len(order))
+    picked = sorted(order, key=lambda w: (-session[w], order[w]))[:n]
+    return sorted(picked, key=lambda w: order[w])
+
+
+def session_counts(texts: list[str], stop: frozenset[str]) -> Counter:
+    counts: Counter = Counter()
+    for text in texts:
+        counts.update(w for w in re.findall(r"[a-z][a-z0-9-]+", text.lower()) if w not in stop)
+    return counts
+
+
+HOME = re.compile(r"\b(?:home|flat|apartment|house|move|moving|moved|lease|rent|trip|travel|flight|holiday|vacation|"
+                  r"hotel|dinner|partner|wife|husband|kids?|family|dog|cat|wedding|weekend|parents?)s?\b", _I)
+
+
+def group_for(sentence: str, texts: list[str], subject: str) -> str:
+    """Who "we" is: the subject's team when the talk is about work, their household when it is
+    about home; the sentence decides first, then the user's turns of the session."""
+    for scope in ([sentence], texts):
+        work = sum(len(person._WORK.findall(t)) for t in scope)
+        home = sum(len(HOME.findall(t)) for t in scope)
+        if work != home:
+            return f"{subject}'s team" if work > home else f"{subject}'s household"
+    return f"{subject}'s team"
+
+
+# words of code, units and counting, frequent in chats and about nothing
+_NOT_TOPICS = frozenset("""true false null none min mins sec secs per two three four five six seven eight nine ten
+add show keep put set run start short got get let use via etc yes""".split())
+
+
+def topics(texts: list[str], stop: frozenset[str], n: int = 10) -> list[str]:
+    """The words a chat is most about: said at least twice, three letters or more, not
+    stopwords; most frequent first, ties in order of appearance."""
+    words = re.findall(r"(?<![\w.])[a-z][a-z-]*[a-z](?![\w.(])", "\n".join(texts).lower())
+    counts = Counter(w for w in words if len(w) > 2 and w not in stop and w not in _NOT_TOPICS)
+    first: dict[str, int] = {}
+    for i, w in enumerate(words):
+        first.setdefault(w, i)
+    return sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], first[w]))[:n]

@@ -1,0 +1,84 @@
+"""Procedures the user settled on: the assistant's numbered list that the user accepted.
+
+An assistant often writes steps (a checklist, a runbook, a routine) and the user edits them
+("do 3 before 2", "add rollback between 5 and 6") until they say it is right ("perfect,
+that's the routine", "👌 putting it in the wiki"). The version to remember is the last one:
+a list is kept when the user's next turn accepts it, or when it is a revision the user asked
+for and they do not reject it; a list followed by an edit and a new version is superseded.
+A list the user answers with a question or a "no" (options to choose from, a diagnosis) is
+not a procedure. Steps are kept in order, in the assistant's words, "you" made "the user".
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.extraction.conversation.messages import text_of
+from memcli.extraction.conversation.person import second_person
+
+MIN_STEPS = 3
+_STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+(.+)$")
+_ACCEPT = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|perfect|great|good|nice|done|deal|agreed|exactly|"
+                     r"sounds|looks|that'?s (?:it|the|right|perfect|great)|thanks|thx|ty|merged|saved|printing|"
+                     r"lgtm|works)\b|^\W*(?:👍|👌|✅|🙏)", re.IGNORECASE)
+_REFUSE = re.compile(r"^\W*(?:no|nah|nope|not really|hmm)\b", re.IGNORECASE)
+
+
+def _steps(text: str) -> tuple[str, list[str]]:
+    """The longest run of numbered lines in `text` (1., 2., 3. ...) and the line before it."""
+    lines = text.split("\n")
+    best: tuple[str, list[str]] = ("", [])
+    i = 0
+    while i < len(lines):
+        m = _STEP.match(lines[i])
+        if not m or m.group(1) != "1":
+            i += 1
+            continue
+        run, j = [], i
+        while j < len(lines):
+            m = _STEP.match(lines[j])
+            if m and int(m.group(1)) == len(run) + 1:
+                run.append(m.group(2).strip())
+            elif lines[j].strip() and not lines[j].startswith((" ", "\t")):
+                break
+            j += 1
+        title = next((ln.strip() for ln in reversed(lines[:i]) if ln.strip()), "")
+        title = re.split(r"(?<=[.!?])\s+", title)[-1]  # the sentence that introduces the list
+        if len(run) > len(best[1]):
+            best = (title, run)
+        i = max(j, i + 1)
+    return best
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"\*\*|__|`", "", text).strip().rstrip(":").strip()
+    return second_person(text)
+
+
+def accepted(messages: list[dict]) -> list[tuple[str, list[str]]]:
+    """[(title, steps)] of the lists the user accepted, last version only, in session order."""
+    turns = [(m["role"], text_of(m)) for m in messages if m.get("role") in ("user", "assistant") and text_of(m)]
+    out: list[tuple[str, list[str]]] = []
+    revision = False
+    for k, (role, text) in enumerate(turns):
+        if role != "assistant":
+            continue
+        title, steps = _steps(text)
+        if len(steps) < MIN_STEPS:
+            revision = False
+            continue
+        reply = next((t for r, t in turns[k + 1:] if r == "user"), "")
+        after = next((t for r, t in turns[k + 2:] if r == "assistant"), "") if reply else ""
+        revised_next = len(_steps(after)[1]) >= MIN_STEPS and not _REFUSE.match(reply)
+        if reply and not _REFUSE.match(reply) and not revised_next and (_ACCEPT.match(reply) or revision) \
+                and not reply.rstrip().endswith(("?", "？")):
+            out.append((_clean(title) or "Steps", [_clean(s) for s in steps]))
+        revision = revised_next
+    return out
+
+
+def render(title: str, steps: list[str]) -> str:
+    """One bullet holding the ordered steps, so a merge keeps them together."""
+    head = title[:1].upper() + title[1:]
+    head += "" if "order" in head.lower() else " (in order)"
+    return "\n".join([f"- {head}:", *(f"  {n}. {s}" for n, s in enumerate(steps, 1))])

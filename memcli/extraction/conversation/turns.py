@@ -1,0 +1,148 @@
+"""One user turn into third-person statements, with what the dialogue says about it (dialogue.py).
+
+The sentence split, the section cues and the stopwords are the rule extractor's
+(rules.py), handed in through Turn so this module does not import it back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from memcli.extraction.conversation import cjk, dialogue as d
+
+PREFERS = re.compile(r"\b(?:i'?d|i would|we'?d) rather\b|\brather not\b|\b(?:love|loves|hate|hates|favou?rite|can't stand|"
+                     r"enjoy|enjoys)\b|\bbest part\b", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+ASKED, REQUESTED = 1, 2
+LETS = re.compile(r"let'?s\s+", re.IGNORECASE)
+# "I'm changing my goal to 1:52": a new value, stated as the current one
+CHANGE = re.compile(r"^(?:i'?m|im|i am|i'?ve|i have|i) (?:just |now |finally )?(?:changing|changed|moving|moved|"
+                    r"switching|switched|setting|set|updating|updated|bumping|bumped|raising|raised|lowering|lowered)"
+                    r" (?:my|the) ([\w'’:./+ -]{2,40}?) (?:from \S+ )?to (.+)$", re.IGNORECASE)
+
+
+@dataclass
+class Turn:
+    """The dialogue so far, as the next user turn needs it."""
+
+    counts: Counter  # words of the session (the user's count double): what context words to name
+    split: Callable[[str], list[str]] = lambda text: [text]
+    section: Callable[[str], str | None] = lambda s: None  # a section cue in the sentence, if any
+    stop: frozenset = frozenset()
+    assistant: str = ""  # the assistant turn the user answers ("" once answered)
+    before: list[str] = field(default_factory=list)  # the last two turns' text
+    current: str = ""  # the user turn being read
+    user_before: list[str] = field(default_factory=list)  # the user's earlier turns of the session
+    # the user is asking the assistant, not telling about themselves: ASKED after a question
+    # ("how many ml in a cup"), REQUESTED after a request ("write me a limerick")
+    request_mode: int = 0
+    # a chat with an assistant: questions and "you" address it; between people (a group chat)
+    # they address each other and say as much about the speakers as anything else
+    with_assistant: bool = True
+
+
+def _refusal_object(core: str, subject: str) -> str:
+    """ "no dog walker" -> "The user does not want a dog walker." """
+    rest = core[3:].strip(" .!")
+    if re.match(r"(?:a|an|the|any|more|some)\b", rest, re.IGNORECASE) or rest.endswith("s"):
+        return d.finish(f"{subject} does not want {rest}")
+    article = "an" if rest[:1].lower() in "aeiou" else "a"
+    return d.finish(f"{subject} does not want {article} {rest}")
+
+
+def _with_context(statement: str, core: str, turn: Turn) -> str:
+    terms = d.context_terms(core, [*turn.before, turn.assistant, turn.current], turn.counts, turn.stop)
+    if not terms:
+        return statement
+    return statement.rstrip(".") + f" (about: {', '.join(terms)})."
+
+
+def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, group: str) -> tuple[str, str, bool]:
+    """(section, statement, whether it is self-contained) of a kept sentence."""
+    if k == 0 and refusing and core.lower().startswith("no "):
+        return "Preferences", _refusal_object(core, subject), True
+    chosen = d.IT_IS.match(core)
+    if chosen:  # "catppuccin mocha it is"
+        return "Decisions", d.finish(f"{subject} chose {core[:chosen.start(1)].strip()}"), True
+    please = bool(d.PLEASE.search(core))
+    core = d.PLEASE.sub("", core).strip()
+    if please and not d.FIRST.search(core):
+        return "Preferences", d.finish(f"{subject} asked for: {core}"), False
+    change = CHANGE.match(core)
+    if change:
+        value = d.person.convert(change.group(2), subject.lower() if subject == "The user" else subject, group)
+        return "Decisions", d.finish(f"{subject}'s {change.group(1)} is now {value}"), False
+    lets = LETS.match(core)
+    if lets:
+        return "Decisions", d.finish(f"{subject} decided to {d.person.convert(core[lets.end():], 'them', group)}"), False
+    section = turn.section(core) or ("Preferences" if PREFERS.search(core) else "Facts")
+    if k == 0 and refusing:
+        section = "Preferences"
+    return section, d.third_person(core, subject, group), False
+
+
+def _proposal_statement(text: str, first: str, first_core: str, subject: str, turn: Turn) -> list[tuple[str, str]]:
+    if not turn.assistant or turn.request_mode:
+        return []
+    if not (d.ACCEPT.match(first.strip()) or d.IT_IS.match(first_core)):
+        return []
+    accepted = d.proposal(turn.assistant, first, turn.split)
+    if not accepted:
+        return []
+    return [("Decisions", d.finish(f"{subject} agreed to the assistant's suggestion: {d.finish(accepted)}"))]
+
+
+def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]], int]:
+    """([(section, statement)], 0 or whether the turn ASKED or REQUESTED something of the assistant)."""
+    if cjk.is_cjk(text):
+        got = cjk.statement(text)
+        if got is None:
+            return [], REQUESTED if cjk.REQUEST.search(text) else ASKED if cjk.QUESTION.search(text) else 0
+        return [(got[0], cjk.render(got[1], subject))], 0
+    turn.current = text
+    sents = turn.split(text)
+    if not sents:
+        return [], 0
+    who = subject.lower() if subject == "The user" else subject
+    first_core = d.clean(sents[0])[0]
+    out = _proposal_statement(text, sents[0], first_core, subject, turn)
+    refusing = bool(turn.assistant and d.REFUSE.match(sents[0].strip()))
+    asked = turn.request_mode
+    for k, s in enumerate(sents):
+        requesting = asked == REQUESTED
+        if k == 0 and out and len(s.split()) <= 6:
+            continue  # the acceptance itself ("yes pls as a PR template"): its proposal is kept
+        if s.rstrip().endswith(("?", "？")):
+            asked = max(asked, ASKED)
+            continue
+        core, then = d.clean(d.REFUSE.sub("", s.strip()) if k == 0 and refusing else s)
+        core = d.WH_LEAD.sub("", core)
+        if not core:
+            continue
+        if d.is_request(core):
+            asked = REQUESTED  # what follows in the turn is material for the request
+            continue
+        if d.is_question(core):
+            asked = max(asked, ASKED)
+            continue
+        group = d.group_for(core, [text, *turn.user_before], who)
+        digit = bool(_DIGIT.search(core))
+        if turn.assistant and not requesting and d.AMEND.match(core) and (digit or len(core.split()) >= 3):
+            edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
+            out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
+            continue
+        if (turn.with_assistant and d.YOU.search(core) and not digit) or \
+                (d.is_reaction(core) and not d.IT_IS.match(core)):
+            continue
+        if asked and turn.with_assistant and not d.FIRST.search(core):
+            continue  # "american recipe so 240": about the answer, not the user
+        if requesting and turn.with_assistant and not (digit or turn.section(core) in ("Decisions", "Preferences")):
+            continue
+        section, statement, whole = _statement(core, k, refusing, subject, turn, group)
+        if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole and turn.with_assistant:
+            statement = _with_context(statement, core, turn)
+        out.append((section, statement))
+    return out, asked
