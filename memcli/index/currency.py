@@ -1,0 +1,165 @@
+"""Currency: which dated statement a newer one supersedes (derived state, docs/currency.md).
+
+Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the dated notes
+whose stat changed are read again, their claims (memcli.index.subjects) kept per file in
+`mem_metadata/currency/claims.json`, and the relations worked out again over all of them into
+`mem_metadata/currency/relations.json`, the small file a search reads. The Markdown is never
+touched; deleting the folder only makes the next sync read the dated notes again.
+
+Order is the note's date (its path), then its modification time, then the line. A claim
+supersedes the live claims of the same subject with another value; one with the same value
+is a restatement and supersedes nothing. A claim naming its previous value ("instead of
+9:30", "from Helix to Zed") also supersedes any older statement that names the subject and
+that value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from memcli.index import subjects
+from memcli.vault import atomic, frontmatter
+from memcli.vault.workspace import Workspace
+
+VERSION = 1
+MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
+
+
+def folder(metadata: Path) -> Path:
+    return metadata / "currency"
+
+
+def statements(text: str) -> list[tuple[int, str]]:
+    """(line number, sentence) of a note's body: list items and paragraphs, not headings,
+    front matter, comments or the day page's generated list of links."""
+    _, skip = frontmatter.split(text)
+    text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
+            continue
+        s = re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)
+        for part in _SENTENCE.split(s):
+            if 3 <= len(part) <= MAX_STATEMENT:
+                out.append((n, part))
+    return out
+
+
+def _read_file(ws: Workspace, rel: str, date: str, stat) -> dict:
+    try:
+        text = ws.locate(rel).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    found = []
+    for line, sentence in statements(text):
+        c = subjects.claim(sentence)
+        item = {"line": line, "text": sentence}
+        if c is not None:
+            item.update(key=list(c.key), label=c.label, value=c.value, old=c.old)
+        found.append(item)
+    return {"stat": list(stat), "date": date, "statements": found}
+
+
+def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = False) -> bool:
+    """Bring the claims and relations up to date with `current` (path -> (mtime_ns, size), the
+    sync's view of the vault). True when something was written."""
+    base = folder(ws.metadata)
+    cache = None if full else _load(base / "claims.json")
+    files: dict = (cache or {}).get("files", {})
+    dated = {rel: st for rel, st in current.items() if rel.endswith(".md") and (d := ws.date_of(rel))}
+    changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
+    gone = [rel for rel in files if rel not in dated]
+    if cache is not None and not changed and not gone and (base / "relations.json").is_file():
+        return False
+    for rel in gone:
+        del files[rel]
+    for rel in changed:
+        files[rel] = _read_file(ws, rel, ws.date_of(rel), dated[rel])
+    base.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
+    atomic.write_text(base / "relations.json", json.dumps({"version": VERSION, "superseded": relate(files)},
+                                                          ensure_ascii=False))
+    return True
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("version") == VERSION else None
+
+
+def load(metadata: Path) -> dict[str, list[dict]]:
+    """path -> its superseded statements ({line, text, subject, value, by, current}); {} when
+    nothing was built yet."""
+    data = _load(folder(metadata) / "relations.json")
+    got = (data or {}).get("superseded")
+    return got if isinstance(got, dict) else {}
+
+
+def _ordered(files: dict) -> list[dict]:
+    out = []
+    for rel, rec in files.items():
+        for item in rec.get("statements", ()):
+            out.append({**item, "path": rel, "date": rec.get("date") or "",
+                        "order": (rec.get("date") or "", rec.get("stat", [0])[0], rel, item.get("line", 0))})
+    out.sort(key=lambda s: s["order"])
+    return out
+
+
+def relate(files: dict) -> dict[str, list[dict]]:
+    """Every superseded statement, by path, with the statement that superseded it (`by`) and
+    the one that holds the subject's value now (`current`, the end of the chain)."""
+    ordered = _ordered(files)
+    live: list[dict] = []  # claims not superseded yet, oldest first
+    by: dict[int, int] = {}  # statement index -> index of the one that superseded it
+    for i, s in enumerate(ordered):
+        if "key" not in s:
+            continue
+        key = tuple(s["key"])
+        for j in _same_subject(live, key, ordered):
+            if not subjects.same_value(ordered[j]["value"], s["value"]):
+                by[j] = i
+        if s.get("old"):  # the previous value named: older statements holding it are superseded
+            for j in range(i):
+                if j not in by and ordered[j]["path"] != s["path"] and \
+                        subjects.mentions(ordered[j]["text"], key, s["old"]):
+                    by[j] = i
+        live = [j for j in live if j not in by]
+        live.append(i)
+    out: dict[str, list[dict]] = {}
+    for j, i in sorted(by.items()):
+        end = i
+        while end in by:
+            end = by[end]
+        old = ordered[j]
+        out.setdefault(old["path"], []).append({
+            "line": old["line"], "text": old["text"], "subject": old.get("label", ""),
+            "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end])})
+    return out
+
+
+def _same_subject(live: list[int], key: tuple, ordered: list[dict]) -> list[int]:
+    """The live claims of `key`'s subject. When they name different subjects that merely share
+    a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
+    most words count, and none if those still disagree: a guess would supersede a decoy."""
+    found = [j for j in live if subjects.same_subject(tuple(ordered[j]["key"]), key)]
+    if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
+        return found
+    best = max(len(set(ordered[j]["key"]) & set(key)) for j in found)
+    found = [j for j in found if len(set(ordered[j]["key"]) & set(key)) == best]
+    keys = [tuple(ordered[j]["key"]) for j in found]
+    if all(subjects.same_subject(a, b) for a in keys for b in keys):
+        return found
+    return []
+
+
+def _public(s: dict) -> dict:
+    return {"path": s["path"], "date": s["date"], "line": s["line"], "text": s["text"],
+            "subject": s.get("label", ""), "value": s.get("value", "")}

@@ -1,0 +1,187 @@
+"""Which subject a statement sets, and to what value: the offline rules of currency.
+
+Pure functions over one sentence (docs/currency.md). A *claim* is (subject key, value): the
+subject is the thing and attribute the sentence sets ("half-marathon goal", "editor",
+"1:1", "dog food"), the value what it is set to ("1:52", "Zed", "thursdays 11:00"). Only
+sentences that state a value in a recognisable shape give a claim: a possessive copula ("my
+editor is Zed", "The user's half-marathon goal is now 1:52."), a change ("I'm changing my
+goal to 1:52", "she moved our 1:1 to thursdays", "switched editor from Helix to Zed"), a
+use-as ("uses Zed as their editor"), an apposition ("Sanne de Vries, my manager"), a bare
+copula whose value looks like one (a number, a time, a weekday or month: "pool size is 20"),
+and the Chinese/Japanese/Korean change shapes (把X换成Y, XはAからBに変わりました, X를 Y로 바꿨다).
+A sentence merely sharing a word with another ("the swimming pool" and "the connection
+pool") gives no claim of that word, so it can never supersede it.
+
+Two keys name the same subject when the words of one are all words of the other ("goal" and
+"half-marathon goal"); two values agree when the content tokens of one are all in the other
+("20" and "20 for now"): a restatement, not a change.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from memcli.index.tokenizer import STOPWORDS, light_stem
+
+
+class Claim(NamedTuple):
+    key: tuple[str, ...]  # the subject's words, stemmed and sorted (the comparison form)
+    label: str  # the subject as written ("half-marathon goal")
+    value: str  # the value as written ("1:52")
+    old: str = ""  # the previous value when the sentence names it ("from 9:30", "instead of 9:30")
+
+
+_PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
+_WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
+_NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
+_DET = r"(?:my|our|the|his|her|their)"
+_CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
+# where a value stops: a clause boundary, or words that only say when the change happened
+_VALUE = r"(?P<val>[^,;.!?()]+?)"
+_STOP = (r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
+         r"this (?:morning|week|month|year)|today|yesterday|last (?:week|month)|for now|instead|again|though|tho)\b))")
+
+_RULES = [  # (pattern, needs a value-like value); tried in order, the first match wins
+    (re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
+                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+     False),
+    (re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+     False),
+    (re.compile(rf"\b(?:my|our) (?P<attr>{_NP}) (?:is|are|was|were|became|has become|will be|stays|remains)"
+                rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"), False),
+    (re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"), False),
+    (re.compile(rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"), True),
+]
+_INSTEAD = re.compile(r"\binstead of (?P<old>[^,;.!?()]+?)(?=\s*(?:$|[,;.!?()]|\s(?:so|because|since|but)\b))")
+_CJK_RULES = [
+    re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
+    re.compile(r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
+               r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"),
+    re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
+]
+# words of a subject that do not change which subject it is ("my new manager" is "my manager")
+_SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
+_NOT_SUBJECT = frozenset("it its it's this that these those he she they we i you there here what everything "
+                         "something nothing anything one thing lot bit".split())
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
+_FILLER = frozenset("now then again still currently anyway instead actually".split())
+
+
+def clean(sentence: str) -> str:
+    """A statement as the rules read it: no list marker or speaker prefix, lower case, the
+    third person of a note ("The user's goal") read as the first ("my goal")."""
+    s = _PREFIX.sub("", sentence.strip()).strip().lower().replace("’", "'")
+    s = re.sub(r"\*\*|__|`", "", s)
+    s = re.sub(r"\bthe user's\b", "my", s)
+    s = re.sub(r"\bthe user\b", "i", s)
+    return s
+
+
+def claim(sentence: str) -> Claim | None:
+    """The subject and value `sentence` sets, or None when it sets none the rules recognise."""
+    s = clean(sentence)
+    if not s:
+        return None
+    for rule in _CJK_RULES:
+        m = rule.search(s)
+        if m:
+            return _made(m.group("attr"), m.group("val"), (m.groupdict().get("old") or ""))
+    for rule, value_like in _RULES:
+        for m in rule.finditer(s):
+            val = m.group("val")
+            if value_like and not _VALUE_LIKE.search(val):
+                continue
+            old = m.groupdict().get("old") or ""
+            if not old and (inst := _INSTEAD.search(s, m.end("val"))):
+                old = inst.group("old")
+            made = _made(m.group("attr"), val, old)
+            if made is not None:
+                return made
+    return None
+
+
+def _made(attr: str, value: str, old: str) -> Claim | None:
+    key = subject_key(attr)
+    value = _trimmed(value)
+    if not key or not value or len(value) > 60:
+        return None
+    return Claim(key, attr.strip(" .,:;"), value, _trimmed(old))
+
+
+def _trimmed(value: str) -> str:
+    words = value.strip(" '\"").split()
+    while words and words[-1] in _FILLER:
+        words.pop()
+    while words and words[0] in ("a", "an", "the"):
+        words.pop(0)
+    return " ".join(words)
+
+
+def words(text: str) -> list[str]:
+    """The content words of a text, stemmed (CJK runs kept whole)."""
+    out = []
+    text = re.sub(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s)\b", r"\1\2", text.lower())
+    for w in re.findall(r"[\w:'+.-]+", text):
+        w = w.strip("'.-")
+        for part in (w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]):
+            if part and part not in STOPWORDS:
+                out.append(_stem(part))
+    return out
+
+
+def _stem(w: str) -> str:
+    """light_stem, with a plural -es stripped only where English adds it ("shoes" -> "shoe",
+    like "shoe"; "boxes" -> "box")."""
+    if len(w) > 3 and w.isascii() and w.isalpha() and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-2] if re.search(r"(?:[sxz]|[cs]h)es$", w) else (w[:-3] + "y" if w.endswith("ies") else w[:-1])
+    return light_stem(w) if not w.endswith("s") else w
+
+
+def subject_key(attr: str) -> tuple[str, ...]:
+    """The comparison form of a subject: its words without softeners, stemmed, sorted."""
+    raw = attr.lower().split()
+    if not raw or raw[0] in _NOT_SUBJECT:
+        return ()
+    ws = [w for w in words(attr) if w not in _SOFT]
+    if not ws:
+        return ()
+    return tuple(sorted(set(ws)))
+
+
+def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """One key's words are all words of the other ("goal" and "goal half marathon")."""
+    if not a or not b:
+        return False
+    sa, sb = set(a), set(b)
+    return sa <= sb or sb <= sa
+
+
+def same_value(a: str, b: str) -> bool:
+    """The values agree: the content tokens of one are all in the other ("20" and "20 for now"),
+    weekdays and plurals compared by stem ("thursdays" and "thursday")."""
+    ta = {_day(w) for w in words(a) if w not in _FILLER}
+    tb = {_day(w) for w in words(b) if w not in _FILLER}
+    if not ta or not tb:
+        return a.strip().lower() == b.strip().lower()
+    return ta <= tb or tb <= ta
+
+
+def _day(w: str) -> str:
+    return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{_DAYS})s", w) else w
+
+
+def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
+    """`sentence` speaks of the subject and holds the value: an older statement that a claim
+    naming its previous value ("standup is now at 10:15 instead of 9:30") supersedes."""
+    s = clean(sentence)
+    have = set(words(s))
+    if not value or not set(key) & have:
+        return False
+    tokens = [w for w in words(value) if w not in _FILLER]
+    return bool(tokens) and all(t in have for t in tokens)
