@@ -152,3 +152,29 @@ def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list()
     text = ("---\nname: x\n---\n# Title\n\n## Facts\n- The user's editor is Zed. It is fast.\n"
             "<!-- notes:auto -->\n- [[memory/2026-03-02/a.md]] name: a\n<!-- /notes:auto -->\n")
     assert currency.statements(text) == [(7, "The user's editor is Zed."), (7, "It is fast.")]
+
+
+@pytest.mark.parametrize("sentence, thing", [
+    ("the pegasus are retired, 750km on them", "pegasus"),
+    ("ok confession: i left helix.", "helix"),
+    ("The user left Helix for Zed.", "helix"),
+    ("the xps went back to IT this morning", "xps"),
+    ("we stopped using airflow for reporting", "airflow"),
+    ("i left the office early", ""),  # a place, not a thing given up
+    ("we left work at 5", ""),
+    ("i dropped it", ""),
+])
+def test_what_a_statement_gives_up(sentence, thing):
+    assert subjects.retired(sentence) == thing
+
+
+def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
+    files = _files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["shoes are nike pegasus 40, about 600km on them.",
+                                                  "my knees have been a bit achy"]),
+        ("memory/2026-04-23/b.md", "2026-04-23", ["the pegasus are retired, 750km on them"]),
+    )
+    files["memory/2026-04-23/b.md"]["statements"][0]["retired"] = "pegasus"
+    rel = currency.relate(files)
+    assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
+    assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"

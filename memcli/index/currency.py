@@ -61,6 +61,8 @@ def _read_file(ws: Workspace, rel: str, date: str, stat) -> dict:
         item = {"line": line, "text": sentence}
         if c is not None:
             item.update(key=list(c.key), label=c.label, value=c.value, old=c.old)
+        elif gone := subjects.retired(sentence):
+            item["retired"] = gone
         found.append(item)
     return {"stat": list(stat), "date": date, "statements": found}
 
@@ -120,6 +122,12 @@ def relate(files: dict) -> dict[str, list[dict]]:
     live: list[dict] = []  # claims not superseded yet, oldest first
     by: dict[int, int] = {}  # statement index -> index of the one that superseded it
     for i, s in enumerate(ordered):
+        if s.get("retired"):  # "the pegasus are retired": older statements of the pegasus
+            for j in range(i):
+                if j not in by and ordered[j]["path"] != s["path"] and \
+                        subjects.names(ordered[j]["text"], s["retired"]):
+                    by[j] = i
+            live = [j for j in live if j not in by]
         if "key" not in s:
             continue
         key = tuple(s["key"])

@@ -176,6 +176,38 @@ def _day(w: str) -> str:
     return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{_DAYS})s", w) else w
 
 
+_THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
+_THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
+_RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "stopped using airflow"
+    re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
+               r"(?:now )?(?:retired|sold|returned|replaced|gone for good|switched off|decommissioned)\b"),
+    re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) went back to\b"),
+    re.compile(rf"\b(?:i|we) (?:have |had |'ve )?(?:retired|ditched|sold|returned|stopped using|no longer use|"
+               rf"gave up on|switched off|got rid of|replaced) (?:{_DET} )?(?P<x>{_THING}){_THING_END}"),
+    # "left" and "quit" give up a name ("i left helix"), never a place with an article ("left the office")
+    re.compile(rf"\b(?:i|we) (?:have |'ve )?(?:left|quit|dropped) (?P<x>(?!(?:the|a|an|my|our|work|home|early|it|"
+               rf"them|for)\b){_THING}){_THING_END}"),
+]
+
+
+def retired(sentence: str) -> str:
+    """What `sentence` says was given up ("the pegasus are retired" -> "pegasus"), else ""."""
+    s = clean(sentence)
+    for rule in _RETIRED:
+        m = rule.search(s)
+        if m:
+            x = re.sub(rf"^{_DET} ", "", _trimmed(m.group("x")))
+            if x and x.split()[0] not in _NOT_SUBJECT and words(x):
+                return x
+    return ""
+
+
+def names(sentence: str, thing: str) -> bool:
+    """`sentence` names `thing` (every content word of it)."""
+    want = {w for w in words(thing) if w not in _SOFT}
+    return bool(want) and want <= set(words(clean(sentence)))
+
+
 def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
     """`sentence` speaks of the subject and holds the value: an older statement that a claim
     naming its previous value ("standup is now at 10:15 instead of 9:30") supersedes."""
