@@ -42,7 +42,7 @@ def test_a_statement_sets_a_subject_to_a_value(sentence, key, value):
 @pytest.mark.parametrize("sentence", [
     "it's official, sanne approved the migration",  # a pronoun is no subject
     "koen is fine tho",  # a bare copula without a value-like value
-    "The user swims in a 50 m pool.",  # no attribute named
+    "The user swam 3 km on Tuesday.",  # two values in one clause: no single value
     "Write me a limerick about Kafka consumer groups",
     "",
 ])
@@ -87,14 +87,7 @@ def _files(*notes):
     """claims.json's `files` for notes given as (path, date, [statement, ...])."""
     out = {}
     for n, (path, date, lines) in enumerate(notes):
-        items = []
-        for line, text in enumerate(lines, 1):
-            item = {"line": line, "text": text}
-            c = subjects.claim(text)
-            if c:
-                item.update(key=list(c.key), label=c.label, value=c.value, old=c.old)
-            items.append(item)
-        out[path] = {"stat": [n, 1], "date": date, "statements": items}
+        out[path] = {"stat": [n, 1], "date": date, "statements": currency.items(list(enumerate(lines, 1)))}
     return out
 
 
@@ -174,7 +167,26 @@ def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
                                                   "my knees have been a bit achy"]),
         ("memory/2026-04-23/b.md", "2026-04-23", ["the pegasus are retired, 750km on them"]),
     )
-    files["memory/2026-04-23/b.md"]["statements"][0]["retired"] = "pegasus"
     rel = currency.relate(files)
     assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
     assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"
+
+
+def test_a_clause_with_one_value_is_a_frame_compared_as_a_whole():
+    (old,) = subjects.claims("its a 25m pool, i do like 1500m")
+    new = subjects.claims("it's a 50m pool, so my 1500m is only 30 lengths now")
+    assert old.key in [c.key for c in new] and old.value == "25m"
+    assert subjects.claims("pool size is 20")[0].key != old.key  # the connection pool's frame differs
+    days = subjects.claims("i run tue, thu and a long run on sunday.")
+    assert ("~long run", "sunday") in [(c.key[0], c.value) for c in days]
+    assert subjects.claims("so long runs on saturdays from now on")[0].key == ("~long run",)
+    assert subjects.claim("The user swims in a 50 m pool.") == subjects.Claim(("~pool swim",), "swim pool", "50m")
+
+
+def test_frames_supersede_only_an_identical_frame():
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["its a 25m pool, i do like 1500m"]),
+        ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
+    ))
+    assert list(rel) == ["memory/2026-03-12/b.md"]

@@ -23,7 +23,7 @@ from memcli.index import subjects
 from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 1
+VERSION = 2
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
@@ -55,16 +55,21 @@ def _read_file(ws: Workspace, rel: str, date: str, stat) -> dict:
         text = ws.locate(rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    found = []
-    for line, sentence in statements(text):
-        c = subjects.claim(sentence)
-        item = {"line": line, "text": sentence}
-        if c is not None:
-            item.update(key=list(c.key), label=c.label, value=c.value, old=c.old)
+    return {"stat": list(stat), "date": date, "statements": items(statements(text))}
+
+
+def items(found: list[tuple[int, str]]) -> list[dict]:
+    """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
+    out = []
+    for line, sentence in found:
+        item: dict = {"line": line, "text": sentence}
+        made = subjects.claims(sentence)
+        if made:
+            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old} for c in made]
         elif gone := subjects.retired(sentence):
             item["retired"] = gone
-        found.append(item)
-    return {"stat": list(stat), "date": date, "statements": found}
+        out.append(item)
+    return out
 
 
 def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = False) -> bool:
@@ -106,11 +111,14 @@ def load(metadata: Path) -> dict[str, list[dict]]:
 
 
 def _ordered(files: dict) -> list[dict]:
+    """One entry per claim (a statement without one: one entry), in the order of the notes."""
     out = []
     for rel, rec in files.items():
         for item in rec.get("statements", ()):
-            out.append({**item, "path": rel, "date": rec.get("date") or "",
-                        "order": (rec.get("date") or "", rec.get("stat", [0])[0], rel, item.get("line", 0))})
+            base = {k: v for k, v in item.items() if k != "claims"}
+            base.update(path=rel, date=rec.get("date") or "",
+                        order=(rec.get("date") or "", rec.get("stat", [0])[0], rel, item.get("line", 0)))
+            out += [{**base, **c} for c in item.get("claims", ())] or [base]
     out.sort(key=lambda s: s["order"])
     return out
 
@@ -124,15 +132,17 @@ def relate(files: dict) -> dict[str, list[dict]]:
     for i, s in enumerate(ordered):
         if s.get("retired"):  # "the pegasus are retired": older statements of the pegasus
             for j in range(i):
-                if j not in by and ordered[j]["path"] != s["path"] and \
-                        subjects.names(ordered[j]["text"], s["retired"]):
+                old = ordered[j]
+                if j not in by and old["path"] != s["path"] and (
+                        subjects.holds(old["text"], s["retired"]) or
+                        ("key" in old and subjects.same_value(old["value"], s["retired"]))):
                     by[j] = i
             live = [j for j in live if j not in by]
         if "key" not in s:
             continue
         key = tuple(s["key"])
         for j in _same_subject(live, key, ordered):
-            if not subjects.same_value(ordered[j]["value"], s["value"]):
+            if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
                 by[j] = i
         if s.get("old"):  # the previous value named: older statements holding it are superseded
             for j in range(i):
@@ -142,15 +152,30 @@ def relate(files: dict) -> dict[str, list[dict]]:
         live = [j for j in live if j not in by]
         live.append(i)
     out: dict[str, list[dict]] = {}
+    seen: set[tuple[str, int]] = set()
     for j, i in sorted(by.items()):
         end = i
         while end in by:
             end = by[end]
         old = ordered[j]
+        if (old["path"], old["line"]) in seen:  # a second claim of one statement
+            continue
+        seen.add((old["path"], old["line"]))
         out.setdefault(old["path"], []).append({
             "line": old["line"], "text": old["text"], "subject": old.get("label", ""),
-            "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end])})
+            "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end]),
+            "needs": _needs(old, ordered[i])})
     return out
+
+
+def _needs(old: dict, new: dict) -> list[list[str]]:
+    """Word sets of which a query must hold one to be about this supersession: each side's
+    subject (memcli.index.subjects.needs), else the words the two statements share."""
+    sets = [n for s in (old, new) if "key" in s and (n := subjects.needs(s["key"], s.get("label", "")))]
+    if sets:
+        return sets
+    shared = set(subjects.words(subjects.clean(old["text"]))) & set(subjects.words(subjects.clean(new["text"])))
+    return [[w] for w in sorted(shared - subjects.GENERIC)]
 
 
 def _same_subject(live: list[int], key: tuple, ordered: list[dict]) -> list[int]:

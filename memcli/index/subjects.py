@@ -73,25 +73,51 @@ _VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
 _FILLER = frozenset("now then again still currently anyway instead actually".split())
 
 
+_UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
+
+
 def clean(sentence: str) -> str:
     """A statement as the rules read it: no list marker or speaker prefix, lower case, the
     third person of a note ("The user's goal") read as the first ("my goal")."""
     s = _PREFIX.sub("", sentence.strip()).strip().lower().replace("’", "'")
     s = re.sub(r"\*\*|__|`", "", s)
+    s = _UNIT.sub(r"\1\2", s)  # "50 m" is one value, as "50m"
     s = re.sub(r"\bthe user's\b", "my", s)
     s = re.sub(r"\bthe user\b", "i", s)
     return s
 
 
 def claim(sentence: str) -> Claim | None:
-    """The subject and value `sentence` sets, or None when it sets none the rules recognise."""
+    """The first subject and value `sentence` sets, or None when it sets none the rules recognise."""
+    found = claims(sentence)
+    return found[0] if found else None
+
+
+def claims(sentence: str) -> list[Claim]:
+    """Every subject and value `sentence` sets: the first shaped claim (the table in the module
+    docstring), then a value frame (`framed`) of each clause it does not cover."""
     s = clean(sentence)
     if not s:
-        return None
+        return []
+    shaped, span = _shaped(s)
+    out = [shaped] if shaped is not None else []
+    at = 0
+    for clause in _CLAUSE.split(s):
+        start = s.find(clause, at)
+        at = start + len(clause)
+        if span is not None and start < span[1] and at > span[0]:
+            continue
+        f = framed(clause)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
     for rule in _CJK_RULES:
         m = rule.search(s)
         if m:
-            return _made(m.group("attr"), m.group("val"), (m.groupdict().get("old") or ""))
+            return _made(m.group("attr"), m.group("val"), (m.groupdict().get("old") or "")), m.span()
     for rule, value_like in _RULES:
         for m in rule.finditer(s):
             val = m.group("val")
@@ -102,8 +128,35 @@ def claim(sentence: str) -> Claim | None:
                 old = inst.group("old")
             made = _made(m.group("attr"), val, old)
             if made is not None:
-                return made
-    return None
+                return made, m.span()
+    return None, None
+
+
+_CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
+# words of a clause that name no subject: time adverbs, hedges, chat
+_FRAME_NOISE = frozenset("every like about around only just really also already ok yeah yes lol tho morn even "
+                         "today tonight yesterday tomorrow".split())
+_VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{_DAYS}|{_MONTHS})s?)$")
+MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
+
+
+def framed(clause: str) -> Claim | None:
+    """A short clause holding one value: its other content words are its subject, compared as a
+    whole ("its a 25m pool" and "it's a 50m pool": the frame "pool"; "a long run on sunday" and
+    "so long runs on saturdays": "long run"). The frame is one token of the key, so only an
+    identical frame is the same subject: "pool size is 20" is not "a 25m pool"."""
+    toks = [t.strip("'.-!?") for t in clause.split()]
+    toks = [t for t in toks if t and t not in _FILLER]
+    if not toks or len(toks) > MAX_FRAME_WORDS:
+        return None
+    flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
+    if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
+        return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
+    frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in _FILLER | _FRAME_NOISE]
+    if not frame or frame[0] in _NOT_SUBJECT:
+        return None
+    value = " ".join(t for t, f in zip(toks, flags) if f)
+    return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
 
 
 def _made(attr: str, value: str, old: str) -> Claim | None:
@@ -126,7 +179,7 @@ def _trimmed(value: str) -> str:
 def words(text: str) -> list[str]:
     """The content words of a text, stemmed (CJK runs kept whole)."""
     out = []
-    text = re.sub(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s)\b", r"\1\2", text.lower())
+    text = _UNIT.sub(r"\1\2", text.lower())
     for w in re.findall(r"[\w:'+.-]+", text):
         w = w.strip("'.-")
         for part in (w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]):
@@ -202,10 +255,38 @@ def retired(sentence: str) -> str:
     return ""
 
 
-def names(sentence: str, thing: str) -> bool:
-    """`sentence` names `thing` (every content word of it)."""
-    want = {w for w in words(thing) if w not in _SOFT}
-    return bool(want) and want <= set(words(clean(sentence)))
+_ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|have|has|on|with|stick with|"
+                    r"sticking with|chose|picked|went with|run|runs|running)\s+(?:the |a |an |my |our |his |her |their )?$")
+
+
+def holds(sentence: str, thing: str) -> bool:
+    """`sentence` holds `thing` as what it is about or what is used: the thing opens one of its
+    clauses ("the xps is from 2021", "dell xps 13, ...") or follows a verb of use ("switched to
+    helix", "stick with the pegasus"); "too slow on the xps" only mentions it."""
+    want = [w for w in words(thing) if w not in _SOFT]
+    if not want:
+        return False
+    s = clean(sentence)
+    if any(set(want) <= set(words(clause)[:len(want) + 1]) for clause in _CLAUSE.split(s)):
+        return True
+    for m in re.finditer(rf"\b{re.escape(thing)}\b", s):
+        if _ADOPT.search(s[:m.start()]):
+            return True
+    return False
+
+
+# words of a question that name no subject ("what is the user's current editor now")
+GENERIC = frozenset("user assistant now current currently today new latest still".split())
+
+
+def needs(claim_key: list | None, label: str) -> list[str]:
+    """The words a query must hold to ask about a claim's subject: a frame's words, else the
+    subject's last word ("goal" of "half-marathon goal": "when is the half marathon" is not
+    about the goal)."""
+    if claim_key and str(claim_key[0]).startswith("~"):
+        return str(claim_key[0])[1:].split()
+    got = [w for w in words(label) if w not in GENERIC]
+    return got[-1:]
 
 
 def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:

@@ -1,7 +1,7 @@
 """Rank the current statement above the ones it superseded (docs/currency.md).
 
 The relations are memcli.index.currency's. A hit holding a superseded statement the query
-asks about (its line shares query words, no fewer than any other line of the hit) gets the
+asks about (the query holds the words of its subject, `needs`) gets the
 statement's current holder placed right above it: moved up when it is a hit further down,
 else its chunk is added there, at the superseded hit's score. Nothing else moves: recency
 orders statements of one subject only, never the results as a whole (a global decay with a
@@ -17,16 +17,13 @@ from memcli.index import subjects
 from memcli.index.currency import load
 from memcli.retrieval.hits import Hit
 
-# words of a question that name no subject ("what is the user's current editor now")
-GENERIC = frozenset("user assistant now current currently today new latest still".split())
-
 
 def annotate_and_rank(snap, metadata, hits: list[Hit], query: str) -> list[Hit]:
     """`hits` with superseded_by set and each current statement above the one it superseded."""
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = set(subjects.words(query)) - GENERIC
+    asked = set(subjects.words(query)) - subjects.GENERIC
     out = list(hits)
     i = 0
     while i < len(out):
@@ -44,28 +41,22 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str) -> list[Hit]:
 
 def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
     """The superseded statement in the hit's lines the query is most about (None: none there);
-    `about`: the query names its subject, and its line shares no fewer query words than any other
-    line of the hit, so a query about another statement of the same note moves nothing."""
+    `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
+    "long run" for the long run), so a query about another statement of the note moves nothing."""
     inside = [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
     if not inside:
         return None
     lines = h.text.split("\n")
 
-    def overlap(n: int) -> int:
-        at = n - h.start_line
+    def overlap(e: dict) -> int:
+        at = e["line"] - h.start_line
         return len(asked & set(subjects.words(lines[at]))) if 0 <= at < len(lines) else 0
 
-    best_line = max((overlap(h.start_line + k) for k in range(len(lines))), default=0)
-    best = max(inside, key=lambda e: (overlap(e["line"]), bool(asked & _subject(e))))
-    return {**best, "about": 0 < overlap(best["line"]) >= best_line and bool(asked & _subject(best))}
+    def about(e: dict) -> bool:
+        return any(need and set(need) <= asked for need in e.get("needs") or ())
 
-
-def _subject(e: dict) -> set[str]:
-    """The words naming what the statement and its successor are about: a claim's subject, else
-    the words the two statements share ("helix" in "switched to helix" and "i left helix")."""
-    label = e.get("subject") or e["current"].get("subject") or e["by"].get("subject") or ""
-    shared = set(subjects.words(subjects.clean(e["text"]))) & set(subjects.words(subjects.clean(e["by"]["text"])))
-    return set(subjects.words(label)) | shared - GENERIC
+    best = max(inside, key=lambda e: (about(e), overlap(e)))
+    return {**best, "about": about(best)}
 
 
 def _shown(entry: dict) -> dict:
