@@ -24,6 +24,7 @@ from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
 VERSION = 2
+MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
@@ -62,7 +63,8 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
     """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
     out = []
     for line, sentence in found:
-        item: dict = {"line": line, "text": sentence}
+        item: dict = {"line": line, "text": sentence,
+                      "words": sorted(set(subjects.words(subjects.clean(sentence))))}
         made = subjects.claims(sentence)
         if made:
             item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old} for c in made]
@@ -116,6 +118,8 @@ def _ordered(files: dict) -> list[dict]:
     for rel, rec in files.items():
         for item in rec.get("statements", ()):
             base = {k: v for k, v in item.items() if k != "claims"}
+            if "words" not in base:
+                base["words"] = sorted(set(subjects.words(subjects.clean(item.get("text", "")))))
             base.update(path=rel, date=rec.get("date") or "",
                         order=(rec.get("date") or "", rec.get("stat", [0])[0], rel, item.get("line", 0)))
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
@@ -125,38 +129,87 @@ def _ordered(files: dict) -> list[dict]:
 
 def relate(files: dict) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
-    the one that holds the subject's value now (`current`, the end of the chain)."""
+    the one that holds the subject's value now (`current`, the end of the chain).
+
+    One pass in order; the earlier statements are found through word indexes (a claim's
+    subject words among the live claims, a thing's or a value's words among all statements),
+    so a vault of many notes costs a lookup per claim, not a scan."""
     ordered = _ordered(files)
-    live: list[dict] = []  # claims not superseded yet, oldest first
-    by: dict[int, int] = {}  # statement index -> index of the one that superseded it
+    live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
+    seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
+    by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
     for i, s in enumerate(ordered):
-        if s.get("retired"):  # "the pegasus are retired": older statements of the pegasus
-            for j in range(i):
+        if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
+            for j in _holding(seen_words, s["retired"], by):
                 old = ordered[j]
-                if j not in by and old["path"] != s["path"] and (
+                if old["path"] != s["path"] and (
                         subjects.holds(old["text"], s["retired"]) or
                         ("key" in old and subjects.same_value(old["value"], s["retired"]))):
                     by[j] = i
-            live = [j for j in live if j not in by]
-        if "key" not in s:
-            continue
-        key = tuple(s["key"])
-        for j in _same_subject(live, key, ordered):
-            if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
-                by[j] = i
-        if s.get("old"):  # the previous value named: older statements holding it are superseded
-            for j in range(i):
-                if j not in by and ordered[j]["path"] != s["path"] and \
-                        subjects.mentions(ordered[j]["text"], key, s["old"]):
+        if "key" in s:
+            key = tuple(s["key"])
+            for j in _same_subject(live, key, ordered, by):
+                if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
                     by[j] = i
-        live = [j for j in live if j not in by]
-        live.append(i)
+            if s.get("old"):  # the previous value named: older statements holding it are superseded
+                for j in _holding(seen_words, s["old"], by):
+                    if ordered[j]["path"] != s["path"] and \
+                            subjects.mentions(ordered[j]["text"], key, s["old"]):
+                        by[j] = i
+            for w in key:
+                live.setdefault(w, set()).add(i)
+        for w in s["words"]:
+            seen_words.setdefault(w, {})[i] = None
+    return _published(ordered, by)
+
+
+class _Superseded(dict):
+    """statement index -> the one that superseded it; a superseded statement leaves the indexes."""
+
+    def __init__(self, live: dict[str, set[int]], seen_words: dict[str, dict[int, None]], ordered: list[dict]):
+        super().__init__()
+        self.live, self.seen_words, self.ordered = live, seen_words, ordered
+
+    def __setitem__(self, j: int, i: int) -> None:
+        super().__setitem__(j, i)
+        for w in self.ordered[j].get("key", ()):
+            self.live.get(w, set()).discard(j)
+        for w in self.ordered[j]["words"]:
+            self.seen_words.get(w, {}).pop(j, None)
+
+
+def _holding(seen_words: dict[str, dict[int, None]], thing: str, by: dict) -> list[int]:
+    """The earlier statements holding every content word of `thing`, not superseded yet."""
+    lists = sorted((seen_words.get(w, ()) for w in set(subjects.words(subjects.clean(thing)))), key=len)
+    if not lists:
+        return []
+    found = []
+    rest = lists[1:]
+    for j in reversed(lists[0]):  # newest first: a thing given up is what was held last
+        if j not in by and all(j in more for more in rest):
+            found.append(j)
+            if len(found) >= MAX_HOLDING:
+                break
+    return found
+
+
+def _published(ordered: list[dict], by: dict[int, int]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     seen: set[tuple[str, int]] = set()
+    current: dict[int, int] = {}  # the end of each chain, found once
+
+    def end_of(i: int) -> int:
+        path = []
+        while i in by and i not in current:
+            path.append(i)
+            i = by[i]
+        end = current.get(i, i)
+        for k in path:
+            current[k] = end
+        return end
+
     for j, i in sorted(by.items()):
-        end = i
-        while end in by:
-            end = by[end]
+        end = end_of(j)
         old = ordered[j]
         if (old["path"], old["line"]) in seen:  # a second claim of one statement
             continue
@@ -174,15 +227,16 @@ def _needs(old: dict, new: dict) -> list[list[str]]:
     sets = [n for s in (old, new) if "key" in s and (n := subjects.needs(s["key"], s.get("label", "")))]
     if sets:
         return sets
-    shared = set(subjects.words(subjects.clean(old["text"]))) & set(subjects.words(subjects.clean(new["text"])))
+    shared = set(old["words"]) & set(new["words"])
     return [[w] for w in sorted(shared - subjects.GENERIC)]
 
 
-def _same_subject(live: list[int], key: tuple, ordered: list[dict]) -> list[int]:
+def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by: dict) -> list[int]:
     """The live claims of `key`'s subject. When they name different subjects that merely share
     a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
     most words count, and none if those still disagree: a guess would supersede a decoy."""
-    found = [j for j in live if subjects.same_subject(tuple(ordered[j]["key"]), key)]
+    near = sorted({j for w in key for j in live.get(w, ())})
+    found = [j for j in near if subjects.same_subject(tuple(ordered[j]["key"]), key)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
     best = max(len(set(ordered[j]["key"]) & set(key)) for j in found)
