@@ -113,3 +113,18 @@ def test_mcp_search_and_get_show_the_relation(vault):
         assert text.rstrip().endswith(f"({NEW}, 2026-04-19)]")
     finally:
         c.close()
+
+
+def test_a_digest_line_citing_an_old_note_is_superseded_too(vault, note, run_mem):
+    node = "digest/wiki/running.md"
+    note(vault, node, "# Running\n\n- The user's half-marathon goal is 1:55. ([[memory/2026-03-05/running.md]])\n"
+                      "- The user likes the Leiden course. ([[memory/2026-03-05/running.md]])\n", name="running")
+    code, _, err = run_mem("-w", vault, "reindex")
+    assert code == 0, err
+    relations = json.loads((vault / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
+    got = relations["superseded"][node]
+    assert [(e["line"], e["text"], e["current"]["path"]) for e in got] == \
+        [(6, "The user's half-marathon goal is 1:55.", NEW)]
+    hits = search(run_mem, vault, "half-marathon goal 1:55")
+    paths = [h["path"] for h in hits]
+    assert paths.index(NEW) < paths.index(node)

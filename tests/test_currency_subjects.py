@@ -190,3 +190,12 @@ def test_frames_supersede_only_an_identical_frame():
         ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
     ))
     assert list(rel) == ["memory/2026-03-12/b.md"]
+
+
+def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
+    rel = currency.relate(_files(
+        ("memory/2026-03-05/a.md", "2026-03-05", ["i run tue, thu and a long run on sunday."]),
+        ("memory/2026-03-25/b.md", "2026-03-25", ["The user's long runs are on Saturdays now."]),
+    ))
+    assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
+    assert not subjects.same_subject(("~pool",), ("pool",))  # one shared word is no subject

@@ -27,6 +27,8 @@ VERSION = 2
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_LINK = re.compile(r"\[\[([^\]|#]+)")
+_LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
 
 
@@ -34,20 +36,28 @@ def folder(metadata: Path) -> Path:
     return metadata / "currency"
 
 
-def statements(text: str) -> list[tuple[int, str]]:
-    """(line number, sentence) of a note's body: list items and paragraphs, not headings,
-    front matter, comments or the day page's generated list of links."""
+def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
+    """(line number, sentence[, date]) of a note's body: list items and paragraphs, not
+    headings, front matter, comments or the day page's generated list of links. In a note
+    without a date of its own (a digest node), only the lines citing a dated note count, dated
+    by the newest they cite (`date_of`: path -> date or None); the links are left out of the text."""
     _, skip = frontmatter.split(text)
     text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    out = []
+    out: list[tuple] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
             continue
-        s = re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)
+        when = date
+        if date_of is not None:
+            cited = [d for t in _LINK.findall(s) if (d := date_of(t) or date_of(t + ".md"))]
+            when = date or (max(cited) if cited else None)
+            if when is None:
+                continue
+        s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
         for part in _SENTENCE.split(s):
             if 3 <= len(part) <= MAX_STATEMENT:
-                out.append((n, part))
+                out.append((n, part, when) if date_of is not None else (n, part))
     return out
 
 
@@ -56,19 +66,22 @@ def _read_file(ws: Workspace, rel: str, date: str, stat) -> dict:
         text = ws.locate(rel).read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    return {"stat": list(stat), "date": date, "statements": items(statements(text))}
+    return {"stat": list(stat), "date": date, "statements": items(statements(text, date, ws.date_of))}
 
 
 def items(found: list[tuple[int, str]]) -> list[dict]:
     """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
     out = []
-    for line, sentence in found:
+    for line, sentence, *when in found:
         item: dict = {"line": line, "text": sentence,
                       "words": sorted(set(subjects.words(subjects.clean(sentence))))}
-        made = subjects.claims(sentence)
+        if when and when[0]:
+            item["date"] = when[0]
+        gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
+        made = [] if gone else subjects.claims(sentence)
         if made:
             item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old} for c in made]
-        elif gone := subjects.retired(sentence):
+        elif gone:
             item["retired"] = gone
         out.append(item)
     return out
@@ -80,7 +93,7 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
     base = folder(ws.metadata)
     cache = None if full else _load(base / "claims.json")
     files: dict = (cache or {}).get("files", {})
-    dated = {rel: st for rel, st in current.items() if rel.endswith(".md") and (d := ws.date_of(rel))}
+    dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
     changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
     gone = [rel for rel in files if rel not in dated]
     if cache is not None and not changed and not gone and (base / "relations.json").is_file():
@@ -120,8 +133,8 @@ def _ordered(files: dict) -> list[dict]:
             base = {k: v for k, v in item.items() if k != "claims"}
             if "words" not in base:
                 base["words"] = sorted(set(subjects.words(subjects.clean(item.get("text", "")))))
-            base.update(path=rel, date=rec.get("date") or "",
-                        order=(rec.get("date") or "", rec.get("stat", [0])[0], rel, item.get("line", 0)))
+            when = item.get("date") or rec.get("date") or ""
+            base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
     out.sort(key=lambda s: s["order"])
     return out
@@ -156,7 +169,7 @@ def relate(files: dict) -> dict[str, list[dict]]:
                     if ordered[j]["path"] != s["path"] and \
                             subjects.mentions(ordered[j]["text"], key, s["old"]):
                         by[j] = i
-            for w in key:
+            for w in subjects.key_words(key):
                 live.setdefault(w, set()).add(i)
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
@@ -172,7 +185,7 @@ class _Superseded(dict):
 
     def __setitem__(self, j: int, i: int) -> None:
         super().__setitem__(j, i)
-        for w in self.ordered[j].get("key", ()):
+        for w in subjects.key_words(self.ordered[j].get("key", ())):
             self.live.get(w, set()).discard(j)
         for w in self.ordered[j]["words"]:
             self.seen_words.get(w, {}).pop(j, None)
@@ -223,24 +236,25 @@ def _published(ordered: list[dict], by: dict[int, int]) -> dict[str, list[dict]]
 
 def _needs(old: dict, new: dict) -> list[list[str]]:
     """Word sets of which a query must hold one to be about this supersession: each side's
-    subject (memcli.index.subjects.needs), else the words the two statements share."""
-    sets = [n for s in (old, new) if "key" in s and (n := subjects.needs(s["key"], s.get("label", "")))]
-    if sets:
-        return sets
-    shared = set(old["words"]) & set(new["words"])
-    return [[w] for w in sorted(shared - subjects.GENERIC)]
+    subject (memcli.index.subjects.needs) and, when the newer one is no claim, the words the
+    two statements share."""
+    sets = [n for s in (old, new) if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    if "key" not in new:  # a thing given up, or an old value named: what the two statements share
+        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC)]
+    return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
 
 def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by: dict) -> list[int]:
     """The live claims of `key`'s subject. When they name different subjects that merely share
     a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
     most words count, and none if those still disagree: a guess would supersede a decoy."""
-    near = sorted({j for w in key for j in live.get(w, ())})
+    near = sorted({j for w in subjects.key_words(key) for j in live.get(w, ())})
     found = [j for j in near if subjects.same_subject(tuple(ordered[j]["key"]), key)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
-    best = max(len(set(ordered[j]["key"]) & set(key)) for j in found)
-    found = [j for j in found if len(set(ordered[j]["key"]) & set(key)) == best]
+    mine = set(subjects.key_words(key))
+    shared = {j: len(set(subjects.key_words(ordered[j]["key"])) & mine) for j in found}
+    found = [j for j in found if shared[j] == max(shared.values())]
     keys = [tuple(ordered[j]["key"]) for j in found]
     if all(subjects.same_subject(a, b) for a in keys for b in keys):
         return found

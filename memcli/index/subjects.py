@@ -35,7 +35,7 @@ class Claim(NamedTuple):
 _PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
 _WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
 _NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
-_DET = r"(?:my|our|the|his|her|their)"
+_DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog food"
 _CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
 # where a value stops: a clause boundary, or words that only say when the change happened
 _VALUE = r"(?P<val>[^,;.!?()]+?)"
@@ -137,6 +137,7 @@ _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|whi
 _FRAME_NOISE = frozenset("every like about around only just really also already ok yeah yes lol tho morn even "
                          "today tonight yesterday tomorrow".split())
 _VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{_DAYS}|{_MONTHS})s?)$")
+_PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
 MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
 
 
@@ -145,6 +146,7 @@ def framed(clause: str) -> Claim | None:
     whole ("its a 25m pool" and "it's a 50m pool": the frame "pool"; "a long run on sunday" and
     "so long runs on saturdays": "long run"). The frame is one token of the key, so only an
     identical frame is the same subject: "pool size is 20" is not "a 25m pool"."""
+    clause = _PLACE.sub("", clause)  # "a 25m pool at sportcentrum kralingen": the pool
     toks = [t.strip("'.-!?") for t in clause.split()]
     toks = [t for t in toks if t and t not in _FILLER]
     if not toks or len(toks) > MAX_FRAME_WORDS:
@@ -159,11 +161,14 @@ def framed(clause: str) -> Claim | None:
     return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
 
 
+_GIVEN_UP = re.compile(r"^(?:now )?(?:retired|sold|returned|replaced|gone|dead|over|switched off|decommissioned)\b")
+
+
 def _made(attr: str, value: str, old: str) -> Claim | None:
     key = subject_key(attr)
     value = _trimmed(value)
-    if not key or not value or len(value) > 60:
-        return None
+    if not key or not value or len(value) > 60 or _GIVEN_UP.match(value):
+        return None  # "my pegasus shoes are retired": no value, a thing given up (retired())
     return Claim(key, attr.strip(" .,:;"), value, _trimmed(old))
 
 
@@ -207,10 +212,22 @@ def subject_key(attr: str) -> tuple[str, ...]:
     return tuple(sorted(set(ws)))
 
 
+def key_words(key) -> list[str]:
+    """The words of a subject key (a frame's key is one token: "~long run")."""
+    return str(key[0])[1:].split() if key and str(key[0]).startswith("~") else list(key)
+
+
 def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """One key's words are all words of the other ("goal" and "goal half marathon")."""
+    """One key's words are all words of the other ("goal" and "goal half marathon"). A frame is
+    the same subject only as an identical frame, or as a subject of the same two or more words
+    ("a long run on sunday" and "the user's long runs are on saturdays"): a one-word frame
+    ("a 25m pool") is never matched to another kind of claim ("raised the pool to 50")."""
     if not a or not b:
         return False
+    fa, fb = str(a[0]).startswith("~"), str(b[0]).startswith("~")
+    if fa or fb:
+        wa, wb = set(key_words(a)), set(key_words(b))
+        return a == b if fa and fb else (wa == wb and len(wa) >= 2)
     sa, sb = set(a), set(b)
     return sa <= sb or sb <= sa
 
@@ -260,15 +277,18 @@ _ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|h
 
 
 def holds(sentence: str, thing: str) -> bool:
-    """`sentence` holds `thing` as what it is about or what is used: the thing opens one of its
-    clauses ("the xps is from 2021", "dell xps 13, ...") or follows a verb of use ("switched to
-    helix", "stick with the pegasus"); "too slow on the xps" only mentions it."""
+    """`sentence` holds `thing` as what it is about or what is used: the thing is among the
+    first words of one of its clauses ("the xps is from 2021", "dell xps 13, ...", "runs in nike
+    pegasus 40 shoes") or follows a verb of use ("switched to helix", "stick with the pegasus");
+    "vs code was too slow on the xps" only mentions it."""
     want = [w for w in words(thing) if w not in _SOFT]
     if not want:
         return False
     s = clean(sentence)
-    if any(set(want) <= set(words(clause)[:len(want) + 1]) for clause in _CLAUSE.split(s)):
-        return True
+    for clause in _CLAUSE.split(s):
+        have = words(clause)
+        if set(want) <= set(have) and want[0] in have[:3]:  # among the clause's first words
+            return True
     for m in re.finditer(rf"\b{re.escape(thing)}\b", s):
         if _ADOPT.search(s[:m.start()]):
             return True
@@ -279,14 +299,16 @@ def holds(sentence: str, thing: str) -> bool:
 GENERIC = frozenset("user assistant now current currently today new latest still".split())
 
 
-def needs(claim_key: list | None, label: str) -> list[str]:
-    """The words a query must hold to ask about a claim's subject: a frame's words, else the
-    subject's last word ("goal" of "half-marathon goal": "when is the half marathon" is not
-    about the goal)."""
+def needs(claim_key: list | None, label: str) -> list[list[str]]:
+    """Word sets of which a query must hold one to ask about a claim's subject: two words of a
+    frame (all of a shorter one), else the subject's head word ("goal" of "half-marathon goal":
+    "when is the half marathon" is not about the goal; "1:1" of "1:1 with sanne")."""
     if claim_key and str(claim_key[0]).startswith("~"):
-        return str(claim_key[0])[1:].split()
-    got = [w for w in words(label) if w not in GENERIC]
-    return got[-1:]
+        got = str(claim_key[0])[1:].split()
+        return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1:]]
+    head = re.split(r"\s(?:of|for|with|to|at|in|on|from)\s", label.lower())[0]  # "1:1 with sanne": "1:1"
+    got = [w for w in words(head) if w not in GENERIC]
+    return [got[-1:]] if got else []
 
 
 def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
