@@ -1,7 +1,8 @@
 """Currency: which dated statement a newer one supersedes (derived state, docs/currency.md).
 
-Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the dated notes
-whose stat changed are read again, their claims (memcli.index.subjects) kept per file in
+Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the notes whose
+stat changed are read again (a dated note's statements, an undated note's lines citing a dated
+note), their claims (memcli.index.subjects) kept per file in
 `mem_metadata/currency/claims.json`, and the relations worked out again over all of them into
 `mem_metadata/currency/relations.json`, the small file a search reads. The Markdown is never
 touched; deleting the folder only makes the next sync read the dated notes again.
@@ -10,7 +11,7 @@ Order is the note's date (its path), then its modification time, then the line. 
 supersedes the live claims of the same subject with another value; one with the same value
 is a restatement and supersedes nothing. A claim naming its previous value ("instead of
 9:30", "from Helix to Zed") also supersedes any older statement that names the subject and
-that value.
+that value; one giving a thing up ("the pegasus are retired") the older statements holding it.
 """
 
 from __future__ import annotations

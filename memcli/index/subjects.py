@@ -8,9 +8,11 @@ editor is Zed", "The user's half-marathon goal is now 1:52."), a change ("I'm ch
 goal to 1:52", "she moved our 1:1 to thursdays", "switched editor from Helix to Zed"), a
 use-as ("uses Zed as their editor"), an apposition ("Sanne de Vries, my manager"), a bare
 copula whose value looks like one (a number, a time, a weekday or month: "pool size is 20"),
-and the Chinese/Japanese/Korean change shapes (把X换成Y, XはAからBに変わりました, X를 Y로 바꿨다).
-A sentence merely sharing a word with another ("the swimming pool" and "the connection
-pool") gives no claim of that word, so it can never supersede it.
+the Chinese/Japanese/Korean change shapes (把X换成Y, XはAからBに変わりました, X를 Y로 바꿨다),
+and a value frame: a short clause holding one value, its other words the subject ("its a 25m
+pool"). `retired` reads what a statement gives up ("the pegasus are retired", "i left helix").
+Sentences merely sharing a word ("the swimming pool" and "the connection pool") name
+different subjects, so neither supersedes the other.
 
 Two keys name the same subject when the words of one are all words of the other ("goal" and
 "half-marathon goal"); two values agree when the content tokens of one are all in the other
