@@ -128,3 +128,14 @@ def test_a_digest_line_citing_an_old_note_is_superseded_too(vault, note, run_mem
     hits = search(run_mem, vault, "half-marathon goal 1:55")
     paths = [h["path"] for h in hits]
     assert paths.index(NEW) < paths.index(node)
+
+
+def test_damaged_derived_state_is_rebuilt_from_the_notes(vault, run_mem):
+    folder = vault / "mem_metadata/currency"
+    (folder / "claims.json").write_text("{not json", encoding="utf-8")
+    (folder / "relations.json").write_bytes(b"\xff\xfe")
+    code, _, err = run_mem("-w", vault, "reindex")
+    assert code == 0 and "Traceback" not in err, err
+    hits = search(run_mem, vault, "half-marathon goal")
+    assert hits[0]["path"] == NEW
+    assert json.loads((folder / "relations.json").read_text(encoding="utf-8"))["superseded"][OLD]

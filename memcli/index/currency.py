@@ -97,7 +97,7 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
     dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
     changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
     gone = [rel for rel in files if rel not in dated]
-    if cache is not None and not changed and not gone and (base / "relations.json").is_file():
+    if cache is not None and not changed and not gone and _load(base / "relations.json") is not None:
         return False
     for rel in gone:
         del files[rel]
