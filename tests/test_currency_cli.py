@@ -139,3 +139,15 @@ def test_damaged_derived_state_is_rebuilt_from_the_notes(vault, run_mem):
     hits = search(run_mem, vault, "half-marathon goal")
     assert hits[0]["path"] == NEW
     assert json.loads((folder / "relations.json").read_text(encoding="utf-8"))["superseded"][OLD]
+
+
+def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, note, run_mem):
+    old, new = "memory/2026-03-19/helix.md", "memory/2026-04-15/zed.md"
+    note(vault, old, "# Helix\n\n- User: switched to helix last week, ruff was not found on the path at first.\n",
+         name="helix")
+    note(vault, new, "# Zed\n\n- User: ok confession: i left helix.\n- User: i'm on zed now, with vim mode.\n",
+         name="zed")
+    hits = search(run_mem, vault, "why was ruff not found in helix")
+    assert hits[0]["path"] == old  # a question about helix itself: no reordering
+    assert hits[0]["superseded_by"]["path"] == new  # the relation is still shown
+    assert hits[0]["superseded_by"]["text"] == "User: ok confession: i left helix."

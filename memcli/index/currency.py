@@ -159,17 +159,17 @@ def relate(files: dict) -> dict[str, list[dict]]:
                 if old["path"] != s["path"] and (
                         subjects.holds(old["text"], s["retired"]) or
                         ("key" in old and subjects.same_value(old["value"], s["retired"]))):
-                    by[j] = i
+                    by[j], by.cause[j] = i, "given up"
         if "key" in s:
             key = tuple(s["key"])
             for j in _same_subject(live, key, ordered, by):
                 if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
-                    by[j] = i
+                    by[j], by.cause[j] = i, "subject"
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in _holding(seen_words, s["old"], by):
                     if ordered[j]["path"] != s["path"] and \
                             subjects.mentions(ordered[j]["text"], key, s["old"]):
-                        by[j] = i
+                        by[j], by.cause[j] = i, "named"
             for w in subjects.key_words(key):
                 live.setdefault(w, set()).add(i)
         for w in s["words"]:
@@ -183,6 +183,7 @@ class _Superseded(dict):
     def __init__(self, live: dict[str, set[int]], seen_words: dict[str, dict[int, None]], ordered: list[dict]):
         super().__init__()
         self.live, self.seen_words, self.ordered = live, seen_words, ordered
+        self.cause: dict[int, str] = {}  # why: "subject" (a new value), "named" (old value named), "given up"
 
     def __setitem__(self, j: int, i: int) -> None:
         super().__setitem__(j, i)
@@ -207,7 +208,7 @@ def _holding(seen_words: dict[str, dict[int, None]], thing: str, by: dict) -> li
     return found
 
 
-def _published(ordered: list[dict], by: dict[int, int]) -> dict[str, list[dict]]:
+def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     seen: set[tuple[str, int]] = set()
     current: dict[int, int] = {}  # the end of each chain, found once
@@ -231,17 +232,21 @@ def _published(ordered: list[dict], by: dict[int, int]) -> dict[str, list[dict]]
         out.setdefault(old["path"], []).append({
             "line": old["line"], "text": old["text"], "subject": old.get("label", ""),
             "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end]),
-            "needs": _needs(old, ordered[i])})
+            "needs": _needs(old, ordered[i], by.cause.get(j, "subject"))})
     return out
 
 
-def _needs(old: dict, new: dict) -> list[list[str]]:
-    """Word sets of which a query must hold one to be about this supersession: each side's
-    subject (memcli.index.subjects.needs) and, when the newer one is no claim, the words the
-    two statements share."""
-    sets = [n for s in (old, new) if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
-    if "key" not in new:  # a thing given up, or an old value named: what the two statements share
-        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC)]
+def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
+    """Word sets of which a query must hold one to be about this supersession: the subject
+    (memcli.index.subjects.needs) of the claim that decided it (both, for a new value of one
+    subject; the newer, when it named the old value) and, for a thing given up, the older
+    claim's and the other words the two statements share ("why could helix not find ruff" asks
+    about helix, not about what replaced it)."""
+    sides = {"subject": (old, new), "named": (new,), "given up": (old,)}[cause]
+    sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
+        thing = set(subjects.words(subjects.clean(new.get("retired", ""))))
+        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]
     return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
 

@@ -274,8 +274,8 @@ def retired(sentence: str) -> str:
     return ""
 
 
-_ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|have|has|on|with|stick with|"
-                    r"sticking with|chose|picked|went with|run|runs|running)\s+(?:the |a |an |my |our |his |her |their )?$")
+_ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
+                    r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$")
 
 
 def holds(sentence: str, thing: str) -> bool:
