@@ -69,7 +69,8 @@ def plain_json(ws, mem):
     code, out, _ = mem("-w", ws, "search", "fusion search", "--json")
     assert code == 0
     data = json.loads(out)
-    assert all(set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links"}
+    assert all(set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links",
+                              "superseded_by"}
                for r in data["results"])
     return out
 

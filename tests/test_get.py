@@ -54,7 +54,7 @@ def test_json(vault, mem):
     code, out, err = mem("-w", vault, "get", NOTE, "--from", "7", "--lines", "2", "--json")
     assert code == 0, err
     assert json.loads(out) == {"path": NOTE, "start_line": 7, "end_line": 8, "total_lines": 9,
-                               "text": "Step one.\nStep two."}
+                               "text": "Step one.\nStep two.", "superseded": []}
 
 
 def test_digest_and_day_page_are_readable(vault, mem):

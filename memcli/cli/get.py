@@ -26,8 +26,10 @@ def execute(ctx: Context, path: str | list[str], start: int = 1, lines: int | No
     excerpt = get.run(ctx.open(), path, start=start, lines=lines)
     if as_json:
         ctx.json(excerpt.to_json())
-    else:
+    else:  # stdout stays the file's text; what superseded a statement of it goes to stderr
         ctx.out(excerpt.text)
+        for line in excerpt.superseded_lines():
+            ctx.info(line)
     return 0
 
 

@@ -53,6 +53,7 @@ class SyncReport:
     full: bool = False
     wrote: bool = False
     reason: str = ""
+    current: dict = field(default_factory=dict, repr=False)  # path -> (mtime_ns, size): the vault as synced
 
     @property
     def changes(self) -> int:
@@ -198,6 +199,17 @@ def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
 
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     """Update derived state from the Markdown. The caller holds the index lock."""
+    report = _sync(ws, full=full, progress=progress)
+    from memcli.index import currency  # which statement supersedes which (docs/currency.md)
+
+    try:
+        currency.refresh(ws, report.current, full=full)
+    except OSError as exc:  # derived and rebuilt by the next sync: the index itself is written
+        report.warnings.append(("mem_metadata/currency", f"not updated: {exc.strerror or exc}"))
+    return report
+
+
+def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     report = SyncReport()
     params = chunking_params(ws)
     base = None if full else _load_previous(ws, params, report)
@@ -216,11 +228,12 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
     # to read: new or changed stat, a racy one (changed maybe within the index's clock tick), redo
     walked: list[tuple[str, str]] = []
     if got is None:
-        current = scan(ws, dirs, old, walked)
+        current = report.current = scan(ws, dirs, old, walked)
         was = known.get
         stale = {rel for rel, st in current.items() if st[0] >= racy_limit or was(rel) != st}
     else:  # every journaled file is read (its hash decides), and the racy ones as ever
         current, dirs, journaled, walked = got
+        report.current = current
         stale = journaled & current.keys()
         stale.update(rel for rel, st in current.items() if st[0] >= racy_limit)
     stale.update(redo & current.keys())
@@ -255,13 +268,13 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         if aligned is None:  # the store changed under the index: start over from the Markdown
             old.close()
             report.reason, report.full = "chunk store does not match the search snapshot", True
-            return sync(ws, full=True, progress=progress)
+            return _sync(ws, full=True, progress=progress)
     try:
         job = commit.Commit(ws.metadata, snapshot_path(ws), old, ws.settings.chunking.passage_tokens, aligned)
     except store.CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
         old.close()
         report.reason, report.full = str(exc), True
-        return sync(ws, full=True, progress=progress)
+        return _sync(ws, full=True, progress=progress)
     try:
         gone = set(report.deleted)
         touched: list[tuple[str, None]] = []

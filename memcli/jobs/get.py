@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from memcli.errors import BadInput
@@ -19,10 +19,17 @@ class Excerpt:
     end_line: int
     total_lines: int
     text: str
+    # statements in these lines a newer one superseded (memcli.index.currency): {line, text, by, current}
+    superseded: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "total_lines": self.total_lines, "text": self.text}
+                "total_lines": self.total_lines, "text": self.text, "superseded": self.superseded}
+
+    def superseded_lines(self) -> list[str]:
+        """One line per superseded statement: which line, and what holds its value now."""
+        return [f"Superseded: line {s['line']} ({s['text']}) by {s['current']['text']} "
+                f"({s['current']['path']}, {s['current']['date']})" for s in self.superseded]
 
 
 def check_path(ws: Workspace, path: str) -> str:
@@ -71,7 +78,17 @@ def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -
         text = full.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(f"{rel} is not valid UTF-8 (byte {exc.start})") from None
-    return excerpt(rel, text, start, lines)
+    out = excerpt(rel, text, start, lines)
+    out.superseded = superseded(ws, out)
+    return out
+
+
+def superseded(ws: Workspace, ex: Excerpt) -> list[dict]:
+    """The excerpt's statements a newer one superseded, as the last sync recorded them."""
+    from memcli.index import currency
+
+    return [{k: e[k] for k in ("line", "text", "subject", "value", "by", "current") if k in e}
+            for e in currency.load(ws.metadata).get(ex.path, ()) if ex.start_line <= e.get("line", 0) <= ex.end_line]
 
 
 def _check_range(start: int, lines: int | None) -> None:

@@ -53,6 +53,8 @@ class SearchResult:
                        f"{clip(h.text, max_chars)}")
             if citations:
                 out.append(f"Source: {h.citation}")
+            if h.superseded_by:
+                out.append(h.superseded_line)
             out.extend(linkmod.render(h.links))
         return "\n".join(out)
 
@@ -112,7 +114,12 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
     max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
-    hits = fusion.merge(snap, hits[:candidates], max_tokens)[:limit]  # the best `candidates` fold
+    hits = fusion.merge(snap, hits[:candidates], max_tokens)  # the best `candidates` fold
+    if shared is None:  # a current statement above the ones it superseded (docs/currency.md)
+        from memcli.retrieval import currency
+
+        hits = currency.annotate_and_rank(snap, ws.metadata, hits, asked)
+    hits = hits[:limit]
     if links and local is not None:  # (another agent's files have no links here)
         expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)
                                            if local.file_index(p) is not None], cfg.max_links_per_direction)

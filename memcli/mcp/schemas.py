@@ -101,7 +101,9 @@ def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLD
         "and meaning. Call it before answering anything about prior work, decisions, dates, people, "
         "preferences or to-dos. Returns the best matching snippets, each headed by its file, line range and "
         f"score, cut at {max_chars} characters (ending in '…' when cut) and followed by "
-        "`Source: <path>#L<start>-L<end>`; read more of a hit with memory_get. "
+        "`Source: <path>#L<start>-L<end>`; read more of a hit with memory_get. A hit holding a statement a newer "
+        "note replaced is followed by `Superseded: <newer statement> (<path>, <date>)`: that newer statement "
+        "holds the current value. "
         "Returns `(no memory results)` when nothing matches.",
         _schema({
             "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY,
@@ -184,6 +186,11 @@ Recall
   `Source: <path>#L<start>-L<end>`. To read more, call memory_get with that path and from=<start>.
 - When an answer rests on memory, cite its Source line. Prefer the newest note when notes disagree,
   and heed lines marked "contradicted".
+- A result followed by `Superseded: <statement> (<path>, <date>)` holds a value that a newer note
+  changed (a new editor, a moved meeting, a new goal): answer with the statement on that line as
+  what is true now, and mention the older value only as history. In `mem search --json` the same
+  is the hit's `superseded_by` (path, date, line, text of the newer statement, and `statement`, the
+  older one it replaces); memory_get ends with a `[Superseded: ...]` line for each such statement.
 
 Writing
 - Write decisions, preferences and durable facts with remember: one self-contained fact per call

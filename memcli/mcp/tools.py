@@ -182,8 +182,9 @@ def _get(server: Tools, args: dict) -> str:
     from memcli.jobs import get
 
     excerpt = get.run(server.ws, args["path"], start=args.get("from", 1), lines=args.get("lines"))
+    notes = "".join(f"\n[{line}]" for line in excerpt.superseded_lines())  # what holds those values now
     if len(excerpt.text) <= MAX_GET_CHARS:
-        return excerpt.text
+        return excerpt.text + notes
     # whole lines up to the cap, then where to go on: one answer must fit a context window
     kept, size = [], 0
     for line in excerpt.text.split("\n"):
@@ -193,7 +194,7 @@ def _get(server: Tools, args: dict) -> str:
         size += len(line) + 1
     last = excerpt.start_line + len(kept) - 1
     return ("\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
-            f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]")
+            f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]") + notes
 
 
 def _remember(server: Tools, args: dict) -> str:

@@ -16,6 +16,8 @@ class Hit:
     keyword: float | None = None
     docs: list[int] = field(default_factory=list)
     links: dict = field(default_factory=dict)
+    # what holds the value of a statement in these lines now (memcli.retrieval.currency), or None
+    superseded_by: dict | None = None
 
     @property
     def citation(self) -> str:
@@ -24,12 +26,18 @@ class Hit:
     def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
         out = {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
                "text": clip(self.text, max_chars), "score": self.score, "vector": self.vector,
-               "keyword": self.keyword, "links": self.links}
+               "keyword": self.keyword, "links": self.links, "superseded_by": self.superseded_by}
         if max_chars is not None:
             out["truncated"] = len(self.text) > max_chars
         if citations:
             out["citation"] = self.citation
         return out
+
+    @property
+    def superseded_line(self) -> str:
+        """The one line text output prints under a hit holding a superseded statement."""
+        s = self.superseded_by
+        return f"Superseded: {s['text']} ({s['path']}, {s['date']})" if s else ""
 
 
 def clip(text: str, max_chars: int | None) -> str:

@@ -1,0 +1,324 @@
+"""Which subject a statement sets, and to what value: the offline rules of currency.
+
+Pure functions over one sentence (docs/currency.md). A *claim* is (subject key, value): the
+subject is the thing and attribute the sentence sets ("half-marathon goal", "editor",
+"1:1", "dog food"), the value what it is set to ("1:52", "Zed", "thursdays 11:00"). Only
+sentences that state a value in a recognisable shape give a claim: a possessive copula ("my
+editor is Zed", "The user's half-marathon goal is now 1:52."), a change ("I'm changing my
+goal to 1:52", "she moved our 1:1 to thursdays", "switched editor from Helix to Zed"), a
+use-as ("uses Zed as their editor"), an apposition ("Sanne de Vries, my manager"), a bare
+copula whose value looks like one (a number, a time, a weekday or month: "pool size is 20"),
+the Chinese/Japanese/Korean change shapes (把X换成Y, XはAからBに変わりました, X를 Y로 바꿨다),
+and a value frame: a short clause holding one value, its other words the subject ("its a 25m
+pool"). `retired` reads what a statement gives up ("the pegasus are retired", "i left helix").
+Sentences merely sharing a word ("the swimming pool" and "the connection pool") name
+different subjects, so neither supersedes the other.
+
+Two keys name the same subject when the words of one are all words of the other ("goal" and
+"half-marathon goal"); two values agree when the content tokens of one are all in the other
+("20" and "20 for now"): a restatement, not a change.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from memcli.index.tokenizer import STOPWORDS, light_stem
+
+
+class Claim(NamedTuple):
+    key: tuple[str, ...]  # the subject's words, stemmed and sorted (the comparison form)
+    label: str  # the subject as written ("half-marathon goal")
+    value: str  # the value as written ("1:52")
+    old: str = ""  # the previous value when the sentence names it ("from 9:30", "instead of 9:30")
+
+
+_PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
+_WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
+_NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
+_DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog food"
+_CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
+# where a value stops: a clause boundary, or words that only say when the change happened
+_VALUE = r"(?P<val>[^,;.!?()]+?)"
+_STOP = (r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
+         r"this (?:morning|week|month|year)|today|yesterday|last (?:week|month)|for now|instead|again|though|tho)\b))")
+
+_RULES = [  # (pattern, needs a value-like value); tried in order, the first match wins
+    (re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
+                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False),
+    (re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+     False),
+    (re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+     False),
+    (re.compile(rf"\b(?:my|our) (?P<attr>{_NP}) (?:is|are|was|were|became|has become|will be|stays|remains)"
+                rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"), False),
+    (re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"), False),
+    (re.compile(rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"), True),
+]
+_INSTEAD = re.compile(r"\binstead of (?P<old>[^,;.!?()]+?)(?=\s*(?:$|[,;.!?()]|\s(?:so|because|since|but)\b))")
+_CJK_RULES = [
+    re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
+    re.compile(r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
+               r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"),
+    re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
+]
+# words of a subject that do not change which subject it is ("my new manager" is "my manager")
+_SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
+_NOT_SUBJECT = frozenset("it its it's this that these those he she they we i you there here what everything "
+                         "something nothing anything one thing lot bit".split())
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
+_FILLER = frozenset("now then again still currently anyway instead actually".split())
+
+
+_UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
+
+
+def clean(sentence: str) -> str:
+    """A statement as the rules read it: no list marker or speaker prefix, lower case, the
+    third person of a note ("The user's goal") read as the first ("my goal")."""
+    s = _PREFIX.sub("", sentence.strip()).strip().lower().replace("’", "'")
+    s = re.sub(r"\*\*|__|`", "", s)
+    s = _UNIT.sub(r"\1\2", s)  # "50 m" is one value, as "50m"
+    s = re.sub(r"\bthe user's\b", "my", s)
+    s = re.sub(r"\bthe user\b", "i", s)
+    return s
+
+
+def claim(sentence: str) -> Claim | None:
+    """The first subject and value `sentence` sets, or None when it sets none the rules recognise."""
+    found = claims(sentence)
+    return found[0] if found else None
+
+
+def claims(sentence: str) -> list[Claim]:
+    """Every subject and value `sentence` sets: the first shaped claim (the table in the module
+    docstring), then a value frame (`framed`) of each clause it does not cover."""
+    s = clean(sentence)
+    if not s:
+        return []
+    shaped, span = _shaped(s)
+    out = [shaped] if shaped is not None else []
+    at = 0
+    for clause in _CLAUSE.split(s):
+        start = s.find(clause, at)
+        at = start + len(clause)
+        if span is not None and start < span[1] and at > span[0]:
+            continue
+        f = framed(clause)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
+    for rule in _CJK_RULES:
+        m = rule.search(s)
+        if m:
+            return _made(m.group("attr"), m.group("val"), (m.groupdict().get("old") or "")), m.span()
+    for rule, value_like in _RULES:
+        for m in rule.finditer(s):
+            val = m.group("val")
+            if value_like and not _VALUE_LIKE.search(val):
+                continue
+            old = m.groupdict().get("old") or ""
+            if not old and (inst := _INSTEAD.search(s, m.end("val"))):
+                old = inst.group("old")
+            made = _made(m.group("attr"), val, old)
+            if made is not None:
+                return made, m.span()
+    return None, None
+
+
+_CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
+# words of a clause that name no subject: time adverbs, hedges, chat
+_FRAME_NOISE = frozenset("every like about around only just really also already ok yeah yes lol tho morn even "
+                         "today tonight yesterday tomorrow".split())
+_VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{_DAYS}|{_MONTHS})s?)$")
+_PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
+MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
+
+
+def framed(clause: str) -> Claim | None:
+    """A short clause holding one value: its other content words are its subject, compared as a
+    whole ("its a 25m pool" and "it's a 50m pool": the frame "pool"; "a long run on sunday" and
+    "so long runs on saturdays": "long run"). The frame is one token of the key, so only an
+    identical frame is the same subject: "pool size is 20" is not "a 25m pool"."""
+    clause = _PLACE.sub("", clause)  # "a 25m pool at sportcentrum kralingen": the pool
+    toks = [t.strip("'.-!?") for t in clause.split()]
+    toks = [t for t in toks if t and t not in _FILLER]
+    if not toks or len(toks) > MAX_FRAME_WORDS:
+        return None
+    flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
+    if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
+        return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
+    frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in _FILLER | _FRAME_NOISE]
+    if not frame or frame[0] in _NOT_SUBJECT:
+        return None
+    value = " ".join(t for t, f in zip(toks, flags) if f)
+    return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
+
+
+_GIVEN_UP = re.compile(r"^(?:now )?(?:retired|sold|returned|replaced|gone|dead|over|switched off|decommissioned)\b")
+
+
+def _made(attr: str, value: str, old: str) -> Claim | None:
+    key = subject_key(attr)
+    value = _trimmed(value)
+    if not key or not value or len(value) > 60 or _GIVEN_UP.match(value):
+        return None  # "my pegasus shoes are retired": no value, a thing given up (retired())
+    return Claim(key, attr.strip(" .,:;"), value, _trimmed(old))
+
+
+def _trimmed(value: str) -> str:
+    words = value.strip(" '\"").split()
+    while words and words[-1] in _FILLER:
+        words.pop()
+    while words and words[0] in ("a", "an", "the"):
+        words.pop(0)
+    return " ".join(words)
+
+
+def words(text: str) -> list[str]:
+    """The content words of a text, stemmed (CJK runs kept whole)."""
+    out = []
+    text = _UNIT.sub(r"\1\2", text.lower())
+    for w in re.findall(r"[\w:'+.-]+", text):
+        w = w.strip("'.-")
+        for part in (w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]):
+            if part and part not in STOPWORDS:
+                out.append(_stem(part))
+    return out
+
+
+def _stem(w: str) -> str:
+    """light_stem, with a plural -es stripped only where English adds it ("shoes" -> "shoe",
+    like "shoe"; "boxes" -> "box")."""
+    if len(w) > 3 and w.isascii() and w.isalpha() and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-2] if re.search(r"(?:[sxz]|[cs]h)es$", w) else (w[:-3] + "y" if w.endswith("ies") else w[:-1])
+    return light_stem(w) if not w.endswith("s") else w
+
+
+def subject_key(attr: str) -> tuple[str, ...]:
+    """The comparison form of a subject: its words without softeners, stemmed, sorted."""
+    raw = attr.lower().split()
+    if not raw or raw[0] in _NOT_SUBJECT:
+        return ()
+    ws = [w for w in words(attr) if w not in _SOFT]
+    if not ws:
+        return ()
+    return tuple(sorted(set(ws)))
+
+
+def key_words(key) -> list[str]:
+    """The words of a subject key (a frame's key is one token: "~long run")."""
+    return str(key[0])[1:].split() if key and str(key[0]).startswith("~") else list(key)
+
+
+def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """One key's words are all words of the other ("goal" and "goal half marathon"). A frame is
+    the same subject only as an identical frame, or as a subject of the same two or more words
+    ("a long run on sunday" and "the user's long runs are on saturdays"): a one-word frame
+    ("a 25m pool") is never matched to another kind of claim ("raised the pool to 50")."""
+    if not a or not b:
+        return False
+    fa, fb = str(a[0]).startswith("~"), str(b[0]).startswith("~")
+    if fa or fb:
+        wa, wb = set(key_words(a)), set(key_words(b))
+        return a == b if fa and fb else (wa == wb and len(wa) >= 2)
+    sa, sb = set(a), set(b)
+    return sa <= sb or sb <= sa
+
+
+def same_value(a: str, b: str) -> bool:
+    """The values agree: the content tokens of one are all in the other ("20" and "20 for now"),
+    weekdays and plurals compared by stem ("thursdays" and "thursday")."""
+    ta = {_day(w) for w in words(a) if w not in _FILLER}
+    tb = {_day(w) for w in words(b) if w not in _FILLER}
+    if not ta or not tb:
+        return a.strip().lower() == b.strip().lower()
+    return ta <= tb or tb <= ta
+
+
+def _day(w: str) -> str:
+    return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{_DAYS})s", w) else w
+
+
+_THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
+_THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
+_RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "stopped using airflow"
+    re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
+               r"(?:now )?(?:retired|sold|returned|replaced|gone for good|switched off|decommissioned)\b"),
+    re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) went back to\b"),
+    re.compile(rf"\b(?:i|we) (?:have |had |'ve )?(?:retired|ditched|sold|returned|stopped using|no longer use|"
+               rf"gave up on|switched off|got rid of|replaced) (?:{_DET} )?(?P<x>{_THING}){_THING_END}"),
+    # "left" and "quit" give up a name ("i left helix"), never a place with an article ("left the office")
+    re.compile(rf"\b(?:i|we) (?:have |'ve )?(?:left|quit|dropped) (?P<x>(?!(?:the|a|an|my|our|work|home|early|it|"
+               rf"them|for)\b){_THING}){_THING_END}"),
+]
+
+
+def retired(sentence: str) -> str:
+    """What `sentence` says was given up ("the pegasus are retired" -> "pegasus"), else ""."""
+    s = clean(sentence)
+    for rule in _RETIRED:
+        m = rule.search(s)
+        if m:
+            x = re.sub(rf"^{_DET} ", "", _trimmed(m.group("x")))
+            if x and x.split()[0] not in _NOT_SUBJECT and words(x):
+                return x
+    return ""
+
+
+_ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
+                    r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$")
+
+
+def holds(sentence: str, thing: str) -> bool:
+    """`sentence` holds `thing` as what it is about or what is used: the thing is among the
+    first words of one of its clauses ("the xps is from 2021", "dell xps 13, ...", "runs in nike
+    pegasus 40 shoes") or follows a verb of use ("switched to helix", "stick with the pegasus");
+    "vs code was too slow on the xps" only mentions it."""
+    want = [w for w in words(thing) if w not in _SOFT]
+    if not want:
+        return False
+    s = clean(sentence)
+    for clause in _CLAUSE.split(s):
+        have = words(clause)
+        if set(want) <= set(have) and want[0] in have[:3]:  # among the clause's first words
+            return True
+    for m in re.finditer(rf"\b{re.escape(thing)}\b", s):
+        if _ADOPT.search(s[:m.start()]):
+            return True
+    return False
+
+
+# words of a question that name no subject ("what is the user's current editor now")
+GENERIC = frozenset("user assistant now current currently today new latest still".split())
+
+
+def needs(claim_key: list | None, label: str) -> list[list[str]]:
+    """Word sets of which a query must hold one to ask about a claim's subject: two words of a
+    frame (all of a shorter one), else the subject's head word ("goal" of "half-marathon goal":
+    "when is the half marathon" is not about the goal; "1:1" of "1:1 with sanne")."""
+    if claim_key and str(claim_key[0]).startswith("~"):
+        got = str(claim_key[0])[1:].split()
+        return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1:]]
+    head = re.split(r"\s(?:of|for|with|to|at|in|on|from)\s", label.lower())[0]  # "1:1 with sanne": "1:1"
+    got = [w for w in words(head) if w not in GENERIC]
+    return [got[-1:]] if got else []
+
+
+def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
+    """`sentence` speaks of the subject and holds the value: an older statement that a claim
+    naming its previous value ("standup is now at 10:15 instead of 9:30") supersedes."""
+    s = clean(sentence)
+    have = set(words(s))
+    if not value or not set(key) & have:
+        return False
+    tokens = [w for w in words(value) if w not in _FILLER]
+    return bool(tokens) and all(t in have for t in tokens)

@@ -1,0 +1,153 @@
+"""Currency through the real CLI and MCP server: a newer note's value ranks above the one it
+replaced, and search, get and memory_search say what superseded what (docs/currency.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_mcp import Client
+
+OLD = "memory/2026-03-05/running.md"
+MID = "memory/2026-03-21/trial.md"
+NEW = "memory/2026-04-19/tempo.md"
+PG = "memory/2026-03-10/pgbouncer.md"
+SWIM = "memory/2026-04-26/swim.md"
+
+
+@pytest.fixture
+def vault(ws, note, run_mem):
+    note(ws, OLD, "# Running\n\n- The user's half-marathon goal is 1:55 for the Leiden half marathon.\n"
+                  "- The user does the long run on Sunday mornings along the river.\n", name="running")
+    note(ws, MID, "# Trial\n\n- User: I'm changing my goal to 1:52 then.\n", name="trial")
+    note(ws, NEW, "# Tempo\n\n- The user's half-marathon goal is now 1:58 after the calf strain.\n", name="tempo")
+    note(ws, PG, "# Pgbouncer\n\n- The pgbouncer pool size is 20 for the events database.\n", name="pgbouncer")
+    note(ws, SWIM, "# Swim\n\n- The user's swimming pool is 50m long.\n", name="swim")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    return ws
+
+
+def search(run_mem, ws, query, *extra):
+    code, out, err = run_mem("-w", ws, "search", "--json", "--limit", "5", *extra, "--", query)
+    assert code == 0, err
+    return json.loads(out)["results"]
+
+
+def test_reindex_records_supersessions_under_the_metadata_folder(vault):
+    relations = json.loads((vault / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
+    superseded = relations["superseded"]
+    assert set(superseded) == {OLD, MID}  # the pool decoys share a word, not a subject
+    assert superseded[OLD][0]["current"]["path"] == NEW and superseded[OLD][0]["by"]["path"] == MID
+    assert "1:55" in (vault / OLD).read_text(encoding="utf-8")  # the Markdown is left as it was
+
+
+def test_search_ranks_the_current_value_first_and_says_what_superseded_the_old(vault, run_mem):
+    hits = search(run_mem, vault, "half-marathon goal")
+    paths = [h["path"] for h in hits]
+    assert NEW in paths and OLD in paths
+    assert paths.index(NEW) < paths.index(OLD)
+    assert MID not in paths or paths.index(NEW) < paths.index(MID)
+    old = hits[paths.index(OLD)]
+    sup = old["superseded_by"]
+    assert (sup["path"], sup["date"]) == (NEW, "2026-04-19")
+    assert sup["text"] == "The user's half-marathon goal is now 1:58 after the calf strain."
+    assert "1:55" in sup["statement"]
+    assert hits[paths.index(NEW)]["superseded_by"] is None
+
+
+def test_text_output_prints_one_superseded_line_under_the_hit(vault, run_mem):
+    code, out, err = run_mem("-w", vault, "search", "--limit", "5", "--", "half-marathon goal")
+    assert code == 0, err
+    lines = out.splitlines()
+    line = f"Superseded: The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)"
+    assert lines.count(line) == 2  # under the 1:55 hit and under the 1:52 hit
+    head = next(i for i, x in enumerate(lines) if x.startswith(f"========== {OLD}"))
+    nxt = next(i for i, x in enumerate(lines) if i > head and x.startswith("=========="))
+    assert line in lines[head:nxt]
+
+
+def test_a_query_about_another_subject_of_the_note_is_not_reordered(vault, run_mem):
+    hits = search(run_mem, vault, "long run Sunday river")
+    assert hits[0]["path"] == OLD  # recency decides inside one subject only
+    assert NEW not in [h["path"] for h in hits]
+
+
+def test_get_says_what_superseded_the_note(vault, run_mem):
+    code, out, err = run_mem("-w", vault, "get", OLD)
+    assert code == 0, err
+    assert out == (vault / OLD).read_text(encoding="utf-8")  # stdout is still the file
+    assert f"Superseded: line 6 (The user's half-marathon goal is 1:55 for the Leiden half marathon.) by " \
+           f"The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" in err
+    code, out, err = run_mem("-w", vault, "get", "--json", OLD)
+    got = json.loads(out)["superseded"]
+    assert [(s["line"], s["current"]["path"]) for s in got] == [(6, NEW)]
+    code, out, err = run_mem("-w", vault, "get", "--json", "--from", "7", OLD)
+    assert json.loads(out)["superseded"] == []  # outside the lines asked for
+    code, out, err = run_mem("-w", vault, "get", NEW)
+    assert code == 0 and "Superseded" not in err
+
+
+def test_an_edit_is_seen_by_the_next_search_without_reindex(vault, run_mem, note):
+    note(vault, "memory/2026-05-01/again.md", "# Again\n\n- The user's half-marathon goal is now 1:50.\n",
+         name="again")
+    hits = search(run_mem, vault, "half-marathon goal")
+    sup = {h["path"]: h["superseded_by"] for h in hits}
+    assert sup[NEW]["path"] == "memory/2026-05-01/again.md"
+    assert [h["path"] for h in hits][0] == "memory/2026-05-01/again.md"
+
+
+def test_mcp_search_and_get_show_the_relation(vault):
+    c = Client(vault)
+    try:
+        c.initialize()
+        text, failed = c.call("memory_search", {"query": "half-marathon goal", "limit": 5})
+        assert not failed
+        assert f"Superseded: The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" \
+            in text
+        assert text.index(f"========== {NEW}") < text.index(f"========== {OLD}")
+        text, failed = c.call("memory_get", {"path": OLD})
+        assert not failed
+        assert text.startswith((vault / OLD).read_text(encoding="utf-8").rstrip("\n"))
+        assert text.rstrip().endswith(f"({NEW}, 2026-04-19)]")
+    finally:
+        c.close()
+
+
+def test_a_digest_line_citing_an_old_note_is_superseded_too(vault, note, run_mem):
+    node = "digest/wiki/running.md"
+    note(vault, node, "# Running\n\n- The user's half-marathon goal is 1:55. ([[memory/2026-03-05/running.md]])\n"
+                      "- The user likes the Leiden course. ([[memory/2026-03-05/running.md]])\n", name="running")
+    code, _, err = run_mem("-w", vault, "reindex")
+    assert code == 0, err
+    relations = json.loads((vault / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
+    got = relations["superseded"][node]
+    assert [(e["line"], e["text"], e["current"]["path"]) for e in got] == \
+        [(6, "The user's half-marathon goal is 1:55.", NEW)]
+    hits = search(run_mem, vault, "half-marathon goal 1:55")
+    paths = [h["path"] for h in hits]
+    assert paths.index(NEW) < paths.index(node)
+
+
+def test_damaged_derived_state_is_rebuilt_from_the_notes(vault, run_mem):
+    folder = vault / "mem_metadata/currency"
+    (folder / "claims.json").write_text("{not json", encoding="utf-8")
+    (folder / "relations.json").write_bytes(b"\xff\xfe")
+    code, _, err = run_mem("-w", vault, "reindex")
+    assert code == 0 and "Traceback" not in err, err
+    hits = search(run_mem, vault, "half-marathon goal")
+    assert hits[0]["path"] == NEW
+    assert json.loads((folder / "relations.json").read_text(encoding="utf-8"))["superseded"][OLD]
+
+
+def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, note, run_mem):
+    old, new = "memory/2026-03-19/helix.md", "memory/2026-04-15/zed.md"
+    note(vault, old, "# Helix\n\n- User: switched to helix last week, ruff was not found on the path at first.\n",
+         name="helix")
+    note(vault, new, "# Zed\n\n- User: ok confession: i left helix.\n- User: i'm on zed now, with vim mode.\n",
+         name="zed")
+    hits = search(run_mem, vault, "why was ruff not found in helix")
+    assert hits[0]["path"] == old  # a question about helix itself: no reordering
+    assert hits[0]["superseded_by"]["path"] == new  # the relation is still shown
+    assert hits[0]["superseded_by"]["text"] == "User: ok confession: i left helix."

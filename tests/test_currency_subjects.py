@@ -1,0 +1,201 @@
+"""Subject keys (memcli.index.subjects) and the relations built from them (memcli.index.currency).
+
+Pure functions: which subject and value a statement sets, when two statements name the same
+subject, when a newer one changes the value (a supersession) or restates it (not one), and
+that statements sharing only an incidental word never supersede each other.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memcli.index import currency, subjects
+
+
+@pytest.mark.parametrize("sentence, key, value", [
+    # a note's third-person statements
+    ("The user's half-marathon goal is now 1:52.", ("goal", "half", "marathon"), "1:52"),
+    ("The user's code editor is Zed.", ("code", "editor"), "zed"),
+    ("The user now uses Zed as their editor.", ("editor",), "zed"),
+    ("The user switched editor from Helix to Zed.", ("editor",), "zed"),
+    ("The pgbouncer pool size of the events database is 35.",
+     ("database", "event", "pgbouncer", "pool", "size"), "35"),
+    # the first person of a transcript line
+    ("User: I'm changing my goal to 1:52 then.", ("goal",), "1:52"),
+    ("also she moved our 1:1 to thursdays 11:00 from now on, she has a planning meeting", ("1:1",),
+     "thursdays 11:00"),
+    ("my new manager is Koen Bakker, he's the head of data.", ("manager",), "koen bakker"),
+    ("(Sanne de Vries, my manager).", ("manager",), "sanne de vries"),
+    ("pool size is 20, transaction mode.", ("pool", "size"), "20"),
+    ("running shoes are Nike Pegasus 40, about 600km on them", ("run", "shoe"), "nike pegasus 40"),
+    # Chinese, Japanese, Korean change shapes
+    ("所以我们把狗粮换成了Acana的羊肉配方。", ("狗粮",), "acana的羊肉配方"),
+    ("私たちのフライトは5月2日から5月9日に変わりました。", ("フライト",), "5月9日"),
+    ("우리는 사료를 아카나로 바꿨어요", ("사료",), "아카나"),
+])
+def test_a_statement_sets_a_subject_to_a_value(sentence, key, value):
+    c = subjects.claim(sentence)
+    assert c is not None, sentence
+    assert (c.key, c.value) == (key, value)
+
+
+@pytest.mark.parametrize("sentence", [
+    "it's official, sanne approved the migration",  # a pronoun is no subject
+    "koen is fine tho",  # a bare copula without a value-like value
+    "The user swam 3 km on Tuesday.",  # two values in one clause: no single value
+    "Write me a limerick about Kafka consumer groups",
+    "",
+])
+def test_no_claim_without_a_recognisable_subject_and_value(sentence):
+    assert subjects.claim(sentence) is None
+
+
+def test_the_speaker_prefix_and_the_third_person_read_alike():
+    first = subjects.claim("User: my editor is Helix")
+    third = subjects.claim("The user's editor is Helix.")
+    assert first.key == third.key and first.value == third.value
+
+
+def test_the_previous_value_is_kept_when_the_sentence_names_it():
+    c = subjects.claim("koen changed something: standup is now at 10:15 instead of 9:30 so lisbon can join")
+    assert (c.key, c.value, c.old) == (("standup",), "10:15", "9:30")
+
+
+def test_same_subject_by_words_not_by_one_shared_word():
+    goal = subjects.subject_key("half-marathon goal")
+    assert subjects.same_subject(subjects.subject_key("goal"), goal)
+    assert subjects.same_subject(subjects.subject_key("new manager"), subjects.subject_key("manager"))
+    # decoys: a connection pool and a swimming pool, a dog and a dish share a word only
+    assert not subjects.same_subject(subjects.subject_key("pool size"), subjects.subject_key("swimming pool"))
+    assert not subjects.same_subject(subjects.subject_key("dog food"), subjects.subject_key("tofu recipe"))
+    assert not subjects.same_subject((), goal)
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("20", "20 for now", True),
+    ("thursdays 11:00", "Thursday 11:00", True),
+    ("50m", "50 m", True),
+    ("1:55", "1:52", False),
+    ("tuesday 14:00", "thursdays 11:00", False),
+    ("Helix", "Zed", False),
+])
+def test_values_agree_or_differ(a, b, same):
+    assert subjects.same_value(a, b) is same
+
+
+def _files(*notes):
+    """claims.json's `files` for notes given as (path, date, [statement, ...])."""
+    out = {}
+    for n, (path, date, lines) in enumerate(notes):
+        out[path] = {"stat": [n, 1], "date": date, "statements": currency.items(list(enumerate(lines, 1)))}
+    return out
+
+
+def test_a_chain_of_values_points_every_old_one_at_the_current():
+    rel = currency.relate(_files(
+        ("memory/2026-03-05/a.md", "2026-03-05", ["The user's half-marathon goal is 1:55."]),
+        ("memory/2026-03-21/b.md", "2026-03-21", ["User: I'm changing my goal to 1:52 then."]),
+        ("memory/2026-04-19/c.md", "2026-04-19", ["The user's half-marathon goal is now 1:58."]),
+    ))
+    assert set(rel) == {"memory/2026-03-05/a.md", "memory/2026-03-21/b.md"}
+    first = rel["memory/2026-03-05/a.md"][0]
+    assert first["by"]["path"] == "memory/2026-03-21/b.md"
+    assert first["current"]["path"] == "memory/2026-04-19/c.md"
+    assert rel["memory/2026-03-21/b.md"][0]["current"]["text"] == "The user's half-marathon goal is now 1:58."
+
+
+def test_a_restatement_of_the_same_value_supersedes_nothing():
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["ok, pool stays 20 for now."]),
+        ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
+        ("memory/2026-03-15/d.md", "2026-03-15", ["The user now uses Zed as their editor."]),
+    ))
+    assert rel == {}
+
+
+def test_a_decoy_sharing_a_word_is_not_superseded():
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
+        ("memory/2026-04-26/c.md", "2026-04-26", ["The user's swimming pool is 50m long."]),
+    ))
+    assert list(rel) == ["memory/2026-03-12/b.md"]
+    assert rel["memory/2026-03-12/b.md"][0]["current"]["path"] == "memory/2026-04-26/c.md"
+
+
+def test_a_bare_word_matching_two_different_subjects_supersedes_neither():
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
+        ("memory/2026-03-30/c.md", "2026-03-30", ["we raised the pool to 50 this morning"]),
+    ))
+    assert rel == {}
+
+
+def test_naming_the_old_value_supersedes_an_older_mention_of_it():
+    rel = currency.relate(_files(
+        ("memory/2026-03-02/a.md", "2026-03-02", ["quick question before standup at 9:30."]),
+        ("memory/2026-04-08/b.md", "2026-04-08", ["standup is now at 10:15 instead of 9:30."]),
+    ))
+    assert rel["memory/2026-03-02/a.md"][0]["current"]["path"] == "memory/2026-04-08/b.md"
+
+
+def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list():
+    text = ("---\nname: x\n---\n# Title\n\n## Facts\n- The user's editor is Zed. It is fast.\n"
+            "<!-- notes:auto -->\n- [[memory/2026-03-02/a.md]] name: a\n<!-- /notes:auto -->\n")
+    assert currency.statements(text) == [(7, "The user's editor is Zed."), (7, "It is fast.")]
+
+
+@pytest.mark.parametrize("sentence, thing", [
+    ("the pegasus are retired, 750km on them", "pegasus"),
+    ("ok confession: i left helix.", "helix"),
+    ("The user left Helix for Zed.", "helix"),
+    ("the xps went back to IT this morning", "xps"),
+    ("we stopped using airflow for reporting", "airflow"),
+    ("i left the office early", ""),  # a place, not a thing given up
+    ("we left work at 5", ""),
+    ("i dropped it", ""),
+])
+def test_what_a_statement_gives_up(sentence, thing):
+    assert subjects.retired(sentence) == thing
+
+
+def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
+    files = _files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["shoes are nike pegasus 40, about 600km on them.",
+                                                  "my knees have been a bit achy"]),
+        ("memory/2026-04-23/b.md", "2026-04-23", ["the pegasus are retired, 750km on them"]),
+    )
+    rel = currency.relate(files)
+    assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
+    assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"
+
+
+def test_a_clause_with_one_value_is_a_frame_compared_as_a_whole():
+    (old,) = subjects.claims("its a 25m pool, i do like 1500m")
+    new = subjects.claims("it's a 50m pool, so my 1500m is only 30 lengths now")
+    assert old.key in [c.key for c in new] and old.value == "25m"
+    assert subjects.claims("pool size is 20")[0].key != old.key  # the connection pool's frame differs
+    days = subjects.claims("i run tue, thu and a long run on sunday.")
+    assert ("~long run", "sunday") in [(c.key[0], c.value) for c in days]
+    assert subjects.claims("so long runs on saturdays from now on")[0].key == ("~long run",)
+    assert subjects.claim("The user swims in a 50 m pool.") == subjects.Claim(("~pool swim",), "swim pool", "50m")
+
+
+def test_frames_supersede_only_an_identical_frame():
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["its a 25m pool, i do like 1500m"]),
+        ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
+    ))
+    assert list(rel) == ["memory/2026-03-12/b.md"]
+
+
+def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
+    rel = currency.relate(_files(
+        ("memory/2026-03-05/a.md", "2026-03-05", ["i run tue, thu and a long run on sunday."]),
+        ("memory/2026-03-25/b.md", "2026-03-25", ["The user's long runs are on Saturdays now."]),
+    ))
+    assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
+    assert not subjects.same_subject(("~pool",), ("pool",))  # one shared word is no subject
