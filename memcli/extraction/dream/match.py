@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
-from memcli.extraction.dream.node import Node, cited, statements
+from memcli.extraction.dream.evidence import names as evidence_names
+from memcli.extraction.dream.node import Node, cited, current, statements
 from memcli.extraction.dream.rules import terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
@@ -75,6 +76,7 @@ class Decision:
     contradictions: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it replaces)
     corroborations: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it states again)
     uncited: list[str] = field(default_factory=list)  # unit paths the node's Sources do not cite yet
+    reasons: list[tuple[Fact, "Verdict"]] = field(default_factory=list)  # each fact's verdict, in order
 
 
 def jaccard(a: set, b: set) -> float:
@@ -92,7 +94,7 @@ _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
 def _bag(text: str) -> set[str]:
     """Content words and values of a statement, its "Speaker: " prefix left out."""
     text = _SPEAKER.sub("", text)
-    return set(terms(text)) | set(values(text))
+    return (set(terms(text)) - GENERIC) | set(values(text))
 
 
 def head(value: str) -> str:
@@ -106,9 +108,16 @@ def head(value: str) -> str:
 
 def frame(text: str) -> tuple[set[str], str, bool] | None:
     """(subject words, value head, explicit change) of a statement with an exclusive slot, or None."""
+    found = framed(text)
+    return found[:3] if found else None
+
+
+def framed(text: str) -> tuple[set[str], str, bool, set[str]] | None:
+    """`frame` and the words of the value besides its head ("morning" of "tea in the morning")."""
     m = _CHANGE.match(text)
     if m and head(_VERSUS.sub("", m.group("val"))):
-        return _bag(m.group("subj")), head(_VERSUS.sub("", m.group("val"))), True
+        val = _VERSUS.sub("", m.group("val"))
+        return _bag(m.group("subj")), head(val), True, _bag(val) - {head(val)}
     for i, rx in enumerate(_FRAMES):
         m = rx.match(text)
         if not m:
@@ -119,7 +128,7 @@ def frame(text: str) -> tuple[set[str], str, bool] | None:
         subj = _bag(m.group("subj")) | ({f"fav:{w}" for w in terms(m.group("what"))} if "what" in rx.groupindex
                                          else set()) | {f"frame:{i}"}
         if head(val):
-            return subj, head(val), False
+            return subj, head(val), False, _bag(val) - {head(val)}
     return None
 
 
@@ -127,14 +136,18 @@ def slot(new: Fact, old: str) -> str | None:
     """"other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
     gives the same value (it says more about it: "coffee black" after "coffee in the morning"),
     None when they fill no common slot."""
-    a, b = frame(new.text), frame(_SPEAKER.sub("", old))
+    a, b = framed(new.text), framed(_SPEAKER.sub("", old))
     if a is None or b is None:
         return None
-    (s1, v1, change), (s2, v2, _) = a, b
+    (s1, v1, change, t1), (s2, v2, _, t2) = a, b
     s1, s2 = {w for w in s1 if not w.startswith("frame:")} if change else s1, \
         {w for w in s2 if not w.startswith("frame:")} if change else s2
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
+    if not any(":" not in w for w in s1 | s2) and (t1 or t2) and v1 != v2 and not t1 & t2:
+        return None  # "prefers vim for editing", "prefers zsh for shells": no subject, other contexts
+    if v1 != v2 and v1 in raw_words(_SPEAKER.sub("", old)):
+        return "same"  # the old statement names the new value too ("green tea over coffee"): it agrees
     return "other" if v1 != v2 else "same"
 
 
@@ -165,9 +178,56 @@ def old_value(text: str) -> set[str]:
     return set()
 
 
+def _values(text: str) -> set[str]:
+    """What a statement pins down: numbers, identifiers, names and code (`SET NX PX`)."""
+    text = plain(text)
+    code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
+    return set(values(text)) | (evidence_names(text) - GENERIC) | code
+
+
+def value_changed(new: Fact, old: str) -> bool:
+    """Whether `new` gives `old` another value: the value an explicit change says it replaces is
+    in `old`, or each holds a value the other does not. A later statement that keeps every value
+    of the old one and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after "under a
+    per-key lock (`SET NX PX`)") agrees with it: a refinement, not a correction."""
+    was = old_value(new.text) if changes(new.text) else set()
+    if was and was <= raw_words(old):
+        return True
+    a, b = _values(new.line()), _values(old)
+    return bool(a - b) and bool(b - a)
+
+
+@dataclass
+class Verdict:
+    """What one statement does to a node: CORROBORATE (it states `statement` again), CORRECT (it
+    replaces `statement`), REFINE (it adds to the node), and why."""
+
+    action: str
+    statement: str | None
+    reason: str
+
+
+def judge(fact: Fact, said: list[str], current: list[str], ev: Evidence | None = None) -> Verdict:
+    """One candidate statement against a node's statements (`current`: those true now, the ones a
+    correction may replace). The offline rule a model's answer for the same question falls back to."""
+    ev = ev or Evidence()
+    same = next((s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s)), None)
+    if same is not None:
+        return Verdict("CORROBORATE", same, f"states again: {_short(same)}")
+    old = replaced(fact, current, ev)
+    if old is not None:
+        return Verdict("CORRECT", old, f"gives a new value for: {_short(old)}")
+    return Verdict("REFINE", None, "adds a statement about the same subject")
+
+
+def _short(text: str, n: int = 10) -> str:
+    w = text.split()
+    return " ".join(w[:n]) + ("…" if len(w) > n else "")
+
+
 def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
-    """The statement of `said` that `fact` replaces, if any: the most related one, and first of
-    all one that holds the value the fact says it replaces."""
+    """The statement of `said` that `fact` replaces, if any: the most related one whose value it
+    changes, and first of all one that holds the value the fact says it replaces."""
     best, best_rank = None, 0.0
     change = changes(fact.text)
     was = old_value(fact.text) if change else set()
@@ -180,7 +240,7 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
         weight = ev.shared(fact.line(), s)
         cos = ev.cosine(fact.line(), s)
         related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE)
-        if not (framed or (change and related)):
+        if not (framed or (change and related and value_changed(fact, s))):
             continue
         rank = weight + (cos or 0.0) + 0.5 * jaccard(raw_words(fact.line()), raw_words(s)) + (1.0 if framed else 0.0) \
             + (2.0 if was and was <= raw_words(s) else 0.0)
@@ -193,20 +253,23 @@ def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decisio
     """The action and the per-fact changes for `unit` in `node` (None: a new node)."""
     ev = ev or Evidence()
     said = statements(node.body) if node is not None else []
+    now = current(node.body) if node is not None else []
     cites = cited(node.body) if node is not None else set()
     d = Decision("CREATE" if node is None else "", node)
     for f in unit.facts:
-        same = next((s for s in said if _speaker_ok(f, s) and ev.same(f.line(), s)), None)
-        if same is not None:
-            if node is not None and (f.path not in cites or same not in statements(node.body)):
-                d.corroborations.append((f, same))
+        v = judge(f, said, now, ev)
+        d.reasons.append((f, v))
+        if v.action == "CORROBORATE":
+            if node is not None and (f.path not in cites or v.statement not in statements(node.body)):
+                d.corroborations.append((f, v.statement))
             continue
-        old = replaced(f, said, ev)
-        if old is not None:
-            d.contradictions.append((f, old))
+        if v.action == "CORRECT":
+            d.contradictions.append((f, v.statement))
+            now = [x for x in now if x != v.statement]
         else:
             d.new_facts.append(f)
         said.append(f.line())
+        now.append(f.line())
     d.uncited = [p for p in unit.paths if p not in cites]
     if node is not None:
         touched = {f.path for f in d.new_facts} | {f.path for f, _ in d.contradictions + d.corroborations}
