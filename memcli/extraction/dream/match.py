@@ -211,7 +211,8 @@ def judge(fact: Fact, said: list[str], current: list[str], ev: Evidence | None =
     """One candidate statement against a node's statements (`current`: those true now, the ones a
     correction may replace). The offline rule a model's answer for the same question falls back to."""
     ev = ev or Evidence()
-    same = next((s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s)), None)
+    same = next((s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s)
+                 and not value_changed(fact, s)), None)  # 1:52 is not 1:55 in other words
     if same is not None:
         return Verdict("CORROBORATE", same, f"states again: {_short(same)}")
     old = replaced(fact, current, ev)
