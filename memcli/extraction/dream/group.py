@@ -226,6 +226,9 @@ def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str
             if sum(ev.substance(f.line()) for f in item) < MIN_SUBSTANCE:
                 kept += [(f, "too few words to say what it is about") for f in item]
                 continue
+            if not any(_names_something(f.line()) for f in item):
+                kept += [(f, "names nothing a node could be about (no noun phrase)") for f in item]
+                continue
             clusters.append(Cluster(None))
             chosen = len(clusters) - 1
         clusters[chosen].facts += item
@@ -284,6 +287,13 @@ def _merge_groups(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str
             del order[i]
             changed = True
             break
+
+
+def _names_something(text: str) -> bool:
+    """Whether a statement has a noun phrase to found a node on ("The user will plan it for next
+    week" has none); text in other scripts is not judged by English phrases."""
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return latin < 0.5 * len(re.sub(r"\W", "", text)) or bool(subject_title([text]))
 
 
 def _label(c: Cluster) -> str:

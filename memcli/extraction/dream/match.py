@@ -47,7 +47,7 @@ _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECA
 
 # an explicit change of a value: the old value is named by a statement the node makes
 CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
+    r"\b(?:no longer|not any ?more|from now on|anymore|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
@@ -178,11 +178,18 @@ def old_value(text: str) -> set[str]:
     return set()
 
 
+_WHEN = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
+                   r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
+                   re.IGNORECASE)
+
+
 def _values(text: str) -> set[str]:
-    """What a statement pins down: numbers, identifiers, names and code (`SET NX PX`)."""
+    """What a statement pins down: numbers, identifiers, names, days and months, code (`SET NX PX`)."""
     text = plain(text)
     code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
-    return set(values(text)) | (evidence_names(text) - GENERIC) | code
+    days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
+    names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
+    return set(values(text)) | names | code | days
 
 
 def value_changed(new: Fact, old: str) -> bool:

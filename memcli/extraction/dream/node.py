@@ -4,7 +4,8 @@ A node is frontmatter (name, description; keys sorted), a short abstract body, a
 `## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Offline nodes state
 one fact per line, each with its sources, the note that states it most recently first:
 `- <statement> ([[memory/<date>/<note>.md]])`. What is true now comes first; a statement a
-later note replaced moves, with its own sources, to `## History` below, newest first:
+later note replaced moves, with its own sources, to `## History` below, newest first, and the
+statement that replaced it becomes the first line:
 `- Previously: <old statement>, until <date> ([[memory/<date>/<note>.md]])`
 (`supersede`). Older nodes may still carry `  > note: contradicted by [[<path>]] - <newer>`
 lines; they are read as before. Every helper here only inserts or moves (a link or a
@@ -219,19 +220,21 @@ def previously(old_line: str, until: str | None) -> str:
 
 
 def supersede(body: str, old: str, new_line: str, until: str | None) -> str:
-    """The body with the current line stating `old` replaced by `new_line`, and the old line, with
-    its sources, first under `## History`. Without such a line (the old statement is quoted in
-    `## Sources`), the new line is added and the history names the old statement."""
+    """The body with `new_line` as the first current statement, the current line stating `old`
+    gone from there, and that line, with its sources, first under `## History` (without such a
+    line, when the old statement is quoted in `## Sources`, the history names the statement)."""
     head, tail = split(body)
     end = _history_at(head)
     at = next((i for i in range(end) if statement_of(head[i]) == old and not head[i].strip().startswith(NOTE_MARK)),
               None)
-    if at is not None:
-        old_line = head[at]
-        head[at] = new_line
+    old_line = head.pop(at) if at is not None else old
+    # the newest value goes first: it is what changed last, and the node's first line says what is true now
+    top = next((i for i, x in enumerate(head[:_history_at(head)]) if statement_of(x)), None)
+    if top is None:  # no current statement left: after the title and a blank line
+        top = _tail_index(head)
+        head = head[:top] + ([""] if top and head[top - 1].strip() else []) + [new_line] + head[top:]
     else:
-        old_line = old
-        head = head[:_tail_index(head)] + [new_line] + head[_tail_index(head):]
+        head = head[:top] + [new_line] + head[top:]
     entry = previously(old_line, until)
     end = _history_at(head)
     if end == len(head):

@@ -27,10 +27,12 @@ _PAST = frozenset("""was had did went got made took bought sold ran began came s
 put read said sent set spent thought told understood wrote broke chose drove fell felt fought forgot grew heard hit
 held hurt knew led let meant quit rode rose shut sang sat slept spoke stood stuck swam taught threw tore woke won wore
 built caught drew ate flew hung lay lit shot sank struck swore swept""".split())
-_CONTRACTIONS = [(r"\bI'm\b", "I am"), (r"\bI've\b", "I have"), (r"\bI'll\b", "I will"), (r"\bI'd\b", "I would")]
-_ACK = re.compile(r"^(?:ok(?:ay)?|right|sure|yes|yeah|yep|perfect|great|cool|nice|got it|alright|all right|"
-                  r"good|awesome|fair enough|makes sense|i see|ah|oh|hmm|well|so|anyway|thanks)[,!.:;]+\s+(?=\S)",
-                  re.IGNORECASE)
+_CONTRACTIONS = [(r"\bI['’]m\b", "I am"), (r"\bI['’]ve\b", "I have"), (r"\bI['’]ll\b", "I will"),
+                 (r"\bI['’]d\b", "I would")]
+# a leading acknowledgement or filler word says nothing: "Right, wal_level needs a restart", "ok i'll ..."
+_ACK = re.compile(r"^(?:(?:(?:ok(?:ay)?|right|sure|yes|yeah|yep|yup|nah|nope|perfect|great|cool|nice|got it|alright|"
+                  r"all right|good|awesome|fair enough|makes sense|i see|ah|oh|hmm|well|anyway|thanks|lol|haha)"
+                  r"[,!.:;]*|(?:so|and|also|btw|but)[,]?)\s+)+(?=\S)", re.IGNORECASE)
 # what a user asks the assistant to do: nothing about the user or the world
 _REQUEST = re.compile(
     r"^(?:(?:hey|ok(?:ay)?|so|now|and|also|please)[, ]+)*(?:(?:can|could|would|will) you|(?:i )?(?:need|want|would like) "
@@ -47,7 +49,7 @@ _ACKNOWLEDGEMENT = re.compile(
     r"(?:that'?s (?:what i needed|helpful|perfect|great|exactly (?:it|right))|thank you|thanks)?[\s.!]*$",
     re.IGNORECASE)
 _SMALL_TALK = re.compile(
-    r"\b(?:weather|sunny|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
+    r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
     r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b", re.IGNORECASE)
 
@@ -100,6 +102,8 @@ def _third(text: str, who: str) -> str:
 def statement(text: str, speaker: str = "") -> str:
     """The self-contained statement a node holds for a line a speaker said."""
     text = _ACK.sub("", text.strip())
+    if speaker and is_user(speaker):  # chat is often lowercase: "i'll", "im", "i think"
+        text = re.sub(r"\bi(?=['’]|\s)", "I", re.sub(r"\bim\b", "I'm", text))
     if speaker and not is_user(speaker):
         return f"{speaker}: {text}" if speaker != "Assistant" else text
     if speaker and re.search(r"\b(?:I|[Mm]y|me|mine|myself)\b", text):

@@ -22,8 +22,8 @@ The title names the subject (extraction/dream/subject.py). A node holds knowledg
 self-contained statement per line (extraction/dream/voice.py: the user in the third person,
 no "User:" prefix), each with its sources, the note that states it most recently first
 (numbered steps stay numbered). The lines above `## History` are what is true now. When a
-later note gives a statement a new value (CORRECT), the new statement takes the old line's
-place and the old one moves, with its sources, to the top of `## History` as `- Previously:
+later note gives a statement a new value (CORRECT), the new statement becomes the first line
+(what changed last comes first) and the old one moves, with its sources, to the top of `## History` as `- Previously:
 <old statement>, until <date of the newer note> (<its sources>)`. A statement stated again
 (CORROBORATE) gets the new note as its first source; one that adds detail (REFINE) is a new
 line. `## Sources` logs which note did what, once per note. The abstract stays within 200
