@@ -84,6 +84,9 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
      "CORRECT"),
     ("The user drinks green tea in the afternoon instead of coffee.",
      "The user no longer likes oolong tea and now prefers green tea over coffee.", "REFINE"),
+    ("The user's guitar is a Yamaha FG830 acoustic.",
+     "The user is learning fingerstyle arrangements from Justin Sandercoe's guitar course.", "REFINE"),
+    ("Long runs are on Saturdays from now on.", "The user does their long runs on Sundays.", "CORRECT"),
 ])
 def test_only_a_changed_value_is_a_correction(new, said, action):
     verdict = dream_match.judge(Fact(new, "memory/2026-09-14/b.md"), [said], [said])

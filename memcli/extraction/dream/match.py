@@ -144,7 +144,10 @@ def slot(new: Fact, old: str) -> str | None:
         {w for w in s2 if not w.startswith("frame:")} if change else s2
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
-    if not any(":" not in w for w in s1 | s2) and (t1 or t2) and v1 != v2 and not t1 & t2:
+    c1, c2 = {w for w in s1 if ":" not in w}, {w for w in s2 if ":" not in w}
+    if bool(c1) != bool(c2):
+        return None  # "the user's guitar is ..." and "the user is ...": one names a subject, the other none
+    if not c1 and (t1 or t2) and v1 != v2 and not t1 & t2:
         return None  # "prefers vim for editing", "prefers zsh for shells": no subject, other contexts
     if v1 != v2 and v1 in raw_words(_SPEAKER.sub("", old)):
         return "same"  # the old statement names the new value too ("green tea over coffee"): it agrees
