@@ -1,17 +1,23 @@
 """Offline integration: what a unit's facts do to the node they were placed in (group.py).
 
-Fact by fact, oldest first, against the node's statements (and the unit's earlier facts):
-- the same statement again (perhaps in other words) corroborates it: its line cites the
-  new source too;
-- a statement that replaces one the node makes is a correction: the old line stays and is
-  marked (`> note: contradicted by [[<path>]] - <new statement>`). Replacing is either an
-  exclusive frame with another value (prefers X, favourite Y is X, X is <value>, lives/works
-  in X, a deadline) or an explicit change ("no longer", "now prefers", "replaced", "moved
-  ... to", "raised from ... to") said about what an old statement names;
+Fact by fact, oldest first, against the node's statements (and the unit's earlier facts),
+`judge` gives one verdict with its reason:
+- the same statement again (perhaps in other words, but with the same numbers, names, days
+  and identifiers) corroborates it: its line cites the new source first;
+- a statement that gives what the node says now another value is a correction: it becomes
+  the node's first line and the old line moves to `## History` (node.supersede). Replacing
+  is either an exclusive frame with another value (prefers X, favourite Y is X, X is
+  <value>, lives/works in X, a deadline) or an explicit change ("no longer", "now prefers",
+  "replaced", "moved ... to", "raised from ... to", "from now on") about what an old
+  statement names, where a value actually changes: the value the change says it replaces
+  is in the old statement, or each holds a value the other lacks. A later statement that
+  keeps the old values and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after
+  "under a per-key lock (`SET NX PX`)") agrees: it refines;
 - anything else refines the node (a new line).
 The node's action: CREATE for a new node; else CORRECT when a fact replaced a statement,
 REFINE when one was added, CORROBORATE when only sources were added; nothing when the node
-already says it all with these sources.
+already says it all with these sources. `judge` is the offline answer to "what does this
+statement do to this node?"; a model asked the same question falls back to it.
 """
 
 from __future__ import annotations
