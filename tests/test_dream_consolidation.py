@@ -176,3 +176,17 @@ def test_dream_keeps_the_current_value_first_skips_requests_and_says_why(tmp_pat
     (ws / "mem_metadata/file_catalog/dream.jsonl.zst").unlink()
     again = _dream(tmp_path, D2)
     assert again["results"] == [] and all(s["reason"].startswith("already in the digest") for s in again["skipped"])
+
+
+def test_what_follows_a_request_to_the_assistant_founds_no_node(tmp_path):
+    ws = tmp_path / "ws"
+    (tmp_path / "home").mkdir(exist_ok=True)
+    _note(ws, D1, "translate", {"Facts": ['User: translate to dutch pls: "thank you so much for the lovely dinner',
+                                         'User: next time it\'s at our place"'],
+                                "Next steps": ["User: ok one more then i have to pay attention"]}, "s1")
+    rep = _dream(tmp_path, D1)
+    assert rep["results"] == [] and rep["facts"]["kept"]
+    assert not (ws / "digest").exists() or not list((ws / "digest").rglob("*.md"))
+    assert {k["why"] for k in rep["facts"]["kept"]} <= {
+        "said while asking the assistant for a task: joins a node, founds none",
+        "names nothing a node could be about (no noun phrase)", "too few words to say what it is about"}

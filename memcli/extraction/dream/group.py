@@ -229,6 +229,9 @@ def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str
             if not any(_names_something(f.line()) for f in item):
                 kept += [(f, "names nothing a node could be about (no noun phrase)") for f in item]
                 continue
+            if all(f.errand for f in item):
+                kept += [(f, "said while asking the assistant for a task: joins a node, founds none") for f in item]
+                continue
             clusters.append(Cluster(None))
             chosen = len(clusters) - 1
         clusters[chosen].facts += item

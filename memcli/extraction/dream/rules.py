@@ -108,7 +108,7 @@ def _resource_lines(lines: list[str]) -> list[str]:
 def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     """The statements of one note worth considering (day index lines and links skipped)."""
     spoken = bool(meta.get("session_id") or meta.get("source_conversation"))
-    section, out = "", []
+    section, out, errand = "", [], False
     lines = body.split("\n")
     if meta.get("source_resource"):
         lines = _resource_lines(lines)
@@ -127,8 +127,10 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8) or voice.chit_chat(text):
                 continue
             if spoken and (not speaker or voice.is_user(speaker)) and voice.addressed_to_assistant(text):
+                errand = True
                 continue  # "Write me a limerick about ...": a request, nothing to remember
-            out.append(Fact(text, path, speaker, section, numbered))
+            # after a request, the text to translate or the pick among rephrasings is the task's material
+            out.append(Fact(text, path, speaker, section, numbered, errand))
         section, start = heads.get(i, ""), i + 1
     return out
 

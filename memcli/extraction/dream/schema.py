@@ -85,6 +85,7 @@ class Fact:
     speaker: str = ""
     section: str = ""
     numbered: bool = False
+    errand: bool = False  # said in a conversation where the user asked the assistant for a task
 
     def line(self) -> str:
         """The statement as a node holds it: self-contained, the user in the third person

@@ -22,7 +22,7 @@ from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, stem_of
 MAX_WORDS = 3
 SUBJECT_BONUS = 1.0
 LONGER = 0.25
-_TOKEN = re.compile(r"[A-Za-z][\w'’./+#-]*[\w+#]|[A-Za-z]|[,;:()\"“”!?]|\.(?=\s|$)")
+_TOKEN = re.compile(r"(?<![\w'’])(?:[A-Za-z][\w'’./+#-]*[\w+#]|[A-Za-z])|\d[\w:.,/-]*|[,;:()\"“”!?]|\.(?=\s|$)")
 _SUBJECTS = frozenset("i we you he she they it user users team who which that".split())
 _AUX = frozenset("is am are was were be been being 'm 're 's has have had do does did will would can could should "
                  "must may might".split())
