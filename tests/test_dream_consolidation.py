@@ -87,6 +87,11 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
     ("The user's guitar is a Yamaha FG830 acoustic.",
      "The user is learning fingerstyle arrangements from Justin Sandercoe's guitar course.", "REFINE"),
     ("Long runs are on Saturdays from now on.", "The user does their long runs on Sundays.", "CORRECT"),
+    ("The user's long runs moved to Saturdays because Wei works Sunday shifts now.",
+     "The user does their long runs on Sundays.", "CORRECT"),  # the value it moves to is new
+    ("Koen Bakker is the user's new manager since Sanne left.", "Sanne de Vries is the user's manager.", "CORRECT"),
+    ("After a 51:40 10K the user is changing their Leiden goal to 1:52.",
+     "The user's goal for the Leiden half marathon is 1:55.", "CORRECT"),  # "after a 10K" is no side clause
 ])
 def test_only_a_changed_value_is_a_correction(new, said, action):
     verdict = dream_match.judge(Fact(new, "memory/2026-09-14/b.md"), [said], [said])

@@ -47,13 +47,18 @@ _FRAMES = [
     re.compile(r"^(?P<subj>.*?\b(?:deadline|due date|launch|release|meeting|cut-?over|appointment)\b.*?)"
                r"\b(?:is|was|on|by|at|for)\b(?P<val>.+)$", re.I),
     re.compile(r"^(?P<subj>(?:the |our |my |their |his |her )[\w -]{2,40}?) (?:is|are|was|were)\b(?P<val>.+)$", re.I),
+    # "Koen Bakker is my new manager": a name in a role; the role is the slot, the name its value
+    re.compile(r"^(?P<val>[A-Z][\w'’.-]*(?: (?:[A-Z][\w'’.-]*|de|van|von|der|den|da|di|du|del|le|la|ter|ten)){0,4}) "
+               r"(?:is|are) (?:now )?(?:the user's |my |our |their )"
+               r"(?:new )?(?P<subj>[a-z][\w-]*(?: (?!(?:on|at|in|for|since|of|from|with|and|but|because|who)\b)"
+               r"[a-z][\w-]*){0,2})(?=[ .,;]|$)", 0),
 ]
 _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECASE)
 
 
 # an explicit change of a value: the old value is named by a statement the node makes
 CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|from now on|anymore|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
+    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
@@ -62,8 +67,8 @@ CHANGE = re.compile(
     r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)", re.IGNORECASE)
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
 # a change told in a side clause ("since I moved from my home country") changes nothing it is said about
-_SIDE_CLAUSE = re.compile(r"\b(?:since|after|when|before|because|while|until|once|if|that|who|which|where)\b",
-                          re.IGNORECASE)
+_SIDE_CLAUSE = re.compile(r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
+                          r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b", re.IGNORECASE)
 # where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
 # "no longer likes X"
 _OLD_VALUE = [re.compile(p, re.IGNORECASE) for p in (
@@ -206,11 +211,21 @@ def value_changed(new: Fact, old: str) -> bool:
     in `old`, or each holds a value the other does not. A later statement that keeps every value
     of the old one and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after "under a
     per-key lock (`SET NX PX`)") agrees with it: a refinement, not a correction."""
-    was = old_value(new.text) if changes(new.text) else set()
+    change = changes(new.text)
+    was = old_value(new.text) if change else set()
     if was and was <= raw_words(old):
         return True
     a, b = _values(new.line()), _values(old)
+    if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
+        m = _TO_VALUE.search(plain(new.line()))
+        to = _values(m.group(1)) if m else set()
+        if to and not to & b:
+            return True
     return bool(a - b) and bool(b - a)
+
+
+# the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
+_TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
 
 
 @dataclass
