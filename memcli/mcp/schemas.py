@@ -185,7 +185,8 @@ Recall
 - Each result is a snippet of at most {max_chars} characters followed by
   `Source: <path>#L<start>-L<end>`. To read more, call memory_get with that path and from=<start>.
 - When an answer rests on memory, cite its Source line. Prefer the newest note when notes disagree,
-  and heed lines marked "contradicted".
+  and heed lines marked "contradicted". A digest node states what is true now first; its
+  `## History` lists values that no longer hold ("Previously: ..., until <date>").
 - A result followed by `Superseded: <statement> (<path>, <date>)` holds a value that a newer note
   changed (a new editor, a moved meeting, a new goal): answer with the statement on that line as
   what is true now, and mention the older value only as history. In `mem search --json` the same

@@ -30,12 +30,16 @@ class Result:
     action: str
     target_path: str
     note: str
+    reason: str = ""  # why this unit went here and did this (offline: the rule that decided)
 
     def to_json(self) -> dict:
         out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
                "action": self.action, "target_path": self.target_path, "note": self.note}
+        if self.reason:  # offline: the rule that placed the unit and what each statement did
+            out["reason"] = self.reason
         if self.unit.facts:  # offline: the statements the unit carried into the node
-            out["facts"] = [f.line() for f in self.unit.facts]
+            out["facts"] = [f.source() for f in self.unit.facts]  # as the notes wrote them
+            out["statements"] = [f.line() for f in self.unit.facts]  # as the node states them
         return out
 
 
