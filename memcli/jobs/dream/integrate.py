@@ -30,10 +30,14 @@ class Result:
     action: str
     target_path: str
     note: str
+    decided_by: str = ""  # LLM dream one statement at a time: "model", "rules" or "model+rules"
+    decisions: list[dict] = field(default_factory=list)  # per statement: action, decided_by, reason
 
     def to_json(self) -> dict:
         out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
                "action": self.action, "target_path": self.target_path, "note": self.note}
+        if self.decided_by:
+            out["decided_by"], out["decisions"] = self.decided_by, self.decisions
         if self.unit.facts:  # offline: the statements the unit carried into the node
             out["facts"] = [f.line() for f in self.unit.facts]
         return out
