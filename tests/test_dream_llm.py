@@ -167,10 +167,12 @@ def test_verdict_validation():
 
     assert parse_verdict('{"subject": " Half-marathon  goal.", "remember": "yes"}').subject == "Half-marathon goal"
     assert parse_verdict('{"subject": "thanks", "remember": "no"}').remember is False
+    assert parse_verdict('{"subject": "Sam\'s preferences", "remember": "yes"}').subject == "Sam's preferences"
     for bad, why in [('{"subject": "tea", "remember": "maybe"}', '"remember" must be'),
                      ('{"subject": "", "remember": "yes"}', '"subject" must name'),
                      ('{"subject": "123", "remember": "yes"}', '"subject" must name'),
                      ('{"subject": "the user", "remember": "yes"}', "says nothing"),
+                     ('{"subject": "User preferences", "remember": "yes"}', "says nothing"),
                      ('{"subject": "a b c d e f g", "remember": "yes"}', "at most 6 words")]:
         with pytest.raises(Invalid, match=why):
             parse_verdict(bad)

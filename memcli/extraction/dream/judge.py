@@ -41,8 +41,10 @@ MAX_SUBJECT_WORDS = 6
 MAX_STATEMENT = 300  # characters of one statement shown to the model
 SHOWN = 4  # statements shown per candidate node
 REPLY = 64  # tokens: the replies are a few short fields
-GENERIC_SUBJECTS = frozenset({"user", "the user", "users", "assistant", "statement", "note", "notes", "memory",
-                              "fact", "facts", "thing", "something", "it", "this", "that"})
+# a subject made only of these names no topic ("user preference", "habits", "the user's info")
+GENERIC_WORDS = frozenset("""user users user's assistant statement statements note notes memory fact facts thing
+things something it this that the a an my our their his her preference preferences habit habits info information
+detail details update updates general misc miscellaneous other life work plan plans topic""".split())
 
 CLASSIFY_SYSTEM = """You help an assistant keep long-term memory about its user.
 For the statement, answer:
@@ -53,8 +55,10 @@ work; "no" if it is only thanks, a greeting, a joke, a reaction, or an order to 
 CLASSIFY_SHOTS = (
     ("The deploy cron runs at 02:00 on the build host.", '{"subject": "deploy cron", "remember": "yes"}'),
     ("User: Thanks, that helps a lot!", '{"subject": "thanks", "remember": "no"}'),
-    ("Priya's manager is Tom Berg.", '{"subject": "Priya\'s manager", "remember": "yes"}'),
+    ("User: I like my porridge with cinnamon.", '{"subject": "porridge", "remember": "yes"}'),
     ("User: Write me a poem about databases.", '{"subject": "poem", "remember": "no"}'),
+    ("Dana prefers code reviews before lunch.", '{"subject": "Dana\'s code reviews", "remember": "yes"}'),
+    ("User: Haha, good one.", '{"subject": "joke", "remember": "no"}'),
 )
 FILE_SYSTEM = """You file a NEW statement into an assistant's long-term memory about its user.
 The memory nodes closest to it are listed with numbered statements. Answer:
@@ -107,11 +111,12 @@ def _headed(statement: str, heading: str) -> str:
     return f"(in a note section headed {heading!r}) {_clip(statement)}" if heading else _clip(statement)
 
 
-def classify_messages(statement: str, heading: str = "") -> list[dict]:
+def classify_messages(statement: str) -> list[dict]:
+    """(No note heading here: shown one, a 0.5B model answers with the heading as the subject.)"""
     convo = [{"role": "system", "content": CLASSIFY_SYSTEM}]
     for question, answer in CLASSIFY_SHOTS:
         convo += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
-    return convo + [{"role": "user", "content": _headed(statement, heading)}]
+    return convo + [{"role": "user", "content": _clip(statement)}]
 
 
 def parse_verdict(content: str, finish: str | None = None) -> Verdict:
@@ -124,14 +129,14 @@ def parse_verdict(content: str, finish: str | None = None) -> Verdict:
         raise Invalid('"subject" must name what the statement is about in a few words')
     if len(subject) > MAX_SUBJECT or len(subject.split()) > MAX_SUBJECT_WORDS:
         raise Invalid(f'"subject" must be at most {MAX_SUBJECT_WORDS} words and {MAX_SUBJECT} characters')
-    if subject.lower() in GENERIC_SUBJECTS or not kebab(subject):
+    if all(w in GENERIC_WORDS for w in re.findall(r"[^\W\d_]+(?:'s)?", subject.lower())) or not kebab(subject):
         raise Invalid(f'"subject" {subject!r} says nothing about the topic: name the thing it is about')
     return Verdict(subject, remember == "yes")
 
 
-def classify(chat: Chat, statement: str, label: str = "LLM", heading: str = "") -> Verdict:
+def classify(chat: Chat, statement: str, label: str = "LLM") -> Verdict:
     """The statement's subject and whether it is worth remembering; Rejected after two bad replies."""
-    return ask(chat, classify_messages(statement, heading), parse_verdict, _retry, label=label, rejected=Rejected,
+    return ask(chat, classify_messages(statement), parse_verdict, _retry, label=label, rejected=Rejected,
                hint=HINT, schema=classify_schema(), max_tokens=REPLY)
 
 

@@ -117,7 +117,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         _topics(ws, rep, dry_run=False)
         failed = {p for u in rep.failed_units() for p in u.paths}
         waiting, pending = failed, None
-        if rep.progress is not None:  # per fact (offline) or unit (LLM): a note is done when all of it is
+        if rep.progress is not None:  # per fact: a note is done when all of its facts are
             complete, pending = rep.progress.finish(rep.failed_units())
             waiting = {p for p in sc.changed if p not in complete}
         rep.checkpointed = [p for p in sc.changed if p not in waiting and p not in rep.unreadable]

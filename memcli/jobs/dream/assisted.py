@@ -120,7 +120,7 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
     # an agent's note heading says what its lines are about; a session note's ("Facts") does not
     heading = f0.section if contexts.get(f0.path) == "note" and len(item) == 1 else ""
     try:
-        verdict, subject_why = judge.classify(chat, text, label, heading), ""
+        verdict, subject_why = judge.classify(chat, text, label), ""
     except judge.Rejected as exc:
         verdict, subject_why = None, f"model reply invalid: {exc}; "
     if verdict is not None and not verdict.remember:
