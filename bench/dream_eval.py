@@ -24,11 +24,12 @@ are read and scored; one JSON document on stdout:
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
 
-With an LLM (--mem-yaml with llm_model_config) nodes are the model's prose, not the facts'
-lines, so a fact counts as reaching a node when the node cites the fact's note and holds
-at least 60% of the fact's content words (numbers and names included); a supersession is
-recorded when the node holding the old fact got REFINE/CORRECT from a unit citing the new
-fact's note and now holds the new fact (the old value need not stay, marked or not).
+With an LLM (--mem-yaml with llm_model_config) the model decides and the offline writer still
+quotes the facts' lines, so the scoring is the same. --fuzzy scores nodes written as prose:
+a fact counts as reaching a node when the node cites the fact's note and holds at least 60%
+of the fact's content words (numbers and names included); a supersession is recorded when the
+node holding the old fact got REFINE/CORRECT from a unit citing the new fact's note and now
+holds the new fact (the old value need not stay, marked or not).
 """
 
 from __future__ import annotations
@@ -316,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="build the workspace here (kept) instead of a temporary folder")
     ap.add_argument("--mem", default=f"{sys.executable} -m memcli", help="how to run mem")
     ap.add_argument("--mem-yaml", type=Path, help="a mem.yaml for the workspace (an LLM: llm_model_config)")
+    ap.add_argument("--fuzzy", action="store_true",
+                    help="score nodes written as prose (60%% of a fact's words; any update counts as recorded)")
     args = ap.parse_args(argv)
     data = load(args.set)
     mem = args.mem.split()
@@ -336,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {"set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
                   "embedding": args.embedding, "max_units": args.max_units, "scan_days": args.scan_days,
                   "decided_by": "llm" if llm else "offline rules",
-                  **score(data, read_nodes(ws), reports, fuzzy=llm),
+                  **score(data, read_nodes(ws), reports, fuzzy=args.fuzzy),
                   "remaining": (reports[-1].get("remaining") or {}) if reports else None,
                   "runs": len(reports), "seconds": round(time.perf_counter() - t, 1), "nights": nights}
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)

@@ -110,6 +110,17 @@ def test_a_change_the_model_files_as_correct_marks_the_old_statement(ws, mem, ll
     assert schema["node"]["enum"] == ["none", "1"] and schema["replaces"]["enum"][0] == "none"
 
 
+def test_a_change_the_model_would_leave_out_is_kept_so_the_old_value_is_not_current(ws, mem, llm):
+    first_day(ws, mem, llm)
+    coffee_day(ws, D2, "green tea", "s2")
+    llm.script(verdict("tea", "no"), filing("1", "CORRECT", "1.1"), verdict("Lumen launch", "no"))
+    rep = run_dream(mem, ws, D2)
+    [drink] = rep["results"]
+    assert drink["action"] == "CORRECT" and "judged it no lasting knowledge, but" in drink["decisions"][0]["reason"]
+    # the deadline stated again changes nothing: the model's "no" stands
+    assert [k["fact"] for k in rep["facts"]["kept"]] == ["User: The Lumen launch deadline is April 20."]
+
+
 @pytest.mark.parametrize("bad,error", [
     (("1", "CORROBORATE"), "does not state this yet (CORROBORATE would drop it)"),
     (("1", "REFINE"), "that is CORRECT"),

@@ -123,10 +123,14 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
         verdict, subject_why = judge.classify(chat, text, label), ""
     except judge.Rejected as exc:
         verdict, subject_why = None, f"model reply invalid: {exc}; "
-    if verdict is not None and not verdict.remember:
-        return NOT_KNOWLEDGE
     subject = verdict.subject if verdict else ""
     ranked = _ranked(ev, item, groups, contexts, subject)
+    if verdict is not None and not verdict.remember:
+        old = _replaces(ev, f0, ranked, groups)
+        if old is None:
+            return NOT_KNOWLEDGE
+        # left out, the digest would go on stating the value this statement changes
+        subject_why = f"the model judged it no lasting knowledge, but by the rules it changes {first_words(old, 8)!r}; "
     shown = [judge.Candidate(groups[i].cluster.node.name.replace("-", " ") if groups[i].cluster.node else
                              groups[i].title, _closest(ev, item[0], groups[i])) for i in ranked]
     filing, by, reason = None, "rules", subject_why + "no node shares words or meaning with it: a new node"
@@ -165,6 +169,15 @@ def _ranked(ev: Evidence, item: list[Fact], groups: list[Group], contexts: dict[
         if links or named:
             scored.append((max(links, default=0.0) + (1.0 if named else 0.0), -i))
     return [-i for _, i in sorted(scored, reverse=True)][:MAX_CANDIDATES]
+
+
+def _replaces(ev: Evidence, fact: Fact, ranked: list[int], groups: list[Group]) -> str | None:
+    """The statement of a close group that `fact` gives a new value for, by the offline rules."""
+    for i in ranked:
+        old = replaced(fact, [m if isinstance(m, str) else m.line() for m in groups[i].cluster.members()], ev)
+        if old is not None:
+            return old
+    return None
 
 
 def _closest(ev: Evidence, fact: Fact, g: Group) -> list[str]:
