@@ -16,11 +16,13 @@ are read and scored; one JSON document on stdout:
                    the run's report put the fact into it, e.g. as a corroboration)
   pair_precision   of the pairs of facts that share a node, the share with one subject
   pair_recall      of the pairs of facts with one subject, the share that share a node
-  supersessions    facts that replace an older one, recorded as an update: the node holding
-                   the old fact got REFINE/CORRECT with the new fact and marks the old line
-                   (a `> note: contradicted by` line with the new fact after it)
-                   (in a chain of replacements, under any older value of the chain)
-  false_updates    old lines marked as replaced by a fact that does not replace them
+  supersessions    facts that replace an older one, recorded as an update: the node that holds
+                   the new fact states it among what is true now (above `## History`) and
+                   records the old fact there as previous (`- Previously: <old>, until ...`
+                   under `## History`; in a chain of replacements, any older value of the
+                   chain), and the run that brought the new fact created or updated that node
+  false_updates    facts recorded as previous in a node whose current statements hold no
+                   labelled replacement of them
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
 
@@ -48,7 +50,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SET = ROOT / "bench" / "dream_set" / "set.yaml"
-NOTE_MARK = "> note: contradicted by "
+HISTORY = "## History"
+PREVIOUSLY = "- Previously: "
 SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps")
 
 
@@ -169,13 +172,28 @@ def note_path(f: dict) -> str:
     return f["note"]
 
 
+def forms(facts: list[dict], reports: list[dict]) -> dict[str, set[str]]:
+    """fact id -> the normalised texts a node may hold it in: the labelled text, and the statement
+    the run's report says the node holds for it (offline dream writes the user in the third person)."""
+    out = {f["id"]: {norm(f["text"])} for f in facts}
+    by_text = {norm(f["text"]): f["id"] for f in facts}
+    for rep in reports:
+        for r in rep.get("results", []):
+            for line, said in zip(r.get("facts", []), r.get("statements", [])):
+                fid = by_text.get(norm(line))
+                if fid:
+                    out[fid].add(norm(said))
+    return out
+
+
 def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict],
                fuzzy: bool = False) -> dict[str, set[str]]:
     """fact id -> the nodes it reached."""
     if fuzzy:
         return {f["id"]: {p for p, b in nodes.items() if holds(b, note_path(f), f["text"])} for f in facts}
     bodies = {p: " ".join(t.lower().replace("’", "'").split()) for p, t in nodes.items()}
-    out = {f["id"]: {p for p, b in bodies.items() if norm(f["text"]) in b} for f in facts}
+    said = forms(facts, reports)
+    out = {f["id"]: {p for p, b in bodies.items() if any(x in b for x in said[f["id"]])} for f in facts}
     by_text = {norm(f["text"]): f["id"] for f in facts}
     for rep in reports:
         for r in rep.get("results", []):
@@ -186,20 +204,19 @@ def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict],
     return out
 
 
-def marked(body: str, old: str, new: str) -> bool:
-    """Whether the old fact's line in `body` is followed by a note line carrying the new fact."""
+def parts(body: str) -> tuple[list[str], list[str]]:
+    """(lines stating what is true now, `- Previously:` lines under `## History`) of a node."""
     lines = body.split("\n")
-    at = next((i for i, x in enumerate(lines) if norm(old) in norm(x) and NOTE_MARK not in x), None)
-    if at is None:
-        return False
-    for x in lines[at + 1:]:
-        if NOTE_MARK in x:
-            if norm(new) in norm(x):
-                return True
-            continue
-        if x.strip():
-            return False
-    return False
+    end = next((i for i, x in enumerate(lines) if x.strip() == "## Sources"), len(lines))
+    at = next((i for i, x in enumerate(lines[:end]) if x.strip() == HISTORY), end)
+    return lines[:at], [x for x in lines[at + 1:end] if x.strip().startswith(PREVIOUSLY)]
+
+
+def recorded(body: str, old: set[str], new: set[str]) -> bool:
+    """Whether the node states the new fact as true now and records the old one as previous."""
+    now, history = parts(body)
+    return any(any(n in norm(x) for n in new) for x in now) and \
+        any(any(o in norm(x) for o in old) for x in history)
 
 
 def replaced(fact: dict, by_id: dict[str, dict]) -> list[dict]:
@@ -226,16 +243,15 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
             key = tuple(sorted((a["subject"], b["subject"])))
             wrong[key] = wrong.get(key, 0) + 1
     sup = []
-    updates = {(r["target_path"], norm(x)) for rep in reports for r in rep.get("results", [])
-               if r["action"] in ("REFINE", "CORRECT") for x in r.get("facts", [])}
-    older = [(r["target_path"], norm(u["summary"])) for rep in reports for r in rep.get("results", [])
-             for u in rep.get("units", []) if "facts" not in r and u["name"] == r["unit"]
-             and r["action"] in ("REFINE", "CORRECT")]  # reports of older versions list no facts
+    said = forms(facts, reports)
+    brought = {(r["target_path"], fid) for rep in reports for r in rep.get("results", [])
+               if r["action"] in ("CREATE", "REFINE", "CORRECT") for line in r.get("facts", [])
+               for fid in [f["id"] for f in facts if norm(f["text"]) == norm(line)]}
     for f in facts:
         if not f.get("supersedes"):
             continue
         old = by_id[f["supersedes"]]
-        line = replaced(f, by_id)  # in a chain the node may keep the oldest line, marked twice
+        line = replaced(f, by_id)  # in a chain the node may record any older value of the chain
         holders = [p for p in nodes if any(p in placed[g["id"]] for g in line)]
         if fuzzy:
             # an update of the old fact's node, from a unit citing the new fact's note, that holds it now
@@ -246,25 +262,23 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
             sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
                         "node": (ok or holders or [None])[0]})
             continue
-        ok = [p for p in holders if any(marked(nodes[p], g["text"], f["text"]) for g in line) and (
-            (p, norm(f["text"])) in updates or any(t == p and norm(f["text"]) in u for t, u in older))]
-        sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok), "node": (ok or holders or [None])[0]})
-    # a later value marks any older one of its chain; a corroboration of a later value marks them too
+        olds = set().union(*(said[g["id"]] for g in line))
+        ok = [p for p in nodes if p in placed[f["id"]] and (p, f["id"]) in brought
+              and recorded(nodes[p], olds, said[f["id"]])]
+        sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
+                    "node": (ok or [p for p in nodes if p in placed[f["id"]]] or holders or [None])[0]})
+    # a later value records any older one of its chain; a corroboration of a later value does too
     labelled = {(g["id"], f["id"]) for f in facts for g in replaced(f, by_id)}
     labelled |= {(g["id"], f["id"]) for f in facts if f.get("restates") in by_id
                  for g in replaced(by_id[f["restates"]], by_id)}
     false_updates = []
     for p, body in nodes.items():
-        lines = body.split("\n")
-        for i, x in enumerate(lines):
-            if NOTE_MARK not in x:
-                continue
-            new = next((g["id"] for g in facts if norm(g["text"]) in norm(x)), None)
-            old_line = next((lines[j] for j in range(i - 1, -1, -1) if NOTE_MARK not in lines[j] and lines[j].strip()),
-                            "")
-            old = next((g["id"] for g in facts if norm(g["text"]) in norm(old_line)), None)
-            if (old, new) not in labelled:
-                false_updates.append({"node": p, "old": old, "new": new})
+        now, history = parts(body)
+        current_ids = {g["id"] for g in facts if any(any(x in norm(n) for x in said[g["id"]]) for n in now)}
+        for x in history:
+            old = next((g["id"] for g in facts if any(o in norm(x) for o in said[g["id"]])), None)
+            if not any((old, new) in labelled for new in current_ids):
+                false_updates.append({"node": p, "old": old, "line": x.strip()[:160]})
     junk = [p for p in nodes if not any(p in s for s in placed.values())]
     return {
         "facts": len(facts), "subjects": len({f["subject"] for f in facts}), "nodes": len(nodes),

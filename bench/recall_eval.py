@@ -132,8 +132,10 @@ def ask(rs, mem: Mem, limit: int) -> tuple[list[dict], recall_score.Workspace]:
     for q in rs.questions:
         res = mem("search", q["question"], "--json", "--limit", str(limit))
         hits = res.get("results") or []
-        ranks = recall_score.session_ranks([ws.sessions_of_hit(h["path"], h.get("text", "")) for h in hits])
-        row = recall_score.score_question(q, ranks, [h.get("text", "") for h in hits])
+        per_hit = [ws.sessions_of_hit(h["path"], h.get("text", "")) for h in hits]
+        ranks = recall_score.session_ranks(per_hit)
+        row = recall_score.score_question(q, ranks, [h.get("text", "") for h in hits],
+                                          recall_score.session_order(per_hit))
         row["hits"] = [h["path"] for h in hits]
         rows.append(row)
     return rows, ws

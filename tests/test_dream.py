@@ -67,15 +67,15 @@ def test_first_dream_creates_nodes_in_design_format(ws, mem):
                           "- Catalog: checkpointed 1 changed path(s)"]
     assert lines[8] == "- Facts: 2 new, grouped by words only"
     assert "Changes:" in lines
-    assert "- [digest/personal/coffee-morning.md][CREATE]: new personal node: User: I prefer coffee in the morning." \
+    assert "- [digest/personal/coffee.md][CREATE]: new personal node: The user prefers coffee in the morning." \
         in lines
     nodes = digest_files(ws)
-    assert set(nodes) == {"digest/personal/coffee-morning.md", "digest/wiki/lumen-launch-deadline.md"}
-    text = nodes["digest/personal/coffee-morning.md"]
-    assert text.startswith("---\ndescription: 'User: I prefer coffee in the morning.'\nname: coffee-morning\n---\n")
+    assert set(nodes) == {"digest/personal/coffee.md", "digest/wiki/lumen-launch-deadline.md"}
+    text = nodes["digest/personal/coffee.md"]
+    assert text.startswith("---\ndescription: The user prefers coffee in the morning.\nname: coffee\n---\n")
     meta, abstract, sources = node_parts(text)
-    # knowledge only: the statement with its source, no template prose around it (issue 17)
-    assert abstract == ("# Coffee morning\n\n- User: I prefer coffee in the morning. "
+    # knowledge only: the self-contained statement with its source, no transcript voice, no template prose
+    assert abstract == ("# Coffee\n\n- The user prefers coffee in the morning. "
                         f"([[memory/{D1}/morning-routine.md]])\n\n")
     assert sources == f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
     assert assert_links_resolve(ws) == 4
@@ -99,23 +99,28 @@ def test_repeated_runs_over_the_same_facts_create_no_duplicates(ws, mem):
     assert digest_files(ws) == before
 
 
-def test_a_changed_value_is_corrected_with_a_note_line(ws, mem):
+def test_a_changed_value_is_current_and_the_old_one_history(ws, mem):
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     session_note(ws, D2, "update", "s2", {"Preferences": ["User: I prefer tea in the morning."],
                                           "Facts": ["User: The Lumen launch deadline moved to May 3."]})
     rep = dream(mem, ws, "--date", D2)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORRECT", "digest/personal/coffee-morning.md"), ("CORRECT", "digest/wiki/lumen-launch-deadline.md")]
-    coffee = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
-    assert (f"- User: I prefer coffee in the morning. ([[memory/{D1}/morning-routine.md]])\n"
-            f"  > note: contradicted by [[memory/{D2}/update.md]] - User: I prefer tea in the morning.\n") in coffee
-    assert "description: 'User: I prefer tea in the morning.'" in coffee  # the description says what holds now
-    assert coffee.endswith(f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
-                           f"- Corrected on {D2} in [[memory/{D2}/update.md]].\n")
-    deadline = (ws / "digest/wiki/lumen-launch-deadline.md").read_text(encoding="utf-8")
-    assert f"> note: contradicted by [[memory/{D2}/update.md]] - User: The Lumen launch deadline moved to May 3." \
-        in deadline
+        ("CORRECT", "digest/personal/coffee.md"), ("CORRECT", "digest/wiki/lumen-launch-deadline.md")]
+    assert all(r["reason"].startswith("about the subject of digest/") and "CORRECT: gives a new value for" in r["reason"]
+               for r in rep["results"])
+    coffee = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
+    meta, abstract, sources = node_parts(coffee)
+    # what is true now first, the old value with its source and its end date below
+    assert abstract == (f"# Coffee\n\n- The user prefers tea in the morning. ([[memory/{D2}/update.md]])\n\n"
+                        f"## History\n- Previously: The user prefers coffee in the morning, until {D2} "
+                        f"([[memory/{D1}/morning-routine.md]])\n\n")
+    assert meta["description"] == "The user prefers tea in the morning."  # the description says what holds now
+    assert sources == (f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
+                       f"- Corrected on {D2} in [[memory/{D2}/update.md]].\n")
+    deadline = node_parts((ws / "digest/wiki/lumen-launch-deadline.md").read_text(encoding="utf-8"))[1]
+    assert deadline.index("- The Lumen launch deadline moved to May 3.") < deadline.index(
+        f"- Previously: The Lumen launch deadline is April 20, until {D2}")
     assert_links_resolve(ws)
 
 
@@ -125,20 +130,21 @@ def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
     session_note(ws, D2, "again", "s2", {"Preferences": ["User: I prefer coffee in the morning!"]})
     rep = dream(mem, ws, "--date", D2)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORROBORATE", "digest/personal/coffee-morning.md")]
-    text = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
+        ("CORROBORATE", "digest/personal/coffee.md")]
+    text = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
     assert f"- Corroborated on {D2} in [[memory/{D2}/again.md]]." in text
-    # the statement cites both notes that make it
-    assert (f"- User: I prefer coffee in the morning. ([[memory/{D1}/morning-routine.md]], "
-            f"[[memory/{D2}/again.md]])") in text
+    # the statement cites both notes that make it, the one that states it most recently first
+    assert (f"- The user prefers coffee in the morning. ([[memory/{D2}/again.md]], "
+            f"[[memory/{D1}/morning-routine.md]])") in text
     session_note(ws, D3, "more", "s3", {"Preferences": ["User: I prefer my coffee black, with no sugar at all."]})
     rep = dream(mem, ws, "--date", D3)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("REFINE", "digest/personal/coffee-morning.md")]
-    text = (ws / "digest/personal/coffee-morning.md").read_text(encoding="utf-8")
+        ("REFINE", "digest/personal/coffee.md")]
+    text = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
     meta, abstract, sources = node_parts(text)
-    assert f"- User: I prefer my coffee black, with no sugar at all. ([[memory/{D3}/more.md]])" in abstract
-    assert "- User: I prefer coffee in the morning." in abstract  # additive: nothing dropped
+    assert f"- The user prefers their coffee black, with no sugar at all. ([[memory/{D3}/more.md]])" in abstract
+    assert "- The user prefers coffee in the morning." in abstract  # additive: nothing dropped
+    assert "## History" not in abstract  # more detail about the same value is no correction
     assert sources.count("[[memory/") == 3
     assert len(digest_files(ws)) == 2
 
@@ -189,7 +195,7 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
     data = yaml.safe_load((ws / f"memory/{D1}/interests.yaml").read_text(encoding="utf-8"))
     assert list(data) == ["date", "topic_count", "diversity_days", "topics"]
     assert (data["date"], data["topic_count"], data["diversity_days"]) == (D1, 3, 7)
-    assert [t["title"] for t in data["topics"]] == ["Coffee morning", "Lumen launch deadline"]
+    assert [t["title"] for t in data["topics"]] == ["Coffee", "Lumen launch deadline"]
     for t in data["topics"]:
         assert list(t) == ["title", "reason", "evidence", "keywords", "paths"]
         assert t["paths"] == [f"memory/{D1}/morning-routine.md"] and t["reason"] and t["keywords"]
@@ -197,7 +203,7 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
                                          "Facts": ["User: The Berlin office opens on 2026-07-01 at Torstrasse 5."]})
     dream(mem, ws, "--date", D2)
     later = yaml.safe_load((ws / f"memory/{D2}/interests.yaml").read_text(encoding="utf-8"))
-    assert "Coffee morning" not in [t["title"] for t in later["topics"]]  # proposed yesterday already
+    assert "Coffee" not in [t["title"] for t in later["topics"]]  # proposed yesterday already
     assert later["topics"], later
 
 
@@ -219,14 +225,14 @@ def test_inbox_records_what_changed_and_why_and_search_finds_the_node(ws, mem):
     [rec] = [r for r in map(json.loads, (ws / "mem_metadata/inbox/inbox.jsonl").read_text().splitlines())
              if r["job"] == "dream"]
     assert [{k: c[k] for k in ("path", "action")} for c in rec["changes"][:2]] == [
-        {"path": "digest/personal/coffee-morning.md", "action": "CREATE"},
+        {"path": "digest/personal/coffee.md", "action": "CREATE"},
         {"path": "digest/wiki/lumen-launch-deadline.md", "action": "CREATE"}]
     # each change carries its own why
-    assert rec["changes"][0]["note"].startswith("new personal node: User: I prefer coffee")
+    assert rec["changes"][0]["note"].startswith("new personal node: The user prefers coffee")
     assert rec["changes"][2] == {"path": f"memory/{D1}/interests.yaml", "action": "added"}
-    assert "CREATE digest/personal/coffee-morning.md: new personal node: User: I prefer coffee" in rec["summary"]
+    assert "CREATE digest/personal/coffee.md: new personal node: The user prefers coffee" in rec["summary"]
     code, out, err = mem("-w", ws, "search", "coffee morning", "--mode", "keyword", "--no-sync", "--json")
-    assert "digest/personal/coffee-morning.md" in [h["path"] for h in json.loads(out)["results"]]
+    assert "digest/personal/coffee.md" in [h["path"] for h in json.loads(out)["results"]]
 
 
 def test_a_note_in_another_day_is_outside_the_window(ws, mem):
@@ -268,6 +274,7 @@ def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
 def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many(ws, mem, open_ws):
     """The budget cuts units, never facts: the note stays pending until each of its facts is done,
     even once it has left the scan window (issue 17)."""
+    from memcli.extraction.dream.voice import statement
     from memcli.index import store
 
     facts = ["I use vim for editing.", "I use zsh as my shell.", "Firefox is my browser.",
@@ -287,7 +294,8 @@ def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many
     assert rep["files"]["changed"] == [f"memory/{D1}/setup.md"]
     assert (rep["facts"]["new"], rep["facts"]["remaining"], rep["checkpointed"]) == (1, 0, [f"memory/{D1}/setup.md"])
     said = "\n".join(node_parts(t)[1] for t in digest_files(ws).values())
-    assert sorted(f for f in facts if said.count(f) == 1) == sorted(facts)  # every fact in a node, once
+    stated = [statement(f, "User") for f in facts]  # "I use vim" is "The user uses vim" in a node
+    assert sorted(f for f in stated if said.count(f) == 1) == sorted(stated)  # every fact in a node, once
     assert "pending" not in json.loads((ws / "mem_metadata/dream/state.json").read_text())
     code, out, _ = mem("-w", ws, "dream", "--date", D3)
     assert out.startswith("No changed dream input")

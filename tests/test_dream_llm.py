@@ -71,11 +71,12 @@ def test_each_statement_is_asked_about_alone_and_the_nodes_are_named_for_its_sub
     rep = first_day(ws, mem, llm)
     assert rep["extractor"] == "openai:test-model" and not rep["failed"]
     assert sorted(digest_files(ws)) == ["digest/personal/morning-drink.md", "digest/wiki/lumen-launch.md"]
-    assert asked(llm) == ["User: I prefer coffee in the morning.", "User: The Lumen launch deadline is April 20."]
+    # the statements as a node states them: self-contained, the user in the third person
+    assert asked(llm) == ["The user prefers coffee in the morning.", "The Lumen launch deadline is April 20."]
     schema = llm.seen[0].body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["remember"]["enum"] == ["yes", "no"] and schema["properties"]["subject"]["maxLength"]
     node = digest_files(ws)["digest/personal/morning-drink.md"]
-    assert f"- User: I prefer coffee in the morning. ([[{NOTE}]])" in node  # the statement quoted, with its source
+    assert "# Morning drink\n" in node and f"- The user prefers coffee in the morning. ([[{NOTE}]])" in node
     [drink] = [r for r in rep["results"] if r["target_path"] == "digest/personal/morning-drink.md"]
     # nothing close to ask about: the rules' new node, under the subject the model named
     assert drink["decided_by"] == "rules" and "a new node" in drink["decisions"][0]["reason"]
@@ -102,10 +103,12 @@ def test_a_change_the_model_files_as_correct_marks_the_old_statement(ws, mem, ll
     drink = by_path["digest/personal/morning-drink.md"]
     assert drink["action"] == "CORRECT" and drink["decided_by"] == "model"
     text = digest_files(ws)["digest/personal/morning-drink.md"]
-    assert "> note: contradicted by [[memory/2026-06-02/morning-routine.md]] - User: I prefer green tea" in text
+    now, history = text.split("## History")
+    assert "- The user prefers green tea in the morning. ([[memory/2026-06-02/morning-routine.md]])" in now
+    assert "- Previously: The user prefers coffee in the morning, until 2026-06-02" in history
     assert by_path["digest/wiki/lumen-launch.md"]["action"] == "CORROBORATE"
     listing = asked(llm)[3]
-    assert "Node 1: morning drink\n  1.1. User: I prefer coffee in the morning." in listing
+    assert "Node 1: morning drink\n  1.1. The user prefers coffee in the morning." in listing
     schema = llm.seen[3].body["response_format"]["json_schema"]["schema"]["properties"]
     assert schema["node"]["enum"] == ["none", "1"] and schema["replaces"]["enum"][0] == "none"
 
@@ -138,7 +141,7 @@ def test_a_reply_that_would_lose_knowledge_is_retried_then_decided_by_the_rules(
     # the rules see the change the model could not file: still recorded, and said who decided
     assert drink["action"] == "CORRECT" and drink["decided_by"] == "rules"
     assert drink["decisions"][0]["reason"].startswith("model reply invalid: ") and error in drink["decisions"][0]["reason"]
-    assert "> note: contradicted by" in digest_files(ws)["digest/personal/morning-drink.md"]
+    assert "## History" in digest_files(ws)["digest/personal/morning-drink.md"]
 
 
 def test_a_correct_that_changes_nothing_is_refused_and_the_second_answer_used(ws, mem, llm):
@@ -149,7 +152,7 @@ def test_a_correct_that_changes_nothing_is_refused_and_the_second_answer_used(ws
     [res] = rep["results"]
     assert (res["action"], res["decided_by"]) == ("REFINE", "model")
     assert "changes no value of statement 1.1" in asked(llm)[4]
-    assert "contradicted" not in digest_files(ws)["digest/wiki/lumen-launch.md"]
+    assert "## History" not in digest_files(ws)["digest/wiki/lumen-launch.md"]
 
 
 def test_garbage_twice_is_decided_by_the_rules_and_the_night_succeeds(ws, mem, llm):
@@ -199,7 +202,7 @@ def test_filing_validation():
     cands = [Candidate("editor", ["The user's editor is Vim.", "The user maps jk to Escape."])]
     new = Fact("The user's editor is now Helix.", "memory/2026-06-02/a.md")
 
-    def parse(**reply):
+    def parse(**reply):  # (the Fact's line is the statement shown)
         return parse_filing(json.dumps(reply), new.line(), cands, ev, new)
 
     assert parse(node="none", action="CREATE", replaces="none").node is None

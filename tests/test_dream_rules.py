@@ -6,7 +6,7 @@ import pytest
 
 from memcli.extraction.dream import group as dream_group, match as dream_match, node as dream_node, \
     rules as dream_rules
-from memcli.extraction.dream.evidence import Evidence
+from memcli.extraction.dream.evidence import Evidence, plain
 from memcli.extraction.dream.schema import Fact, Unit
 
 
@@ -25,6 +25,7 @@ def test_bucket_cues(text, bucket):
 
 def place(facts, nodes=(), vectors=None, contexts=None):
     texts = [f.line() for f in facts] + [s for n in nodes for s in dream_node.statements(n.body)]
+    vectors = {plain(k): v for k, v in vectors.items()} if vectors else vectors  # embedded as the job does
     ev = Evidence(vectors, dream_rules.speaker_words(facts), None, texts)
     return dream_group.place(list(facts), list(nodes), ev, contexts)
 
@@ -180,12 +181,12 @@ def test_the_old_template_prose_is_no_statement_and_goes_on_update():
            "- Keep this in mind whenever coffee comes up with the user, and follow the newest source.\n\n"
            "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n")
     c = node("digest/personal/user-coffee.md", old)
-    assert dream_node.statements(old) == ["User: I prefer coffee in the morning."]
+    assert dream_node.statements(old) == ["The user prefers coffee in the morning."]  # read in a node's voice
     u = unit("I drink my coffee black, without sugar.")
     new = dream_write.update(c, u, dream_match.decide(u, c), lambda p: p.split("/")[1], [])
     assert "These lines are quoted" not in new.body and "said so directly" not in new.body
     assert "Keep this in mind" not in new.body
-    assert "- User: I drink my coffee black, without sugar. ([[memory/2026-06-02/n.md]])" in new.body
+    assert "- The user drinks their coffee black, without sugar. ([[memory/2026-06-02/n.md]])" in new.body
     assert "[[memory/2026-06-01/a.md]]" in new.body and "Rule: User: I prefer coffee in the morning." in new.body
 
 

@@ -130,3 +130,15 @@ def test_the_bench_runs_mems_loop_through_the_cli(tmp_path):
     assert not list((tmp_path / "ws" / "ingest" / "digest").rglob("*.md"))  # no dream in that one
     notes = [p for p in (tmp_path / "ws" / "ingest" / "memory").rglob("*.md") if p.parent.name != "memory"]
     assert {recall_score.frontmatter(p.read_text())["session_id"] for p in notes} >= {"s1", "s3"}
+
+
+def test_latest_first_inside_one_hit_follows_the_order_of_its_links():
+    """A digest node that states the current value first and the old one under History puts the
+    current session first; the same node listing the old note first does not."""
+    q = {"id": "q", "kind": "update", "answer": "1:52", "evidence": ["s15"], "superseded": ["s04"]}
+    for per_hit, first in (([["s15", "s04"], ["s07"]], True), ([["s04", "s15"]], False)):
+        row = recall_score.score_question(q, recall_score.session_ranks(per_hit), ["goal 1:52"],
+                                          recall_score.session_order(per_hit))
+        assert (row["rank"], row["tie"], row["latest_first"]) == (1, True, first)
+    # without the order, one hit standing for both is no latest-first
+    assert not recall_score.score_question(q, {"s15": 1, "s04": 1}, [""])["latest_first"]

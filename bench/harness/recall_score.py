@@ -4,7 +4,11 @@ A hit is a file of the workspace. A daily note written by `mem ingest` names its
 its frontmatter (`session_id`); the day page (memory/<date>.md) and a digest node stand for
 the sessions whose notes they link (the links in the hit's text, else every link of the
 file): an agent that reads the hit follows them. Each session takes the rank of the first
-hit that stands for it, so one hit may give several sessions the same rank.
+hit that stands for it, so one hit may give several sessions the same rank. Inside one hit the
+sessions keep the order of their links (a digest node states what is true now first and its
+`## History` below): latest-first compares (rank, position), so a node that puts the current
+value above the superseded one counts as putting it first; `tie` still says that one hit
+stands for both.
 """
 
 from __future__ import annotations
@@ -77,8 +81,19 @@ def session_ranks(sessions_per_hit: list[list[str]]) -> dict[str, int]:
     return ranks
 
 
-def score_question(q: dict, ranks: dict[str, int], top_texts: list[str]) -> dict:
-    """One question's outcome: the best evidence rank, hits at k, latest-first, the answer in the top 5."""
+def session_order(sessions_per_hit: list[list[str]]) -> dict[str, tuple[int, int]]:
+    """session -> (rank of its first hit, position among that hit's sessions)."""
+    out: dict[str, tuple[int, int]] = {}
+    for rank, sessions in enumerate(sessions_per_hit, 1):
+        for i, s in enumerate(sessions):
+            out.setdefault(s, (rank, i))
+    return out
+
+
+def score_question(q: dict, ranks: dict[str, int], top_texts: list[str],
+                   order: dict[str, tuple[int, int]] | None = None) -> dict:
+    """One question's outcome: the best evidence rank, hits at k, latest-first, the answer in the top 5.
+    `order` (session_order): latest-first within one hit by the order of its links."""
     ev = [ranks[s] for s in q["evidence"] if s in ranks]
     best = min(ev) if ev else None
     row = {"id": q["id"], "kind": q["kind"], "rank": best,
@@ -86,7 +101,12 @@ def score_question(q: dict, ranks: dict[str, int], top_texts: list[str]) -> dict
     if q["kind"] == "update":
         sup = [ranks[s] for s in q.get("superseded") or [] if s in ranks]
         row["superseded_rank"] = min(sup) if sup else None
-        row["latest_first"] = best is not None and all(r > best for r in sup)
+        if order is None:
+            row["latest_first"] = best is not None and all(r > best for r in sup)
+        else:
+            first = min((order[s] for s in q["evidence"] if s in order), default=None)
+            row["latest_first"] = first is not None and all(order[s] > first for s in q.get("superseded") or []
+                                                             if s in order)
         row["tie"] = best is not None and best in sup
     return row
 

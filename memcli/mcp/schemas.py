@@ -183,7 +183,8 @@ Recall
 - Each result is a snippet of at most {max_chars} characters followed by
   `Source: <path>#L<start>-L<end>`. To read more, call memory_get with that path and from=<start>.
 - When an answer rests on memory, cite its Source line. Prefer the newest note when notes disagree,
-  and heed lines marked "contradicted".
+  and heed lines marked "contradicted". A digest node states what is true now first; its
+  `## History` lists values that no longer hold ("Previously: ..., until <date>").
 
 Writing
 - Write decisions, preferences and durable facts with remember: one self-contained fact per call

@@ -51,13 +51,18 @@ december morning evening afternoon night nights start starts started use uses us
 # ingest's stopwords less the nouns among them: "planning" names a subject
 STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
 _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
+# a side clause ("after Lena goes to bed", "when it rains") says when or why, not what the statement is about
+_SIDE = re.compile(r"(?<=\w) (?:after|before|when|while|until|since|because|once|whenever) (?=\w)", re.IGNORECASE)
+_USER = re.compile(r"\b(?:[Tt]he user(?:['’]s)?|[Tt]heir) ")
 _TOKEN = re.compile(r"[A-Za-z][\w'’.&!-]*[\w!]|[A-Za-z]")
 _IDENT = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|_|\w\.\w")
 
 
 def plain(text: str) -> str:
-    """A statement without its "Speaker: " prefix: what is embedded and compared."""
-    return _SPEAKER.sub("", text.strip())
+    """A statement without its "Speaker: " prefix and without "the user" (a node's statements all
+    speak of the user: those words would make any two of them alike): what is embedded and compared."""
+    text = _USER.sub("", _SPEAKER.sub("", text.strip()))
+    return text[:1].upper() + text[1:]
 
 
 def speaker(text: str) -> str:
@@ -80,13 +85,20 @@ def _names(text: str) -> set[str]:
     return out
 
 
+def names(text: str) -> set[str]:
+    """Lowercased names and identifiers of a statement (see `_names`)."""
+    return _names(text)
+
+
 def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> dict[str, float]:
     """stem -> weight of the words that can tell a subject (before the digest-wide discount)."""
     text = re.sub(r"['’]s\b", "", plain(text))  # "Lena's" is Lena
     names = _names(text) | proper_names(text, known)
     out: dict[str, float] = {}
-    for tok in re.findall(r"[A-Za-z][\w.&!-]*[\w!]|[A-Za-z]", text):
-        tok = tok.rstrip(".!")
+    side = _SIDE.search(text)
+    for m in re.finditer(r"[A-Za-z][\w.&!-]*[\w!]|[A-Za-z]", text):
+        tok = m.group(0).rstrip(".!")
+        aside = side is not None and m.start() >= side.end()
         low = tok.lower()
         # a compound counts by its parts ("e-bike" is a bike), unless they are too short to say anything
         parts = [p for p in re.split(r"[-.&!]", low) if len(p) > 2 and not p.isdigit()] or [low]
@@ -99,7 +111,7 @@ def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] =
             key = stem_of(part)
             if key in GENERIC or key in skip:
                 continue
-            weight = 0.5 if part in WEAK or key in WEAK else 1.5 if low in names else 1.0
+            weight = 0.5 if part in WEAK or key in WEAK or aside else 1.5 if low in names else 1.0
             out[key] = max(out.get(key, 0.0), weight)
     return out
 

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, plain, speaker
 from memcli.extraction.dream.match import CHANGE, changes, jaccard, old_value, raw_words, slot
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
-from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of, stem_of
+from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of
 from memcli.extraction.dream.schema import Fact, Unit
+from memcli.extraction.dream.subject import subject_title
 
 MAX_CANDIDATES = 400  # digest nodes compared with every fact; beyond, those sharing words with one
 MIN_SUBSTANCE = 1.0  # word weight a fact needs to found a node of its own (one content word)
@@ -225,6 +226,12 @@ def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str
             if sum(ev.substance(f.line()) for f in item) < MIN_SUBSTANCE:
                 kept += [(f, "too few words to say what it is about") for f in item]
                 continue
+            if not any(_names_something(f.line()) for f in item):
+                kept += [(f, "names nothing a node could be about (no noun phrase)") for f in item]
+                continue
+            if all(f.errand for f in item):
+                kept += [(f, "said while asking the assistant for a task: joins a node, founds none") for f in item]
+                continue
             clusters.append(Cluster(None))
             chosen = len(clusters) - 1
         clusters[chosen].facts += item
@@ -285,6 +292,13 @@ def _merge_groups(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str
             break
 
 
+def _names_something(text: str) -> bool:
+    """Whether a statement has a noun phrase to found a node on ("The user will plan it for next
+    week" has none); text in other scripts is not judged by English phrases."""
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return latin < 0.5 * len(re.sub(r"\W", "", text)) or bool(subject_title([text]))
+
+
 def _label(c: Cluster) -> str:
     return c.node.path if c.node else f"a new group ({_first_words(c.facts[0].line())})"
 
@@ -299,27 +313,33 @@ def bucket(facts: list[Fact]) -> str:
     return min(counts, key=lambda b: (-counts[b], BUCKET_RANK[b]))
 
 
-def name(facts: list[Fact], ev: Evidence) -> str:
-    """A kebab-case name from the words that weigh most across the facts (the numbered list's
-    heading when the unit is one list): the same facts get the same name run after run."""
+def title(facts: list[Fact]) -> str:
+    """The subject the facts are about, as a title: the numbered list's heading when the unit is
+    one list, else the noun phrase most of them share (extraction/dream/subject.py)."""
     if len(facts) > 1 and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section)
                               for f in facts) and facts[0].section:
         heading = facts[0].section
         if heading.strip().lower() in GENERIC_HEADINGS:  # "## Steps" of deployment-process.md
-            heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md")
-        return slugify(heading)
+            heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        return heading[:1].upper() + heading[1:]
+    return subject_title([f.line() for f in facts])
+
+
+def name(facts: list[Fact], ev: Evidence) -> str:
+    """A kebab-case name for the subject's title; the words that weigh most across the facts when
+    no noun phrase names it. The same facts get the same name run after run."""
+    found = title(facts)
+    if found and slugify(found) != "node":
+        return slugify(found)
     score: Counter = Counter()
-    surface: dict[str, str] = {}
     first: dict[str, int] = {}
     for f in facts:
         for w, weight in ev.bag(f.line()).items():
             score[w] += weight
             first.setdefault(w, len(first))
-        for tok in re.findall(r"[a-z][a-z0-9]+", re.sub(r"['’]s\b", "", plain(f.line()).lower())):
-            surface.setdefault(stem_of(tok), tok)
     picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]
     picked.sort(key=lambda w: first[w])
-    return slugify(" ".join(surface.get(w, w) for w in picked)) if picked else slugify(facts[0].text)
+    return slugify(" ".join(picked)) if picked else slugify(facts[0].text)
 
 
 def _unit(c: Cluster, ev: Evidence) -> Unit:
@@ -331,4 +351,6 @@ def _unit(c: Cluster, ev: Evidence) -> Unit:
     else:
         unit_name, unit_bucket = name(facts, ev), bucket(facts)
     summary = " ".join(f.line().rstrip(".") + "." for f in facts)[:1200]
-    return Unit(unit_name, unit_bucket, summary, list(dict.fromkeys(f.path for f in facts)), list(facts))
+    named = title(facts) if c.node is None else ""
+    return Unit(unit_name, unit_bucket, summary, list(dict.fromkeys(f.path for f in facts)), list(facts),
+                named if named and slugify(named) == unit_name else "")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from memcli.errors import ProviderError
 from memcli.extraction.ask import Chat, Invalid, ask, decode_object, kebab
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.match import replaced
+from memcli.extraction.dream.match import judge as rules_judge, replaced
 
 HINT = "check llm_model_config, or set llm_model_config.backend: none for the offline rules"
 ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
@@ -84,7 +84,7 @@ class Verdict:
 @dataclass
 class Candidate:
     title: str  # the node's name, or the subject of a group formed in this run
-    said: list[str]  # the statements shown, closest first
+    said: list[str]  # statements of what the node says now (no History), closest first
 
 
 @dataclass
@@ -178,18 +178,19 @@ def parse_filing(content: str, statement: str, candidates: list[Candidate], ev: 
         raise Invalid(f'"node" must be "none" or one of 1-{len(candidates)}, got {node!r}')
     k = int(node) - 1
     said = candidates[k].said
-    same = next((s for s in said if ev.same(statement, s)), None)
+    rules = rules_judge(fact, said, said, ev)  # the offline answer: the checks below hold the model to it
     if action == "CORROBORATE":
-        if same is None:
+        if rules.action != "CORROBORATE":
             raise Invalid(f"node {node} does not state this yet (CORROBORATE would drop it): REFINE adds it")
-        return Filing(k, action, same)
+        return Filing(k, action, rules.statement)
     if action == "REFINE":
-        if same is not None:
-            return Filing(k, "CORROBORATE", same, "REFINE of a statement the node already makes, taken as CORROBORATE")
-        old = replaced(fact, said, ev)
-        if old is not None:  # both kept as current, the obsolete value would read as true
-            raise Invalid(f"the NEW statement changes statement {k + 1}.{said.index(old) + 1} ({old!r}): "
-                          f'that is CORRECT with "replaces": "{k + 1}.{said.index(old) + 1}"')
+        if rules.action == "CORROBORATE":
+            return Filing(k, "CORROBORATE", rules.statement,
+                          "REFINE of a statement the node already makes, taken as CORROBORATE")
+        if rules.action == "CORRECT":  # both kept as current, the obsolete value would read as true
+            ref = f"{k + 1}.{said.index(rules.statement) + 1}"
+            raise Invalid(f"the NEW statement changes statement {ref} ({rules.statement!r}): "
+                          f'that is CORRECT with "replaces": "{ref}"')
         return Filing(k, action)
     return _correction(ref, node, k, said, statement, ev, fact)
 
@@ -200,7 +201,7 @@ def _correction(ref: str, node: str, k: int, said: list[str], statement: str, ev
         raise Invalid(f'CORRECT must name in "replaces" the statement of node {node} it makes obsolete '
                       f'(one of {", ".join(f"{node}.{j}" for j in range(1, len(said) + 1))})')
     old = said[int(m.group(2)) - 1]
-    if ev.same(statement, old):
+    if rules_judge(fact, [old], [old], ev).action == "CORROBORATE":
         raise Invalid(f"statement {ref} says the same thing: that is CORROBORATE, not a change")
     if replaced(fact, [old], ev) != old:
         raise Invalid(f"the NEW statement changes no value of statement {ref} (no new value for the same thing): "

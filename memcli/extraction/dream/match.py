@@ -1,17 +1,23 @@
 """Offline integration: what a unit's facts do to the node they were placed in (group.py).
 
-Fact by fact, oldest first, against the node's statements (and the unit's earlier facts):
-- the same statement again (perhaps in other words) corroborates it: its line cites the
-  new source too;
-- a statement that replaces one the node makes is a correction: the old line stays and is
-  marked (`> note: contradicted by [[<path>]] - <new statement>`). Replacing is either an
-  exclusive frame with another value (prefers X, favourite Y is X, X is <value>, lives/works
-  in X, a deadline) or an explicit change ("no longer", "now prefers", "replaced", "moved
-  ... to", "raised from ... to") said about what an old statement names;
+Fact by fact, oldest first, against the node's statements (and the unit's earlier facts),
+`judge` gives one verdict with its reason:
+- the same statement again (perhaps in other words, but with the same numbers, names, days
+  and identifiers) corroborates it: its line cites the new source first;
+- a statement that gives what the node says now another value is a correction: it becomes
+  the node's first line and the old line moves to `## History` (node.supersede). Replacing
+  is either an exclusive frame with another value (prefers X, favourite Y is X, X is
+  <value>, lives/works in X, a deadline) or an explicit change ("no longer", "now prefers",
+  "replaced", "moved ... to", "raised from ... to", "from now on") about what an old
+  statement names, where a value actually changes: the value the change says it replaces
+  is in the old statement, or each holds a value the other lacks. A later statement that
+  keeps the old values and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after
+  "under a per-key lock (`SET NX PX`)") agrees: it refines;
 - anything else refines the node (a new line).
 The node's action: CREATE for a new node; else CORRECT when a fact replaced a statement,
 REFINE when one was added, CORROBORATE when only sources were added; nothing when the node
-already says it all with these sources.
+already says it all with these sources. `judge` is the offline answer to "what does this
+statement do to this node?"; a model asked the same question falls back to it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from dataclasses import dataclass, field
 
 from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
-from memcli.extraction.dream.node import Node, cited, statements
+from memcli.extraction.dream.evidence import names as evidence_names
+from memcli.extraction.dream.node import Node, cited, current, statements
 from memcli.extraction.dream.rules import terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
@@ -40,13 +47,18 @@ _FRAMES = [
     re.compile(r"^(?P<subj>.*?\b(?:deadline|due date|launch|release|meeting|cut-?over|appointment)\b.*?)"
                r"\b(?:is|was|on|by|at|for)\b(?P<val>.+)$", re.I),
     re.compile(r"^(?P<subj>(?:the |our |my |their |his |her )[\w -]{2,40}?) (?:is|are|was|were)\b(?P<val>.+)$", re.I),
+    # "Koen Bakker is my new manager": a name in a role; the role is the slot, the name its value
+    re.compile(r"^(?P<val>[A-Z][\w'’.-]*(?: (?:[A-Z][\w'’.-]*|de|van|von|der|den|da|di|du|del|le|la|ter|ten)){0,4}) "
+               r"(?:is|are) (?:now )?(?:the user's |my |our |their )"
+               r"(?:new )?(?P<subj>[a-z][\w-]*(?: (?!(?:on|at|in|for|since|of|from|with|and|but|because|who)\b)"
+               r"[a-z][\w-]*){0,2})(?=[ .,;]|$)", 0),
 ]
 _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECASE)
 
 
 # an explicit change of a value: the old value is named by a statement the node makes
 CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
+    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
@@ -55,8 +67,8 @@ CHANGE = re.compile(
     r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)", re.IGNORECASE)
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
 # a change told in a side clause ("since I moved from my home country") changes nothing it is said about
-_SIDE_CLAUSE = re.compile(r"\b(?:since|after|when|before|because|while|until|once|if|that|who|which|where)\b",
-                          re.IGNORECASE)
+_SIDE_CLAUSE = re.compile(r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
+                          r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b", re.IGNORECASE)
 # where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
 # "no longer likes X"
 _OLD_VALUE = [re.compile(p, re.IGNORECASE) for p in (
@@ -75,6 +87,7 @@ class Decision:
     contradictions: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it replaces)
     corroborations: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it states again)
     uncited: list[str] = field(default_factory=list)  # unit paths the node's Sources do not cite yet
+    reasons: list[tuple[Fact, "Verdict"]] = field(default_factory=list)  # each fact's verdict, in order
 
 
 def jaccard(a: set, b: set) -> float:
@@ -92,7 +105,7 @@ _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
 def _bag(text: str) -> set[str]:
     """Content words and values of a statement, its "Speaker: " prefix left out."""
     text = _SPEAKER.sub("", text)
-    return set(terms(text)) | set(values(text))
+    return (set(terms(text)) - GENERIC) | set(values(text))
 
 
 def head(value: str) -> str:
@@ -106,9 +119,16 @@ def head(value: str) -> str:
 
 def frame(text: str) -> tuple[set[str], str, bool] | None:
     """(subject words, value head, explicit change) of a statement with an exclusive slot, or None."""
+    found = framed(text)
+    return found[:3] if found else None
+
+
+def framed(text: str) -> tuple[set[str], str, bool, set[str]] | None:
+    """`frame` and the words of the value besides its head ("morning" of "tea in the morning")."""
     m = _CHANGE.match(text)
     if m and head(_VERSUS.sub("", m.group("val"))):
-        return _bag(m.group("subj")), head(_VERSUS.sub("", m.group("val"))), True
+        val = _VERSUS.sub("", m.group("val"))
+        return _bag(m.group("subj")), head(val), True, _bag(val) - {head(val)}
     for i, rx in enumerate(_FRAMES):
         m = rx.match(text)
         if not m:
@@ -119,7 +139,7 @@ def frame(text: str) -> tuple[set[str], str, bool] | None:
         subj = _bag(m.group("subj")) | ({f"fav:{w}" for w in terms(m.group("what"))} if "what" in rx.groupindex
                                          else set()) | {f"frame:{i}"}
         if head(val):
-            return subj, head(val), False
+            return subj, head(val), False, _bag(val) - {head(val)}
     return None
 
 
@@ -127,14 +147,21 @@ def slot(new: Fact, old: str) -> str | None:
     """"other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
     gives the same value (it says more about it: "coffee black" after "coffee in the morning"),
     None when they fill no common slot."""
-    a, b = frame(new.text), frame(_SPEAKER.sub("", old))
+    a, b = framed(new.text), framed(_SPEAKER.sub("", old))
     if a is None or b is None:
         return None
-    (s1, v1, change), (s2, v2, _) = a, b
+    (s1, v1, change, t1), (s2, v2, _, t2) = a, b
     s1, s2 = {w for w in s1 if not w.startswith("frame:")} if change else s1, \
         {w for w in s2 if not w.startswith("frame:")} if change else s2
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
+    c1, c2 = {w for w in s1 if ":" not in w}, {w for w in s2 if ":" not in w}
+    if bool(c1) != bool(c2):
+        return None  # "the user's guitar is ..." and "the user is ...": one names a subject, the other none
+    if not c1 and (t1 or t2) and v1 != v2 and not t1 & t2:
+        return None  # "prefers vim for editing", "prefers zsh for shells": no subject, other contexts
+    if v1 != v2 and v1 in raw_words(_SPEAKER.sub("", old)):
+        return "same"  # the old statement names the new value too ("green tea over coffee"): it agrees
     return "other" if v1 != v2 else "same"
 
 
@@ -165,9 +192,74 @@ def old_value(text: str) -> set[str]:
     return set()
 
 
+_WHEN = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
+                   r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
+                   re.IGNORECASE)
+
+
+def _values(text: str) -> set[str]:
+    """What a statement pins down: numbers, identifiers, names, days and months, code (`SET NX PX`)."""
+    text = plain(text)
+    code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
+    days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
+    names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
+    return set(values(text)) | names | code | days
+
+
+def value_changed(new: Fact, old: str) -> bool:
+    """Whether `new` gives `old` another value: the value an explicit change says it replaces is
+    in `old`, or each holds a value the other does not. A later statement that keeps every value
+    of the old one and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after "under a
+    per-key lock (`SET NX PX`)") agrees with it: a refinement, not a correction."""
+    change = changes(new.text)
+    was = old_value(new.text) if change else set()
+    if was and was <= raw_words(old):
+        return True
+    a, b = _values(new.line()), _values(old)
+    if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
+        m = _TO_VALUE.search(plain(new.line()))
+        to = _values(m.group(1)) if m else set()
+        if to and not to & b:
+            return True
+    return bool(a - b) and bool(b - a)
+
+
+# the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
+_TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
+
+
+@dataclass
+class Verdict:
+    """What one statement does to a node: CORROBORATE (it states `statement` again), CORRECT (it
+    replaces `statement`), REFINE (it adds to the node), and why."""
+
+    action: str
+    statement: str | None
+    reason: str
+
+
+def judge(fact: Fact, said: list[str], current: list[str], ev: Evidence | None = None) -> Verdict:
+    """One candidate statement against a node's statements (`current`: those true now, the ones a
+    correction may replace). The offline rule a model's answer for the same question falls back to."""
+    ev = ev or Evidence()
+    same = next((s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s)
+                 and not value_changed(fact, s)), None)  # 1:52 is not 1:55 in other words
+    if same is not None:
+        return Verdict("CORROBORATE", same, f"states again: {_short(same)}")
+    old = replaced(fact, current, ev)
+    if old is not None:
+        return Verdict("CORRECT", old, f"gives a new value for: {_short(old)}")
+    return Verdict("REFINE", None, "adds a statement about the same subject")
+
+
+def _short(text: str, n: int = 10) -> str:
+    w = text.split()
+    return " ".join(w[:n]) + ("…" if len(w) > n else "")
+
+
 def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
-    """The statement of `said` that `fact` replaces, if any: the most related one, and first of
-    all one that holds the value the fact says it replaces."""
+    """The statement of `said` that `fact` replaces, if any: the most related one whose value it
+    changes, and first of all one that holds the value the fact says it replaces."""
     best, best_rank = None, 0.0
     change = changes(fact.text)
     was = old_value(fact.text) if change else set()
@@ -180,7 +272,7 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
         weight = ev.shared(fact.line(), s)
         cos = ev.cosine(fact.line(), s)
         related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE)
-        if not (framed or (change and related)):
+        if not (framed or (change and related and value_changed(fact, s))):
             continue
         rank = weight + (cos or 0.0) + 0.5 * jaccard(raw_words(fact.line()), raw_words(s)) + (1.0 if framed else 0.0) \
             + (2.0 if was and was <= raw_words(s) else 0.0)
@@ -193,20 +285,23 @@ def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decisio
     """The action and the per-fact changes for `unit` in `node` (None: a new node)."""
     ev = ev or Evidence()
     said = statements(node.body) if node is not None else []
+    now = current(node.body) if node is not None else []
     cites = cited(node.body) if node is not None else set()
     d = Decision("CREATE" if node is None else "", node)
     for f in unit.facts:
-        same = next((s for s in said if _speaker_ok(f, s) and ev.same(f.line(), s)), None)
-        if same is not None:
-            if node is not None and (f.path not in cites or same not in statements(node.body)):
-                d.corroborations.append((f, same))
+        v = judge(f, said, now, ev)
+        d.reasons.append((f, v))
+        if v.action == "CORROBORATE":
+            if node is not None and (f.path not in cites or v.statement not in statements(node.body)):
+                d.corroborations.append((f, v.statement))
             continue
-        old = replaced(f, said, ev)
-        if old is not None:
-            d.contradictions.append((f, old))
+        if v.action == "CORRECT":
+            d.contradictions.append((f, v.statement))
+            now = [x for x in now if x != v.statement]
         else:
             d.new_facts.append(f)
         said.append(f.line())
+        now.append(f.line())
     d.uncited = [p for p in unit.paths if p not in cites]
     if node is not None:
         touched = {f.path for f in d.new_facts} | {f.path for f, _ in d.contradictions + d.corroborations}

@@ -2,11 +2,15 @@
 
 A node is frontmatter (name, description; keys sorted), a short abstract body, and a
 `## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Offline nodes state
-one fact per line, each with its source: `- <statement> ([[memory/<date>/<note>.md]])`;
-a statement a later note replaced keeps its line, followed by
-`  > note: contradicted by [[<path>]] - <the newer statement>`. Every helper here only
-inserts (a link or a source, once written, is never dropped); the one exception is the
-template prose older offline nodes carried, which `strip_boilerplate` removes.
+one fact per line, each with its sources, the note that states it most recently first:
+`- <statement> ([[memory/<date>/<note>.md]])`. What is true now comes first; a statement a
+later note replaced moves, with its own sources, to `## History` below, newest first, and the
+statement that replaced it becomes the first line:
+`- Previously: <old statement>, until <date> ([[memory/<date>/<note>.md]])`
+(`supersede`). Older nodes may still carry `  > note: contradicted by [[<path>]] - <newer>`
+lines; they are read as before. Every helper here only inserts or moves (a link or a
+source, once written, is never dropped); the one exception is the template prose older
+offline nodes carried, which `strip_boilerplate` removes.
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memcli.extraction.dream import voice
 from memcli.vault.wikilinks import WIKILINK
 from memcli.vault import frontmatter
 from memcli.vault.notes import name_problem
 
 BUCKETS = ("personal", "procedure", "wiki")
 SOURCES = "## Sources"
+HISTORY = "## History"
+PREVIOUSLY = "- Previously: "
+_UNTIL = re.compile(r"^(?P<text>.*?)(?:, until (?P<until>\d{4}-\d{2}-\d{2}|[^,()]{1,40}))?$")
 NOTE_MARK = "> note: contradicted by "
 RELATED = "Related: "
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
@@ -113,6 +121,9 @@ def cited(body: str) -> set[str]:
 def statement_of(raw: str) -> str:
     """The statement a line of the abstract makes ("" for headings, links, labels and template prose)."""
     line = raw.strip()
+    if line.startswith(PREVIOUSLY):
+        m = _SOURCED.match(line[len(PREVIOUSLY):])
+        return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY):]).group("text")
     if line.startswith(NOTE_MARK):
         line = line.split(" - ", 1)[1] if " - " in line else ""
     if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED) or BOILERPLATE.match(line):
@@ -121,7 +132,13 @@ def statement_of(raw: str) -> str:
     m = _SOURCED.match(line)
     if m:
         line = m.group("text")
-    return line if line and "[[" not in line else ""
+    return _voiced(line) if line and "[[" not in line else ""
+
+
+def _voiced(line: str) -> str:
+    """An older node's "User: I prefer tea." read as the statement a node makes now."""
+    m = re.match(r"^(User|Me): (.+)$", line)
+    return voice.statement(m.group(2), m.group(1)) if m else line
 
 
 # characters: a longer line is a pasted blob, not one statement; it stays in its note or node
@@ -149,13 +166,17 @@ def sourced(text: str, paths: list[str]) -> str:
 def add_source_to(body: str, statement: str, path: str) -> str:
     """Cite `path` on the abstract line that makes `statement` (unchanged when it is cited there)."""
     head, tail = split(body)
-    for i, raw in enumerate(head):
+    for i, raw in enumerate(head[:_history_at(head)]):
         if statement_of(raw) != statement or raw.strip().startswith(NOTE_MARK):
             continue
         if f"[[{path}]]" in raw:
             return body
-        m = _SOURCED.match(raw.rstrip())
-        head[i] = f"{raw.rstrip()[:-1]}, [[{path}]])" if m else f"{raw.rstrip()} ([[{path}]])"
+        m = _SOURCED.match(raw.strip())
+        if m:  # the newest source first: the note that states it now
+            at = raw.rfind("(" + m.group("links") + ")")
+            head[i] = f"{raw[:at]}([[{path}]], {m.group('links')})"
+        else:
+            head[i] = f"{raw.rstrip()} ([[{path}]])"
         return join(head, tail)
     return body
 
@@ -172,9 +193,62 @@ def strip_boilerplate(body: str) -> str:
     return join(kept, tail)
 
 
+def _history_at(head: list[str]) -> int:
+    return next((i for i, x in enumerate(head) if x.strip().lower() == HISTORY.lower()), len(head))
+
+
+def current(body: str) -> list[str]:
+    """The statements of what is true now: the abstract above `## History` (none of the history)."""
+    head, _ = split(body)
+    return [s for raw in head[:_history_at(head)] if not raw.strip().startswith(NOTE_MARK)
+            and (s := statement_of(raw))]
+
+
+def history(body: str) -> list[str]:
+    """The `## History` lines as written (`- Previously: ...`)."""
+    head, _ = split(body)
+    return [x for x in head[_history_at(head) + 1:] if x.strip().startswith(PREVIOUSLY)]
+
+
+def previously(old_line: str, until: str | None) -> str:
+    """The history line for an abstract line a newer statement replaced (its sources kept)."""
+    raw = _MARKER.sub("", old_line.strip())
+    m = _SOURCED.match(raw)
+    text, links_ = (m.group("text"), f" ({m.group('links')})") if m else (raw, "")
+    text = _voiced(text).rstrip(" .")
+    return f"{PREVIOUSLY}{text}{f', until {until}' if until else ''}{links_}"
+
+
+def supersede(body: str, old: str, new_line: str, until: str | None) -> str:
+    """The body with `new_line` as the first current statement, the current line stating `old`
+    gone from there, and that line, with its sources, first under `## History` (without such a
+    line, when the old statement is quoted in `## Sources`, the history names the statement)."""
+    head, tail = split(body)
+    end = _history_at(head)
+    at = next((i for i in range(end) if statement_of(head[i]) == old and not head[i].strip().startswith(NOTE_MARK)),
+              None)
+    old_line = head.pop(at) if at is not None else old
+    # the newest value goes first: it is what changed last, and the node's first line says what is true now
+    top = next((i for i, x in enumerate(head[:_history_at(head)]) if statement_of(x)), None)
+    if top is None:  # no current statement left: after the title and a blank line
+        top = _tail_index(head)
+        head = head[:top] + ([""] if top and head[top - 1].strip() else []) + [new_line] + head[top:]
+    else:
+        head = head[:top] + [new_line] + head[top:]
+    entry = previously(old_line, until)
+    end = _history_at(head)
+    if end == len(head):
+        while head and not head[-1].strip():
+            head = head[:-1]
+        head = head + ["", HISTORY, entry]
+    else:
+        head = head[:end + 1] + [entry] + head[end + 1:]
+    return join(head, tail)
+
+
 def _tail_index(head: list[str]) -> int:
-    """Where new abstract lines go: before a trailing `Related:` line and blank lines."""
-    end = len(head)
+    """Where new abstract lines go: before `## History`, a trailing `Related:` line and blank lines."""
+    end = _history_at(head)
     while end > 0 and (not head[end - 1].strip() or head[end - 1].startswith(RELATED)):
         end -= 1
     return end

@@ -1,7 +1,8 @@
 """Offline dream rules: the facts of the changed notes, their buckets, and their words. No model.
 
 A fact is a bullet or a sentence of a daily note, kept verbatim (speaker prefixes of
-ingest notes recognised). Its bucket comes from cues: preferences and identity are
+ingest notes recognised); acknowledgements, small talk and, in a conversation, requests to
+the assistant are no facts (extraction/dream/voice.py). Its bucket comes from cues: preferences and identity are
 personal; imperative or numbered steps and "how to" are procedure; the rest is wiki.
 A resource note (frontmatter `source_resource`) gives facts only from what it quotes of
 the file: its structural sections and lines (the file's link, shape, counts) are skipped.
@@ -14,6 +15,7 @@ import re
 from collections import Counter
 
 from memcli.extraction.conversation import rules
+from memcli.extraction.dream import voice
 from memcli.extraction.dream.node import LONGEST_STATEMENT
 from memcli.extraction.dream.schema import Fact, Topic, Unit
 from memcli.extraction.resource import digest as resource_digest
@@ -106,7 +108,7 @@ def _resource_lines(lines: list[str]) -> list[str]:
 def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     """The statements of one note worth considering (day index lines and links skipped)."""
     spoken = bool(meta.get("session_id") or meta.get("source_conversation"))
-    section, out = "", []
+    section, out, errand = "", [], False
     lines = body.split("\n")
     if meta.get("source_resource"):
         lines = _resource_lines(lines)
@@ -122,9 +124,13 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
             size = len(re.findall(r"\w+", text))
-            if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8):
+            if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8) or voice.chit_chat(text):
                 continue
-            out.append(Fact(text, path, speaker, section, numbered))
+            if spoken and (not speaker or voice.is_user(speaker)) and voice.addressed_to_assistant(text):
+                errand = True
+                continue  # "Write me a limerick about ...": a request, nothing to remember
+            # after a request, the text to translate or the pick among rephrasings is the task's material
+            out.append(Fact(text, path, speaker, section, numbered, errand))
         section, start = heads.get(i, ""), i + 1
     return out
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memcli.extraction.dream import voice
+
 
 @dataclass
 class Fact:
@@ -15,8 +17,15 @@ class Fact:
     speaker: str = ""
     section: str = ""
     numbered: bool = False
+    errand: bool = False  # said in a conversation where the user asked the assistant for a task
 
     def line(self) -> str:
+        """The statement as a node holds it: self-contained, the user in the third person
+        (extraction/dream/voice.py); another speaker keeps the "Name: " prefix."""
+        return voice.statement(self.text, self.speaker)
+
+    def source(self) -> str:
+        """The line as the note wrote it ("User: I prefer tea."): what reports quote and checkpoints key."""
         return f"{self.speaker}: {self.text}" if self.speaker else self.text
 
 
@@ -27,6 +36,7 @@ class Unit:
     summary: str
     paths: list[str]
     facts: list[Fact] = field(default_factory=list)  # offline only: the statements it holds
+    title: str = ""  # offline only: the subject a new node is named for ("Leiden half marathon")
 
     def to_json(self) -> dict:
         return {"name": self.name, "bucket": self.bucket, "summary": self.summary, "paths": self.paths}

@@ -1,14 +1,34 @@
-"""Offline node text: a new node, or the additive update of an existing one.
+"""Offline node text: a new node, or the update of an existing one. The node format:
 
-A node holds knowledge only: a title, then one statement per line, each with its source
-(`- <fact> ([[memory/<date>/<note>.md]])`; numbered steps stay numbered), quoted verbatim
-(nothing is paraphrased, so nothing is invented). A statement a later note replaced keeps
-its line and gets `  > note: contradicted by [[<path>]] - <the newer fact>` below it; a fact
-stated again adds its source to the line that states it. `## Sources` logs which note did
-what, once per note (`- Stated on <date> in [[<path>]].`). The abstract stays within 200
+    ---
+    description: <the first statement of what is true now>
+    name: half-marathon-training
+    ---
+    # Half-marathon training
+
+    - The user's half-marathon goal is now 1:52. ([[memory/2026-09-14/goal.md]])
+    - The user does their long runs on Sundays. ([[memory/2026-09-20/b.md]], [[memory/2026-09-01/a.md]])
+
+    Related: [[digest/wiki/race-morning-routine.md]].
+
+    ## History
+    - Previously: The user's goal for the half marathon is 1:55, until 2026-09-14 ([[memory/2026-09-01/a.md]])
+
+    ## Sources
+    - Stated on 2026-09-01 in [[memory/2026-09-01/a.md]].
+    - Corrected on 2026-09-14 in [[memory/2026-09-14/goal.md]].
+
+The title names the subject (extraction/dream/subject.py). A node holds knowledge only: one
+self-contained statement per line (extraction/dream/voice.py: the user in the third person,
+no "User:" prefix), each with its sources, the note that states it most recently first
+(numbered steps stay numbered). The lines above `## History` are what is true now. When a
+later note gives a statement a new value (CORRECT), the new statement becomes the first line
+(what changed last comes first) and the old one moves, with its sources, to the top of `## History` as `- Previously:
+<old statement>, until <date of the newer note> (<its sources>)`. A statement stated again
+(CORROBORATE) gets the new note as its first source; one that adds detail (REFINE) is a new
+line. `## Sources` logs which note did what, once per note. The abstract stays within 200
 words; statements that no longer fit are listed in `## Sources` in the same form. How to use
-a node (newest source wins, check the notes) is the agent's business (`mem agent-prompt`),
-not the node's.
+a node is the agent's business (`mem agent-prompt`), not the node's.
 """
 
 from __future__ import annotations
@@ -17,8 +37,8 @@ import re
 from collections.abc import Callable
 
 from memcli.extraction.dream.match import Decision
-from memcli.extraction.dream.node import (NOTE_MARK, Node, abstract_words, add_lines, add_related, add_source_to,
-                                          add_sources, cited, sourced, split, strip_boilerplate, words)
+from memcli.extraction.dream.node import (Node, abstract_words, add_lines, add_related, add_source_to, add_sources,
+                                          cited, current, sourced, split, strip_boilerplate, supersede, words)
 from memcli.extraction.dream.schema import Fact, Unit
 
 MAX_WORDS = 200
@@ -56,8 +76,8 @@ def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
     return f"- {text}", None
 
 
-def _apply(body: str, decision: Decision, procedure: bool) -> tuple[str, list[Fact]]:
-    """The body with the decision's statements, notes and sources in; (body, facts that did not fit)."""
+def _apply(body: str, decision: Decision, procedure: bool, date_of: DateOf) -> tuple[str, list[Fact]]:
+    """The body with the decision's statements, history and sources in; (body, facts that did not fit)."""
     overflow = []
     for f in decision.new_facts:
         line, after = _line(body, f, procedure)
@@ -65,8 +85,8 @@ def _apply(body: str, decision: Decision, procedure: bool) -> tuple[str, list[Fa
             body = add_lines(body, [line], after=after)
         else:
             overflow.append(f)
-    for f, old in decision.contradictions:
-        body = add_lines(body, [f"  {NOTE_MARK}[[{f.path}]] - {f.line()}"], after=old)
+    for f, old in decision.contradictions:  # in note order: in a chain, each value replaces the one before
+        body = supersede(body, old, _line(body, f, False)[0], date_of(f.path))
     for f, same in decision.corroborations:
         body = add_source_to(body, same, f.path)
     return body, overflow
@@ -84,14 +104,13 @@ def _verbs(decision: Decision) -> dict[str, str]:
 
 def create(unit: Unit, decision: Decision, path: str, date_of: DateOf, related: list[str]) -> Node:
     """A new node for the unit at `path`."""
-    body = f"# {_title(unit.name)}\n\n"
-    body, overflow = _apply(body, decision, unit.bucket == "procedure")
+    body = f"# {unit.title or _title(unit.name)}\n\n"
+    body, overflow = _apply(body, decision, unit.bucket == "procedure", date_of)
     body = add_related(body, related)
     body = add_sources(body, [source_line("Stated", p, date_of) for p in unit.paths]
                        + [f"- {sourced(f.line(), [f.path])}" for f in overflow])
-    first = decision.new_facts[0].line() if decision.new_facts else unit.summary
-    for f, old in decision.contradictions:  # the description says what is true now
-        first = f.line() if old == first else first
+    now = current(body)
+    first = now[0] if now else unit.summary  # the description says what is true now
     meta = {"name": path.rsplit("/", 1)[-1][:-3], "description": describe(first)}
     return Node(path, meta, body, existed=False)
 
@@ -99,7 +118,7 @@ def create(unit: Unit, decision: Decision, path: str, date_of: DateOf, related: 
 def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related: list[str]) -> Node | None:
     """The node with the unit's news added (nothing of substance removed); None when nothing is new."""
     procedure = "/procedure/" in node.path and unit.bucket == "procedure"  # only steps continue a step list
-    body, overflow = _apply(strip_boilerplate(node.body), decision, procedure)
+    body, overflow = _apply(strip_boilerplate(node.body), decision, procedure, date_of)
     have = cited(body)
     verbs = _verbs(decision)
     verb = VERB[decision.action or "CORROBORATE"]

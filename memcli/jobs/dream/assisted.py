@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from memcli.extraction.ask import kebab
 from memcli.extraction.dream import group as dream_group, judge, rules as dream_rules, write as dream_write
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.match import Decision, replaced
-from memcli.extraction.dream.node import BUCKETS, Node, cited, statements
+from memcli.extraction.dream.match import Decision, judge as rules_judge, replaced
+from memcli.extraction.dream.node import BUCKETS, Node, cited, current, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.jobs.dream import meaning as dream_meaning
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
@@ -46,13 +46,15 @@ class Filed:
     reason: str
 
     def to_json(self) -> dict:
-        return {"fact": self.fact.line(), "action": self.action, "decided_by": self.decided_by, "reason": self.reason}
+        return {"fact": self.fact.source(), "action": self.action, "decided_by": self.decided_by,
+                "reason": self.reason}
 
 
 @dataclass
 class Group:
     cluster: dream_group.Cluster
     title: str  # the node's name, or the subject of a group formed in this run
+    now: list[str] = field(default_factory=list)  # what it states as true now (History left out)
     filed: list[Filed] = field(default_factory=list)
     order: int = -1  # the position of its first fact in this run
 
@@ -83,7 +85,7 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
     ev, nodes, found = _evidence(ws, facts, digest.nodes(), warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
     contexts = dream_rules.contexts(notes)
-    groups = [Group(dream_group.Cluster(n, statements(n.body)), n.name) for n in nodes]
+    groups = [Group(dream_group.Cluster(n, statements(n.body)), n.name, current(n.body)) for n in nodes]
     for pos, item in enumerate(dream_group.items(facts)):
         why = _file(chat, ev, item, groups, contexts, pos, label)
         if why is not None:
@@ -126,13 +128,12 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
     subject = verdict.subject if verdict else ""
     ranked = _ranked(ev, item, groups, contexts, subject)
     if verdict is not None and not verdict.remember:
-        old = _replaces(ev, f0, ranked, groups)
+        old = next((x for i in ranked if (x := replaced(f0, groups[i].now, ev)) is not None), None)
         if old is None:
             return NOT_KNOWLEDGE
         # left out, the digest would go on stating the value this statement changes
         subject_why = f"the model judged it no lasting knowledge, but by the rules it changes {first_words(old, 8)!r}; "
-    shown = [judge.Candidate(groups[i].cluster.node.name.replace("-", " ") if groups[i].cluster.node else
-                             groups[i].title, _closest(ev, item[0], groups[i])) for i in ranked]
+    shown = [judge.Candidate(groups[i].title.replace("-", " "), _closest(ev, f0, groups[i])) for i in ranked]
     filing, by, reason = None, "rules", subject_why + "no node shares words or meaning with it: a new node"
     if ranked:
         try:
@@ -140,7 +141,8 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
             by, reason = "model", subject_why + (filing.repaired or f"the model chose {filing.action}")
         except judge.Rejected as exc:
             reason = subject_why + f"model reply invalid: {exc}; decided by the offline rules"
-            filing = _by_rules(ev, item[0], ranked, groups, shown)
+            filing, why = _by_rules(ev, f0, groups[ranked[0]])
+            reason += f" ({why})"
     if filing is None or filing.node is None:
         if sum(ev.substance(f.line()) for f in item) < dream_group.MIN_SUBSTANCE:
             return "too few words to say what it is about"
@@ -150,6 +152,8 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
         target, action, statement = groups[ranked[filing.node]], filing.action, filing.statement
     if target.order < 0:
         target.order = pos
+    target.now = [x for x in target.now if x != statement] if action == "CORRECT" else target.now
+    target.now += [f.line() for f in item] if action != "CORROBORATE" else []
     target.cluster.facts += item
     target.filed.append(Filed(item[0], action, statement, by, reason))
     target.filed += [Filed(f, "REFINE" if target.cluster.node or len(target.filed) > 1 else "CREATE", None, by,
@@ -171,32 +175,18 @@ def _ranked(ev: Evidence, item: list[Fact], groups: list[Group], contexts: dict[
     return [-i for _, i in sorted(scored, reverse=True)][:MAX_CANDIDATES]
 
 
-def _replaces(ev: Evidence, fact: Fact, ranked: list[int], groups: list[Group]) -> str | None:
-    """The statement of a close group that `fact` gives a new value for, by the offline rules."""
-    for i in ranked:
-        old = replaced(fact, [m if isinstance(m, str) else m.line() for m in groups[i].cluster.members()], ev)
-        if old is not None:
-            return old
-    return None
-
-
 def _closest(ev: Evidence, fact: Fact, g: Group) -> list[str]:
-    members = [m if isinstance(m, str) else m.line() for m in g.cluster.members()]
-    members = list(dict.fromkeys(members))
-    members.sort(key=lambda s: -(ev.shared(fact.line(), s) + (ev.cosine(fact.line(), s) or 0.0)))
-    return members[:judge.SHOWN]
+    """What the group states now, the statements closest to `fact` first, at most judge.SHOWN."""
+    said = list(dict.fromkeys(g.now))
+    said.sort(key=lambda s: -(ev.shared(fact.line(), s) + (ev.cosine(fact.line(), s) or 0.0)))
+    return said[:judge.SHOWN]
 
 
-def _by_rules(ev: Evidence, fact: Fact, ranked: list[int], groups: list[Group], shown: list[judge.Candidate]
-              ) -> judge.Filing:
-    """The offline rules' filing: the closest group; the same statement again corroborates, a
-    replaced one is corrected, anything else refines."""
-    said = [m if isinstance(m, str) else m.line() for m in groups[ranked[0]].cluster.members()]
-    same = next((s for s in said if ev.same(fact.line(), s)), None)
-    if same is not None:
-        return judge.Filing(0, "CORROBORATE", same)
-    old = replaced(fact, said, ev)
-    return judge.Filing(0, "CORRECT", old) if old is not None else judge.Filing(0, "REFINE")
+def _by_rules(ev: Evidence, fact: Fact, g: Group) -> tuple[judge.Filing, str]:
+    """The offline rules' filing into the closest group (match.judge), and their reason."""
+    said = [m if isinstance(m, str) else m.line() for m in g.cluster.members()]
+    v = rules_judge(fact, said, g.now, ev)
+    return judge.Filing(0, v.action, v.statement), v.reason
 
 
 def _unit(g: Group, ev: Evidence) -> Unit:
@@ -208,7 +198,8 @@ def _unit(g: Group, ev: Evidence) -> Unit:
     else:
         name, bucket = kebab(g.title) or dream_group.name(facts, ev), dream_group.bucket(facts)
     summary = " ".join(f.line().rstrip(".") + "." for f in facts)[:1200]
-    return Unit(name, bucket, summary, list(dict.fromkeys(f.path for f in facts)), list(facts))
+    title = g.title[:1].upper() + g.title[1:] if node is None and kebab(g.title) == name else ""
+    return Unit(name, bucket, summary, list(dict.fromkeys(f.path for f in facts)), list(facts), title)
 
 
 def _decision(g: Group, unit: Unit) -> Decision:
@@ -235,6 +226,7 @@ def _integrate(ws: Workspace, digest: Digest, g: Group, unit: Unit, out: Plan) -
     decision = _decision(g, unit)
     by = sorted({x.decided_by for x in g.filed})
     who, why = "+".join(by), [x.to_json() for x in g.filed]
+    told = "; ".join(f"{x.action} by the {x.decided_by}: {x.reason}" for x in g.filed[:3])
     if not decision.action:
         out.skipped.append((unit, "already in the digest"))
         return
@@ -242,14 +234,15 @@ def _integrate(ws: Workspace, digest: Digest, g: Group, unit: Unit, out: Plan) -
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, [])
         result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(g.filed[0].fact.line())}",
-                        who, why)
+                        f"a new node about {unit.title or unit.name!r}: {told}", who, why)
     else:
         target = digest.read(g.cluster.node.path) or g.cluster.node
         node = dream_write.update(target, unit, decision, ws.date_of, [])
         if node is None:
             out.skipped.append((unit, "already in the digest"))
             return
-        result = Result(unit, decision.action, node.path, _note(decision), who, why)
+        result = Result(unit, decision.action, node.path, _note(decision), f"about the subject of {node.path}: {told}",
+                        who, why)
     out.nodes[node.path] = node
     out.results.append(result)
 
@@ -257,7 +250,7 @@ def _integrate(ws: Workspace, digest: Digest, g: Group, unit: Unit, out: Plan) -
 def _note(d: Decision) -> str:
     if d.action == "CORRECT":
         f, old = d.contradictions[0]
-        return f"contradicted: {first_words(old, 12)!r} -> {first_words(f.line(), 12)!r}"
+        return f"superseded: {first_words(old, 12)!r} -> {first_words(f.line(), 12)!r}"
     if d.action == "CORROBORATE":
         return f"stated again in {len(d.corroborations) or 1} more source(s)"
     return f"added {len(d.new_facts)} statement(s): {first_words(d.new_facts[0].line())}"

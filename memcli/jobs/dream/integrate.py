@@ -24,16 +24,20 @@ class Result:
     action: str
     target_path: str
     note: str
-    decided_by: str = ""  # LLM dream one statement at a time: "model", "rules" or "model+rules"
-    decisions: list[dict] = field(default_factory=list)  # per statement: action, decided_by, reason
+    reason: str = ""  # why this unit went here and did this (offline: the rule that decided)
+    decided_by: str = ""  # with a model: "model", "rules" or "model+rules" (assisted.py)
+    decisions: list[dict] = field(default_factory=list)  # with a model, per statement: action, who decided, why
 
     def to_json(self) -> dict:
         out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
                "action": self.action, "target_path": self.target_path, "note": self.note}
+        if self.reason:  # the rule (or the model) that placed the unit and what each statement did
+            out["reason"] = self.reason
         if self.decided_by:
             out["decided_by"], out["decisions"] = self.decided_by, self.decisions
         if self.unit.facts:  # the statements the unit carried into the node
-            out["facts"] = [f.line() for f in self.unit.facts]
+            out["facts"] = [f.source() for f in self.unit.facts]  # as the notes wrote them
+            out["statements"] = [f.line() for f in self.unit.facts]  # as the node states them
         return out
 
 

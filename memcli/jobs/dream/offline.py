@@ -33,7 +33,7 @@ from memcli.vault.workspace import Workspace
 
 
 def fact_key(f: Fact) -> str:
-    return hashlib.sha1(" ".join(f.line().split()).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha1(" ".join(f.source().split()).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -126,26 +126,45 @@ def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidenc
     target = digest.read(p.target.path) if p.target is not None else None  # as planned so far in this run
     decision = dream_match.decide(unit, target, ev)
     if not decision.action:
-        out.skipped.append((unit, "already in the digest"))
+        out.skipped.append((unit, "already in the digest: the node states every statement with these sources"))
         return
     if target is None:
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, p.related)
-        result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(decision.new_facts[0].line())}")
+        result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(decision.new_facts[0].line())}",
+                        _created(unit, decision))
     else:
         node = dream_write.update(target, unit, decision, ws.date_of, p.related)
         if node is None:
-            out.skipped.append((unit, "already in the digest"))
+            out.skipped.append((unit, "already in the digest: the node states every statement with these sources"))
             return
-        result = Result(unit, decision.action, node.path, _note(decision))
+        result = Result(unit, decision.action, node.path, _note(decision), _merged(unit, target, decision, ev))
     out.nodes[node.path] = node
     out.results.append(result)
+
+
+def _created(unit: Unit, d: dream_match.Decision) -> str:
+    about = unit.title or unit.name.replace("-", " ")
+    notes = len(unit.paths)
+    why = f"no node is about {about!r} yet: {len(unit.facts)} statement(s) from {notes} note(s) about it"
+    fixed = [v for _, v in d.reasons if v.action == "CORRECT"]
+    return why + (f"; {len(fixed)} later value(s) replace earlier ones (in History)" if fixed else "")
+
+
+def _merged(unit: Unit, node, d: dream_match.Decision, ev: Evidence) -> str:
+    """Why the unit joined this node (the words or meaning they share) and what each statement did."""
+    said = statements(node.body)
+    shared = sorted({w for f in unit.facts for s in said for w in dream_match.raw_words(f.line()) & dream_match.raw_words(s)
+                     if ev.bag(w)})
+    link = f"shares {', '.join(shared[:5])!s} with it" if shared else "close in meaning to its statements"
+    verdicts = "; ".join(f"{v.action}: {v.reason}" for _, v in d.reasons[:3])
+    return f"about the subject of {node.path} ({link}); {verdicts}"
 
 
 def _note(d: dream_match.Decision) -> str:
     if d.action == "CORRECT":
         f, old = d.contradictions[0]
-        return f"contradicted: {first_words(old, 12)!r} -> {first_words(f.line(), 12)!r}"
+        return f"superseded: {first_words(old, 12)!r} -> {first_words(f.line(), 12)!r}"
     if d.action == "CORROBORATE":
         return f"stated again in {len(d.corroborations) or 1} more source(s)"
     return f"added {len(d.new_facts)} statement(s): {first_words(d.new_facts[0].line())}"

@@ -134,4 +134,4 @@ class DreamReport:
             return None
         return {"new": pr.facts, "grouping": pr.grouping, "model": pr.model,
                 "remaining": len(pr.remaining), "remaining_paths": pr.remaining_paths(),
-                "kept": [{"fact": f.line(), "path": f.path, "why": why} for f, why in pr.kept]}
+                "kept": [{"fact": f.source(), "path": f.path, "why": why} for f, why in pr.kept]}

@@ -1,0 +1,120 @@
+"""What a group of statements is about, as a node title: a noun phrase, not a statement's first words.
+
+The candidates are the noun phrases of the statements: runs of words between stopwords,
+verbs and punctuation ("Leiden half marathon", "pgbouncer pool", "VS Code"). A verb is a word
+right after its subject or an auxiliary ("the user *commutes*", "is *changing*", "Tofu
+*eats*"), a past form, or a word the stop lists know; adjectives alone ("Small") and
+adverbs never end a title. The phrase that most of the statements share wins, then the one
+whose words weigh most (names and identifiers above ordinary words, weekdays and cue words
+below), then the first seen: the same statements get the same title run after run.
+`subject_title` is the offline answer to "what is this about?"; a model may give a better one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from memcli.extraction.conversation import rules as conversation_rules
+from memcli.extraction.dream.evidence import GENERIC, WEAK
+from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, stem_of
+
+MAX_WORDS = 3
+SUBJECT_BONUS = 1.0
+LONGER = 0.25
+_TOKEN = re.compile(r"(?<![\w'’])(?:[A-Za-z][\w'’./+#-]*[\w+#]|[A-Za-z])|\d[\w:.,/-]*|[,;:()\"“”!?]|\.(?=\s|$)")
+_SUBJECTS = frozenset("i we you he she they it user users team who which that".split())
+_AUX = frozenset("is am are was were be been being 'm 're 's has have had do does did will would can could should "
+                 "must may might".split())
+_ADJECTIVES = frozenset("""small big large little new old good bad great quick slow easy hard high low long short main
+best better worse full free fast early late open ready nice current daily weekly monthly yearly final local remote
+first last next previous same other own whole real single double extra total usual regular simple general common
+early quiet busy happy sure able likely favourite favorite""".split())
+# units of measure name no subject ("km" of "runs 10 km")
+_UNITS = frozenset("""km m cm mm kg g mg lb lbs gb mb kb tb ms sec secs min mins h hr hrs kw kwh mph kmh pm am""".split())
+# a statement's first word in this list is an instruction, not a subject ("Eat oatmeal at 6:00")
+_IMPERATIVE = frozenset("""eat drink wake sleep take bring pack put keep get go do run use install open set deploy merge
+check add create remove delete restart build push pull configure enable disable update upgrade copy move start stop
+call send write make ensure avoid verify test wait click select type press download upload restore export import fill
+submit reset clean drain tag release promote roll rollback log stretch warm walk""".split())
+_NEGATIONS = frozenset("don't doesn't didn't not never won't can't cannot no".split())
+_BREAK = _NEGATIONS | frozenset({"either", "too", "instead", "about", "each", "way", "every"}) | conversation_rules.STOP | EXTRA_STOP | CUE_WORDS | GENERIC | _SUBJECTS | _AUX | frozenset(
+    """their them his her our your my its then also still now just really already very more most""".split())
+
+
+def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
+    low = tok.lower()
+    if prev in _AUX and low.endswith(("ing", "ed")):
+        return True  # "is changing", "was moved"
+    if prev in _NEGATIONS or prev in _SUBJECTS:
+        return True  # "the user commutes", "doesn't eat"
+    if re.fullmatch(r"[a-z]+(?<![su])s", tok) and (prev_cap or (not verb_seen and prev and prev not in _BREAK)):
+        return True  # "Tofu eats", "The ride takes": the first -s word after the subject
+    return bool(re.fullmatch(r"[a-z]+ed", tok)) and len(tok) > 4
+
+
+def phrases(text: str) -> list[list[str]]:
+    """The noun-phrase runs of a statement, as surface words."""
+    runs: list[list[str]] = [[]]
+    prev, prev_cap, verb_seen = "", False, False
+    for m in _TOKEN.finditer(re.sub(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ", "", text.strip())):
+        tok = m.group(0)
+        low = tok.lower().replace("’", "'")
+        low = re.sub(r"'s$", "", low)
+        verb = tok[0].isalpha() and (_verb_like(tok, prev, prev_cap, verb_seen)
+                                     or (not prev and low in _IMPERATIVE))
+        verb_seen = verb_seen or verb or low in _AUX
+        contracted = re.search(r"['’](?!s$)", tok)  # "I'll", "we're", "don't": no noun
+        if not tok[0].isalpha() or low in _BREAK or low in _UNITS or verb or low.endswith("ly") or contracted:
+            runs.append([])
+        else:
+            runs[-1].append(re.sub(r"['’]s$", "", tok))
+        prev, prev_cap = low, tok[:1].isupper() and m.start() > 0
+    return [r for r in runs if r]
+
+
+def _weight(tok: str) -> float:
+    low = tok.lower()
+    if low in WEAK or stem_of(low) in WEAK:
+        return 0.3
+    return 1.5 if (tok[:1].isupper() or re.search(r"\d|[a-z][A-Z]|[_.]", tok)) else 1.0
+
+
+def _spans(run: list[str]) -> list[tuple[str, ...]]:
+    out = []
+    for n in range(1, MAX_WORDS + 1):
+        for i in range(len(run) - n + 1):
+            span = tuple(run[i:i + n])
+            last = span[-1].lower()
+            if last in _ADJECTIVES or span[0].lower() in {"and", "or"}:
+                continue
+            out.append(span)
+    return out
+
+
+def subject_title(texts: list[str]) -> str:
+    """A noun-phrase title for statements about one subject ("" when none has a noun phrase)."""
+    bags = [{stem_of(w.lower()) for run in phrases(t) for w in run} for t in texts]
+    support: Counter = Counter()
+    weight: dict[tuple[str, ...], float] = {}
+    surface: dict[tuple[str, ...], tuple[str, ...]] = {}
+    order: dict[tuple[str, ...], int] = {}
+    for t in texts:
+        for i, run in enumerate(phrases(t)):
+            for span in _spans(run):
+                key = tuple(stem_of(w.lower()) for w in span)
+                lead = SUBJECT_BONUS if i == 0 else 0.0  # a sentence's first phrase is usually its subject
+                if key in surface:
+                    weight[key] = max(weight[key], sum(_weight(w) for w in span) + lead)
+                    continue
+                surface[key], order[key] = span, len(order)
+                support[key] = sum(1 for b in bags if set(key) <= b)
+                weight[key] = sum(_weight(w) for w in span) + lead
+    if not surface:
+        return ""
+    # support first (the phrase most statements share); a longer phrase is worth a little more support
+    best = max(surface, key=lambda k: (support[k] * (1 + LONGER * (len(k) - 1)),
+                                       weight[k] if len(k) > 1 or weight[k] > 0.3 else 0.0, -order[k]))
+    words = list(surface[best])
+    title = " ".join(words)
+    return title[:1].upper() + title[1:] if not re.search(r"[a-z][A-Z]|[_.]", words[0]) else title
