@@ -297,6 +297,13 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
 
 
 # ------------------------------------------------------------------ the nights
+def _tally(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
 def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int,
             drain: int) -> tuple[list[dict], list[dict]]:
     reports, nights = [], []
@@ -314,7 +321,10 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
         nights.append({"date": day, "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
                        "new_facts": facts.get("new"), "remaining": rep.get("remaining"),
                        "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
-                       "checkpointed": len(rep.get("checkpointed") or [])})
+                       "checkpointed": len(rep.get("checkpointed") or []),
+                       # with a model: statements it decided, and those the rules decided for it
+                       "decided_by": _tally(d.get("decided_by") for r in rep.get("results", [])
+                                            for d in r.get("decisions", []))})
         if not fresh and not (rep.get("remaining") or {}).get("units"):
             break
     return reports, nights
