@@ -297,6 +297,14 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
 
 
 # ------------------------------------------------------------------ the nights
+def _who(decision: dict) -> str:
+    """model; rules after a model reply that failed validation twice; rules with nothing to ask."""
+    why = decision.get("reason") or ""
+    if decision.get("decided_by") != "rules":
+        return str(decision.get("decided_by"))
+    return "rules (model reply invalid)" if "model reply invalid" in why else "rules (no close node to ask about)"
+
+
 def _tally(values) -> dict[str, int]:
     out: dict[str, int] = {}
     for v in values:
@@ -323,8 +331,7 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
                        "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
                        "checkpointed": len(rep.get("checkpointed") or []),
                        # with a model: statements it decided, and those the rules decided for it
-                       "decided_by": _tally(d.get("decided_by") for r in rep.get("results", [])
-                                            for d in r.get("decisions", []))})
+                       "decided_by": _tally(_who(d) for r in rep.get("results", []) for d in r.get("decisions", []))})
         if not fresh and not (rep.get("remaining") or {}).get("units"):
             break
     return reports, nights
