@@ -83,6 +83,19 @@ def test_each_statement_is_asked_about_alone_and_the_nodes_are_named_for_its_sub
     assert rep["checkpointed"] == [NOTE]
 
 
+def test_facts_over_max_units_are_not_asked_about_until_the_next_run(ws, mem, llm):
+    coffee_day(ws)
+    llm.script(verdict("morning drink"))
+    code, out, err = mem("-w", ws, "dream", "--date", D1, "--json", "--max-units", "1")
+    rep = json.loads(out)
+    assert code == 0 and len(llm.seen) == 1 and list(digest_files(ws)) == ["digest/personal/morning-drink.md"]
+    assert rep["remaining"]["facts"] == 1 and rep["remaining"]["paths"] == [NOTE] and rep["checkpointed"] == []
+    llm.script(verdict("Lumen launch"))
+    rep = run_dream(mem, ws)
+    assert [r["target_path"] for r in rep["results"]] == ["digest/wiki/lumen-launch.md"]
+    assert rep["checkpointed"] == [NOTE] and len(llm.seen) == 2
+
+
 def test_small_talk_the_model_rejects_stays_in_the_note(ws, mem, llm):
     coffee_day(ws)
     llm.script(verdict("coffee", "no"), verdict("Lumen launch"))

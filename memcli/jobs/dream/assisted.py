@@ -12,7 +12,9 @@ The facts are the offline rules' (extraction/dream/rules.py), checkpointed per f
    instead: the closest cluster, CORROBORATE/CORRECT/REFINE by match.py. Every fact's
    decision names who made it (`decided_by`: model or rules) and why, in `mem dream --json`.
 Then each cluster that received facts is one unit, written by the offline node writer
-(write.py): the model chooses, the writer quotes the statements with their sources.
+(write.py): the model chooses, the writer quotes the statements with their sources. Once
+`max_units` clusters received facts, the remaining facts wait for the next run unasked (their
+notes stay pending), so a run's model calls stay within its budget.
 A transport error (the server down) is no reply to judge: it fails the run, nothing written.
 """
 
@@ -86,7 +88,12 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
     prog.grouping, prog.model = found.grouping, found.model
     contexts = dream_rules.contexts(notes)
     groups = [Group(dream_group.Cluster(n, statements(n.body)), n.name, current(n.body)) for n in nodes]
-    for pos, item in enumerate(dream_group.items(facts)):
+    items, waiting = dream_group.items(facts), []
+    for pos, item in enumerate(items):
+        if sum(1 for g in groups if g.filed) >= max_units:
+            # the budget is full: the rest is asked about next run (model calls stay within the budget)
+            waiting = [f for it in items[pos:] for f in it]
+            break
         why = _file(chat, ev, item, groups, contexts, pos, label)
         if why is not None:
             prog.kept += [(f, why) for f in item]
@@ -94,7 +101,8 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
                 prog.done[f.path].add(fact_key(f))
     placed = sorted((g for g in groups if g.filed), key=lambda g: g.order)
     taken, left = placed[:max_units], placed[max_units:]
-    prog.remaining, prog.left_units = [x.fact for g in left for x in g.filed], len(left)
+    prog.remaining = [x.fact for g in left for x in g.filed] + waiting
+    prog.left_units = len(left) + len(items) - pos if waiting else len(left)  # (each item asked later: a unit at most)
     units = []
     for g in taken:
         unit = _unit(g, ev)
