@@ -26,11 +26,12 @@ are read and scored; one JSON document on stdout:
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
 
-With an LLM (--mem-yaml with llm_model_config) nodes are the model's prose, not the facts'
-lines, so a fact counts as reaching a node when the node cites the fact's note and holds
-at least 60% of the fact's content words (numbers and names included); a supersession is
-recorded when the node holding the old fact got REFINE/CORRECT from a unit citing the new
-fact's note and now holds the new fact (the old value need not stay, marked or not).
+With an LLM (--mem-yaml with llm_model_config) the model decides and the offline writer still
+quotes the facts' lines, so the scoring is the same. --fuzzy scores nodes written as prose:
+a fact counts as reaching a node when the node cites the fact's note and holds at least 60%
+of the fact's content words (numbers and names included); a supersession is recorded when the
+node holding the old fact got REFINE/CORRECT from a unit citing the new fact's note and now
+holds the new fact (the old value need not stay, marked or not).
 """
 
 from __future__ import annotations
@@ -296,6 +297,21 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
 
 
 # ------------------------------------------------------------------ the nights
+def _who(decision: dict) -> str:
+    """model; rules after a model reply that failed validation twice; rules with nothing to ask."""
+    why = decision.get("reason") or ""
+    if decision.get("decided_by") != "rules":
+        return str(decision.get("decided_by"))
+    return "rules (model reply invalid)" if "model reply invalid" in why else "rules (no close node to ask about)"
+
+
+def _tally(values) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
 def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int,
             drain: int) -> tuple[list[dict], list[dict]]:
     reports, nights = [], []
@@ -313,7 +329,9 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
         nights.append({"date": day, "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
                        "new_facts": facts.get("new"), "remaining": rep.get("remaining"),
                        "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
-                       "checkpointed": len(rep.get("checkpointed") or [])})
+                       "checkpointed": len(rep.get("checkpointed") or []),
+                       # with a model: statements it decided, and those the rules decided for it
+                       "decided_by": _tally(_who(d) for r in rep.get("results", []) for d in r.get("decisions", []))})
         if not fresh and not (rep.get("remaining") or {}).get("units"):
             break
     return reports, nights
@@ -330,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="build the workspace here (kept) instead of a temporary folder")
     ap.add_argument("--mem", default=f"{sys.executable} -m memcli", help="how to run mem")
     ap.add_argument("--mem-yaml", type=Path, help="a mem.yaml for the workspace (an LLM: llm_model_config)")
+    ap.add_argument("--fuzzy", action="store_true",
+                    help="score nodes written as prose (60%% of a fact's words; any update counts as recorded)")
     args = ap.parse_args(argv)
     data = load(args.set)
     mem = args.mem.split()
@@ -350,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {"set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
                   "embedding": args.embedding, "max_units": args.max_units, "scan_days": args.scan_days,
                   "decided_by": "llm" if llm else "offline rules",
-                  **score(data, read_nodes(ws), reports, fuzzy=llm),
+                  **score(data, read_nodes(ws), reports, fuzzy=args.fuzzy),
                   "remaining": (reports[-1].get("remaining") or {}) if reports else None,
                   "runs": len(reports), "seconds": round(time.perf_counter() - t, 1), "nights": nights}
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)

@@ -11,10 +11,12 @@ HELP = """Consolidate the daily notes of the last --scan-days days into digest n
 Only notes that changed since the last dream are read (the dream catalog). At most --max-units
 units are extracted; each one corroborates, refines or corrects the existing node on its subject,
 or creates one, with its sources cited. Also writes memory/<date>/interests.yaml and an inbox
-record of what changed and why (`mem inbox`). With llm_model_config set an LLM decides; otherwise
-offline rules do: they group facts by meaning (the embedding model, when one is configured) and by
-the words they share, keep a fact that fits no node clearly in its daily note, and leave the facts
-of units over --max-units for the next run.
+record of what changed and why (`mem inbox`). Offline rules group facts by meaning (the embedding
+model, when one is configured) and by the words they share, keep a fact that fits no node clearly
+in its daily note, and leave the facts of units over --max-units for the next run. With
+llm_model_config set, a model is asked about one statement at a time (its subject, whether to keep
+it, which close node it belongs to and what it does there); an answer that fails its checks twice
+is decided by the rules, and --json says who decided each statement and why.
 
 --if-due runs only when a time named by dream_cron has passed since the last successful run
 (within 600 s), after a random delay of up to 60 s: start it every 5 minutes from cron or a

@@ -158,3 +158,54 @@ def test_resource_scan_writes_grounded_notes(tmp_path, llm_yaml, run_mem):
     assert "## Outline" in texts["onboarding"]
     words = ("bootstrap", "dana", "2026-07-31", "good-first-issue", "vpn", "friday")
     assert sum(w in texts["onboarding"].lower() for w in words) >= 2, texts["onboarding"]
+
+
+# three nights of an agent's notes: two subjects, one value that changes, one line of small talk
+NIGHTS = {
+    "2026-07-06": {"commute": ("Commute", ["The user commutes to the office on a Brompton folding bike.",
+                                           "The ride takes about 20 minutes along the canal."]),
+                   "billing": ("Billing", ["The billing service uses a pgbouncer pool of 25 connections."])},
+    "2026-07-07": {"chat": ("Chat", ["User: Thanks, that was really helpful!"]),
+                   "billing-pool": ("Billing pool", ["The billing pgbouncer pool was increased from 25 to 50 "
+                                                     "connections."])},
+    "2026-07-08": {"bike": ("Bike", ["The user replaced the Brompton with an e-bike."])},
+}
+
+
+def test_dream_over_three_nights_decides_each_statement_and_keeps_the_facts(tmp_path, llm_yaml, run_mem):
+    """Dream asks the model one short question at a time; every night exits 0, every statement's
+    decision says who made it (the model, or the rules when its reply was unusable) and why."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    llm_yaml(ws)
+    facts = []
+    for day, notes in NIGHTS.items():
+        for name, (title, lines) in notes.items():
+            path = ws / "memory" / day / f"{name}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"---\ndescription: {json.dumps(lines[0])}\nname: {name}\n---\n# {title}\n\n"
+                            + "".join(f"- {ln}\n" for ln in lines), encoding="utf-8")
+            facts += [ln for ln in lines if not ln.startswith("User: Thanks")]
+        rep, seconds = mem_json(run_mem, "-w", ws, "dream", "--date", day)
+        assert rep["status"] in ("completed", "completed_with_warnings") and not rep["failed"], rep
+        decisions = [d for r in rep["results"] for d in r["decisions"]]
+        print(f"\n{day}: {rep['actions']} in {seconds:.1f} s; "
+              + "; ".join(f"{d['action']} by {d['decided_by']} ({d['reason'][:60]})" for d in decisions))
+        assert all(d["decided_by"] in ("model", "rules") and d["reason"] for d in decisions)
+        assert all(r["decided_by"] and r["target_path"].startswith("digest/") for r in rep["results"])
+    everything = ""
+    for path in sorted((ws / "digest").rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        meta = frontmatter(text)
+        assert meta["name"] == path.stem and meta["description"] and "\n## Sources\n" in text
+        for link in re.findall(r"\[\[([^\]|#]+)", text):
+            assert (ws / link).exists(), link
+        everything += text
+    # the writer quotes statements, no paraphrase; a replaced one is in `## History` ("Previously: <it>, until")
+    reached = [f for f in facts if f.rstrip(".") in everything]
+    print(f"facts in nodes: {len(reached)} of {len(facts)}; nodes: {len(list((ws / 'digest').rglob('*.md')))}")
+    assert len(reached) > len(facts) // 2, everything
+    assert "\n## History\n" in everything  # the pool size or the bike changed: the old value is history
+    assert "Thanks, that was really helpful" not in everything  # small talk stays in its note
+    again, _ = mem_json(run_mem, "-w", ws, "dream", "--date", "2026-07-08")
+    assert again["status"] == "no_change"

@@ -1,11 +1,12 @@
 """Dream (auto_dream): consolidate the changed daily notes of the last days into the digest.
 
 1. Scan the window's day pages and notes against the dream catalog (dream_scan).
-2. Extract at most `max_units` units, by LLM or offline (dream_offline: facts placed into
-   nodes by meaning and words; the facts of units over the budget wait for the next run).
-3. Plan each unit's one action (CREATE / CORROBORATE / REFINE / CORRECT) against
-   recalled digest nodes (dream_integrate). LLM replies are all validated here,
-   before anything is written; model calls run without the workspace lock.
+2. Extract at most `max_units` units (dream_offline: facts placed into nodes by meaning and
+   words; the facts of units over the budget wait for the next run). With an LLM
+   (dream_assisted) the same facts, the model deciding one statement at a time, each reply
+   validated and, when it cannot be used, the rules deciding instead (said in the report).
+3. Plan each unit's one action (CREATE / CORROBORATE / REFINE / CORRECT) against its node;
+   model calls run without the workspace lock, before anything is written.
 4. Under the workspace lock: write the nodes (a node another writer changed
    meanwhile is left alone and its unit retried next run), interests.yaml, the
    catalog checkpoint (scan-time stat, failed units' sources left out), the state;
@@ -91,9 +92,11 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         if chat is None:
             rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(ws, texts, max_units, state,
                                                                                rep.warnings, rep.dry_run)
-        else:
-            rep.units, rep.topics, rep.progress = _extract(rep, texts, chat, max_units, state)
-            rep.plan = dream_integrate.plan(ws, rep.units, chat.chat, rep.extractor, texts)
+        else:  # the same facts and writer, a small model deciding one statement at a time
+            from memcli.jobs.dream import assisted
+
+            rep.units, rep.topics, rep.plan, rep.progress = assisted.plan(ws, texts, max_units, state, rep.warnings,
+                                                                          chat.chat, rep.extractor, rep.dry_run)
     except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
         raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
     finally:
@@ -114,7 +117,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         _topics(ws, rep, dry_run=False)
         failed = {p for u in rep.failed_units() for p in u.paths}
         waiting, pending = failed, None
-        if rep.progress is not None:  # per fact (offline) or unit (LLM): a note is done when all of it is
+        if rep.progress is not None:  # per fact: a note is done when all of its facts are
             complete, pending = rep.progress.finish(rep.failed_units())
             waiting = {p for p in sc.changed if p not in complete}
         rep.checkpointed = [p for p in sc.changed if p not in waiting and p not in rep.unreadable]
@@ -162,18 +165,6 @@ def _text(ws: Workspace, rel: str) -> tuple[str, str | None]:
         return "", f"not valid UTF-8 (line {line}, byte {exc.start})"
     _, problem = frontmatter.parse(frontmatter.split(text)[0])
     return (text, None) if problem is None else ("", f"{problem}; fix it and the next dream reads the note")
-
-
-def _extract(rep: DreamReport, texts: dict[str, str], chat, max_units: int, state: dict):
-    from memcli.extraction.dream import llm as dream_llm
-    from memcli.jobs.dream.budget import UnitProgress, done_names
-
-    changed = [p for p in rep.scan.changed if p in texts]
-    prog = UnitProgress(changed, done_names(state, changed))
-    units, topics = dream_llm.extract(chat.chat, rep.day, rep.dates, changed, list(texts.items()), max_units,
-                                      chat.identity, prog.before)
-    prog.taken, prog.remaining = units[:max_units], units[max_units:]
-    return prog.taken, topics, prog
 
 
 def _write(ws: Workspace, rep: DreamReport) -> None:

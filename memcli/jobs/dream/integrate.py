@@ -1,9 +1,8 @@
-"""Integrate each unit into the digest: the digest as a run sees it, and the LLM's integration.
+"""The digest as a dream run sees it, and the plan of what the run will write.
 
-With an LLM, each unit recalls the existing nodes closest to it with our own search and the
-model chooses one action; offline, jobs/dream/offline.py places facts into nodes itself.
-Nothing is written here: the plan holds every node's new text in memory, so a later
-unit sees what an earlier one decided, every LLM reply is validated before the
+offline.py (rules) and assisted.py (a model deciding one statement at a time) place facts
+into nodes. Nothing is written here: the plan holds every node's new text in memory, so a
+later unit sees what an earlier one decided, every model reply is validated before the
 first write, and a dry run is the same code without the final write.
 """
 
@@ -12,16 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from memcli.extraction.dream import write as dream_write
-from memcli.extraction.dream.node import BUCKETS, Node, parse, statements
-from memcli.extraction.dream.rules import terms
+from memcli.extraction.dream.node import Node, parse
 from memcli.extraction.dream.schema import Unit
-from memcli.jobs import search
 from memcli.vault import frontmatter
 from memcli.vault.workspace import Workspace
 
-RECALL_HITS = 60  # search hits looked at; daily notes outrank nodes for their own words, so look deep
-RECALL_NODES = 8
 
 
 @dataclass
@@ -31,13 +25,17 @@ class Result:
     target_path: str
     note: str
     reason: str = ""  # why this unit went here and did this (offline: the rule that decided)
+    decided_by: str = ""  # with a model: "model", "rules" or "model+rules" (assisted.py)
+    decisions: list[dict] = field(default_factory=list)  # with a model, per statement: action, who decided, why
 
     def to_json(self) -> dict:
         out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
                "action": self.action, "target_path": self.target_path, "note": self.note}
-        if self.reason:  # offline: the rule that placed the unit and what each statement did
+        if self.reason:  # the rule (or the model) that placed the unit and what each statement did
             out["reason"] = self.reason
-        if self.unit.facts:  # offline: the statements the unit carried into the node
+        if self.decided_by:
+            out["decided_by"], out["decisions"] = self.decided_by, self.decisions
+        if self.unit.facts:  # the statements the unit carried into the node
             out["facts"] = [f.source() for f in self.unit.facts]  # as the notes wrote them
             out["statements"] = [f.line() for f in self.unit.facts]  # as the node states them
         return out
@@ -122,74 +120,9 @@ class Digest:
         return path
 
 
-def recall(ws: Workspace, digest: Digest, unit: Unit) -> list[Node]:
-    """Existing nodes closest to the unit: keyword search restricted to digest paths, the node
-    of the same name in any bucket, and nodes planned earlier in this run that share its words."""
-    query = " ".join([unit.name.replace("-", " "), unit.summary])[:600]
-    hits = search.run(ws, query, limit=RECALL_HITS, links=False, mode="keyword").hits
-    paths = [h.path for h in hits if digest.is_node(h.path)]
-    paths += [f"{digest.prefix}{b}/{unit.name}.md" for b in BUCKETS]
-    ours = set(terms(f"{unit.name.replace('-', ' ')} {unit.summary}"))
-    for rel, node in digest.plan.nodes.items():
-        if node.name == unit.name or len(ours & set(terms(" ".join([node.name, *statements(node.body)])))) >= 2:
-            paths.append(rel)
-    out: list[Node] = []
-    for rel in dict.fromkeys(paths):
-        node = digest.read(rel) if digest.exists(rel) else None
-        if node is not None:
-            out.append(node)
-    return out[:RECALL_NODES + 3]
-
-
 def first_words(text: str, n: int = 16) -> str:
     w = text.split()
     return " ".join(w[:n]) + ("…" if len(w) > n else "")
-
-
-def with_llm(ws: Workspace, digest: Digest, unit: Unit, recalled: list[Node], chat, label: str,
-             texts: dict[str, str]) -> tuple[Result, Node] | None:
-    from memcli.extraction.dream import llm as dream_llm
-    from memcli.extraction.dream.llm import Rejected
-
-    receipt = dream_llm.integrate(chat, unit, ws.settings.digest_dir, [(p, texts[p]) for p in unit.paths],
-                                  [(n.path, n.text()) for n in recalled], digest.exists, digest.body, label)
-    verb = dream_write.VERB[receipt.action]
-    body = dream_write.ensure_sources(receipt.body, unit.paths, verb, ws.date_of)
-    if receipt.action == "CREATE":
-        name = receipt.target_path.rsplit("/", 1)[-1][:-3]
-        node = Node(receipt.target_path, {"name": name, "description": receipt.description}, body, existed=False)
-    else:
-        old = digest.read(receipt.target_path)
-        if old is None:  # (the model named a node this run cannot read; it was shown none such)
-            raise Rejected(f"{receipt.target_path} cannot be read, so it is not updated")
-        meta = {**old.meta, **({"description": receipt.description} if receipt.description else {})}
-        node = Node(old.path, meta, body, old.existed)
-        if node.text() == old.text():
-            return None
-    return Result(unit, receipt.action, node.path, receipt.note), node
-
-
-def plan(ws: Workspace, units: list[Unit], chat, label: str, texts: dict[str, str]) -> Plan:
-    """The LLM's integration of each unit (offline dream plans in jobs/dream/offline.py)."""
-    from memcli.extraction.dream.llm import Rejected
-
-    out = Plan()
-    digest = Digest(ws, out)
-    for unit in units:
-        recalled = recall(ws, digest, unit)
-        try:
-            done = with_llm(ws, digest, unit, recalled, chat, label, texts)
-        except Rejected as exc:
-            # this unit only: its sources stay "changed" and are dreamed again next run
-            out.failed.append((unit, exc.line()))
-            continue
-        if done is None:
-            out.skipped.append((unit, "already in the digest"))
-            continue
-        result, node = done
-        out.nodes[node.path] = node
-        out.results.append(result)
-    return out
 
 
 def moved(ws: Workspace, p: Plan) -> list[str]:

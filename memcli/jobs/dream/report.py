@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream.schema import Topic, Unit
-from memcli.jobs.dream.budget import UnitProgress
 from memcli.jobs.dream.integrate import Plan
 from memcli.jobs.dream.scan import Scan
 from memcli.jobs.schedule import Due
@@ -29,7 +28,7 @@ class DreamReport:
     interests: tuple[str, str | None, int] | None = None  # (path, added/updated/None, topics in the file)
     warnings: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values kept out of the digest
-    # offline: jobs.dream.offline.Progress (facts done, kept, left); LLM: budget.UnitProgress
+    # jobs.dream.offline.Progress: facts done, kept in their notes, left for the next run
     progress: object | None = None
     max_units: int = 0
 
@@ -65,11 +64,7 @@ class DreamReport:
                 f"- Integrated: {len(p.results)} ok, {len(p.skipped)} skipped, {len(p.failed)} failed",
                 f"- Catalog: checkpointed {len(self.checkpointed)} changed path(s)"]
         pr = self.progress
-        if isinstance(pr, UnitProgress):
-            if pr.remaining:
-                out.append(f"- Left for the next run: {len(pr.remaining)} unit(s) from {len(pr.remaining_paths())} "
-                           f"note(s), over --max-units {self.max_units}")
-        elif pr is not None:
+        if pr is not None:
             how = f"by meaning and words ({pr.model})" if pr.grouping == "meaning+words" else "by words only"
             out.append(f"- Facts: {pr.facts} new, grouped {how}")
             if pr.remaining:
@@ -127,17 +122,15 @@ class DreamReport:
         }
 
     def _remaining_json(self) -> dict:
-        """What --max-units left for the next run: units (and their facts, offline) and notes."""
+        """What --max-units left for the next run: units, their facts and notes."""
         pr = self.progress
-        if isinstance(pr, UnitProgress):
-            return {"units": len(pr.remaining), "paths": pr.remaining_paths()}
         if pr is None:
             return {"units": 0, "paths": []}
         return {"units": pr.left_units, "facts": len(pr.remaining), "paths": pr.remaining_paths()}
 
     def _facts_json(self) -> dict | None:
         pr = self.progress
-        if pr is None or isinstance(pr, UnitProgress):
+        if pr is None:
             return None
         return {"new": pr.facts, "grouping": pr.grouping, "model": pr.model,
                 "remaining": len(pr.remaining), "remaining_paths": pr.remaining_paths(),
