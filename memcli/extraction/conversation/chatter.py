@@ -3,7 +3,7 @@
 A user talks to an assistant in lines that say nothing about the user or the world: a
 leading filler ("ok so", "Right, wal_level needs a restart"), a request to the assistant
 ("write me a limerick", "can you rephrase this"), an acknowledgement ("perfect, that's what
-I needed") or small talk (the weather, a joke). Offline ingest (dialogue.py, turns.py) and
+I needed"), a greeting or small talk (the weather, a joke). Offline ingest (dialogue.py, turns.py) and
 offline dream (extraction/dream) both leave them out, with these same rules.
 
 A filler that is also an adjective or a noun ("good", "great", "nice", "morning") is one only
@@ -49,6 +49,15 @@ _ACKNOWLEDGEMENT = re.compile(
 # the first word of a short reaction: "great, printing it", "makes sense now"
 ACK_START = re.compile(r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
                        r"sounds|makes sense|got it|noted)\b", _I)
+# greetings, thanks and exclamations; in a short line they are all the line says
+GREETING = re.compile("|".join((
+    r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
+    r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
+    r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
+    r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
+    r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
+    r"bad|true|right|exciting|impressive|incredible)\b",
+    r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$")), _I)
 _SMALL_TALK = re.compile(
     r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
@@ -79,6 +88,8 @@ def is_acknowledgement(text: str) -> bool:
 
 
 def chit_chat(text: str) -> bool:
-    """An acknowledgement or small talk (the weather, a joke): nothing to remember."""
+    """An acknowledgement, a short greeting or small talk (the weather, a joke): nothing to remember."""
     head = text.strip()
+    if GREETING.search(head) and len(re.findall(r"\w+", head)) < 8:
+        return True
     return is_acknowledgement(head) or (bool(_SMALL_TALK.search(head)) and len(head.split()) < 16)

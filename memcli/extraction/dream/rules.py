@@ -124,7 +124,7 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
             size = len(re.findall(r"\w+", text))
-            if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8) or chatter.chit_chat(text):
+            if size < MIN_WORDS or chatter.chit_chat(text):
                 continue
             if spoken and (not speaker or voice.is_user(speaker)) and chatter.is_request(text):
                 errand = True
