@@ -14,7 +14,8 @@ from memcli.extraction.dream import group as dream_group, match as dream_match, 
 from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.schema import Fact
 from memcli.extraction.dream.subject import subject_title
-from memcli.extraction.dream.voice import addressed_to_assistant, chit_chat, statement
+from memcli.extraction.conversation.chatter import chit_chat, is_request
+from memcli.extraction.dream.voice import statement
 
 D1, D2, D3 = "2026-09-01", "2026-09-14", "2026-09-15"
 
@@ -28,6 +29,15 @@ D1, D2, D3 = "2026-09-01", "2026-09-14", "2026-09-15"
     ("Wei and I live in a flat in Rotterdam.", "Wei and the user live in a flat in Rotterdam."),
     ("Right, wal_level needs a restart.", "wal_level needs a restart."),
     ("I do my long runs on Sundays.", "The user does their long runs on Sundays."),
+    # the same conversion as offline ingest (extraction/conversation/person.py)
+    ("I need a new laptop.", "The user needs a new laptop."),
+    ("I'd decided already.", "The user had decided already."),
+    ("We moved the pipelines to Dagster.", "The user's team moved the pipelines to Dagster."),
+    ("I/O is the bottleneck on my box.", "I/O is the bottleneck on the user's box."),
+    # a filler word that is also an adjective is one only when punctuation closes it
+    ("Perfect, the build passes now.", "The build passes now."),
+    ("Good coffee matters to me.", "Good coffee matters to the user."),
+    ("Morning runs are my favourite.", "Morning runs are the user's favourite."),
 ])
 def test_a_users_line_becomes_a_self_contained_third_person_statement(said, expected):
     assert statement(said, "User") == expected
@@ -48,9 +58,19 @@ def test_other_speakers_keep_their_name_and_third_person_text_stays():
     ("It's raining all day here, typical weather.", False, True),
     ("Make sure the canary is healthy before promoting.", False, False),
     ("The deploy checklist has seven steps.", False, False),
+    ("Can you check the backup logs", True, False),
+    ("help me plan the offsite", True, False),
+    ("Describe the rollout plan in two lines", True, False),
+    ("For the team chat, write a haiku about deploys", True, False),
+    ("another one", True, False),
+    # a decision, a standing preference and a story about the user are no requests
+    ("Let's use Postgres for the queue", False, False),
+    ("Please keep answers short and in British English", False, False),
+    ("I always tell my kids a story at bedtime", False, False),
+    ("one more thing to run before the release", False, False),
 ])
 def test_requests_and_chit_chat_are_recognised(text, request_, chat):
-    assert (addressed_to_assistant(text), chit_chat(text)) == (request_, chat)
+    assert (is_request(text), chit_chat(text)) == (request_, chat)
 
 
 # ------------------------------------------------------------------ subject titles

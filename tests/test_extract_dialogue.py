@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memcli.extraction.conversation import Request, rules
+from memcli.extraction.conversation import Request, dialogue, rules
 from memcli.extraction.conversation.glossary import gloss
 
 
@@ -71,9 +71,21 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
      "Bedankt voor het heerlijke etentje!", "ok perfect, sending it"),
     ("how many ml in a cup", "A US cup is about 240 ml.", "american recipe so 240. thanks"),
     ("Perfect, that's what I needed.", "", "thanks!! 👍"),
+    ("help me plan a team offsite", "Here is a one-day plan…", "that's exactly what I needed, thank you"),
 ])
 def test_chit_chat_and_requests_leave_no_note(turns):
     assert rules.extract(Request(chat(*turns), "2026-06-29", "s")) is None
+
+
+@pytest.mark.parametrize("said,core", [
+    ("ok so we moved the standup", "we moved the standup"),
+    ("Good, the canary is healthy", "the canary is healthy"),
+    ("good coffee matters to me", "good coffee matters to me"),  # "good" closed by no comma is no filler
+    ("morning runs are my favourite", "morning runs are my favourite"),
+    ("Update: the pool is 40 now lol", "the pool is 40 now"),
+])
+def test_a_sentence_loses_the_chat_fillers_around_it(said, core):
+    assert dialogue.clean(said) == (core, False)
 
 
 def test_cjk_statements_are_kept_quoted_with_english_keywords():

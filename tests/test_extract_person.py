@@ -59,6 +59,8 @@ from memcli.extraction.conversation.person import convert, second_person, third_
     ("The server has 64 GB of RAM", "The server has 64 GB of RAM"),
     ("He moved to the US", "He moved to the US"),
     ("Impala is a database", "Impala is a database"),
+    ("I/O is the bottleneck on my box", "I/O is the bottleneck on the user's box"),  # a name, not "I"
+    ("we drive the I-95 every summer", "the user's household drives the I-95 every summer"),
 ])
 def test_first_person_to_third(said, stated):
     assert convert(said) == stated

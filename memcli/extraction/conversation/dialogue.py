@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction.conversation import person
+from memcli.extraction.conversation import chatter, person
 
 _I = re.IGNORECASE
 ACCEPT = re.compile(r"^(?:yes|yeah|yea|yep|yup|sure|ok(?:ay)?|deal|agreed|definitely|absolutely|sounds (?:good|great|right)|"
@@ -40,15 +40,8 @@ _PROPOSAL_LEAD = re.compile(r"^(?:(?:shall|should) (?:i|we)|(?:do you )?want me 
                             r"go with|pick|choose|try|use|keep|add|do)(?: that)?|(?:i'?d|i would)|"
                             r"i recommend|you could|you might|you should|consider)\s+", _I)
 _CLAUSES = re.compile(r"[,;:]\s*(?:but|and|so|or)\s+|;\s+", _I)
-REQUEST = re.compile(r"^(?:please |pls |plz |can you |could you |would you |will you |i need you to |"
-                     r"i want you to |help me |)(?:write|give|tell|translate|rephrase|reword|explain|summari[sz]e|"
-                     r"compose|make up|generate|show|describe|convert|calculate|proofread|teach|translate)\b|"
-                     r"^(?:another|one more|more|again|stop|continue|go on|keep going)\b|^(?:need|want) help\b", _I)
 AMEND = re.compile(r"^(?:but |and |also |then |)(?:make it|add|change|move|swap|remove|drop|keep|put|replace|"
                    r"use|do|skip|set|include|switch)\b", _I)
-LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|well|yeah|yep|yup|yes|also|and|but|oh|ah|ugh|hmm|btw|honestly|actually|"
-                  r"anyway|alright|right|haha+|lol|hey|hi|morning|update|big news|bad news|good news|news|"
-                  r"confession|fyi|wow|welp|sure|deal|one more(?: thing| question)?(?=\s*[,:]))\b[\s,:.!-]*)+", _I)
 TAIL = re.compile(r"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[\U0001F300-\U0001FAFF\u2600-\u27bf]))+"
                   r"[\s.!]*$", _I)
 PLEASE = re.compile(r"[\s,]*\b(?:pls|plz|please)\W*$", _I)
@@ -59,12 +52,10 @@ LEANS = re.compile(r"^(?:it|its|it's|that|this|those|these|they|them|there|same)
 MOOD = re.compile(r"^(?:i'?m|im|i am|feeling|feel) (?:so |really |very |kinda |a bit |pretty )?(?:bored|tired|"
                   r"hungry|sleepy|busy|sad|happy|excited|stressed|sick|exhausted|fine|ok|okay|good|great|better|"
                   r"back|glad|sorry)\b", _I)
-ACK = re.compile(r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
-                 r"sounds|makes sense|got it|noted)\b", _I)
 PRONOUN_OBJECT = re.compile(r"\b(?:it|that|this)\b", _I)
 YOU = re.compile(r"\b(?:you|your|you're|youre|u)\b", _I)
 FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'll|i'd|my|me|mine|we|we're|we've|we'll|our|us)\b", _I)
-_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,:/-]\d+)*")
+_WORDS = chatter.WORDS
 _PAST_START = re.compile(r"^([a-z]+)\b", _I)
 
 
@@ -73,7 +64,7 @@ def clean(sentence: str) -> tuple[str, bool]:
     whether it ended in "then" (it leans on the turn before)."""
     core = sentence.strip()
     for _ in range(2):
-        core = LEAD.sub("", core).strip()
+        core = chatter.strip_lead(core)
         core = TAIL.sub("", core).strip()
     core = re.sub(r"\s+\b(?:lol|haha+|lmao)\b", "", core, flags=_I)  # "(4 people lol)"
     then = bool(THEN.search(core))
@@ -90,21 +81,14 @@ def is_question(core: str) -> bool:
     return bool(INVERTED.match(core))
 
 
-def is_request(core: str) -> bool:
-    m = REQUEST.match(core)
-    if m and m.lastindex is None and re.match(r"(?:another|one more|more|again)\b", core, _I):
-        return len(_WORDS.findall(core)) <= 4  # "another one" asks; "one more thing to run" states
-    return bool(m)
-
-
 def is_reaction(core: str) -> bool:
     """An acknowledgement or a reaction: "perfect", "makes sense", "printing it", "I love it"."""
     words = _WORDS.findall(core)
     if any(ch.isdigit() for ch in core):
         return False
-    if len(words) <= 2 or MOOD.match(core):
+    if len(words) <= 2 or MOOD.match(core) or chatter.is_acknowledgement(core):
         return True
-    if len(words) <= 5 and ACK.match(core):
+    if len(words) <= 5 and chatter.ACK_START.match(core):
         return True
     return len(words) <= 5 and bool(PRONOUN_OBJECT.search(core))
 

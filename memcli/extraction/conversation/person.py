@@ -102,7 +102,7 @@ def convert(text: str, subject: str = "the user", group: str | None = None) -> s
                 pending = False
             out.append(tok)
             continue
-        if low in SUBJECTS and tok != "US":
+        if low in SUBJECTS and tok != "US" and not re.match(r"[/&-]\w", "".join(tokens[i + 1:i + 3])):
             if low == "im" and not re.match(r"[a-z]", _next_word(tokens, i)):
                 out.append(tok)
                 continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction.conversation import Draft, Request, cjk, dialogue, person, procedures
+from memcli.extraction.conversation import Draft, Request, chatter, cjk, dialogue, person, procedures
 from memcli.extraction.conversation.messages import text_of
 from memcli.extraction.conversation.turns import Turn, user_turn
 
@@ -59,13 +59,6 @@ SECOND_PERSON = _rx(r"\byou(?:r|'re|'ve|'ll|rs)?\b", r"你|您")
 CONFIRM = _rx(r"^(?:noted|got it|understood|confirmed|done|okay|ok|sure|perfect|great|i'll remember|"
               r"i will remember|i(?:'ve| have) (?:noted|saved|recorded)|saved|recorded)\b",
               r"^(?:好的|明白|收到|已记录|记住了|已确认|了解)")
-SMALL_TALK = _rx(r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
-                 r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
-                 r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
-                 r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
-                 r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
-                 r"bad|true|right|exciting|impressive|incredible)\b",
-                 r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$")
 STOP = frozenset("""a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just let like me more most my
@@ -122,7 +115,7 @@ def classify(s: str, role: str, names: set[str]) -> str | None:
             if cue.search(rest):
                 return section
         return "Facts" if _has_name(rest, names) else None
-    if role != "user" or size < 3 or (SMALL_TALK.search(s) and size < 8):
+    if role != "user" or size < 3 or (chatter.GREETING.search(s) and size < 8):
         return None
     for section, cue in CUES.items():
         if cue.search(s):

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from memcli.extraction.conversation import cjk, dialogue as d
+from memcli.extraction.conversation import chatter, cjk, dialogue as d
 
 PREFERS = re.compile(r"\b(?:i'?d|i would|we'?d) rather\b|\brather not\b|\b(?:love|loves|hate|hates|favou?rite|can't stand|"
                      r"enjoy|enjoys)\b|\bbest part\b", re.IGNORECASE)
@@ -122,7 +122,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         core = d.WH_LEAD.sub("", core)
         if not core:
             continue
-        if d.is_request(core):
+        if chatter.is_request(core):
             asked = REQUESTED  # what follows in the turn is material for the request
             continue
         if d.is_question(core):

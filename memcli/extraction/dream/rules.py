@@ -2,7 +2,7 @@
 
 A fact is a bullet or a sentence of a daily note, kept verbatim (speaker prefixes of
 ingest notes recognised); acknowledgements, small talk and, in a conversation, requests to
-the assistant are no facts (extraction/dream/voice.py). Its bucket comes from cues: preferences and identity are
+the assistant are no facts (extraction/conversation/chatter.py). Its bucket comes from cues: preferences and identity are
 personal; imperative or numbered steps and "how to" are procedure; the rest is wiki.
 A resource note (frontmatter `source_resource`) gives facts only from what it quotes of
 the file: its structural sections and lines (the file's link, shape, counts) are skipped.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from memcli.extraction.conversation import rules
+from memcli.extraction.conversation import chatter, rules
 from memcli.extraction.dream import voice
 from memcli.extraction.dream.node import LONGEST_STATEMENT
 from memcli.extraction.dream.schema import Fact, Topic, Unit
@@ -124,9 +124,9 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
             size = len(re.findall(r"\w+", text))
-            if size < MIN_WORDS or (rules.SMALL_TALK.search(text) and size < 8) or voice.chit_chat(text):
+            if size < MIN_WORDS or chatter.chit_chat(text):
                 continue
-            if spoken and (not speaker or voice.is_user(speaker)) and voice.addressed_to_assistant(text):
+            if spoken and (not speaker or voice.is_user(speaker)) and chatter.is_request(text):
                 errand = True
                 continue  # "Write me a limerick about ...": a request, nothing to remember
             # after a request, the text to translate or the pick among rephrasings is the task's material

@@ -1,0 +1,95 @@
+"""The part of a chat line that holds no knowledge: fillers, requests, acknowledgements, small talk.
+
+A user talks to an assistant in lines that say nothing about the user or the world: a
+leading filler ("ok so", "Right, wal_level needs a restart"), a request to the assistant
+("write me a limerick", "can you rephrase this"), an acknowledgement ("perfect, that's what
+I needed"), a greeting or small talk (the weather, a joke). Offline ingest (dialogue.py, turns.py) and
+offline dream (extraction/dream) both leave them out, with these same rules.
+
+A filler that is also an adjective or a noun ("good", "great", "nice", "morning") is one only
+when punctuation follows it: "Good, the canary is healthy" opens with a filler, "good coffee
+matters" does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+_I = re.IGNORECASE
+# interjections and connectives: a filler with or without punctuation after them
+_INTERJECTIONS = (r"ok(?:ay)?|so|well|yeah|yep|yup|yes|also|and|but|oh|ah|ugh|hmm|btw|honestly|actually|anyway|"
+                  r"alright|right|haha+|lol|hey|hi|big news|bad news|good news|news|confession|fyi|wow|welp|sure|"
+                  r"deal|nah|nope|one more(?: thing| question)?(?=\s*[,:])")
+# words that are fillers only when punctuation closes them: "Perfect, ..." but "perfect timing"
+_CLOSED = (r"perfect|great|cool|nice|got it|all right|good|awesome|fair enough|makes sense|i see|thanks|"
+           r"thank you|morning|update")
+LEAD = re.compile(rf"^(?:(?:(?:{_CLOSED})\s*[,!.:;]+|(?:{_INTERJECTIONS})\b[\s,:.!-]*)\s*)+", _I)
+
+_VERBS = (r"write|rewrite|rephrase|reword|translate|tell|give|show|draft|compose|generate|summari[sz]e|explain|"
+          r"describe|convert|calculate|brainstorm|suggest|recommend|proofread|polish|teach|make up|come up with")
+# what a user asks the assistant to do: an imperative, or "can you"/"I need you to"/"help me" before one
+REQUEST = re.compile(
+    rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) you|"
+    rf"(?:i )?(?:need|want|would like) you to|help me|make (?:me|us)|{_VERBS}|"
+    r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help)\b", _I)
+_MORE = re.compile(r"(?:another|one more|more|again)\b", _I)
+_CREATIVE = re.compile(r"\b(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister)s?\b", _I)
+# a creative piece asked for mid-line: "for the team chat, write a haiku", "give us a pun"
+_CREATIVE_ASK = re.compile(r"(?:^|[,:;.!]\s*)(?:write|tell|give|make|compose|come up with)\b|"
+                           r"\b(?:write|tell|give|make|compose) (?:me|us)\b", _I)
+WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,:/-]\d+)*")
+
+# a whole line of thanks and agreement
+_ACKNOWLEDGEMENT = re.compile(
+    r"^(?:(?:ok(?:ay)?|right|sure|yes|yeah|yep|perfect|great|cool|nice|got it|alright|awesome|fair enough|"
+    r"makes sense|sounds (?:good|great|right)|thanks?(?: you)?|cheers|lol|haha|ha|wow|love it|that works|"
+    r"that'?s (?:it|all|what i needed|helpful|perfect|great|exactly it)|this is (?:perfect|great|helpful)|"
+    r"will do|noted|good (?:call|point|idea)|you'?re (?:right|the best)|i see|ah|oh)\b[\s,.!:;]*)+"
+    r"(?:that'?s (?:what i needed|helpful|perfect|great|exactly (?:it|right))|thank you|thanks)?[\s.!]*$", _I)
+# the first word of a short reaction: "great, printing it", "makes sense now"
+ACK_START = re.compile(r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
+                       r"sounds|makes sense|got it|noted)\b", _I)
+# greetings, thanks and exclamations; in a short line they are all the line says
+GREETING = re.compile("|".join((
+    r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
+    r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
+    r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
+    r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
+    r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
+    r"bad|true|right|exciting|impressive|incredible)\b",
+    r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$")), _I)
+_SMALL_TALK = re.compile(
+    r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
+    r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
+    r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b", _I)
+
+
+def strip_lead(text: str) -> str:
+    """`text` without the fillers it opens with ("ok so", "Right,"); "" when it is all filler."""
+    return LEAD.sub("", text.strip())
+
+
+def is_request(text: str) -> bool:
+    """A request to the assistant (write, rephrase, translate, tell a joke), not a statement."""
+    head = text.strip()
+    if re.match(r"(?:make sure|list of|let'?s say)\b", head, _I):
+        return False
+    if _CREATIVE.search(head) and _CREATIVE_ASK.search(head):
+        return True
+    m = REQUEST.match(head)
+    if m and _MORE.match(head):
+        return len(WORDS.findall(head)) <= 4  # "another one" asks; "one more thing to run" states
+    return bool(m)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """A line of thanks or agreement only: "Perfect, that's what I needed."."""
+    return bool(_ACKNOWLEDGEMENT.match(text.strip()))
+
+
+def chit_chat(text: str) -> bool:
+    """An acknowledgement, a short greeting or small talk (the weather, a joke): nothing to remember."""
+    head = text.strip()
+    if GREETING.search(head) and len(re.findall(r"\w+", head)) < 8:
+        return True
+    return is_acknowledgement(head) or (bool(_SMALL_TALK.search(head)) and len(head.split()) < 16)
