@@ -20,11 +20,11 @@ import json
 import re
 from pathlib import Path
 
-from memcli.index import subjects
+from memcli.index import gloss, subjects
 from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 2
+VERSION = 3  # 3: glosses read apart, CJK claims' English words
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -74,14 +74,16 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
     """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
     out = []
     for line, sentence, *when in found:
+        english = [w for k in gloss.keywords(sentence) for w in subjects.words(k)]  # a CJK statement's gloss
         item: dict = {"line": line, "text": sentence,
-                      "words": sorted(set(subjects.words(subjects.clean(sentence))))}
+                      "words": sorted(set(subjects.words(subjects.clean(sentence))) | set(english))}
         if when and when[0]:
             item["date"] = when[0]
         gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
-            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old} for c in made]
+            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old,
+                               **({"also": list(c.also)} if c.also else {})} for c in made]
         elif gone:
             item["retired"] = gone
         out.append(item)
@@ -168,7 +170,7 @@ def relate(files: dict) -> dict[str, list[dict]]:
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in _holding(seen_words, s["old"], by):
                     if ordered[j]["path"] != s["path"] and \
-                            subjects.mentions(ordered[j]["text"], key, s["old"]):
+                            subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
                         by[j], by.cause[j] = i, "named"
             for w in subjects.key_words(key):
                 live.setdefault(w, set()).add(i)
@@ -244,6 +246,7 @@ def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     about helix, not about what replaced it)."""
     sides = {"subject": (old, new), "named": (new,), "given up": (old,)}[cause]
     sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    sets += [[w] for w in new.get("also", ()) if w in old["words"]]  # a CJK claim's subject in English
     if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
         thing = set(subjects.words(subjects.clean(new.get("retired", ""))))
         sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]
