@@ -199,3 +199,56 @@ def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
     ))
     assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
     assert not subjects.same_subject(("~pool",), ("pool",))  # one shared word is no subject
+
+
+def test_ingest_topic_glosses_are_not_words_of_the_statement():
+    """"(about: pegasus, knees)" names the conversation's topics: the pool statement does not
+    hold the Pegasus shoes, and the newer pool frame supersedes it."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["Its a 25m pool, the user does like 1500m (about: pegasus, knees)."]),
+        ("memory/2026-04-23/b.md", "2026-04-23", ["The pegasus are retired, 750km on them."]),
+        ("memory/2026-04-26/c.md", "2026-04-26",
+         ["It's a 50m pool, so the user's 1500m is only 30 lengths now (about: cat, tofu)."]),
+    ))
+    got = rel["memory/2026-03-12/a.md"][0]
+    assert got["current"]["path"] == "memory/2026-04-26/c.md" and got["needs"] == [["pool"]]
+    assert subjects.holds("Its a 25m pool (about: pegasus, knees).", "pegasus") is False
+
+
+def test_a_cjk_change_reaches_an_older_english_statement_through_its_keywords_and_date():
+    new = ("The user said: 「私たちのフライトは5月2日から5月9日に変わりました。」 "
+           "(keywords: flight, May 2, May 9, work job)")
+    c = subjects.claim(new)
+    assert (c.value, c.old) == ("may 9", "may 2") and "flight" in c.also
+    rel = currency.relate(_files(
+        ("memory/2026-03-14/a.md", "2026-03-14", ["Flights booked: amsterdam to osaka KIX on may 2.",
+                                                   "Dinner with Wei on may 2."]),  # names the date, not the flight
+        ("memory/2026-04-10/b.md", "2026-04-10", [new]),
+    ))
+    got = rel["memory/2026-03-14/a.md"]
+    assert [e["line"] for e in got] == [1]
+    assert ["flight"] in got[0]["needs"]
+
+
+def test_cjk_dates_read_as_english():
+    assert subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 9")
+    assert not subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 2")
+
+
+@pytest.mark.parametrize("sentence", [
+    "10 days (about: wei, nights).",  # a quantity of days, not a subject
+    "The user's team is moving everything from airflow to dagster.",  # an act, not a value
+    "It's a 50m pool, so the user's 1500m is only 30 lengths now.",  # "1500m" is no subject
+])
+def test_units_acts_and_quantities_name_no_subject(sentence):
+    assert all(c.label not in ("day", "team", "1500m") for c in subjects.claims(sentence))
+
+
+def test_two_quantities_of_days_are_not_one_subject():
+    rel = currency.relate(_files(
+        ("memory/2026-03-14/a.md", "2026-03-14", ["10 days (about: wei, nights)."]),
+        ("memory/2026-04-17/b.md", "2026-04-17", ["events table is partitioned now (daily, 90 days)."]),
+        ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
+        ("memory/2026-04-19/d.md", "2026-04-19", ["The user's team is moving everything to dagster."]),
+    ))
+    assert rel == {}
