@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.index import currency, subjects
+from memcli.index import currency, kinds, subjects
 
 
 @pytest.mark.parametrize("sentence, key, value", [
@@ -251,4 +251,56 @@ def test_two_quantities_of_days_are_not_one_subject():
         ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
         ("memory/2026-04-19/d.md", "2026-04-19", ["The user's team is moving everything to dagster."]),
     ))
+    assert rel == {}
+
+
+class _Vectors:
+    """Word vectors for memcli.index.kinds, as the vault's word store gives them."""
+
+    def __init__(self, sims: dict[tuple[str, str], float]):
+        self.sims = {frozenset(k): v for k, v in sims.items()}
+        self.index = {w: 0 for pair in sims for w in pair}
+
+    def similarity(self, a, b):
+        return self.sims.get(frozenset((a, b)))
+
+
+@pytest.mark.parametrize("sentence, thing", [
+    ("The user got a macbook pro m4 today, 14 inch, 32gb.", "macbook pro m4"),
+    ("we bought a new laptop for the office", "laptop"),
+    ("The user is on zed now, since monday.", "zed"),
+    ("I got it working after lunch.", ""),
+    ("we got a 10k trial on saturday", ""),  # an event, not a thing adopted
+])
+def test_what_a_statement_adopts(sentence, thing):
+    assert kinds.adopted(sentence) == thing
+
+
+def test_a_thing_takes_the_kind_of_the_one_clearly_nearest_subject():
+    vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26, ("zed", "editor"): 0.22,
+                     ("float", "pool"): 0.62, ("float", "laptop"): 0.58})
+    assert kinds.kind_of("macbook pro m4", ["laptop", "editor"], vecs) == "laptop"
+    assert kinds.kind_of("zed", ["laptop", "editor"], vecs) == ""  # not near enough to any
+    assert kinds.kind_of("pool float", ["laptop"], vecs) == ""  # near, but not near enough
+    assert kinds.kind_of("float", ["pool", "laptop"], vecs) == ""  # two subjects about as near: none
+    assert kinds.kind_of("new laptop", ["laptop", "editor"], None) == "laptop"  # its own word, no vectors
+
+
+def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():
+    notes = (("memory/2026-03-03/a.md", "2026-03-03", ["The user's laptop is dying.",
+                                                       "The user's editor is vs code."]),
+             ("memory/2026-04-03/b.md", "2026-04-03", ["The user got a macbook pro m4 today, 14 inch, 32gb."]))
+    vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26})
+    got = currency.relate(_files(*notes), vecs)["memory/2026-03-03/a.md"]
+    assert [(e["line"], e["needs"]) for e in got] == [(1, [["laptop"]])]  # the editor stays current
+    assert currency.relate(_files(*notes)) == {}  # without word vectors: no kind, no supersession
+
+
+def test_a_thing_of_another_kind_supersedes_nothing():
+    vecs = _Vectors({("cap", "pool"): 0.31, ("cap", "laptop"): 0.12})
+    rel = currency.relate(_files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["The user's swimming pool is 25m long.",
+                                                   "The user's laptop is a dell xps 13."]),
+        ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
+    ), vecs)
     assert rel == {}

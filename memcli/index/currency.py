@@ -20,11 +20,11 @@ import json
 import re
 from pathlib import Path
 
-from memcli.index import gloss, subjects
+from memcli.index import gloss, kinds, subjects
 from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 3  # 3: glosses read apart, CJK claims' English words
+VERSION = 4  # 4: glosses read apart, CJK claims' English words, things adopted
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -86,6 +86,8 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
                                **({"also": list(c.also)} if c.also else {})} for c in made]
         elif gone:
             item["retired"] = gone
+        if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
+            item["adopts"] = thing
         out.append(item)
     return out
 
@@ -99,7 +101,9 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
     dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
     changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
     gone = [rel for rel in files if rel not in dated]
-    if cache is not None and not changed and not gone and _load(base / "relations.json") is not None:
+    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
+    rel = _load(base / "relations.json") if cache is not None and not changed and not gone else None
+    if rel is not None and rel.get("vectors", "") == vectors:
         return False
     for rel in gone:
         del files[rel]
@@ -107,9 +111,26 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
         files[rel] = _read_file(ws, rel, ws.date_of(rel), dated[rel])
     base.mkdir(parents=True, exist_ok=True)
     atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    atomic.write_text(base / "relations.json", json.dumps({"version": VERSION, "superseded": relate(files)},
-                                                          ensure_ascii=False))
+    _write_relations(ws, files, vectors)
     return True
+
+
+def revisit(ws: Workspace) -> bool:
+    """Work the relations out again when the word vectors changed since (after an embedding
+    run wrote them: a thing adopted may now be of a known kind). True when written."""
+    base = folder(ws.metadata)
+    cache, rel = _load(base / "claims.json"), _load(base / "relations.json")
+    vectors = kinds.stamp(ws.metadata)
+    if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
+        return False
+    _write_relations(ws, cache.get("files", {}), vectors)
+    return True
+
+
+def _write_relations(ws: Workspace, files: dict, vectors: str) -> None:
+    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None)
+    atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
+        {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
 
 
 def _load(path: Path) -> dict | None:
@@ -139,11 +160,13 @@ def _ordered(files: dict) -> list[dict]:
             when = item.get("date") or rec.get("date") or ""
             base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
+            if item.get("claims") and item.get("adopts"):  # a thing adopted beside the claims made
+                out.append({**base, "order": (*base["order"], 1)})
     out.sort(key=lambda s: s["order"])
     return out
 
 
-def relate(files: dict) -> dict[str, list[dict]]:
+def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
@@ -154,7 +177,10 @@ def relate(files: dict) -> dict[str, list[dict]]:
     live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
     seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
     by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
+    heads: dict[str, None] = {}  # the head words of the subjects claimed so far ("laptop")
     for i, s in enumerate(ordered):
+        if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
+            s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
             for j in _holding(seen_words, s["retired"], by):
                 old = ordered[j]
@@ -174,6 +200,8 @@ def relate(files: dict) -> dict[str, list[dict]]:
                         by[j], by.cause[j] = i, "named"
             for w in subjects.key_words(key):
                 live.setdefault(w, set()).add(i)
+            if not str(key[0]).startswith("~"):
+                heads.update(dict.fromkeys(n[-1] for n in subjects.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)

@@ -181,6 +181,8 @@ _DOING = re.compile(r"^(?:(?:just|still|already|really|actually|busy|also)\s+[a-
 
 def _made(attr: str, value: str, old: str) -> Claim | None:
     key = subject_key(attr)
+    if re.search(r"\b(?:is|are|was|were)\b", attr):
+        return None  # "not yet, my team is just thinking": a clause, not a subject
     if all(re.fullmatch(r"\d[\d.,]*[a-z]{0,2}", w) for w in key):
         return None  # "my 1500m is only 30 lengths": a quantity, not a subject
     value = _trimmed(value)
