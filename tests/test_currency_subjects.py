@@ -304,3 +304,16 @@ def test_a_thing_of_another_kind_supersedes_nothing():
         ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
     ), vecs)
     assert rel == {}
+
+
+def test_events_and_another_subject_on_the_same_day_are_no_change():
+    """Decoys: a 10k and then a 5k trial are two events; Tuesday 1:1s and Tuesday tempo runs,
+    Thursday 1:1s and Thursday swims are different subjects on the same weekday."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-06/a.md", "2026-03-06", ["The user did a 10k trial, 49:30.",
+                                                   "The user's 1:1 with Sanne is on tuesdays."]),
+        ("memory/2026-03-20/b.md", "2026-03-20", ["The user did a 5k trial today.",
+                                                   "The user does tempo runs on tuesdays.",
+                                                   "The user swims on thursday evenings."]),
+    ))
+    assert rel == {}

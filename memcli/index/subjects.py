@@ -149,6 +149,8 @@ _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place witho
 # units a value is counted in: alone they name no subject
 _MEASURES = frozenset("day week month year hour minute min second sec night time lap length rep km mile "
                       "meter metre kilometer person people euro dollar".split())
+# verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
+_DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())
 MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
 
 
@@ -162,6 +164,8 @@ def framed(clause: str) -> Claim | None:
     toks = [t for t in toks if t and t not in _FILLER]
     if not toks or len(toks) > MAX_FRAME_WORDS:
         return None
+    if _DONE & set(toks):
+        return None  # "did a 5k trial": an event, not a value that holds until changed
     flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
     if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
         return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
