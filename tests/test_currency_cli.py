@@ -169,3 +169,18 @@ def test_an_older_note_only_mentioning_the_asked_subject_goes_below_its_current_
     assert paths.index("memory/2026-04-08/release.md") < paths.index("memory/2026-03-09/sanne.md")
     retro = [h["path"] for h in search(run_mem, ws, "when is the team retro")]
     assert retro[0] == "memory/2026-03-09/sanne.md"
+
+
+def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(ws, note, run_mem):
+    """"pgbouncer pool size" asks about the connection pool: the swimming pool's newer length
+    shares the word "pool" and must not climb above the pgbouncer note."""
+    note(ws, "memory/2026-03-10/pg.md", "# Pg\n\n- Pool size is 20, transaction mode, for pgbouncer.\n", name="pg")
+    note(ws, "memory/2026-03-12/swim.md", "# Swim\n\n- Its a 25m pool at the sports centre.\n", name="swim")
+    note(ws, "memory/2026-04-17/pg2.md", "# Pg2\n\n- The pgbouncer pool size is 35 now.\n", name="pg2")
+    note(ws, "memory/2026-04-26/swim2.md", "# Swim2\n\n- It's a 50m pool, so 30 lengths now.\n", name="swim2")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    paths = [h["path"] for h in search(run_mem, ws, "what is the pgbouncer pool size now")]
+    assert paths[0] == "memory/2026-04-17/pg2.md"
+    swim = [h["path"] for h in search(run_mem, ws, "how long is the pool the user swims in")]
+    assert swim.index("memory/2026-04-26/swim2.md") < swim.index("memory/2026-03-12/swim.md")

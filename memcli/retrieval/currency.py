@@ -46,11 +46,28 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> l
             asked_about.append(entry)
             i += _raise_current(snap, out, i, entry["current"])
         i += 1
-    for entry in asked_about:  # older notes that only mention the subject go below its current value too
+    entry = _most_asked(asked_about, asked)
+    if entry is not None:  # older notes that only mention the subject go below its current value too
         at = _older_mention(out, entry)
         if at is not None:
             _raise_current(snap, out, at, entry["current"])
     return out
+
+
+def _most_asked(entries: list[dict], asked: set[str]) -> dict | None:
+    """The subject the query asks about most: the entry whose statements (superseded and
+    current) share most words with it; None when two subjects tie ("pool" of the pgbouncer
+    pool and of the swimming pool, for "what is the pgbouncer pool size": the first)."""
+    def shared(e: dict) -> int:
+        return len(asked & set(subjects.words(e["text"] + " " + e["current"]["text"])))
+
+    if not entries:
+        return None
+    best = max(shared(e) for e in entries)
+    top = [e for e in entries if shared(e) == best]
+    if len({(e["current"]["path"], e["current"]["line"]) for e in top}) > 1:
+        return None
+    return top[0]
 
 
 _DATED = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
