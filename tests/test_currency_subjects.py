@@ -317,3 +317,13 @@ def test_events_and_another_subject_on_the_same_day_are_no_change():
                                                    "The user swims on thursday evenings."]),
     ))
     assert rel == {}
+
+
+def test_a_description_of_the_subject_is_not_a_value_of_it():
+    assert [c.label for c in subjects.claims("The user's team is a small team.")] == []
+    assert subjects.claim("The user's pool is a 50m pool.").value == "50m pool"
+    rel = currency.relate(_files(
+        ("memory/2026-03-02/a.md", "2026-03-02", ["The user's team is a small team."]),
+        ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
+    ))
+    assert rel == {}

@@ -190,6 +190,9 @@ def _made(attr: str, value: str, old: str) -> Claim | None:
     if all(re.fullmatch(r"\d[\d.,]*[a-z]{0,2}", w) for w in key):
         return None  # "my 1500m is only 30 lengths": a quantity, not a subject
     value = _trimmed(value)
+    head = words(attr)[-1:]
+    if head and not _VALUE_LIKE.search(value) and words(value)[-1:] == head:
+        return None  # "my team is a small team": a description of the subject, not a value of it
     if not key or not value or len(value) > 60 or _GIVEN_UP.match(value) or _DOING.match(value):
         return None  # "my pegasus shoes are retired": no value, a thing given up (retired())
     return Claim(key, attr.strip(" .,:;"), value, _trimmed(old))
