@@ -261,8 +261,10 @@ class _Vectors:
         self.sims = {frozenset(k): v for k, v in sims.items()}
         self.index = {w: 0 for pair in sims for w in pair}
 
-    def similarity(self, a, b):
-        return self.sims.get(frozenset((a, b)))
+    def nearest(self, names, heads):
+        got = [(max(sims), h) for h in heads
+               if (sims := [self.sims[frozenset((w, h))] for w in names if frozenset((w, h)) in self.sims])]
+        return sorted(got, reverse=True)
 
 
 @pytest.mark.parametrize("sentence, thing", [
@@ -327,3 +329,22 @@ def test_a_description_of_the_subject_is_not_a_value_of_it():
         ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
     ))
     assert rel == {}
+
+
+def test_kinds_read_the_vaults_word_vectors(tmp_path):
+    """The word store an embedding run writes (memcli.index.terms) is what kinds reads; its
+    stamp changes when it is rewritten, so the relations are worked out again."""
+    import numpy as np
+
+    from memcli.index import terms, vectors
+
+    space = {"id": "s1", "identity": "test", "dims": 3}
+    vectors.set_active_space(tmp_path, space)
+    assert kinds.stamp(tmp_path) == ""
+    rows = np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 0, 1]], dtype=np.float32)  # laptop, macbook, editor
+    terms._write(terms.store_path(tmp_path, "s1"), ["laptop", "macbook", "editor"], rows, "test")
+    first = kinds.stamp(tmp_path)
+    assert first
+    vecs = kinds.Vectors(tmp_path)
+    assert kinds.kind_of("macbook pro", ["editor", "laptop"], vecs) == "laptop"
+    assert kinds.kind_of("zed", ["editor", "laptop"], vecs) == ""

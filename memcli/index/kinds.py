@@ -71,11 +71,31 @@ class Vectors:
             words, self.vecs, src = got
             self.index = {w: i for i, w in enumerate(words)}
 
-    def similarity(self, a: str, b: str) -> float | None:
-        ia, ib = self._at(a), self._at(b)
-        if ia is None or ib is None:
-            return None
-        return float(self.vecs[ia] @ self.vecs[ib])
+    def nearest(self, names: list[str], heads: list[str]) -> list[tuple[float, str]]:
+        """(best cosine of a name and the head, head) of the heads with a vector, nearest first:
+        one matrix product, so a vault of thousands of subjects costs milliseconds per thing."""
+        rows = [i for w in names if (i := self._at(w)) is not None]
+        known, matrix = self._heads(heads)
+        if not rows or not known:
+            return []
+        sims = (self.vecs[rows] @ matrix.T).max(axis=0)
+        return sorted(((float(v), h) for h, v in zip(known, sims)), reverse=True)
+
+    def _heads(self, heads: list[str]):
+        """The heads with a vector and their rows; `heads` only grows during one pass of
+        relate, so the rows of the earlier heads are kept and only new ones gathered."""
+        import numpy as np
+
+        seen = getattr(self, "_seen", None)
+        if seen is None or len(heads) < len(seen) or heads[:1] != seen[:1] or (
+                seen and heads[len(seen) - 1] != seen[-1]):
+            seen, self._known, self._matrix = [], [], np.zeros((0, self.vecs.shape[1]), dtype=np.float32)
+        new = [(h, i) for h in heads[len(seen):] if (i := self._at(h)) is not None]
+        if new:
+            self._known = self._known + [h for h, _ in new]
+            self._matrix = np.vstack([self._matrix, self.vecs[[i for _, i in new]]])
+        self._seen = list(heads)
+        return self._known, self._matrix
 
     def _at(self, word: str) -> int | None:
         for form in (word, word + "s", word + "es"):
@@ -93,13 +113,7 @@ def kind_of(thing: str, heads: list[str], vecs: Vectors | None) -> str:
         return exact[0] if len(exact) == 1 else ""
     if vecs is None or not vecs.index:
         return ""
-    names = [w for w in thing.split() if _LETTERS.match(w)]
-    scored = []
-    for h in heads:
-        sims = [s for w in names if (s := vecs.similarity(w, h)) is not None]
-        if sims:
-            scored.append((max(sims), h))
-    scored.sort(reverse=True)
+    scored = vecs.nearest([w for w in thing.split() if _LETTERS.match(w)], heads)
     if not scored or scored[0][0] < KIND or (len(scored) > 1 and scored[1][0] > scored[0][0] - MARGIN):
         return ""
     return scored[0][1]
