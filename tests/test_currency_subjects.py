@@ -286,6 +286,9 @@ def test_a_thing_takes_the_kind_of_the_one_clearly_nearest_subject():
     assert kinds.kind_of("pool float", ["laptop"], vecs) == ""  # near, but not near enough
     assert kinds.kind_of("float", ["pool", "laptop"], vecs) == ""  # two subjects about as near: none
     assert kinds.kind_of("new laptop", ["laptop", "editor"], None) == "laptop"  # its own word, no vectors
+    assert kinds.kind_of("pair of running shoes", ["shoe"], None) == "shoe"
+    vecs = _Vectors({("laptop", "laptop"): 1.0, ("sleeve", "laptop"): 0.41})
+    assert kinds.kind_of("laptop sleeve", ["laptop"], vecs) == ""  # a sleeve, not a laptop
 
 
 def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():

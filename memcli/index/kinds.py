@@ -105,15 +105,17 @@ class Vectors:
 
 
 def kind_of(thing: str, heads: list[str], vecs: Vectors | None) -> str:
-    """The head word among `heads` whose kind `thing` is: its own word, or with vectors the one
-    clearly nearest a word of the thing; "" when none is."""
-    mine = set(subjects.words(thing))
-    exact = [h for h in heads if h in mine]
-    if exact:
-        return exact[0] if len(exact) == 1 else ""
+    """The head word among `heads` whose kind `thing` is: its last word ("a new laptop"; "a
+    laptop sleeve" is a sleeve), or with vectors the one clearly nearest a word of the thing
+    that is not itself a subject's word ("macbook"); "" when none is."""
+    mine = subjects.words(thing)
+    if mine and mine[-1] in heads:
+        return mine[-1]
     if vecs is None or not vecs.index:
         return ""
-    scored = vecs.nearest([w for w in thing.split() if _LETTERS.match(w)], heads)
+    known = set(heads)
+    names = [w for w in thing.split() if _LETTERS.match(w) and (subjects.words(w) or [w])[0] not in known]
+    scored = vecs.nearest(names, heads)
     if not scored or scored[0][0] < KIND or (len(scored) > 1 and scored[1][0] > scored[0][0] - MARGIN):
         return ""
     return scored[0][1]
