@@ -104,6 +104,19 @@ def test_a_chain_of_values_points_every_old_one_at_the_current():
     assert rel["memory/2026-03-21/b.md"][0]["current"]["text"] == "The user's half-marathon goal is now 1:58."
 
 
+def test_a_new_value_supersedes_every_restatement_of_the_old_one():
+    """Restatements of one value follow the first (one comparison each, not one per earlier
+    restatement); the next value still supersedes all of them."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["The user's editor is Helix."] * 3),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's editor is Helix."]),
+        ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
+    ))
+    assert sorted(r["line"] for r in rel["memory/2026-03-10/a.md"]) == [1, 2, 3]
+    assert [r["by"]["path"] for r in rel["memory/2026-03-12/b.md"]] == ["memory/2026-03-14/c.md"]
+    assert "memory/2026-03-14/c.md" not in rel
+
+
 def test_a_restatement_of_the_same_value_supersedes_nothing():
     rel = currency.relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
