@@ -151,3 +151,36 @@ def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, n
     assert hits[0]["path"] == old  # a question about helix itself: no reordering
     assert hits[0]["superseded_by"]["path"] == new  # the relation is still shown
     assert hits[0]["superseded_by"]["text"] == "User: ok confession: i left helix."
+
+
+def test_an_older_note_only_mentioning_the_asked_subject_goes_below_its_current_value(ws, note, run_mem):
+    """The week-old note that talks about the standup without its time ranks below the note
+    that moved the standup, once the query asks about the standup; a query about the team's
+    retro (another subject of that note) keeps the search's order."""
+    note(ws, "memory/2026-03-02/airflow.md", "# Airflow\n\n- Quick airflow question before standup at 9:30.\n",
+         name="airflow")
+    note(ws, "memory/2026-03-09/sanne.md", "# Sanne\n\n- The standup is too early for half the team, the user "
+         "will raise the standup in the retro.\n- The team retro is on Friday.\n", name="sanne")
+    note(ws, "memory/2026-04-08/release.md", "# Release\n\n- Koen changed it: standup is now at 10:15 instead "
+         "of 9:30.\n- The release checklist has five steps.\n", name="release")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    paths = [h["path"] for h in search(run_mem, ws, "what time is the team standup")]
+    assert paths.index("memory/2026-04-08/release.md") < paths.index("memory/2026-03-09/sanne.md")
+    retro = [h["path"] for h in search(run_mem, ws, "when is the team retro")]
+    assert retro[0] == "memory/2026-03-09/sanne.md"
+
+
+def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(ws, note, run_mem):
+    """"pgbouncer pool size" asks about the connection pool: the swimming pool's newer length
+    shares the word "pool" and must not climb above the pgbouncer note."""
+    note(ws, "memory/2026-03-10/pg.md", "# Pg\n\n- Pool size is 20, transaction mode, for pgbouncer.\n", name="pg")
+    note(ws, "memory/2026-03-12/swim.md", "# Swim\n\n- Its a 25m pool at the sports centre.\n", name="swim")
+    note(ws, "memory/2026-04-17/pg2.md", "# Pg2\n\n- The pgbouncer pool size is 35 now.\n", name="pg2")
+    note(ws, "memory/2026-04-26/swim2.md", "# Swim2\n\n- It's a 50m pool, so 30 lengths now.\n", name="swim2")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    paths = [h["path"] for h in search(run_mem, ws, "what is the pgbouncer pool size now")]
+    assert paths[0] == "memory/2026-04-17/pg2.md"
+    swim = [h["path"] for h in search(run_mem, ws, "how long is the pool the user swims in")]
+    assert swim.index("memory/2026-04-26/swim2.md") < swim.index("memory/2026-03-12/swim.md")

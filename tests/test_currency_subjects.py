@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.index import currency, subjects
+from memcli.index import currency, kinds, subjects
 
 
 @pytest.mark.parametrize("sentence, key, value", [
@@ -30,7 +30,7 @@ from memcli.index import currency, subjects
     ("running shoes are Nike Pegasus 40, about 600km on them", ("run", "shoe"), "nike pegasus 40"),
     # Chinese, Japanese, Korean change shapes
     ("所以我们把狗粮换成了Acana的羊肉配方。", ("狗粮",), "acana的羊肉配方"),
-    ("私たちのフライトは5月2日から5月9日に変わりました。", ("フライト",), "5月9日"),
+    ("私たちのフライトは5月2日から5月9日に変わりました。", ("フライト",), "may 9"),  # dates read alike in every language
     ("우리는 사료를 아카나로 바꿨어요", ("사료",), "아카나"),
 ])
 def test_a_statement_sets_a_subject_to_a_value(sentence, key, value):
@@ -102,6 +102,19 @@ def test_a_chain_of_values_points_every_old_one_at_the_current():
     assert first["by"]["path"] == "memory/2026-03-21/b.md"
     assert first["current"]["path"] == "memory/2026-04-19/c.md"
     assert rel["memory/2026-03-21/b.md"][0]["current"]["text"] == "The user's half-marathon goal is now 1:58."
+
+
+def test_a_new_value_supersedes_every_restatement_of_the_old_one():
+    """Restatements of one value follow the first (one comparison each, not one per earlier
+    restatement); the next value still supersedes all of them."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-10/a.md", "2026-03-10", ["The user's editor is Helix."] * 3),
+        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's editor is Helix."]),
+        ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
+    ))
+    assert sorted(r["line"] for r in rel["memory/2026-03-10/a.md"]) == [1, 2, 3]
+    assert [r["by"]["path"] for r in rel["memory/2026-03-12/b.md"]] == ["memory/2026-03-14/c.md"]
+    assert "memory/2026-03-14/c.md" not in rel
 
 
 def test_a_restatement_of_the_same_value_supersedes_nothing():
@@ -199,3 +212,155 @@ def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
     ))
     assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
     assert not subjects.same_subject(("~pool",), ("pool",))  # one shared word is no subject
+
+
+def test_ingest_topic_glosses_are_not_words_of_the_statement():
+    """"(about: pegasus, knees)" names the conversation's topics: the pool statement does not
+    hold the Pegasus shoes, and the newer pool frame supersedes it."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["Its a 25m pool, the user does like 1500m (about: pegasus, knees)."]),
+        ("memory/2026-04-23/b.md", "2026-04-23", ["The pegasus are retired, 750km on them."]),
+        ("memory/2026-04-26/c.md", "2026-04-26",
+         ["It's a 50m pool, so the user's 1500m is only 30 lengths now (about: cat, tofu)."]),
+    ))
+    got = rel["memory/2026-03-12/a.md"][0]
+    assert got["current"]["path"] == "memory/2026-04-26/c.md" and got["needs"] == [["pool"]]
+    assert subjects.holds("Its a 25m pool (about: pegasus, knees).", "pegasus") is False
+
+
+def test_a_cjk_change_reaches_an_older_english_statement_through_its_keywords_and_date():
+    new = ("The user said: 「私たちのフライトは5月2日から5月9日に変わりました。」 "
+           "(keywords: flight, May 2, May 9, work job)")
+    c = subjects.claim(new)
+    assert (c.value, c.old) == ("may 9", "may 2") and "flight" in c.also
+    rel = currency.relate(_files(
+        ("memory/2026-03-14/a.md", "2026-03-14", ["Flights booked: amsterdam to osaka KIX on may 2.",
+                                                   "Dinner with Wei on may 2."]),  # names the date, not the flight
+        ("memory/2026-04-10/b.md", "2026-04-10", [new]),
+    ))
+    got = rel["memory/2026-03-14/a.md"]
+    assert [e["line"] for e in got] == [1]
+    assert ["flight"] in got[0]["needs"]
+
+
+def test_cjk_dates_read_as_english():
+    assert subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 9")
+    assert not subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 2")
+
+
+@pytest.mark.parametrize("sentence", [
+    "10 days (about: wei, nights).",  # a quantity of days, not a subject
+    "The user's team is moving everything from airflow to dagster.",  # an act, not a value
+    "It's a 50m pool, so the user's 1500m is only 30 lengths now.",  # "1500m" is no subject
+])
+def test_units_acts_and_quantities_name_no_subject(sentence):
+    assert all(c.label not in ("day", "team", "1500m") for c in subjects.claims(sentence))
+
+
+def test_two_quantities_of_days_are_not_one_subject():
+    rel = currency.relate(_files(
+        ("memory/2026-03-14/a.md", "2026-03-14", ["10 days (about: wei, nights)."]),
+        ("memory/2026-04-17/b.md", "2026-04-17", ["events table is partitioned now (daily, 90 days)."]),
+        ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
+        ("memory/2026-04-19/d.md", "2026-04-19", ["The user's team is moving everything to dagster."]),
+    ))
+    assert rel == {}
+
+
+class _Vectors:
+    """Word vectors for memcli.index.kinds, as the vault's word store gives them."""
+
+    def __init__(self, sims: dict[tuple[str, str], float]):
+        self.sims = {frozenset(k): v for k, v in sims.items()}
+        self.index = {w: 0 for pair in sims for w in pair}
+
+    def nearest(self, names, heads):
+        got = [(max(sims), h) for h in heads
+               if (sims := [self.sims[frozenset((w, h))] for w in names if frozenset((w, h)) in self.sims])]
+        return sorted(got, reverse=True)
+
+
+@pytest.mark.parametrize("sentence, thing", [
+    ("The user got a macbook pro m4 today, 14 inch, 32gb.", "macbook pro m4"),
+    ("we bought a new laptop for the office", "laptop"),
+    ("The user is on zed now, since monday.", "zed"),
+    ("I got it working after lunch.", ""),
+    ("we got a 10k trial on saturday", ""),  # an event, not a thing adopted
+])
+def test_what_a_statement_adopts(sentence, thing):
+    assert kinds.adopted(sentence) == thing
+
+
+def test_a_thing_takes_the_kind_of_the_one_clearly_nearest_subject():
+    vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26, ("zed", "editor"): 0.22,
+                     ("float", "pool"): 0.62, ("float", "laptop"): 0.58})
+    assert kinds.kind_of("macbook pro m4", ["laptop", "editor"], vecs) == "laptop"
+    assert kinds.kind_of("zed", ["laptop", "editor"], vecs) == ""  # not near enough to any
+    assert kinds.kind_of("pool float", ["laptop"], vecs) == ""  # near, but not near enough
+    assert kinds.kind_of("float", ["pool", "laptop"], vecs) == ""  # two subjects about as near: none
+    assert kinds.kind_of("new laptop", ["laptop", "editor"], None) == "laptop"  # its own word, no vectors
+    assert kinds.kind_of("pair of running shoes", ["shoe"], None) == "shoe"
+    vecs = _Vectors({("laptop", "laptop"): 1.0, ("sleeve", "laptop"): 0.41})
+    assert kinds.kind_of("laptop sleeve", ["laptop"], vecs) == ""  # a sleeve, not a laptop
+
+
+def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():
+    notes = (("memory/2026-03-03/a.md", "2026-03-03", ["The user's laptop is dying.",
+                                                       "The user's editor is vs code."]),
+             ("memory/2026-04-03/b.md", "2026-04-03", ["The user got a macbook pro m4 today, 14 inch, 32gb."]))
+    vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26})
+    got = currency.relate(_files(*notes), vecs)["memory/2026-03-03/a.md"]
+    assert [(e["line"], e["needs"]) for e in got] == [(1, [["laptop"]])]  # the editor stays current
+    assert currency.relate(_files(*notes)) == {}  # without word vectors: no kind, no supersession
+
+
+def test_a_thing_of_another_kind_supersedes_nothing():
+    vecs = _Vectors({("cap", "pool"): 0.31, ("cap", "laptop"): 0.12})
+    rel = currency.relate(_files(
+        ("memory/2026-03-12/a.md", "2026-03-12", ["The user's swimming pool is 25m long.",
+                                                   "The user's laptop is a dell xps 13."]),
+        ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
+    ), vecs)
+    assert rel == {}
+
+
+def test_events_and_another_subject_on_the_same_day_are_no_change():
+    """Decoys: a 10k and then a 5k trial are two events; Tuesday 1:1s and Tuesday tempo runs,
+    Thursday 1:1s and Thursday swims are different subjects on the same weekday."""
+    rel = currency.relate(_files(
+        ("memory/2026-03-06/a.md", "2026-03-06", ["The user did a 10k trial, 49:30.",
+                                                   "The user's 1:1 with Sanne is on tuesdays."]),
+        ("memory/2026-03-20/b.md", "2026-03-20", ["The user did a 5k trial today.",
+                                                   "The user does tempo runs on tuesdays.",
+                                                   "The user swims on thursday evenings."]),
+    ))
+    assert rel == {}
+
+
+def test_a_description_of_the_subject_is_not_a_value_of_it():
+    assert [c.label for c in subjects.claims("The user's team is a small team.")] == []
+    assert subjects.claim("The user's pool is a 50m pool.").value == "50m pool"
+    rel = currency.relate(_files(
+        ("memory/2026-03-02/a.md", "2026-03-02", ["The user's team is a small team."]),
+        ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
+    ))
+    assert rel == {}
+
+
+def test_kinds_read_the_vaults_word_vectors(tmp_path):
+    """The word store an embedding run writes (memcli.index.terms) is what kinds reads; its
+    stamp changes when it is rewritten, so the relations are worked out again."""
+    import numpy as np
+
+    from memcli.index import terms, vectors
+
+    space = {"id": "s1", "identity": "test", "dims": 3}
+    vectors.set_active_space(tmp_path, space)
+    assert kinds.stamp(tmp_path) == ""
+    rows = np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 0, 1]], dtype=np.float32)  # laptop, macbook, editor
+    terms._write(terms.store_path(tmp_path, "s1"), ["laptop", "macbook", "editor"], rows, "test")
+    first = kinds.stamp(tmp_path)
+    assert first
+    vecs = kinds.Vectors(tmp_path)
+    assert kinds.kind_of("macbook pro", ["editor", "laptop"], vecs) == "laptop"
+    assert kinds.kind_of("zed", ["editor", "laptop"], vecs) == ""

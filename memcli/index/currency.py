@@ -20,11 +20,11 @@ import json
 import re
 from pathlib import Path
 
-from memcli.index import subjects
+from memcli.index import gloss, kinds, subjects
 from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 2
+VERSION = 4  # 4: glosses read apart, CJK claims' English words, things adopted
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -74,16 +74,20 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
     """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
     out = []
     for line, sentence, *when in found:
+        english = [w for k in gloss.keywords(sentence) for w in subjects.words(k)]  # a CJK statement's gloss
         item: dict = {"line": line, "text": sentence,
-                      "words": sorted(set(subjects.words(subjects.clean(sentence))))}
+                      "words": sorted(set(subjects.words(subjects.clean(sentence))) | set(english))}
         if when and when[0]:
             item["date"] = when[0]
         gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
-            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old} for c in made]
+            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old,
+                               **({"also": list(c.also)} if c.also else {})} for c in made]
         elif gone:
             item["retired"] = gone
+        if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
+            item["adopts"] = thing
         out.append(item)
     return out
 
@@ -97,7 +101,9 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
     dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
     changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
     gone = [rel for rel in files if rel not in dated]
-    if cache is not None and not changed and not gone and _load(base / "relations.json") is not None:
+    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
+    rel = _load(base / "relations.json") if cache is not None and not changed and not gone else None
+    if rel is not None and rel.get("vectors", "") == vectors:
         return False
     for rel in gone:
         del files[rel]
@@ -105,9 +111,26 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
         files[rel] = _read_file(ws, rel, ws.date_of(rel), dated[rel])
     base.mkdir(parents=True, exist_ok=True)
     atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    atomic.write_text(base / "relations.json", json.dumps({"version": VERSION, "superseded": relate(files)},
-                                                          ensure_ascii=False))
+    _write_relations(ws, files, vectors)
     return True
+
+
+def revisit(ws: Workspace) -> bool:
+    """Work the relations out again when the word vectors changed since (after an embedding
+    run wrote them: a thing adopted may now be of a known kind). True when written."""
+    base = folder(ws.metadata)
+    cache, rel = _load(base / "claims.json"), _load(base / "relations.json")
+    vectors = kinds.stamp(ws.metadata)
+    if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
+        return False
+    _write_relations(ws, cache.get("files", {}), vectors)
+    return True
+
+
+def _write_relations(ws: Workspace, files: dict, vectors: str) -> None:
+    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None)
+    atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
+        {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
 
 
 def _load(path: Path) -> dict | None:
@@ -137,11 +160,13 @@ def _ordered(files: dict) -> list[dict]:
             when = item.get("date") or rec.get("date") or ""
             base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
+            if item.get("claims") and item.get("adopts"):  # a thing adopted beside the claims made
+                out.append({**base, "order": (*base["order"], 1)})
     out.sort(key=lambda s: s["order"])
     return out
 
 
-def relate(files: dict) -> dict[str, list[dict]]:
+def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
@@ -152,7 +177,16 @@ def relate(files: dict) -> dict[str, list[dict]]:
     live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
     seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
     by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
+    heads: dict[str, None] = {}  # the head words of the subjects claimed so far ("laptop")
+    # A claim repeating a live claim's subject and value ("Line 3 of note 5: ..." four hundred
+    # times) follows it instead of joining `live`: the next new value supersedes the first and
+    # its followers at once, so a vault repeating one value costs a lookup per claim, not a
+    # comparison with every earlier repetition (a 132,000-line vault: 540 s -> seconds).
+    of_key: dict[tuple, list[int]] = {}  # exact subject key -> its live claims, one per value
+    followers: dict[int, list[int]] = {}
     for i, s in enumerate(ordered):
+        if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
+            s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
             for j in _holding(seen_words, s["retired"], by):
                 old = ordered[j]
@@ -165,13 +199,25 @@ def relate(files: dict) -> dict[str, list[dict]]:
             for j in _same_subject(live, key, ordered, by):
                 if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
                     by[j], by.cause[j] = i, "subject"
+                    for f in followers.pop(j, ()):
+                        if f not in by:
+                            by[f], by.cause[f] = i, "subject"
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in _holding(seen_words, s["old"], by):
                     if ordered[j]["path"] != s["path"] and \
-                            subjects.mentions(ordered[j]["text"], key, s["old"]):
+                            subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
                         by[j], by.cause[j] = i, "named"
-            for w in subjects.key_words(key):
-                live.setdefault(w, set()).add(i)
+            reps = of_key[key] = [j for j in of_key.get(key, ()) if j not in by]
+            same = next((j for j in reps if ordered[j]["order"] != s["order"]
+                         and subjects.same_value(ordered[j]["value"], s["value"])), None)
+            if same is not None:
+                followers.setdefault(same, []).append(i)
+            else:
+                reps.append(i)
+                for w in subjects.key_words(key):
+                    live.setdefault(w, set()).add(i)
+            if not str(key[0]).startswith("~"):
+                heads.update(dict.fromkeys(n[-1] for n in subjects.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
@@ -244,6 +290,7 @@ def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     about helix, not about what replaced it)."""
     sides = {"subject": (old, new), "named": (new,), "given up": (old,)}[cause]
     sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    sets += [[w] for w in new.get("also", ()) if w in old["words"]]  # a CJK claim's subject in English
     if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
         thing = set(subjects.words(subjects.clean(new.get("retired", ""))))
         sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from memcli.index import gloss
 from memcli.index.tokenizer import STOPWORDS, light_stem
 
 
@@ -32,6 +33,7 @@ class Claim(NamedTuple):
     label: str  # the subject as written ("half-marathon goal")
     value: str  # the value as written ("1:52")
     old: str = ""  # the previous value when the sentence names it ("from 9:30", "instead of 9:30")
+    also: tuple[str, ...] = ()  # a CJK claim's English words, from its statement's keywords gloss
 
 
 _PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
@@ -81,7 +83,7 @@ _UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
 def clean(sentence: str) -> str:
     """A statement as the rules read it: no list marker or speaker prefix, lower case, the
     third person of a note ("The user's goal") read as the first ("my goal")."""
-    s = _PREFIX.sub("", sentence.strip()).strip().lower().replace("’", "'")
+    s = _PREFIX.sub("", gloss.bare(sentence).strip()).strip().lower().replace("’", "'")
     s = re.sub(r"\*\*|__|`", "", s)
     s = _UNIT.sub(r"\1\2", s)  # "50 m" is one value, as "50m"
     s = re.sub(r"\bthe user's\b", "my", s)
@@ -102,6 +104,8 @@ def claims(sentence: str) -> list[Claim]:
     if not s:
         return []
     shaped, span = _shaped(s)
+    if shaped is not None and _CJK.search(shaped.label):  # its subject in English, for older English notes
+        shaped = shaped._replace(also=tuple(dict.fromkeys(w for k in gloss.keywords(sentence) for w in words(k))))
     out = [shaped] if shaped is not None else []
     at = 0
     for clause in _CLAUSE.split(s):
@@ -119,7 +123,8 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
     for rule in _CJK_RULES:
         m = rule.search(s)
         if m:
-            return _made(m.group("attr"), m.group("val"), (m.groupdict().get("old") or "")), m.span()
+            old = gloss.dates(m.groupdict().get("old") or "")
+            return _made(m.group("attr"), gloss.dates(m.group("val")), old), m.span()
     for rule, value_like in _RULES:
         for m in rule.finditer(s):
             val = m.group("val")
@@ -134,12 +139,18 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
     return None, None
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
 # words of a clause that name no subject: time adverbs, hedges, chat
 _FRAME_NOISE = frozenset("every like about around only just really also already ok yeah yes lol tho morn even "
                          "today tonight yesterday tomorrow".split())
 _VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{_DAYS}|{_MONTHS})s?)$")
 _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
+# units a value is counted in: alone they name no subject
+_MEASURES = frozenset("day week month year hour minute min second sec night time lap length rep km mile "
+                      "meter metre kilometer person people euro dollar".split())
+# verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
+_DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())
 MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
 
 
@@ -153,12 +164,14 @@ def framed(clause: str) -> Claim | None:
     toks = [t for t in toks if t and t not in _FILLER]
     if not toks or len(toks) > MAX_FRAME_WORDS:
         return None
+    if _DONE & set(toks):
+        return None  # "did a 5k trial": an event, not a value that holds until changed
     flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
     if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
         return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
     frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in _FILLER | _FRAME_NOISE]
-    if not frame or frame[0] in _NOT_SUBJECT:
-        return None
+    if not frame or frame[0] in _NOT_SUBJECT or set(frame) <= _MEASURES:
+        return None  # "10 days" and "90 days" are two quantities, not one subject
     value = " ".join(t for t, f in zip(toks, flags) if f)
     return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
 
@@ -166,10 +179,21 @@ def framed(clause: str) -> Claim | None:
 _GIVEN_UP = re.compile(r"^(?:now )?(?:retired|sold|returned|replaced|gone|dead|over|switched off|decommissioned)\b")
 
 
+# "is moving everything to dagster", "is just thinking": an act, not a value ("is dying" stays one)
+_DOING = re.compile(r"^(?:(?:just|still|already|really|actually|busy|also)\s+[a-z]{2,}ing\b|[a-z]{2,}ing\s+(?!\S*\d))")
+
+
 def _made(attr: str, value: str, old: str) -> Claim | None:
     key = subject_key(attr)
+    if re.search(r"\b(?:is|are|was|were)\b", attr):
+        return None  # "not yet, my team is just thinking": a clause, not a subject
+    if all(re.fullmatch(r"\d[\d.,]*[a-z]{0,2}", w) for w in key):
+        return None  # "my 1500m is only 30 lengths": a quantity, not a subject
     value = _trimmed(value)
-    if not key or not value or len(value) > 60 or _GIVEN_UP.match(value):
+    head = words(attr)[-1:]
+    if head and not _VALUE_LIKE.search(value) and words(value)[-1:] == head:
+        return None  # "my team is a small team": a description of the subject, not a value of it
+    if not key or not value or len(value) > 60 or _GIVEN_UP.match(value) or _DOING.match(value):
         return None  # "my pegasus shoes are retired": no value, a thing given up (retired())
     return Claim(key, attr.strip(" .,:;"), value, _trimmed(old))
 

@@ -87,6 +87,12 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
             got += glosses.update(ws.metadata, backend.space, snap, limit, embed, batch, progress, was)
     finally:
         snap.close()
+    from memcli.index import currency  # new word vectors may tell which kind a thing is (index/kinds.py)
+
+    try:
+        currency.revisit(ws)
+    except OSError:
+        pass  # derived state: the next sync writes it
     return got
 
 

@@ -118,7 +118,8 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if shared is None:  # a current statement above the ones it superseded (docs/currency.md)
         from memcli.retrieval import currency
 
-        hits = currency.annotate_and_rank(snap, ws.metadata, hits, asked)
+        near = [t for t, w in branch.expansion if w >= currency.NEAR * cfg.expand_weight]  # fly: flight
+        hits = currency.annotate_and_rank(snap, ws.metadata, hits, asked, near)
     hits = hits[:limit]
     if links and local is not None:  # (another agent's files have no links here)
         expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)

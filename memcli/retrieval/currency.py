@@ -13,18 +13,27 @@ value now (path, date, line, text), and the statement it replaces.
 
 from __future__ import annotations
 
+import re
+
 from memcli.index import subjects
 from memcli.index.currency import load
 from memcli.retrieval.hits import Hit
 
 
-def annotate_and_rank(snap, metadata, hits: list[Hit], query: str) -> list[Hit]:
-    """`hits` with superseded_by set and each current statement above the one it superseded."""
+# a word of the query's expansion this near a query word (cosine) names the query's subject
+# too: "fly" asks about a "flight", "laptop" about a "macbook" (memcli.retrieval.expand)
+NEAR = 0.6
+
+
+def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> list[Hit]:
+    """`hits` with superseded_by set and each current statement above the one it superseded;
+    `near`: the query expansion's words at least NEAR similar to a query word."""
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = set(subjects.words(query)) - subjects.GENERIC
+    asked = (set(subjects.words(query)) | set(subjects.words(" ".join(near)))) - subjects.GENERIC
     out = list(hits)
+    asked_about: list[dict] = []  # the superseded statements the query asks about
     i = 0
     while i < len(out):
         h = out[i]
@@ -34,9 +43,49 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str) -> list[Hit]:
             continue
         h.superseded_by = _shown(entry)
         if entry["about"] and entry["current"]["path"] != h.path:
+            asked_about.append(entry)
             i += _raise_current(snap, out, i, entry["current"])
         i += 1
+    entry = _most_asked(asked_about, asked)
+    if entry is not None:  # older notes that only mention the subject go below its current value too
+        at = _older_mention(out, entry)
+        if at is not None:
+            _raise_current(snap, out, at, entry["current"])
     return out
+
+
+def _most_asked(entries: list[dict], asked: set[str]) -> dict | None:
+    """The subject the query asks about most: the entry whose statements (superseded and
+    current) share most words with it; None when two subjects tie ("pool" of the pgbouncer
+    pool and of the swimming pool, for "what is the pgbouncer pool size": the first)."""
+    def shared(e: dict) -> int:
+        return len(asked & set(subjects.words(e["text"] + " " + e["current"]["text"])))
+
+    if not entries:
+        return None
+    best = max(shared(e) for e in entries)
+    top = [e for e in entries if shared(e) == best]
+    if len({(e["current"]["path"], e["current"]["line"]) for e in top}) > 1:
+        return None
+    return top[0]
+
+
+_DATED = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def _older_mention(out: list[Hit], entry: dict) -> int | None:
+    """The first hit of a dated note older than the entry's current statement that holds the
+    words of the subject the query asks about ("standup" in a note of the week before the
+    standup moved, that lost the time), or None."""
+    cur = entry["current"]
+    needs = [set(n) for n in entry.get("needs") or () if n]
+    for k, h in enumerate(out):
+        if h.path == cur["path"]:
+            return None  # the current statement is above every such note already
+        dated = _DATED.search(h.path)
+        if dated and dated.group(1) < cur["date"] and any(n <= set(subjects.words(h.text)) for n in needs):
+            return k
+    return None
 
 
 def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
