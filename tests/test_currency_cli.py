@@ -153,22 +153,13 @@ def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, n
     assert hits[0]["superseded_by"]["text"] == "User: ok confession: i left helix."
 
 
-def test_an_older_note_only_mentioning_the_asked_subject_goes_below_its_current_value(ws, note, run_mem):
-    """The week-old note that talks about the standup without its time ranks below the note
-    that moved the standup, once the query asks about the standup; a query about the team's
-    retro (another subject of that note) keeps the search's order."""
-    note(ws, "memory/2026-03-02/airflow.md", "# Airflow\n\n- Quick airflow question before standup at 9:30.\n",
-         name="airflow")
-    note(ws, "memory/2026-03-09/sanne.md", "# Sanne\n\n- The standup is too early for half the team, the user "
-         "will raise the standup in the retro.\n- The team retro is on Friday.\n", name="sanne")
-    note(ws, "memory/2026-04-08/release.md", "# Release\n\n- Koen changed it: standup is now at 10:15 instead "
-         "of 9:30.\n- The release checklist has five steps.\n", name="release")
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
-    paths = [h["path"] for h in search(run_mem, ws, "what time is the team standup")]
-    assert paths.index("memory/2026-04-08/release.md") < paths.index("memory/2026-03-09/sanne.md")
-    retro = [h["path"] for h in search(run_mem, ws, "when is the team retro")]
-    assert retro[0] == "memory/2026-03-09/sanne.md"
+def test_a_question_about_the_past_shows_the_relation_and_moves_nothing(vault, run_mem):
+    """"What was the goal before" asks for the old value: the hit holding it keeps its place
+    and still says what superseded it; the same question in the present raises the current one."""
+    past = search(run_mem, vault, "what was the half-marathon goal for the Leiden half marathon before")
+    assert past[0]["path"] == OLD and past[0]["superseded_by"]["path"] == NEW
+    now = [h["path"] for h in search(run_mem, vault, "what is the half-marathon goal for the Leiden half marathon")]
+    assert now.index(NEW) < now.index(OLD)
 
 
 def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(ws, note, run_mem):

@@ -24,7 +24,7 @@ from memcli.index import gloss, kinds, subjects
 from memcli.vault import atomic, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 4  # 4: glosses read apart, CJK claims' English words, things adopted
+VERSION = 5  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -79,6 +79,8 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
                       "words": sorted(set(subjects.words(subjects.clean(sentence))) | set(english))}
         if when and when[0]:
             item["date"] = when[0]
+        if speaker := _speaker(sentence):
+            item["speaker"] = speaker
         gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
@@ -90,6 +92,19 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             item["adopts"] = thing
         out.append(item)
     return out
+
+
+# a named speaker's line ("[D1:3] Caroline: I moved ...", "- Wei: ..."): whose statement it is
+_SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?(?:\*\*)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?)(?:\*\*)?:\s")
+_NOT_SPEAKER = frozenset({"user", "assistant", "me", "i", "note", "source", "superseded", "previously", "todo"})
+
+
+def _speaker(sentence: str) -> str:
+    """The named speaker of a statement, "" for the user's own: one person's new value never
+    supersedes another's (in a conversation between Caroline and Melanie, each has her own)."""
+    m = _SPEAKER.match(sentence)
+    name = m.group(1).lower() if m else ""
+    return "" if name in _NOT_SPEAKER else name
 
 
 def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = False) -> bool:
@@ -190,13 +205,15 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[d
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
             for j in _holding(seen_words, s["retired"], by):
                 old = ordered[j]
-                if old["path"] != s["path"] and (
+                if old["path"] != s["path"] and old.get("speaker", "") == s.get("speaker", "") and (
                         subjects.holds(old["text"], s["retired"]) or
                         ("key" in old and subjects.same_value(old["value"], s["retired"]))):
                     by[j], by.cause[j] = i, "given up"
         if "key" in s:
             key = tuple(s["key"])
             for j in _same_subject(live, key, ordered, by):
+                if ordered[j].get("speaker", "") != s.get("speaker", ""):
+                    continue
                 if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
                     by[j], by.cause[j] = i, "subject"
                     for f in followers.pop(j, ()):
@@ -204,11 +221,12 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[d
                             by[f], by.cause[f] = i, "subject"
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in _holding(seen_words, s["old"], by):
-                    if ordered[j]["path"] != s["path"] and \
+                    if ordered[j]["path"] != s["path"] and ordered[j].get("speaker", "") == s.get("speaker", "") and \
                             subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
                         by[j], by.cause[j] = i, "named"
             reps = of_key[key] = [j for j in of_key.get(key, ()) if j not in by]
             same = next((j for j in reps if ordered[j]["order"] != s["order"]
+                         and ordered[j].get("speaker", "") == s.get("speaker", "")
                          and subjects.same_value(ordered[j]["value"], s["value"])), None)
             if same is not None:
                 followers.setdefault(same, []).append(i)
