@@ -22,6 +22,7 @@ Two keys name the same subject when the words of one are all words of the other 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from memcli.index import gloss
@@ -80,6 +81,7 @@ _FILLER = frozenset("now then again still currently anyway instead actually".spl
 _UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
 
 
+@lru_cache(maxsize=8192)  # one statement is cleaned by claims, retired, adopted and words
 def clean(sentence: str) -> str:
     """A statement as the rules read it: no list marker or speaker prefix, lower case, the
     third person of a note ("The user's goal") read as the first ("my goal")."""
@@ -209,6 +211,11 @@ def _trimmed(value: str) -> str:
 
 def words(text: str) -> list[str]:
     """The content words of a text, stemmed (CJK runs kept whole)."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
     out = []
     text = _UNIT.sub(r"\1\2", text.lower())
     for w in re.findall(r"[\w:'+.-]+", text):
@@ -216,9 +223,10 @@ def words(text: str) -> list[str]:
         for part in (w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]):
             if part and part not in STOPWORDS:
                 out.append(_stem(part))
-    return out
+    return tuple(out)
 
 
+@lru_cache(maxsize=65536)  # a vault repeats its words: a lookup instead of regexes
 def _stem(w: str) -> str:
     """light_stem, with a plural -es stripped only where English adds it ("shoes" -> "shoe",
     like "shoe"; "boxes" -> "box")."""
