@@ -28,9 +28,8 @@ from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.match import Decision, judge as rules_judge, replaced
 from memcli.extraction.dream.node import BUCKETS, Node, cited, current, statements
 from memcli.extraction.dream.schema import Fact, Unit
-from memcli.jobs.dream import meaning as dream_meaning
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
-from memcli.jobs.dream.offline import Progress, _facts, _parse, fact_key
+from memcli.jobs.dream.offline import Progress, _facts, _parse, evidence, fact_key
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 3  # nodes shown to the model for one statement
@@ -61,21 +60,6 @@ class Group:
     order: int = -1  # the position of its first fact in this run
 
 
-def _evidence(ws: Workspace, facts: list[Fact], nodes: list[Node], warnings: list[str], dry_run: bool
-              ) -> tuple[Evidence, list[Node], Progress]:
-    """The offline evidence (with vectors when an embedding model is configured), as offline.plan builds it."""
-    skip = dream_rules.speaker_words(facts)
-    bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
-    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
-    lexical = Evidence(None, skip, bags, said)
-    candidates = dream_group.candidates(facts, nodes, lexical)
-    found = dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings,
-                                      save=not dry_run) if facts else dream_meaning.Meaning(None, "words")
-    ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
-    prog = Progress(grouping=found.grouping, model=found.model)
-    return ev, candidates, prog
-
-
 def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str], chat,
          label: str = "LLM", dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress), as offline.plan returns them."""
@@ -84,7 +68,7 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
     facts, prog = _facts(notes, pending)
     out = Plan()
     digest = Digest(ws, out)
-    ev, nodes, found = _evidence(ws, facts, digest.nodes(), warnings, dry_run)
+    ev, nodes, found = evidence(ws, facts, digest.nodes(), warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
     contexts = dream_rules.contexts(notes)
     groups = [Group(dream_group.Cluster(n, statements(n.body)), n.name, current(n.body)) for n in nodes]

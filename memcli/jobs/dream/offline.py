@@ -98,15 +98,8 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
     out = Plan()
     digest = Digest(ws, out)
     nodes = digest.nodes()
-    skip = dream_rules.speaker_words(facts)
-    bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
-    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
-    lexical = Evidence(None, skip, bags, said)
-    candidates = dream_group.candidates(facts, nodes, lexical)
-    found = dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings,
-                                      save=not dry_run) if facts else dream_meaning.Meaning(None, "words")
+    ev, candidates, found = evidence(ws, facts, nodes, warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
-    ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
     placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes))
     prog.kept = placement.kept
     for f, _ in placement.kept:
@@ -168,3 +161,18 @@ def _note(d: dream_match.Decision) -> str:
     if d.action == "CORROBORATE":
         return f"stated again in {len(d.corroborations) or 1} more source(s)"
     return f"added {len(d.new_facts)} statement(s): {first_words(d.new_facts[0].line())}"
+
+
+def evidence(ws: Workspace, facts: list[Fact], nodes: list, warnings: list[str], dry_run: bool):
+    """The evidence facts are grouped on (with vectors when an embedding model is configured),
+    the candidate nodes among `nodes`, and what gave the meaning (offline and model-assisted dream
+    alike)."""
+    skip = dream_rules.speaker_words(facts)
+    bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
+    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
+    lexical = Evidence(None, skip, bags, said)
+    candidates = dream_group.candidates(facts, nodes, lexical)
+    found = dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings,
+                                      save=not dry_run) if facts else dream_meaning.Meaning(None, "words")
+    ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
+    return ev, candidates, found
