@@ -111,7 +111,7 @@ def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warn
         for f in p.unit.facts:
             prog.done[f.path].add(fact_key(f))
     units = [p.unit for p in taken]
-    return units, [dream_rules.topic(u, skip) for u in units], out, prog
+    return units, [dream_rules.topic(u, ev.skip) for u in units], out, prog
 
 
 def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidence, out: Plan) -> None:
