@@ -16,15 +16,16 @@ that value; one giving a thing up ("the pegasus are retired") the older statemen
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
 
 from memcli.index import gloss, kinds, subjects
-from memcli.vault import atomic, frontmatter
+from memcli.vault import atomic, dates, frontmatter
 from memcli.vault.workspace import Workspace
 
-VERSION = 5  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers
+VERSION = 6  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
@@ -62,25 +63,64 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
     return out
 
 
-def _read_file(ws: Workspace, rel: str, date: str, stat) -> dict:
+def _read_file(path, rel: str, date_of, stat) -> tuple[dict, list[tuple]]:
+    """A note's entry in claims.json, and its statements (read again only when asked, _Holders)."""
     try:
-        text = ws.locate(rel).read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     except OSError:
         text = ""
-    return {"stat": list(stat), "date": date, "statements": items(statements(text, date, ws.date_of))}
+    found = statements(text, date_of(rel), date_of)
+    return record(found, stat, date_of(rel)), found
+
+
+def _records(args: tuple) -> list[tuple[str, dict]]:
+    """In a worker: the claims.json entries of a share of the notes (a vault's hundred thousand
+    statements take seconds on one core)."""
+    locate, daily_dir, todo = args
+    date_of = functools.partial(dates.of, daily_dir)
+    return [(rel, _read_file(locate(rel), rel, date_of, st)[0]) for rel, st in todo]
+
+
+def _read_all(ws: Workspace, todo: list[tuple[str, tuple]]) -> tuple[dict, dict]:
+    """(path -> its claims.json entry, path -> its statements when read here) for `todo`."""
+    from memcli.index import parse  # (its worker processes: a full rebuild's many notes)
+
+    with parse.Workers(len(todo)) as workers:
+        if workers.pool is None:
+            fresh = {rel: _read_file(ws.locate(rel), rel, ws.date_of, st) for rel, st in todo}
+            return {rel: got[0] for rel, got in fresh.items()}, {rel: got[1] for rel, got in fresh.items()}
+        locate = parse._locator(ws.resolver())
+        shares = [workers.pool.submit(_records, (locate, ws.settings.daily_dir, part))
+                  for part in parse._split(todo, workers.workers * 4)]
+        return {rel: rec for f in shares for rel, rec in f.result()}, {}
+
+
+def record(found: list[tuple], stat, date: str) -> dict:
+    """What claims.json keeps of a note: the statements that set, give up or adopt something,
+    and the words of all of them (`vocab`). The others matter only as older holders of a thing
+    given up or of a value named as the previous one, and are read again from the note when
+    its vocabulary says it may hold one: keeping each statement's words made claims.json 44 MB
+    for a 2,000-note vault, loaded and written again by every sync."""
+    return {"stat": list(stat), "date": date, "statements": [i for i in items(found) if _sets(i)],
+            "vocab": subjects.vocabulary([f[1] for f in found])}
+
+
+def _sets(item: dict) -> bool:
+    return bool(item.keys() & {"claims", "retired", "adopts"})
 
 
 def items(found: list[tuple[int, str]]) -> list[dict]:
-    """What claims.json keeps of a note's statements: each with its claims, or what it gives up."""
+    """A note's statements: each with its claims, or what it gives up or adopts, and then its
+    words and speaker; a statement doing none of these is only its line, text and date."""
     out = []
     for line, sentence, *when in found:
-        english = [w for k in gloss.keywords(sentence) for w in subjects.words(k)]  # a CJK statement's gloss
-        item: dict = {"line": line, "text": sentence,
-                      "words": sorted(set(subjects.words(subjects.clean(sentence))) | set(english))}
+        item: dict = {"line": line, "text": sentence}
         if when and when[0]:
             item["date"] = when[0]
-        if speaker := _speaker(sentence):
-            item["speaker"] = speaker
+        if not subjects.may_set(sentence):
+            out.append(item)
+            continue
         gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
@@ -90,8 +130,20 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             item["retired"] = gone
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
             item["adopts"] = thing
+        if _sets(item):
+            _describe(item)
         out.append(item)
     return out
+
+
+def _describe(item: dict) -> dict:
+    """A statement's words (a CJK statement's gloss among them) and speaker, for relate."""
+    sentence = item["text"]
+    english = [w for k in gloss.keywords(sentence) for w in subjects.words(k)]
+    item["words"] = sorted(set(subjects.words(subjects.clean(sentence))) | set(english))
+    if speaker := _speaker(sentence):
+        item["speaker"] = speaker
+    return item
 
 
 # a named speaker's line ("[D1:3] Caroline: I moved ...", "- Wei: ..."): whose statement it is
@@ -122,11 +174,11 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
         return False
     for rel in gone:
         del files[rel]
-    for rel in changed:
-        files[rel] = _read_file(ws, rel, ws.date_of(rel), dated[rel])
+    read, fresh = _read_all(ws, [(rel, dated[rel]) for rel in changed])
+    files.update(read)
     base.mkdir(parents=True, exist_ok=True)
     atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    _write_relations(ws, files, vectors)
+    _write_relations(ws, files, vectors, fresh)
     return True
 
 
@@ -138,12 +190,17 @@ def revisit(ws: Workspace) -> bool:
     vectors = kinds.stamp(ws.metadata)
     if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
         return False
-    _write_relations(ws, cache.get("files", {}), vectors)
+    _write_relations(ws, cache.get("files", {}), vectors, {})
     return True
 
 
-def _write_relations(ws: Workspace, files: dict, vectors: str) -> None:
-    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None)
+def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]]) -> None:
+    def read(rel: str) -> list[tuple]:  # a note's statements: just read, or read again now
+        if rel not in fresh:
+            fresh[rel] = _read_file(ws.locate(rel), rel, ws.date_of, ())[1]
+        return fresh[rel]
+
+    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read)
     atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
         {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
 
@@ -165,15 +222,14 @@ def load(metadata: Path) -> dict[str, list[dict]]:
 
 
 def _ordered(files: dict) -> list[dict]:
-    """One entry per claim (a statement without one: one entry), in the order of the notes."""
+    """One entry per claim (a statement giving up or adopting a thing: one entry), in the
+    order of the notes. Statements setting nothing are left to _Holders."""
     out = []
     for rel, rec in files.items():
         for item in rec.get("statements", ()):
-            base = {k: v for k, v in item.items() if k != "claims"}
-            if "words" not in base:
-                base["words"] = sorted(set(subjects.words(subjects.clean(item.get("text", "")))))
-            when = item.get("date") or rec.get("date") or ""
-            base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
+            if not _sets(item):
+                continue
+            base = _entry(rel, rec, item)
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
             if item.get("claims") and item.get("adopts"):  # a thing adopted beside the claims made
                 out.append({**base, "order": (*base["order"], 1)})
@@ -181,14 +237,70 @@ def _ordered(files: dict) -> list[dict]:
     return out
 
 
-def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[dict]]:
+def _entry(rel: str, rec: dict, item: dict) -> dict:
+    base = {k: v for k, v in item.items() if k != "claims"}
+    if "words" not in base:
+        _describe(base)
+    when = item.get("date") or rec.get("date") or ""
+    base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
+    return base
+
+
+class _Holders:
+    """The statements that set nothing, as older holders of a thing given up or of a value
+    named as the previous one: the notes that may hold its words are found through their
+    vocabulary, and their statements read (`read`: path -> statements) when first asked for."""
+
+    def __init__(self, files: dict, ordered: list[dict], read=None):
+        self.files, self.ordered, self.read = files, ordered, read
+        self.of_note: dict[str, list[int]] = {}  # note -> its holders' indexes in `ordered`
+        self.with_word: dict[str, set[str]] = {}  # word -> notes whose vocabulary holds it
+
+    def notes(self, word: str) -> set[str]:
+        if word not in self.with_word:
+            key = f" {word} "
+            self.with_word[word] = {rel for rel, rec in self.files.items() if key in rec.get("vocab", key)}
+        return self.with_word[word]
+
+    def statements(self, rel: str) -> list[int]:
+        if rel not in self.of_note:
+            rec = self.files[rel]
+            if self.read is None or "vocab" not in rec:  # every statement kept in the record
+                found = [i for i in rec.get("statements", ()) if not _sets(i)]
+            else:
+                setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
+                found = [{"line": n, "text": t, **({"date": w[0]} if w and w[0] else {})}
+                         for n, t, *w in self.read(rel) if (n, t) not in setting]
+            start = len(self.ordered)
+            self.ordered.extend(_entry(rel, rec, i) for i in found)
+            self.of_note[rel] = list(range(start, len(self.ordered)))
+        return self.of_note[rel]
+
+    def find(self, thing: str, before: tuple, seen_words: dict[str, dict[int, None]], by: dict) -> list[int]:
+        """The statements before `before` holding every content word of `thing`, not superseded
+        yet, newest first: a thing given up is what was held last."""
+        want = set(subjects.words(subjects.clean(thing)))
+        if not want:
+            return []
+        lists = sorted((seen_words.get(w, {}) for w in want), key=len)
+        found = [j for j in lists[0] if j not in by and all(j in more for more in lists[1:])]
+        for rel in sorted(set.intersection(*(self.notes(w) for w in want))):
+            found += [j for j in self.statements(rel) if j not in by and self.ordered[j]["order"] < before
+                      and want <= set(self.ordered[j]["words"])]
+        found.sort(key=lambda j: self.ordered[j]["order"], reverse=True)
+        return found[:MAX_HOLDING]
+
+
+def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
     One pass in order; the earlier statements are found through word indexes (a claim's
     subject words among the live claims, a thing's or a value's words among all statements),
-    so a vault of many notes costs a lookup per claim, not a scan."""
+    so a vault of many notes costs a lookup per claim, not a scan. `read` (path -> statements)
+    reads a note again for its statements setting nothing (_Holders)."""
     ordered = _ordered(files)
+    holders = _Holders(files, ordered, read)
     live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
     seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
     by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
@@ -199,11 +311,12 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[d
     # comparison with every earlier repetition (a 132,000-line vault: 540 s -> seconds).
     of_key: dict[tuple, list[int]] = {}  # exact subject key -> its live claims, one per value
     followers: dict[int, list[int]] = {}
-    for i, s in enumerate(ordered):
+    for i in range(len(ordered)):  # (holders are appended as found: they set nothing)
+        s = ordered[i]
         if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
             s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
-            for j in _holding(seen_words, s["retired"], by):
+            for j in holders.find(s["retired"], s["order"], seen_words, by):
                 old = ordered[j]
                 if old["path"] != s["path"] and old.get("speaker", "") == s.get("speaker", "") and (
                         subjects.holds(old["text"], s["retired"]) or
@@ -220,7 +333,7 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None) -> dict[str, list[d
                         if f not in by:
                             by[f], by.cause[f] = i, "subject"
             if s.get("old"):  # the previous value named: older statements holding it are superseded
-                for j in _holding(seen_words, s["old"], by):
+                for j in holders.find(s["old"], s["order"], seen_words, by):
                     if ordered[j]["path"] != s["path"] and ordered[j].get("speaker", "") == s.get("speaker", "") and \
                             subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
                         by[j], by.cause[j] = i, "named"
@@ -257,21 +370,6 @@ class _Superseded(dict):
             self.seen_words.get(w, {}).pop(j, None)
 
 
-def _holding(seen_words: dict[str, dict[int, None]], thing: str, by: dict) -> list[int]:
-    """The earlier statements holding every content word of `thing`, not superseded yet."""
-    lists = sorted((seen_words.get(w, ()) for w in set(subjects.words(subjects.clean(thing)))), key=len)
-    if not lists:
-        return []
-    found = []
-    rest = lists[1:]
-    for j in reversed(lists[0]):  # newest first: a thing given up is what was held last
-        if j not in by and all(j in more for more in rest):
-            found.append(j)
-            if len(found) >= MAX_HOLDING:
-                break
-    return found
-
-
 def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     seen: set[tuple[str, int]] = set()
@@ -296,7 +394,9 @@ def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
         out.setdefault(old["path"], []).append({
             "line": old["line"], "text": old["text"], "subject": old.get("label", ""),
             "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end]),
-            "needs": _needs(old, ordered[i], by.cause.get(j, "subject"))})
+            "needs": _needs(old, ordered[i], by.cause.get(j, "subject")), "_order": old["order"]})
+    for found in out.values():  # in the notes' order (holders were read after the claims)
+        found.sort(key=lambda e: e.pop("_order"))
     return out
 
 

@@ -28,6 +28,9 @@ _ADOPT = re.compile(
     r"(?:(?:a|an|the|my|our|new|brand new|shiny) )*(?P<x>(?!(?:a|an|the)\b)[a-z][\w.+-]*(?: [\w.+-]+){0,3}?)"
     r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|"
     r"yesterday|now|from|instead)\b))")
+# the verbs _ADOPT needs, as substrings: most statements hold none and skip the pattern
+_ADOPTING = ("got", "bought", "ordered", "picked", "chose", "went with", "switched to", "moved to", "'m on", "am on",
+             "is on", "started using", "now use", "upgraded to", "replaced it with")
 _LETTERS = re.compile(r"^[a-z]{3,}$")
 _NOT_THINGS = frozenset("it its this that these those one them some something ready home back up used rid".split())
 
@@ -35,7 +38,8 @@ _NOT_THINGS = frozenset("it its this that these those one them some something re
 def adopted(sentence: str) -> str:
     """The thing `sentence` says the user adopted ("got a macbook pro m4 today" -> "macbook
     pro m4"), else ""."""
-    m = _ADOPT.search(subjects.clean(sentence))
+    s = subjects.clean(sentence)
+    m = _ADOPT.search(s) if any(c in s for c in _ADOPTING) else None
     if not m:
         return ""
     x = m.group("x").strip(" .")
