@@ -1,224 +1,16 @@
-"""Currency: which dated statement a newer one supersedes (derived state, docs/currency.md).
+"""Which statement supersedes which: one pass over a vault's claims in the order of its notes.
 
-Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the notes whose
-stat changed are read again (a dated note's statements, an undated note's lines citing a dated
-note), their claims (memcli.index.subjects) kept per file in
-`mem_metadata/currency/claims.json`, and the relations worked out again over all of them into
-`mem_metadata/currency/relations.json`, the small file a search reads. The Markdown is never
-touched; deleting the folder only makes the next sync read the dated notes again.
-
-Order is the note's date (its path), then its modification time, then the line. A claim
-supersedes the live claims of the same subject with another value; one with the same value
-is a restatement and supersedes nothing. A claim naming its previous value ("instead of
-9:30", "from Helix to Zed") also supersedes any older statement that names the subject and
-that value; one giving a thing up ("the pegasus are retired") the older statements holding it.
+The input is claims.json's `files` (memcli.index.currency.statements.record); the output
+is relations.json's `superseded`: per note, its superseded statements with the one that
+superseded it (`by`) and the one holding the subject's value now (`current`).
 """
 
 from __future__ import annotations
 
-import functools
-import json
-import re
-from pathlib import Path
+from memcli.index.currency import kinds, reading, subjects
+from memcli.index.currency.statements import describe, sets
 
-from memcli.index import gloss, kinds, subjects
-from memcli.vault import atomic, dates, frontmatter
-from memcli.vault.workspace import Workspace
-
-VERSION = 6  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
-MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
-_LINK = re.compile(r"\[\[([^\]|#]+)")
-_LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
-_AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
-
-
-def folder(metadata: Path) -> Path:
-    return metadata / "currency"
-
-
-def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
-    """(line number, sentence[, date]) of a note's body: list items and paragraphs, not
-    headings, front matter, comments or the day page's generated list of links. In a note
-    without a date of its own (a digest node), only the lines citing a dated note count, dated
-    by the newest they cite (`date_of`: path -> date or None); the links are left out of the text."""
-    _, skip = frontmatter.split(text)
-    text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    out: list[tuple] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        s = line.strip()
-        if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
-            continue
-        when = date
-        if date_of is not None:
-            cited = [d for t in _LINK.findall(s) if (d := date_of(t) or date_of(t + ".md"))]
-            when = date or (max(cited) if cited else None)
-            if when is None:
-                continue
-        s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
-        for part in _SENTENCE.split(s):
-            if 3 <= len(part) <= MAX_STATEMENT:
-                out.append((n, part, when) if date_of is not None else (n, part))
-    return out
-
-
-def _read_file(path, rel: str, date_of, stat) -> tuple[dict, list[tuple]]:
-    """A note's entry in claims.json, and its statements (read again only when asked, _Holders)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        text = ""
-    found = statements(text, date_of(rel), date_of)
-    return record(found, stat, date_of(rel)), found
-
-
-def _records(args: tuple) -> list[tuple[str, dict]]:
-    """In a worker: the claims.json entries of a share of the notes (a vault's hundred thousand
-    statements take seconds on one core)."""
-    locate, daily_dir, todo = args
-    date_of = functools.partial(dates.of, daily_dir)
-    return [(rel, _read_file(locate(rel), rel, date_of, st)[0]) for rel, st in todo]
-
-
-def _read_all(ws: Workspace, todo: list[tuple[str, tuple]]) -> tuple[dict, dict]:
-    """(path -> its claims.json entry, path -> its statements when read here) for `todo`."""
-    from memcli.index import parse  # (its worker processes: a full rebuild's many notes)
-
-    with parse.Workers(len(todo)) as workers:
-        if workers.pool is None:
-            fresh = {rel: _read_file(ws.locate(rel), rel, ws.date_of, st) for rel, st in todo}
-            return {rel: got[0] for rel, got in fresh.items()}, {rel: got[1] for rel, got in fresh.items()}
-        locate = parse._locator(ws.resolver())
-        shares = [workers.pool.submit(_records, (locate, ws.settings.daily_dir, part))
-                  for part in parse._split(todo, workers.workers * 4)]
-        return {rel: rec for f in shares for rel, rec in f.result()}, {}
-
-
-def record(found: list[tuple], stat, date: str) -> dict:
-    """What claims.json keeps of a note: the statements that set, give up or adopt something,
-    and the words of all of them (`vocab`). The others matter only as older holders of a thing
-    given up or of a value named as the previous one, and are read again from the note when
-    its vocabulary says it may hold one: keeping each statement's words made claims.json 44 MB
-    for a 2,000-note vault, loaded and written again by every sync."""
-    return {"stat": list(stat), "date": date, "statements": [i for i in items(found) if _sets(i)],
-            "vocab": subjects.vocabulary([f[1] for f in found])}
-
-
-def _sets(item: dict) -> bool:
-    return bool(item.keys() & {"claims", "retired", "adopts"})
-
-
-def items(found: list[tuple[int, str]]) -> list[dict]:
-    """A note's statements: each with its claims, or what it gives up or adopts, and then its
-    words and speaker; a statement doing none of these is only its line, text and date."""
-    out = []
-    for line, sentence, *when in found:
-        item: dict = {"line": line, "text": sentence}
-        if when and when[0]:
-            item["date"] = when[0]
-        if not subjects.may_set(sentence):
-            out.append(item)
-            continue
-        gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
-        made = [] if gone else subjects.claims(sentence)
-        if made:
-            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old,
-                               **({"also": list(c.also)} if c.also else {})} for c in made]
-        elif gone:
-            item["retired"] = gone
-        if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
-            item["adopts"] = thing
-        if _sets(item):
-            _describe(item)
-        out.append(item)
-    return out
-
-
-def _describe(item: dict) -> dict:
-    """A statement's words (a CJK statement's gloss among them) and speaker, for relate."""
-    sentence = item["text"]
-    english = [w for k in gloss.keywords(sentence) for w in subjects.words(k)]
-    item["words"] = sorted(set(subjects.words(subjects.clean(sentence))) | set(english))
-    if speaker := _speaker(sentence):
-        item["speaker"] = speaker
-    return item
-
-
-# a named speaker's line ("[D1:3] Caroline: I moved ...", "- Wei: ..."): whose statement it is
-_SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?(?:\*\*)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?)(?:\*\*)?:\s")
-_NOT_SPEAKER = frozenset({"user", "assistant", "me", "i", "note", "source", "superseded", "previously", "todo"})
-
-
-def _speaker(sentence: str) -> str:
-    """The named speaker of a statement, "" for the user's own: one person's new value never
-    supersedes another's (in a conversation between Caroline and Melanie, each has her own)."""
-    m = _SPEAKER.match(sentence)
-    name = m.group(1).lower() if m else ""
-    return "" if name in _NOT_SPEAKER else name
-
-
-def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = False) -> bool:
-    """Bring the claims and relations up to date with `current` (path -> (mtime_ns, size), the
-    sync's view of the vault). True when something was written."""
-    base = folder(ws.metadata)
-    cache = None if full else _load(base / "claims.json")
-    files: dict = (cache or {}).get("files", {})
-    dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
-    changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
-    gone = [rel for rel in files if rel not in dated]
-    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
-    rel = _load(base / "relations.json") if cache is not None and not changed and not gone else None
-    if rel is not None and rel.get("vectors", "") == vectors:
-        return False
-    for rel in gone:
-        del files[rel]
-    read, fresh = _read_all(ws, [(rel, dated[rel]) for rel in changed])
-    files.update(read)
-    base.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    _write_relations(ws, files, vectors, fresh)
-    return True
-
-
-def revisit(ws: Workspace) -> bool:
-    """Work the relations out again when the word vectors changed since (after an embedding
-    run wrote them: a thing adopted may now be of a known kind). True when written."""
-    base = folder(ws.metadata)
-    cache, rel = _load(base / "claims.json"), _load(base / "relations.json")
-    vectors = kinds.stamp(ws.metadata)
-    if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
-        return False
-    _write_relations(ws, cache.get("files", {}), vectors, {})
-    return True
-
-
-def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]]) -> None:
-    def read(rel: str) -> list[tuple]:  # a note's statements: just read, or read again now
-        if rel not in fresh:
-            fresh[rel] = _read_file(ws.locate(rel), rel, ws.date_of, ())[1]
-        return fresh[rel]
-
-    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read)
-    atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
-        {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
-
-
-def _load(path: Path) -> dict | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("version") == VERSION else None
-
-
-def load(metadata: Path) -> dict[str, list[dict]]:
-    """path -> its superseded statements ({line, text, subject, value, by, current}); {} when
-    nothing was built yet."""
-    data = _load(folder(metadata) / "relations.json")
-    got = (data or {}).get("superseded")
-    return got if isinstance(got, dict) else {}
 
 
 def _ordered(files: dict) -> list[dict]:
@@ -227,7 +19,7 @@ def _ordered(files: dict) -> list[dict]:
     out = []
     for rel, rec in files.items():
         for item in rec.get("statements", ()):
-            if not _sets(item):
+            if not sets(item):
                 continue
             base = _entry(rel, rec, item)
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
@@ -240,7 +32,7 @@ def _ordered(files: dict) -> list[dict]:
 def _entry(rel: str, rec: dict, item: dict) -> dict:
     base = {k: v for k, v in item.items() if k != "claims"}
     if "words" not in base:
-        _describe(base)
+        describe(base)
     when = item.get("date") or rec.get("date") or ""
     base.update(path=rel, date=when, order=(when, rec.get("stat", [0])[0], rel, item.get("line", 0)))
     return base
@@ -266,7 +58,7 @@ class _Holders:
         if rel not in self.of_note:
             rec = self.files[rel]
             if self.read is None or "vocab" not in rec:  # every statement kept in the record
-                found = [i for i in rec.get("statements", ()) if not _sets(i)]
+                found = [i for i in rec.get("statements", ()) if not sets(i)]
             else:
                 setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
                 found = [{"line": n, "text": t, **({"date": w[0]} if w and w[0] else {})}
@@ -279,7 +71,7 @@ class _Holders:
     def find(self, thing: str, before: tuple, seen_words: dict[str, dict[int, None]], by: dict) -> list[int]:
         """The statements before `before` holding every content word of `thing`, not superseded
         yet, newest first: a thing given up is what was held last."""
-        want = set(subjects.words(subjects.clean(thing)))
+        want = set(reading.words(reading.clean(thing)))
         if not want:
             return []
         lists = sorted((seen_words.get(w, {}) for w in want), key=len)
@@ -410,7 +202,7 @@ def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
     sets += [[w] for w in new.get("also", ()) if w in old["words"]]  # a CJK claim's subject in English
     if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
-        thing = set(subjects.words(subjects.clean(new.get("retired", ""))))
+        thing = set(reading.words(reading.clean(new.get("retired", ""))))
         sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]
     return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
