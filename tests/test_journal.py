@@ -1,4 +1,4 @@
-"""The change journal of a running watcher (memcli.vault.journal, memcli.vault.feed): a sync
+"""The change journal of a running watcher (memcli.watch.journal, memcli.watch.feed): a sync
 that reads it finds exactly what a walk of every file would, and anything doubtful walks."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 import pytest
 
 from memcli.index import quick, sync
-from memcli.vault import feed, journal
+from memcli.watch import feed, journal
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 
@@ -348,7 +348,7 @@ def test_a_reindex_killed_at_any_point_leaves_a_mark_the_next_one_can_trust(vaul
 def test_lost_events_start_one_new_session_and_the_journal_goes_on(vault, watching, open_ws):
     """A queue overflow voids every mark once; later cookies are answered in the new session
     (`mem mcp` never collects the feed's changes, so nothing else would reset it)."""
-    from memcli.vault.inotify import IN_Q_OVERFLOW, Event
+    from memcli.watch.inotify import IN_Q_OVERFLOW, Event
 
     ws = open_ws(vault)
     before = watching._writer.session

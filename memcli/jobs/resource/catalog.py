@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 
 from memcli.index import store
 from memcli.vault import dates, frontmatter
-from memcli.vault.walk import shown, utf8_name
+from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
