@@ -271,6 +271,17 @@ def test_the_watch_loop_polls_where_inotify_cannot_be_trusted(vault, open_ws, mo
     assert journal.confirm(open_ws(vault).metadata) is None  # polling publishes no journal
 
 
+def test_a_feed_refuses_a_folder_on_a_network_filesystem(vault, open_ws, monkeypatch):
+    """The same trust rule as `mem mcp`'s watch (memcli.watch.inotify.add_local): a folder whose
+    changes can be made on another machine means no feed, and no journal left behind."""
+    from memcli.watch import inotify
+
+    monkeypatch.setattr(inotify, "mounts", lambda: [("/", "nfs4")])
+    f, why = feed.Feed.start(open_ws(vault))
+    assert f is None and "is on a nfs4 filesystem" in why
+    assert journal.confirm(open_ws(vault).metadata) is None and journal.watcher(open_ws(vault).metadata) is None
+
+
 def test_a_feed_that_fails_falls_back_to_polling(vault, open_ws, monkeypatch, loop):
     real = feed.Feed.start
     started = []
