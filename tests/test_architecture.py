@@ -111,6 +111,15 @@ def test_imports_flow_one_way(path):
     assert not bad, f"{path.relative_to(REPO)} imports against the layers (FORBIDDEN, BOTTOM): {bad}"
 
 
+@pytest.mark.parametrize("part", sorted(BOTTOM))
+def test_each_bottom_package_says_what_it_may_import(part):
+    """Its __init__ docstring is the map a newcomer reads: it names every part BOTTOM lets it import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / part / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert len(doc.split()) > 30, f"memcli/{part}/__init__.py: say what lives here and what it may import"
+    missing = [other for other in BOTTOM[part] if f"memcli.{other}" not in doc]
+    assert not missing, f"memcli/{part}/__init__.py does not name what it may import: {missing}"
+
+
 def imported_modules(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
     """Top-level names of every module a fresh `python -X importtime -m memcli ...` loads."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "memcli", *args], cwd=cwd,

@@ -8,6 +8,6 @@ secret value and a secret-named key look like). A new kind of secret is one more
 these; KINDS follows from the rules. scrub.py is what every writer of memory calls (a Scrubber
 that keeps a tally for the job's report); dsn.py masks the passwords of a PostgreSQL connection
 string. Bottom layer: this package imports only the standard library and memcli.errors, and
-reads no file and no setting (memcli.config imports it, to mask `mem config` and to check the
-redaction settings).
+reads no file (text and the redaction settings are handed in; memcli.config imports it, to
+mask `mem config` and to check those settings).
 """
