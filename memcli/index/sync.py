@@ -34,9 +34,9 @@ from typing import Callable
 from memcli.index import journaled as by_journal, segments, store, tokenizer
 from memcli.vault import atomic
 from memcli.watch import journal, walk
+from memcli.watch.stamps import RACY_NS
 from memcli.vault.workspace import Workspace
 
-RACY_NS = 2_000_000_000
 PARSE_BATCH = 600  # files read and tokenized at a time by a full build
 
 Progress = Callable[[str, int, int], None]

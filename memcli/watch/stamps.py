@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-RACY_NS = 2_000_000_000
+RACY_NS = 2_000_000_000  # the one clock-tick margin (also memcli.index.sync's and the resource catalog's)
 
 
 def take(files: dict[str, tuple[tuple[int, int] | None, str]], dirs: dict[str, int], racy_from: int) -> dict | None:
