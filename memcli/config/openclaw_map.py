@@ -2,7 +2,9 @@
 
 The mapping itself is described in memcli.config.openclaw. Values are checked here, so the
 result always has the types mem's config expects: a value of the wrong type, or one mem
-cannot use, is a warning and is left out, never an error.
+cannot use, is a warning and is left out, never an error. OpenClaw's provider, model and
+dimension tables and its `~` live here too: the reader (memcli.config.openclaw) imports the
+map, never the reverse.
 """
 
 from __future__ import annotations
