@@ -1,8 +1,8 @@
 """The package's shape (DESIGN.md §8) and start-up cost, checked structurally.
 
 Only the CLI layer may import typer or rich; imports flow cli → jobs →
-(extraction, retrieval, index, providers) → vault; and the commands agents call
-in loops must not pay for heavy imports they do not use.
+(extraction, retrieval, index, providers) → vault → (config → secrets, watch); and the
+commands agents call in loops must not pay for heavy imports they do not use.
 """
 
 from __future__ import annotations
@@ -18,16 +18,27 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "memcli"
 
 # subpackage -> memcli subpackages/modules it must never import (docs/architecture.md):
-# cli -> (jobs, mcp) -> (extraction, retrieval, index, providers) -> vault; retrieval reads
-# the index, never the reverse; extraction decides from text alone (no index, no search)
+# cli -> (jobs, mcp) -> (extraction, retrieval, index, providers) -> the bottom layer; retrieval
+# reads the index, never the reverse (nor does it look at files changing: the index does);
+# extraction decides from text alone (no index, no search, no file watch); a provider is
+# handed text and its settings
 FORBIDDEN = {
     "index": {"cli", "jobs", "mcp", "retrieval", "extraction", "providers"},
-    "retrieval": {"cli", "jobs", "mcp", "extraction"},
-    "providers": {"cli", "jobs", "mcp", "index", "retrieval", "extraction"},
-    "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers"},
+    "retrieval": {"cli", "jobs", "mcp", "extraction", "watch"},
+    "providers": {"cli", "jobs", "mcp", "index", "retrieval", "extraction", "watch"},
+    "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers", "watch"},
     "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
     "shared": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
+}
+# the bottom layer -> the only memcli parts it may import besides itself and errors (no cycle:
+# vault opens its settings with config and lists its files with watch's walk; config masks
+# and checks secrets with secrets; secrets and watch build on nothing of memcli)
+BOTTOM = {
+    "vault": {"config", "watch"},
+    "config": {"secrets"},
+    "secrets": set(),
+    "watch": set(),
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -93,11 +104,20 @@ def test_only_the_cli_imports_typer_or_rich(path):
 def test_imports_flow_one_way(path):
     own = subpackage(module_name(path))
     targets = [(line, mod, subpackage(mod)) for line, mod in imports(path) if mod.split(".")[0] == "memcli"]
-    if own == "vault":
-        bad = [(line, mod) for line, mod, sub in targets if sub not in (None, "vault", "errors")]
+    if own in BOTTOM:
+        bad = [(line, mod) for line, mod, sub in targets if sub not in (None, own, "errors", *BOTTOM[own])]
     else:
         bad = [(line, mod) for line, mod, sub in targets if sub in FORBIDDEN.get(own, set())]
-    assert not bad, f"{path.relative_to(REPO)} imports against DESIGN.md §8 (cli → jobs → core → vault): {bad}"
+    assert not bad, f"{path.relative_to(REPO)} imports against the layers (FORBIDDEN, BOTTOM): {bad}"
+
+
+@pytest.mark.parametrize("part", sorted(BOTTOM))
+def test_each_bottom_package_says_what_it_may_import(part):
+    """Its __init__ docstring is the map a newcomer reads: it names every part BOTTOM lets it import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / part / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert len(doc.split()) > 30, f"memcli/{part}/__init__.py: say what lives here and what it may import"
+    missing = [other for other in BOTTOM[part] if f"memcli.{other}" not in doc]
+    assert not missing, f"memcli/{part}/__init__.py does not name what it may import: {missing}"
 
 
 def imported_modules(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
