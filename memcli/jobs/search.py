@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
 from memcli.index.freshness import fresh_snapshot
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.retrieval import framing, fusion, rank
 from memcli.retrieval import links as linkmod
 from memcli.retrieval.hits import Hit, clip  # noqa: F401 - the result types callers use
@@ -166,8 +166,8 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
     settings or missing vectors degrade the search to keyword-only and say why on stderr.
     """
     from memcli.errors import ProviderError
-    from memcli.index import noise as noisemod
-    from memcli.index import vectors
+    from memcli.index.vectors import noise as noisemod
+    from memcli.index.vectors import vectors
     from memcli.providers.embedding import space as embedding
 
     space = vectors.active_space(ws.metadata)
@@ -202,7 +202,7 @@ def _vector_branch(ws: Workspace, snap, query: str, candidates: int, allowed, wa
             warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
             return VectorBranch([], None, [])
         words, vocab = _expansion_words(ws, space, query) if expand else ([], None)
-        noise = vectors.load_noise(ws.metadata, space)
+        noise = noisemod.load_noise(ws.metadata, space)
         probes = noisemod.missing(noise, query)  # {script: texts}: a floor this query needs, not measured yet
         vecs = query_vectors(use.embedder, query, voiced, words + [t for texts in probes.values() for t in texts])
     except ProviderError as exc:
@@ -237,7 +237,7 @@ def query_vectors(embedder, query: str, voiced: str, more: list[str]):
 
 def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, probes, candidates,
             allowed, expand: bool = True) -> VectorBranch:
-    from memcli.index import noise as noisemod
+    from memcli.index.vectors import noise as noisemod
     from memcli.retrieval import expand as expmod
     from memcli.retrieval import vector as vecmod
 
@@ -259,14 +259,14 @@ def _scored(ws: Workspace, space, matrix, query, vecs, words, vocab, noise, prob
 def definitions(ws: Workspace, space: dict, query: str, query_vec):
     """() -> (term, weight) of the vault's words whose definition is near the query
     (memcli.retrieval.expand.defined), asked only for a query its own words cover weakly: the
-    definitions (memcli.index.glosses) are read only then. None when they are off. Local and
+    definitions (memcli.index.vectors.glosses) are read only then. None when they are off. Local and
     team search share it."""
     cfg = ws.settings.search
     if cfg.define_terms <= 0:
         return None
 
     def ask() -> list[tuple[str, float]]:
-        from memcli.index import glosses
+        from memcli.index.vectors import glosses
         from memcli.retrieval import expand as expmod
 
         return expmod.defined(query, query_vec, glosses.load(ws.metadata, space), cfg.define_terms,
@@ -278,7 +278,7 @@ def _expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str],
     """The query words to embed for expansion, and the vault's word vectors (or nothing)."""
     if ws.settings.search.expand_terms <= 0:
         return [], None
-    from memcli.index import terms
+    from memcli.index.vectors import terms
     from memcli.retrieval import expand as expmod
 
     words = expmod.query_words(query)
