@@ -155,7 +155,7 @@ def test_dictionary_and_inflections():
     assert glosses.definition("bicycles") == f"bicycles: {glosses.lookup('bicycle')}"
     assert glosses.lookup("commut") is None and glosses.lookup("zzzzzz") is None and glosses.lookup("qqqq") is None
     assert glosses.definition("qwzxvbn") is None
-    data = Path(glosses.__file__).parent / "data"
+    data = glosses.DICTIONARY.parent  # (memcli/index/data/, shipped as package data)
     assert "Princeton University" in (data / "WORDNET-LICENSE").read_text(encoding="utf-8")
 
 
