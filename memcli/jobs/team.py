@@ -108,7 +108,7 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
 
 def _branches(t, found, floor, expansion):
     from memcli.index.keyword import bm25
-    from memcli.jobs.search import VectorBranch
+    from memcli.retrieval.rank import VectorBranch
     from memcli.shared.search import View
 
     view = View(t, found)
