@@ -120,6 +120,20 @@ def test_each_bottom_package_says_what_it_may_import(part):
     assert not missing, f"memcli/{part}/__init__.py does not name what it may import: {missing}"
 
 
+# memcli/index/'s families (docs/architecture.md): each imports only the ones after it, and none
+# imports the index's top level (sync, commit, embed, ...), the orchestration that uses them
+INDEX_FAMILIES = ("currency", "vectors", "notes", "stores", "keyword")
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "index").glob("*/*.py")),
+                         ids=lambda p: p.relative_to(REPO).as_posix())
+def test_index_families_import_one_way(path):
+    allowed = INDEX_FAMILIES[INDEX_FAMILIES.index(path.parent.name):]
+    bad = [(line, mod) for line, mod in imports(path) if mod.split(".")[:2] == ["memcli", "index"]
+           and (len(mod.split(".")) < 3 or mod.split(".")[2] not in allowed)]
+    assert not bad, f"{path.relative_to(REPO)} imports against the index families' order {INDEX_FAMILIES}: {bad}"
+
+
 def imported_modules(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
     """Top-level names of every module a fresh `python -X importtime -m memcli ...` loads."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "memcli", *args], cwd=cwd,

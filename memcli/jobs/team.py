@@ -82,7 +82,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
 
 
 def _weakly_covered(t, found, query: str) -> bool:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
     from memcli.retrieval import fusion
     from memcli.shared.search import View
 
@@ -107,8 +107,8 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
 
 
 def _branches(t, found, floor, expansion):
-    from memcli.index import bm25
-    from memcli.jobs.search import VectorBranch
+    from memcli.index.keyword import bm25
+    from memcli.retrieval.rank import VectorBranch
     from memcli.shared.search import View
 
     view = View(t, found)
@@ -128,8 +128,8 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     this workspace has none yet. The expansion (the vault's words nearest the query's,
     memcli.retrieval.expand) comes from the same request, as in the local search. Only a
     forced --mode fails without a backend; a failing provider leaves it keyword-only."""
-    from memcli.index import noise as noisemod
-    from memcli.index import vectors
+    from memcli.index.vectors import noise as noisemod
+    from memcli.index.vectors import vectors
     from memcli.jobs.search import _expansion_words, definitions, query_vectors
     from memcli.providers.embedding import space as embedding
 
@@ -161,7 +161,7 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
         expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
                                       cfg.expand_weight) if words else []
         defined = definitions(ws, backend.space, query, vecs[0])
-    floor = noisemod.floor_for(vectors.load_noise(ws.metadata, backend.space), query)
+    floor = noisemod.floor_for(noisemod.load_noise(ws.metadata, backend.space), query)
     return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined
 
 

@@ -43,7 +43,7 @@ def _records(args: tuple) -> list[tuple[str, dict]]:
 
 def _read_all(ws: Workspace, todo: list[tuple[str, tuple]]) -> tuple[dict, dict]:
     """(path -> its claims.json entry, path -> its statements when read here) for `todo`."""
-    from memcli.index import parse  # (its worker processes: a full rebuild's many notes)
+    from memcli.index.notes import parse  # (its worker processes: a full rebuild's many notes)
 
     with parse.Workers(len(todo)) as workers:
         if workers.pool is None:

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from memcli.index.currency import gloss
-from memcli.index.tokenizer import STOPWORDS, light_stem
+from memcli.index.keyword.tokenizer import STOPWORDS, light_stem
 
 _PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
 _UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
