@@ -34,6 +34,10 @@ from memcli.index.currency.statements import items, statements
     ("所以我们把狗粮换成了Acana的羊肉配方。", ("狗粮",), "acana的羊肉配方"),
     ("私たちのフライトは5月2日から5月9日に変わりました。", ("フライト",), "may 9"),  # dates read alike in every language
     ("우리는 사료를 아카나로 바꿨어요", ("사료",), "아카나"),
+    # terse lines without a determiner, and a deadline stated as "due"
+    ("helen moved lab meeting to thursdays 2pm (teaching clash).", ("lab", "meet"), "thursdays 2pm"),
+    ("ugh standup moved to 10:15, the new pm wants it", ("standup",), "10:15"),
+    ("The NHMRC grant is due 18 june.", ("deadline", "grant", "nhmrc"), "18 june"),
 ])
 def test_a_statement_sets_a_subject_to_a_value(sentence, key, value):
     c = subjects.claim(sentence)
@@ -171,6 +175,13 @@ def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list()
     ("i left the office early", ""),  # a place, not a thing given up
     ("we left work at 5", ""),
     ("i dropped it", ""),
+    # terse lines without their "I", and taking something off
+    ("dropped the tuesday class. got a tutor instead", "tuesday class"),
+    ("ok ditched mamba, everything's pixi now", "mamba"),
+    ("we're switching her off the hills, going to ziwi peak lamb", "hills"),
+    ("we dropped the kids off at school", ""),
+    ("i dropped the kids at school", ""),
+    ("moved back to utrecht", ""),
 ])
 def test_what_a_statement_gives_up(sentence, thing):
     assert subjects.retired(sentence) == thing
@@ -185,6 +196,22 @@ def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
     rel = relate(files)
     assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
     assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"
+
+
+def test_a_moved_deadline_supersedes_the_due_date_and_a_weekday_value_does_not_hold_a_thing():
+    files = _files(
+        ("memory/2026-06-08/a.md", "2026-06-08", ["NHMRC ideas grant due 18 june.",
+                                                  "badminton social moved to tuesdays, clashes with korean class"]),
+        ("memory/2026-06-18/b.md", "2026-06-18", ["Deadline pushed to 25 june, the research office emailed.",
+                                                  "dropped the tuesday class."]),
+    )
+    rel = relate(files)
+    assert [e["line"] for e in rel["memory/2026-06-08/a.md"]] == [1]  # the badminton night stays
+
+
+def test_a_note_topic_list_is_no_statement():
+    text = "# Env\n\n## Facts\n- The user switched to mamba.\n\n## Topics\nenv, mamba, solve\n"
+    assert statements(text) == [(4, "The user switched to mamba.")]
 
 
 def test_a_clause_with_one_value_is_a_frame_compared_as_a_whole():

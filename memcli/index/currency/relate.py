@@ -113,7 +113,7 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
                 if old["path"] != s["path"] and old.get("retired") != s["retired"] and \
                         old.get("speaker", "") == s.get("speaker", "") and (
                         subjects.holds(old["text"], s["retired"]) or
-                        ("key" in old and subjects.same_value(old["value"], s["retired"]))):
+                        ("key" in old and subjects.value_holds(old["value"], s["retired"]))):
                     by[j], by.cause[j] = i, "given up"
         if "key" in s:
             key = tuple(s["key"])

@@ -17,7 +17,9 @@ MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, r
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _LINK = re.compile(r"\[\[([^\]|#]+)")
 _LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
-_LOG = re.compile(r"^#{1,6}\s+sources\s*$", re.I)  # ("- Stated on 2026-09-01 in [[...]]": no statement)
+# a digest node's `## Sources` log ("- Stated on 2026-09-01 in [[...]]") and a note's `## Topics` keyword
+# list ("env, mamba, solve") hold no statement
+_LOG = re.compile(r"^#{1,6}\s+(?:sources|topics)\s*$", re.I)
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
 
 

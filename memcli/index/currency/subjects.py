@@ -40,6 +40,9 @@ _WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1
 _NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
 _DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog food"
 _CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
+# words after a verb of change that are no subject ("moved back to", "switched over to")
+_ADVERB = r"(?:back|over|up|down|in|out|away|off|on|it|them|everything|things|stuff|that|this|him|her|us|me)"
+_CHAT = r"(?:ugh|ok|okay|so|oh|lol|well|yeah|also|btw|and|but|anyway)"  # chat words opening a terse line
 # where a value stops: a clause boundary, or words that only say when the change happened
 _VALUE = r"(?P<val>[^,;.!?()]+?)"
 _STOP = (r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
@@ -54,9 +57,15 @@ _RULES = [
      lambda s, f: f.change and " from " in s and " to " in s),
     (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False,
      lambda s, f: f.change and " to " in s),
-    (re.compile(rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
-                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False,
+    # terse: "helen moved lab meeting to thursdays", "deadline pushed to 25 june" (no determiner)
+    (re.compile(rf"\b{_CHANGE} (?!{_ADVERB}\b)(?P<attr>{_NP}) to {_VALUE}{_STOP}"), False,
      lambda s, f: f.change and " to " in s),
+    (re.compile(rf"(?:\b{_DET} |(?:^|[:;,.] )(?:{_CHAT} )*)(?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?"
+                rf"{_CHANGE} (?:again )?(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False,
+     lambda s, f: f.change and " to " in s),
+    # "grant due 18 june": a deadline (subject_key reads "due" as "deadline")
+    (re.compile(rf"(?:\b{_DET} |(?:^|[:;,.] )(?:{_CHAT} )*)(?P<attr>{_NP}) (?:is |are |was |were )?(?P<due>due) (?:on |by |in )?{_VALUE}{_STOP}"),
+     True, lambda s, f: f.value_like and " due " in s),
     (re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
      False, lambda s, f: f.change and " to " in s and " as " in s),
     (re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
@@ -92,6 +101,7 @@ _CJK_RULES = [  # (pattern, the characters it needs: one of each group)
     (re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
      (("을", "를"), ("로",))),
 ]
+_DUE = {words("due")[0]: words("deadline")[0]}  # "the grant is due 18 june" sets the grant's deadline
 # words of a subject that do not change which subject it is ("my new manager" is "my manager")
 _SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
 _NOT_SUBJECT = frozenset("it its it's this that these those he she they we i you there here what everything "
@@ -99,7 +109,7 @@ _NOT_SUBJECT = frozenset("it its it's this that these those he she they we i you
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
-_FILLER = frozenset("now then again still currently anyway instead actually".split())
+_FILLER = frozenset("now then again still currently anyway instead actually entirely completely altogether".split())
 _DIGIT = re.compile(r"\d")
 _DAY_OR_MONTH = re.compile("mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")  # (_VALUE_LIKE's, fast)
 
@@ -166,7 +176,7 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
             old = m.groupdict().get("old") or ""
             if not old and (inst := _INSTEAD.search(s, m.end("val"))):
                 old = inst.group("old")
-            made = _made(m.group("attr"), val, old)
+            made = _made(m.group("attr") + (" due" if m.groupdict().get("due") else ""), val, old)
             if made is not None:
                 return made, m.span()
     return None, None
@@ -245,7 +255,7 @@ def subject_key(attr: str) -> tuple[str, ...]:
     raw = attr.lower().split()
     if not raw or raw[0] in _NOT_SUBJECT:
         return ()
-    ws = [w for w in words(attr) if w not in _SOFT]
+    ws = [_DUE.get(w, w) for w in words(attr) if w not in _SOFT]
     if not ws:
         return ()
     return tuple(sorted(set(ws)))
@@ -281,12 +291,20 @@ def same_value(a: str, b: str) -> bool:
     return ta <= tb or tb <= ta
 
 
+def value_holds(value: str, thing: str) -> bool:
+    """A claim's value holds a thing given up: all its words are in the value ("nike pegasus 40"
+    holds "pegasus"; "tuesdays" does not hold "the tuesday class")."""
+    want = {_day(w) for w in words(thing) if w not in _FILLER}
+    return bool(want) and want <= {_day(w) for w in words(value)}
+
+
 def _day(w: str) -> str:
     return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{_DAYS})s", w) else w
 
 
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
 _THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
+_BARE = r"(?!(?:off|at|to|by|from)\b)" + _WORD + r"(?: (?!(?:off|at|to|by|from)\b)" + _WORD + r"){0,3}?"  # no place
 _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "stopped using airflow"
     re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
                r"(?:now )?(?:retired|sold|returned|replaced|gone for good|switched off|decommissioned)\b"),
@@ -296,12 +314,18 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
     # "left" and "quit" give up a name ("i left helix"), never a place with an article ("left the office")
     re.compile(rf"\b(?:i|we) (?:have |'ve )?(?:left|quit|dropped) (?P<x>(?!(?:the|a|an|my|our|work|home|early|it|"
                rf"them|for)\b){_THING}){_THING_END}"),
+    # a terse line without its "I": "dropped the tuesday class", "ditched mamba" ("dropped the kids off" drops none)
+    re.compile(rf"(?:^|[:;,.] |\b(?:i|we) (?:have |'ve )?)(?:{_CHAT} )*(?:ditched|dropped|sold|quit|stopped using|gave up on|got rid of|"
+               rf"no longer using) (?:{_DET} )?(?P<x>(?!(?:it|them|by|in|off|out)\b){_BARE}){_THING_END}(?!\s(?:off|at)\b)"),
+    # "switching her off the hills", "took him off the kibble", "came off the pill"
+    re.compile(rf"\b(?:switch|tak|took|tak|com|came|get|got|wean)\w* (?:(?:him|her|them|me|us|it) )?off "
+               rf"(?:{_DET} )?(?P<x>{_THING}){_THING_END}"),
 ]
 
 
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
 _GIVING_UP = ("retir", "sold", "return", "replac", "gone for good", "switched off", "decommission", "went back to",
-              "ditch", "stopped using", "no longer use", "gave up on", "got rid of", "left", "quit", "dropped")
+              "ditch", "stopped using", "no longer us", "gave up on", "got rid of", "left", "quit", "dropped", " off ")
 
 
 def retired(sentence: str) -> str:
