@@ -68,6 +68,9 @@ def test_other_speakers_keep_their_name_and_third_person_text_stays():
     ("Please keep answers short and in British English", False, False),
     ("I always tell my kids a story at bedtime", False, False),
     ("one more thing to run before the release", False, False),
+    ("name ideas for our trivia team", True, False),
+    ("anything else like it", True, False),
+    ("I have some ideas for the release", False, False),
 ])
 def test_requests_and_chit_chat_are_recognised(text, request_, chat):
     assert (is_request(text), chit_chat(text)) == (request_, chat)
@@ -89,6 +92,12 @@ def test_a_title_is_no_statements_first_words_and_no_bare_adjective():
     title = subject_title(["The user is changing their goal to 1:52 then."])
     assert not title.lower().startswith(("changing", "the user")) and title == "Goal"
     assert subject_title(["The small garden gets morning sun."]) == "Small garden"
+
+
+def test_chat_words_glosses_and_superlatives_title_nothing():
+    assert subject_title(["yea thats the hardest"]) == ""
+    assert subject_title(["Shaping is a nightmare tho, it just spreads."]) == "Shaping"
+    assert subject_title(["The user said: 「我妈的航班改了」 (keywords: flight, July 12)"]) == "Flight"
 
 
 # ------------------------------------------------------------------ actions

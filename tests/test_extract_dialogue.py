@@ -72,6 +72,9 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
     ("how many ml in a cup", "A US cup is about 240 ml.", "american recipe so 240. thanks"),
     ("Perfect, that's what I needed.", "", "thanks!! 👍"),
     ("help me plan a team offsite", "Here is a one-day plan…", "that's exactly what I needed, thank you"),
+    ("name ideas for our pub quiz team. we're all nurses", "- Quiz Pro Quo\n- The Bedside Manners",
+     "bedside manners lol. done"),
+    ("gift ideas for a 5 year old who likes dinosaurs", "A fossil dig kit, a dinosaur lamp…", "fossil kit it is"),
 ])
 def test_chit_chat_and_requests_leave_no_note(turns):
     assert rules.extract(Request(chat(*turns), "2026-06-29", "s")) is None

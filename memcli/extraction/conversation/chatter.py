@@ -31,7 +31,10 @@ _VERBS = (r"write|rewrite|rephrase|reword|translate|tell|give|show|draft|compose
 REQUEST = re.compile(
     rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) you|"
     rf"(?:i )?(?:need|want|would like) you to|help me|make (?:me|us)|{_VERBS}|"
-    r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help)\b", _I)
+    r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help|"
+    # asking for a list: "name ideas for our trivia team", "any recs", "anything else like it"
+    r"(?:[a-z]+ )?(?:ideas|suggestions|recommendations|recs|tips) (?:for|on)|"
+    r"any(?:thing)? (?:else |more )?(?:like (?:it|this|that)|recs|recommendations|suggestions|ideas))\b", _I)
 _MORE = re.compile(r"(?:another|one more|more|again)\b", _I)
 _CREATIVE = re.compile(r"\b(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister)s?\b", _I)
 # a creative piece asked for mid-line: "for the team chat, write a haiku", "give us a pun"

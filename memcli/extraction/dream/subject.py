@@ -38,8 +38,16 @@ check add create remove delete restart build push pull configure enable disable 
 call send write make ensure avoid verify test wait click select type press download upload restore export import fill
 submit reset clean drain tag release promote roll rollback log stretch warm walk""".split())
 _NEGATIONS = frozenset("don't doesn't didn't not never won't can't cannot no".split())
-_BREAK = _NEGATIONS | frozenset({"either", "too", "instead", "about", "each", "way", "every"}) | conversation_rules.STOP | EXTRA_STOP | CUE_WORDS | GENERIC | _SUBJECTS | _AUX | frozenset(
+# chat words are no nouns: "yea", "pls" and "tho" titled nodes of their own
+_CHAT = frozenset("yea yeah yep yup pls plz tho btw lol thx ty ok okay gonna wanna gotta idk ugh imo lmao haha hmm "
+                  "nah nope ya".split()) | frozenset(  # contractions typed without the apostrophe: no noun
+    "thats whats its im ive id ill dont doesnt didnt cant wont isnt wasnt arent theres heres lets youre theyre".split())
+_BREAK = _CHAT | _NEGATIONS | frozenset({"either", "too", "instead", "about", "each", "way", "every"}) | conversation_rules.STOP | EXTRA_STOP | CUE_WORDS | GENERIC | _SUBJECTS | _AUX | frozenset(
     """their them his her our your my its then also still now just really already very more most""".split())
+
+
+# the label of ingest's gloss ("(keywords: flight, July 12)"): its words may title a node, the label never
+_GLOSS = re.compile(r"\((?:keywords|about):", re.I)
 
 
 def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
@@ -57,7 +65,8 @@ def phrases(text: str) -> list[list[str]]:
     """The noun-phrase runs of a statement, as surface words."""
     runs: list[list[str]] = [[]]
     prev, prev_cap, verb_seen = "", False, False
-    for m in _TOKEN.finditer(re.sub(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ", "", text.strip())):
+    text = _GLOSS.sub("(", re.sub(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ", "", text.strip()))
+    for m in _TOKEN.finditer(text):
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
         low = re.sub(r"'s$", "", low)
@@ -80,13 +89,18 @@ def _weight(tok: str) -> float:
     return 1.5 if (tok[:1].isupper() or re.search(r"\d|[a-z][A-Z]|[_.]", tok)) else 1.0
 
 
+# "hardest", "cheapest", "easiest": a superlative never ends a title (nouns in -est are listed out)
+_SUPERLATIVE = re.compile(r"(?!(?:inter|requ|for|cont|dig|harv|prot|sugg|manif|conqu|inqu|beh|interest|arr|"
+                          r"ingest|quest|gu|pri|nest|chest|test|west|vest|pest|zest|crest|jest|rest)est$)[a-z]{3,}est")
+
+
 def _spans(run: list[str]) -> list[tuple[str, ...]]:
     out = []
     for n in range(1, MAX_WORDS + 1):
         for i in range(len(run) - n + 1):
             span = tuple(run[i:i + n])
             last = span[-1].lower()
-            if last in _ADJECTIVES or span[0].lower() in {"and", "or"}:
+            if last in _ADJECTIVES or _SUPERLATIVE.fullmatch(last) or span[0].lower() in {"and", "or"}:
                 continue
             out.append(span)
     return out
