@@ -71,7 +71,9 @@ never something anything everything someone today yesterday tomorrow week weeks 
 new good great nice last next first back see seen look looking come came take took give gave around since though
 decided decide chose chosen picked agreed prefer preferred love loved enjoy enjoyed hate plan planned planning
 replace replaced switch switched instead because every draft will shall must please remind remember
-""".split())
+""".split()) | frozenset(  # chat words name no topic: "lol" was a note's topic and a gloss's "(about: starter, lol)"
+    "lol haha hmm ugh btw tho thx ty pls plz idk imo lmao yep yup nah nope ya yea wanna gotta thats whats dont cant "
+    "im ive".split())
 HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有个把被给对吗呢吧啊呀哦嗯要会能可以很太更最不没")
 
 
