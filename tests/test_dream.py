@@ -186,7 +186,7 @@ def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
     rep = dream(mem, ws, "--date", D1)
     assert rep["files"]["deleted"] == [f"memory/{D1}/other.md"]
     assert rep["files"]["changed"] == [f"memory/{D1}/morning-routine.md"]
-    assert set(r["path"] for r in store.read_records(catalog)) == {f"memory/{D1}/morning-routine.md"}
+    assert {r["path"] for r in store.read_records(catalog)} == {f"memory/{D1}/morning-routine.md"}
 
 
 def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):

@@ -6,6 +6,7 @@ real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
 from __future__ import annotations
 
 import random
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -73,7 +74,7 @@ def test_cosines_are_the_scores_top_gives():
 class FakeSnap:
     """What the fusions read of a snapshot: a path, lines and a text per chunk."""
 
-    paths = ["a.md"]
+    paths: ClassVar = ["a.md"]
 
     def meta(self, d):
         return 0, 10 * d + 1, 10 * d + 5, 0

@@ -92,9 +92,8 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, str):
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    elif isinstance(default, list):
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
+    elif isinstance(default, list) and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
     raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}",
                       "fix it in mem.yaml")
 

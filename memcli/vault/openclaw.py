@@ -64,7 +64,7 @@ class Layer:
 
 
 def expand_home(path: str, home: str) -> str:
-    if path == "~" or path.startswith("~/") or path.startswith("~" + os.sep):
+    if path == "~" or path.startswith(("~/", "~" + os.sep)):
         return home + path[1:]
     return path
 

@@ -57,7 +57,7 @@ def run(args, *, input: bytes | str | None = None, env: dict | None = None, cwd=
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run(mem_cmd(args, killpoint=killpoint), input=input, env=env_with(env),
-                          cwd=str(cwd) if cwd else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(cwd) if cwd else None, capture_output=True,
                           timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 

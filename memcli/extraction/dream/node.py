@@ -126,7 +126,7 @@ def statement_of(raw: str) -> str:
         return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY):]).group("text")
     if line.startswith(NOTE_MARK):
         line = line.split(" - ", 1)[1] if " - " in line else ""
-    if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED) or BOILERPLATE.match(line):
+    if not line or line.startswith(("#", "<!--", RELATED)) or BOILERPLATE.match(line):
         return ""
     line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
     m = _SOURCED.match(line)

@@ -164,7 +164,7 @@ class BaseEmbedder(ABC):
     def _embed(self, texts: list[str]) -> Sequence[Sequence[float]] | np.ndarray:
         """Vectors for one batch (each backend's own request)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         pass
 
     def __enter__(self):

@@ -85,7 +85,7 @@ class LocalEmbedder(BaseEmbedder):
             _, tok = local_models.files(self.spec)
             try:
                 tokenizer = Tokenizer.from_file(str(tok))
-            except Exception as exc:  # tokenizers raises its own types
+            except Exception as exc:  # noqa: BLE001 - tokenizers raises its own types
                 raise ProviderError(f"cannot load the tokenizer: {type(exc).__name__}: {exc}",
                                     f"reinstall {self.spec.dist}") from None
             tokenizer.no_truncation()  # windows are cut here, not by the tokenizer
@@ -146,7 +146,7 @@ class LocalEmbedder(BaseEmbedder):
                     options.intra_op_num_threads = self._threads
                 session = ort.InferenceSession(str(weights), sess_options=options,
                                                providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime raises its own types
+            except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
                 raise ProviderError(f"cannot load the local embedding model: {type(exc).__name__}: {exc}",
                                     f"reinstall {self.spec.dist}") from None
             # the hidden states: the one output of rank 3 (some exports add pooled outputs)
