@@ -1,4 +1,4 @@
-"""Honest hybrid scores (issue 14), in-process: what the keyword branch knows beyond its top
+"""Honest hybrid scores, in-process: what the keyword branch knows beyond its top
 k (bm25.scored), the cosine of any chunk (vector.cosines), fusions that do not depend on how
 deep the branch lists go, and the noise floor (probes, quantile, cap). End to end with a
 real embedding server: tests/test_vectors.py and tests/test_expansion.py."""

@@ -1,4 +1,4 @@
-"""The segmented keyword index (issue 18): updates that cost the change, merges, deletions,
+"""The segmented keyword index: updates that cost the change, merges, deletions,
 batched ReMe stores and the cheap freshness check, each against a full rebuild."""
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ when it was written, in order.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.index import store
 
 
 class Span(NamedTuple):
     """Bytes off..off+n of a source (memcli.index.mirror.Source), copied when written."""
-    src: object
+    src: Any
     off: int
     n: int
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.errors import BadInput
 from memcli.index.freshness import fresh_snapshot
@@ -206,13 +206,13 @@ def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: Sea
 
 class VectorBranch(NamedTuple):
     hits: list[tuple[int, float]]  # (doc, cosine), best first
-    has_vector: object  # doc -> bool, or None when the branch did not run
+    has_vector: Any  # doc -> bool, or None when the branch did not run
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
-    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
+    cosines: Any = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
     # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
     # only for a query its own words cover weakly: the definitions' pages are read only then
-    defined: object = None
+    defined: Any = None
 
 
 SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced

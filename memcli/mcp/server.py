@@ -72,7 +72,7 @@ class Session:
     def initialize(self, params: dict) -> dict:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
-        client = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) else {}
+        client = info if isinstance(info := params.get("clientInfo"), dict) else {}
         self.say(f"client {str(client.get('name', '?'))[:60]} {str(client.get('version', ''))[:20]}, "
                  f"protocol {version}")
         out = {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
@@ -132,7 +132,7 @@ def serve(session: Session, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Answer requests until stdin closes; 0 then, or when the host stops reading."""
     for line in messages(stdin):
         if line is None:
-            reply = _error(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE} bytes")
+            reply: dict | list[dict] | None = _error(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE} bytes")
         else:
             try:
                 msg = json.loads(line.decode("utf-8"))

@@ -243,7 +243,7 @@ def rerun_differences(name: str, again: dict[str, bytes], new: dict[str, bytes])
 
     Exact, except for dream: a dream rerun plans against the nodes the killed run had
     already written, so a node may gain a `Related:` link to them. Additive is right
-    there (DESIGN: updates are additive): every line of the uninterrupted run's file
+    there (docs/architecture.md, Jobs: updates are additive): every line of the uninterrupted run's file
     must still be in it, and no file may be missing or extra."""
     out = []
     for rel in sorted(set(again) | set(new)):

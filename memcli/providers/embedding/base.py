@@ -33,7 +33,11 @@ class Embedder(Protocol):
     model: str
     dims: int
     endpoint: str
-    identity: str  # f"{backend}:{model}:{dims}:{endpoint}"
+
+    @property
+    def identity(self) -> str:
+        """backend:model:dims:endpoint, what the vectors of this embedder are stored under."""
+        ...
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dims), rows L2-normalised; raises ProviderError."""

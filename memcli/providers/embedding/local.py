@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ProviderError
 from memcli.providers.embedding import local_models
@@ -71,8 +71,8 @@ class LocalEmbedder(BaseEmbedder):
         self._output = None
         self._weights = None  # numpy encoder: (weights, layers)
         self._numpy_tokens = 0  # word pieces the numpy encoder has run
-        self._tokenizer = None
-        self._quick = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
+        self._tokenizer: Any = None
+        self._quick: Any = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
 
