@@ -47,7 +47,10 @@ def log(msg: str) -> None:
 
 def summary(ms: list[float]) -> dict:
     ordered = sorted(ms)
-    pick = lambda q: ordered[max(0, -(-len(ordered) * q // 100) - 1)]  # nearest rank
+
+    def pick(q):  # nearest rank
+        return ordered[max(0, -(-len(ordered) * q // 100) - 1)]
+
     return {"n": len(ms), "p50": round(statistics.median(ms), 2), "p90": round(pick(90), 2),
             "mean": round(statistics.fmean(ms), 2), "max": round(max(ms), 2)}
 

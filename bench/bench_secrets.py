@@ -121,7 +121,10 @@ class Fake:
     def jwt(self) -> str:
         header = {"alg": self.pick("HS256", "RS256", "ES256"), "typ": "JWT"}
         claims = {"sub": self.uuid(), "iat": 1715000000 + self.rng.randrange(10**6), "role": self.pick("admin", "user")}
-        part = lambda d: self.b64url(json.dumps(d, separators=(",", ":")).encode())
+
+        def part(d):
+            return self.b64url(json.dumps(d, separators=(",", ":")).encode())
+
         return f"{part(header)}.{part(claims)}.{self.b64url(bytes(self.rng.randrange(256) for _ in range(32)))}"
 
     def pem(self) -> str:

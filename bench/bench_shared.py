@@ -154,7 +154,7 @@ def queries(agents: list[Path], count: int) -> list[str]:
     out = []
     while len(out) < count:
         lines = rng.choice(files).read_text(encoding="utf-8").splitlines()
-        words = [w for w in re.findall(r"[A-Za-z]{4,}", lines[2] if len(lines) > 2 else lines[0])]
+        words = re.findall(r"[A-Za-z]{4,}", lines[2] if len(lines) > 2 else lines[0])
         if len(words) >= 3:
             start = rng.randrange(0, len(words) - 2)
             out.append(" ".join(words[start:start + 3]))
@@ -403,7 +403,7 @@ def hnsw_test(args, dsn: str) -> dict:
             shortlist.append(len(got[True] & got[False]) / max(1, len(got[False])))
         full = {"typical": [], "common": []}
         pick = random.Random(5)
-        for i, q in enumerate(qvecs[:50]):
+        for q in qvecs[:50]:
             content = [vocab[pick.randrange(100, 5000)] for _ in range(2)]  # in ~0.05-4% of the chunks each
             for kind, terms in (("typical", content), ("common", [vocab[0]])):
                 ask = ssearch.Ask([(w, 1.0, True) for w in terms], q.tolist(), space, 30)

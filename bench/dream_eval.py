@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does offline `mem dream` put facts of one subject into one node, and only those? (issue 17)
+"""Does offline `mem dream` put facts of one subject into one node, and only those?
 
     python bench/dream_eval.py                                   # bench/dream_set/set.yaml, local model
     python bench/dream_eval.py --embedding none                  # words only (MEM_EMBEDDING_BACKEND=none)

@@ -76,7 +76,7 @@ def _run(args, input=None, env=None, cwd=None, timeout=60):
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, env=full_env,
-                          cwd=str(cwd) if cwd else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(cwd) if cwd else None, capture_output=True,
                           timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 

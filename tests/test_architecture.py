@@ -1,4 +1,4 @@
-"""The package's shape (DESIGN.md §8) and start-up cost, checked structurally.
+"""The package's shape (docs/architecture.md: the tree, direction of imports) and start-up cost, checked structurally.
 
 Only the CLI layer may import typer or rich; imports flow cli → jobs →
 (extraction, retrieval, index, providers) → vault → (config → secrets, watch); and the
@@ -200,7 +200,7 @@ def test_no_import_cycle_between_parts():
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_modules_and_functions_stay_small(path):
-    """Small modules and functions (issue 15): a reader sees one idea at a time."""
+    """Small modules and functions: a reader sees one idea at a time."""
     text = path.read_text(encoding="utf-8")
     lines = len(text.splitlines())
     assert lines <= MAX_MODULE_LINES, f"{path.relative_to(REPO)} has {lines} lines (> {MAX_MODULE_LINES}): split it"

@@ -1,4 +1,4 @@
-"""BM25 scores equal an independent reference (rank_bm25 with DESIGN §5's idf)."""
+"""BM25 scores equal an independent reference (rank_bm25 with the idf of docs/architecture.md, Search)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from itertools import pairwise
 
 import pytest
 
@@ -23,7 +24,7 @@ def ancestors(lines: list[str], body_start: int, idx: int) -> list[str]:
     fence = None
     for i in range(body_start, idx + 1):
         s = lines[i].lstrip()
-        if s.startswith("```") or s.startswith("~~~"):
+        if s.startswith(("```", "~~~")):
             if fence is None:
                 fence = s[:3]
             elif s.startswith(fence):
@@ -281,7 +282,7 @@ def test_long_paragraph_is_split_with_overlap():
     chunks = chunk_lines(lines, 0, 100, 30)
     assert len(chunks) > 5
     check_chunks(lines, 0, chunks, 100, 30)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in pairwise(chunks):
         assert b.start_line <= a.end_line, "consecutive pieces of one section overlap"
         shared = lines[b.start_line - 1:a.end_line]
         assert sum(estimate_tokens(x) for x in shared) <= 30 + max(estimate_tokens(x) for x in shared)
@@ -296,7 +297,7 @@ def test_long_section_of_paragraphs_is_split_with_overlap():
     chunks = chunk_lines(lines, 0, 120, 40)
     assert len(chunks) > 3
     check_chunks(lines, 0, chunks, 120, 40)
-    overlapping = sum(1 for a, b in zip(chunks, chunks[1:]) if b.start_line <= a.end_line)
+    overlapping = sum(1 for a, b in pairwise(chunks) if b.start_line <= a.end_line)
     assert overlapping >= len(chunks) - 2
 
 
@@ -305,7 +306,7 @@ def test_no_overlap_when_overlap_is_zero():
     lines = [words(rng, 20) for _ in range(100)]
     chunks = chunk_lines(lines, 0, 80, 0)
     check_chunks(lines, 0, chunks, 80, 0)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in pairwise(chunks):
         assert b.start_line == a.end_line + 1
 
 

@@ -95,7 +95,7 @@ def test_an_edit_is_seen_by_the_next_search_without_reindex(vault, run_mem, note
     hits = search(run_mem, vault, "half-marathon goal")
     sup = {h["path"]: h["superseded_by"] for h in hits}
     assert sup[NEW]["path"] == "memory/2026-05-01/again.md"
-    assert [h["path"] for h in hits][0] == "memory/2026-05-01/again.md"
+    assert hits[0]["path"] == "memory/2026-05-01/again.md"
 
 
 def test_mcp_search_and_get_show_the_relation(vault):

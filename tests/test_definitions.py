@@ -1,4 +1,4 @@
-"""The reverse dictionary (issue 16, item 4): `mem reindex` embeds the WordNet definitions of
+"""The reverse dictionary: `mem reindex` embeds the WordNet definitions of
 the vault's words (memcli.index.vectors.glosses), `mem search` adds the words whose definition is
 nearest the query to its keyword terms (memcli.retrieval.expand.defined).
 

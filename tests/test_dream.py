@@ -186,7 +186,7 @@ def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
     rep = dream(mem, ws, "--date", D1)
     assert rep["files"]["deleted"] == [f"memory/{D1}/other.md"]
     assert rep["files"]["changed"] == [f"memory/{D1}/morning-routine.md"]
-    assert set(r["path"] for r in store.read_records(catalog)) == {f"memory/{D1}/morning-routine.md"}
+    assert {r["path"] for r in store.read_records(catalog)} == {f"memory/{D1}/morning-routine.md"}
 
 
 def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
@@ -273,7 +273,7 @@ def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
 
 def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many(ws, mem, open_ws):
     """The budget cuts units, never facts: the note stays pending until each of its facts is done,
-    even once it has left the scan window (issue 17)."""
+    even once it has left the scan window."""
     from memcli.extraction.dream.voice import statement
     from memcli.index.stores import store
 
@@ -348,7 +348,7 @@ def test_with_an_embedding_model_dream_groups_by_meaning_in_one_batch_and_caches
     monkeypatch.setattr(space, "configured", lambda w, timeout=None: space.Backend(
         fake, {"id": "fake0000", "identity": fake.identity, "dims": fake.dims}))
     # only dream's own batches are counted here: the indexing of the nodes it writes embeds
-    # them too (issue 16, every write by meaning), which this budget of 0 leaves out
+    # them too (every write is searchable by meaning), which this budget of 0 leaves out
     (ws / "mem.yaml").write_text("embedding_model_config:\n  embed_budget_seconds: 0\n", encoding="utf-8")
     session_note(ws, D1, "commute", "s1", {"Facts": ["User: I commute by bike.",
                                                      "User: On rainy days I take the tram.",

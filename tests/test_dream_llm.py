@@ -173,7 +173,7 @@ def test_garbage_twice_is_decided_by_the_rules_and_the_night_succeeds(ws, mem, l
     llm.script(chat("Sure! The user likes coffee."), chat("{not json"), verdict("Lumen launch"))
     rep = run_dream(mem, ws)
     assert rep["status"] == "completed" and len(digest_files(ws)) == 2
-    drink = [r for r in rep["results"] if "coffee" in r["decisions"][0]["fact"]][0]
+    drink = next(r for r in rep["results"] if "coffee" in r["decisions"][0]["fact"])
     assert drink["decided_by"] == "rules" and "model reply invalid: " in drink["decisions"][0]["reason"]
     assert drink["target_path"].startswith("digest/personal/")  # named by the rules' words instead
 

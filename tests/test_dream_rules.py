@@ -62,7 +62,7 @@ TEA = ("# Tea\n\n- The user prefers oolong tea over coffee. ([[memory/2026-06-01
 
 
 def test_a_word_every_statement_has_makes_no_subject():
-    """The commute node must not take a tea fact because both say "user" (issue 17)."""
+    """The commute node must not take a tea fact because both say "user"."""
     nodes = [node("digest/wiki/commute.md", COMMUTE)]
     [p] = place([fact("The user drinks oolong tea without sugar.")], nodes).placed
     assert p.target is None  # a node of its own

@@ -180,7 +180,7 @@ def test_invalid_replies(reply, error):
 
 
 @pytest.mark.parametrize("reply,name,description", [
-    # what is mechanical is repaired (issue 17): a one-object list, a missing or long
+    # what is mechanical is repaired: a one-object list, a missing or long
     # description, a name that is not kebab-case, holds a date or is too long
     (json.dumps([GOOD]), "db-choice", "Chose Postgres."),
     (json.dumps({"name": "x", "body": "b"}), "x", "b"),

@@ -1,5 +1,7 @@
 """memcli.retrieval.framing: a recall query searched without the words that frame it."""
 
+from typing import ClassVar
+
 from memcli.retrieval.framing import topic
 
 
@@ -42,7 +44,7 @@ def test_a_query_about_the_owner_is_the_mean_of_both_phrasings():
     from memcli.jobs.search import query_vectors
 
     class Table:  # an embedder answering from a table of unit vectors
-        rows = {"What music does like?": [1.0, 0.0, 0.0], "What music do I like?": [0.0, 1.0, 0.0],
+        rows: ClassVar = {"What music does like?": [1.0, 0.0, 0.0], "What music do I like?": [0.0, 1.0, 0.0],
                 "jazz": [0.0, 0.0, 1.0]}
 
         def embed_batch(self, texts):

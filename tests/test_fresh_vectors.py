@@ -1,4 +1,4 @@
-"""Issue 16: every write is searchable by meaning when the command returns, `mem health` tells
+"""Every write is searchable by meaning when the command returns, `mem health` tells
 the truth about vectors, and a vault is refined from a fast first pass to the configured
 model while searches go on.
 

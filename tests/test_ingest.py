@@ -69,7 +69,7 @@ def test_force_writes_the_note_day_index_and_session_log(ws, tmp_path, mem):
     assert "User:" not in text and "I prefer" not in text
     assert "Thanks for the help" not in text and "How can I help" not in text
     day = (ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
-    desc = [line for line in head if line.startswith("description: ")][0][len("description: "):].strip("'")
+    desc = next(line for line in head if line.startswith("description: "))[len("description: "):].strip("'")
     assert day == ("---\ndescription: 1 note(s) today.\nname: '2026-06-29'\n---\n<!-- notes:auto -->\n"
                    f"- [[memory/{DAY}/{note.name}]] name: {note.stem} description: {desc}\n"
                    "<!-- /notes:auto -->\n")

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -46,7 +47,7 @@ def test_a_long_reindex_off_a_terminal_prints_a_line_every_interval(ws, tmp_path
     assert all(LINE.fullmatch(line) for line in lines), lines  # plain lines: no bar, no \r, no colour
     assert any(line.startswith("Indexing: Embedding ") and "/16 (" in line for line in lines), lines
     times = [t for t, _ in seen] + [end]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert max(gaps) < 0.5 + 1.0, gaps  # every interval, give or take a busy machine
     assert out.startswith("Rebuilt 16 files, 16 chunks")
 

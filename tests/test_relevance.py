@@ -1,4 +1,4 @@
-"""Honest hybrid scores (issue 14), in-process: what the keyword branch knows beyond its top
+"""Honest hybrid scores, in-process: what the keyword branch knows beyond its top
 k (bm25.scored), the cosine of any chunk (vector.cosines), fusions that do not depend on how
 deep the branch lists go, and the noise floor (probes, quantile, cap). End to end with a
 real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
@@ -6,6 +6,7 @@ real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
 from __future__ import annotations
 
 import random
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -75,7 +76,7 @@ def test_cosines_are_the_scores_top_gives():
 class FakeSnap:
     """What the fusions read of a snapshot: a path, lines and a text per chunk."""
 
-    paths = ["a.md"]
+    paths: ClassVar = ["a.md"]
 
     def meta(self, d):
         return 0, 10 * d + 1, 10 * d + 5, 0

@@ -111,7 +111,7 @@ def test_golden_text_output(golden, run_mem):
     assert code == 0, err
     assert out == GOLDEN_FUSION
     assert err == ""
-    # the golden numbers are DESIGN §5's BM25, not just whatever the code printed once
+    # the golden numbers are the BM25 of docs/architecture.md (Search), not just whatever the code printed once
     assert f"[score={bm25_tf1(7):.4f}]" in GOLDEN_FUSION.splitlines()[0]
     assert f"[score={bm25_tf1(14):.4f}]" in GOLDEN_FUSION.splitlines()[4]
 

@@ -1,4 +1,4 @@
-"""The segmented keyword index (issue 18): updates that cost the change, merges, deletions,
+"""The segmented keyword index: updates that cost the change, merges, deletions,
 batched ReMe stores and the cheap freshness check, each against a full rebuild."""
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def test_store_vectors_of_one_segment_wait_for_the_stores_batch(ws, monkeypatch)
     recs = [json.loads(x) for x in lines_of(w.metadata / store.CHUNK_STORE)]
     assert [r["id"] for r in recs] == view.chunk_ids() and mirror.current(man)
     seg = view.segments[0]
-    own = [r for r in recs[:seg.n_live]]
+    own = recs[:seg.n_live]
     assert own and all(r.get("_embedding_f16_b64", "").startswith("v") for r in own)
     assert not any("_embedding_f16_b64" in r for r in recs[seg.n_live:])
     view.close()
@@ -355,5 +355,5 @@ def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_
     snap = snapmod.Snapshot(path)
     assert snap.n_files == 3
     with pytest.raises(CorruptStore):
-        snap.paths
+        _ = snap.paths
     snap.close()

@@ -1,4 +1,4 @@
-"""The derived stores (DESIGN §3): exact record formats, incremental sync, recovery."""
+"""The derived stores (docs/architecture.md, Store formats): exact record formats, incremental sync, recovery."""
 
 from __future__ import annotations
 

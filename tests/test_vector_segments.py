@@ -113,7 +113,7 @@ def test_hamming_shortlist_finds_what_the_exact_ranking_finds(vault):
         live = staticmethod(lambda seg: np.arange(n))
 
     agree = []
-    for i in range(20):
+    for _ in range(20):
         q = rows[rng.integers(0, n)] + 0.3 * rng.standard_normal(64).astype(np.float32)
         got = [d for d, _ in vector.search(Vecs(), q, 10)]
         exact = np.argsort(-(rows.astype(np.float16).astype(np.float32) @ (q / np.linalg.norm(q))))[:10]

@@ -563,7 +563,7 @@ def test_failed_embedding_run_resumes_where_it_stopped(root, server, cli):
     code, out, err = cli("reindex")
     assert code == 0, err
     resent = server.texts(mark)
-    assert sorted(resent) == sorted(set(r["text"] for r in chunk_store(root)) - set(done)), \
+    assert sorted(resent) == sorted({r["text"] for r in chunk_store(root)} - set(done)), \
         f"{len(resent)} texts sent again; the 20 embedded before the failure should have been kept"
 
 

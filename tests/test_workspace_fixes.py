@@ -1,4 +1,4 @@
-"""Issue 14's small ones: every skipped resource named, honest health summary, frontmatter."""
+"""Small fixes: every skipped resource named, honest health summary, frontmatter."""
 
 from __future__ import annotations
 

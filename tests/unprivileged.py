@@ -135,7 +135,7 @@ def _probe(cmd: list[str], pythonpath: list[str]) -> tuple[dict | None, str]:
         way = f" (the user cannot enter {ways[0]})" if ways else ""
         return None, f"{cmd[0]}: exit {proc.returncode}: {last}{way}"
     facts = json.loads(proc.stdout)
-    if facts["version"] != "%d.%d" % sys.version_info[:2]:
+    if facts["version"] != f"{sys.version_info[0]}.{sys.version_info[1]}":
         return None, f"{cmd[0]}: Python {facts['version']}, not the venv's {sys.version_info[0]}.{sys.version_info[1]}"
     if not Path(facts["memcli"]).resolve().is_relative_to(REPO):
         return None, f"{cmd[0]}: imports memcli from {facts['memcli']}, not from {REPO}"
@@ -144,7 +144,7 @@ def _probe(cmd: list[str], pythonpath: list[str]) -> tuple[dict | None, str]:
 
 def _candidates() -> list[str]:
     """System interpreters of the venv's X.Y: /usr/bin, /usr/local/bin, then PATH's."""
-    name = "python%d.%d" % sys.version_info[:2]
+    name = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     folders = ["/usr/bin", "/usr/local/bin", *os.environ.get("PATH", "").split(os.pathsep)]
     found = {}
     for folder in filter(None, folders):
@@ -175,7 +175,7 @@ def _interpreter() -> tuple[list[str] | None, list[str], str, dict]:
             return None, [], f"{cmd[0]} {wrong}; the permission tests would test nothing", {}
         return cmd, path, (f"{' '.join(cmd)} {how}: Python {facts['full']} ({facts['prefix']}), "
                            f"uid {facts['uid']}, no capabilities, a forbidden file {facts['forbidden']}"), facts
-    version = "%d.%d" % sys.version_info[:2]
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     hint = (f"Clone outside /root and make the venv from an interpreter that user can reach (e.g. "
             f"`make PYTHON=/usr/bin/python3`), or install python{version} in /usr/bin")
     return None, [], f"{'; '.join(tried)}. {hint}", {}

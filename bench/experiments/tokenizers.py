@@ -27,7 +27,7 @@ def _stemmer():
     try:
         import snowballstemmer
     except ImportError:
-        raise SystemExit("tok=stem needs snowballstemmer: pip install --target bench/out/pylib snowballstemmer")
+        raise SystemExit("tok=stem needs snowballstemmer: pip install --target bench/out/pylib snowballstemmer") from None
     st = snowballstemmer.stemmer("english")
     memo: dict[str, str] = {}
 

@@ -38,7 +38,7 @@ def register(app) -> None:
 
     import typer
 
-    Format = enum.Enum("Format", {m: m for m in ("markdown", "json", "openai-tools")}, type=str)
+    Format = enum.Enum("Format", {m: m for m in ("markdown", "json", "openai-tools")}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("agent-prompt", help=HELP)
     def agent_prompt_cmd(

@@ -57,7 +57,7 @@ def register(app) -> None:
 
     import typer
 
-    Format = enum.Enum("Format", {m: m for m in FORMATS}, type=str)
+    Format = enum.Enum("Format", {m: m for m in FORMATS}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("ingest", help=HELP)
     def ingest_cmd(

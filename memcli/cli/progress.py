@@ -21,8 +21,8 @@ THREAD_STAGES = frozenset({"embed", "first-pass", "terms", "definitions"})
 @contextmanager
 def progress_bar(ctx: Context, title: str):
     if not ctx.tty:
-        with plain_lines(ctx, title) as update:
-            yield update
+        with plain_lines(ctx, title) as plain:
+            yield plain
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -61,7 +61,7 @@ def register(app) -> None:
 
     import typer
 
-    Scope = enum.Enum("Scope", {m: m for m in ("all", "bm25", "embedding")}, type=str)
+    Scope = enum.Enum("Scope", {m: m for m in ("all", "bm25", "embedding")}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("reindex", help=HELP)
     def reindex_cmd(

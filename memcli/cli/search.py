@@ -56,7 +56,7 @@ def register(app) -> None:
 
     import typer
 
-    Mode = enum.Enum("Mode", {m: m for m in ("auto", "hybrid", "keyword", "vector")}, type=str)
+    Mode = enum.Enum("Mode", {m: m for m in ("auto", "hybrid", "keyword", "vector")}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("search", help=HELP)
     def search_cmd(

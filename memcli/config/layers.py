@@ -3,6 +3,12 @@
 Key names follow QwenPaw's `running.reme_light_memory_config`, so a QwenPaw agent
 workspace works as it is (memcli.config.qwenpaw reads its agent.json). Settings are
 resolved once, by the CLI, and passed down; nothing below the CLI reads the environment.
+
+Why not pydantic-settings (measured by `bench/libraries.py`; docs/architecture.md, Hand-written
+parts): every command resolves its configuration, and importing pydantic-settings takes ~250 ms
+against ~70 ms for this module and memcli.config.settings; the layers (agent.json's nested
+QwenPaw keys, OpenClaw's, mem.yaml strict and agent.json lenient, the MEM_* names, masking)
+would stay written here.
 """
 
 from __future__ import annotations
@@ -92,9 +98,8 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, str):
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    elif isinstance(default, list):
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
+    elif isinstance(default, list) and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
     raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}",
                       "fix it in mem.yaml")
 

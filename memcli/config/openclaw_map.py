@@ -23,7 +23,7 @@ DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "t
 
 def expand_home(path: str, home: str) -> str:
     """OpenClaw's `~` (and `~/...`): the home folder `home` (OPENCLAW_HOME, else HOME)."""
-    if path == "~" or path.startswith("~/") or path.startswith("~" + os.sep):
+    if path == "~" or path.startswith(("~/", "~" + os.sep)):
         return home + path[1:]
     return path
 

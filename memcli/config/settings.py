@@ -176,7 +176,7 @@ def defaults() -> dict[str, Any]:
     for f in dataclasses.fields(Settings):
         key = next((k for k, v in SECTIONS.items() if v == f.name), f.name)
         value = getattr(Settings(), f.name)
-        out[key] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else \
+        out[key] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else \
             list(value) if isinstance(value, tuple) else value
     return out
 
@@ -206,7 +206,7 @@ def section(cls, raw: Mapping[str, Any] | Any):
 
 def as_mapping(section_value) -> dict[str, Any]:
     """A provider section as the plain mapping providers read (a dataclass or a mapping)."""
-    if dataclasses.is_dataclass(section_value):
+    if dataclasses.is_dataclass(section_value) and not isinstance(section_value, type):
         return dataclasses.asdict(section_value)
     return dict(section_value)
 

@@ -33,7 +33,8 @@ _ASCII = re.compile(r"[\x00-\x7f]")
 
 
 class Chat(Protocol):
-    def __call__(self, messages: list[dict], schema: dict | None = None) -> tuple[str, str | None]: ...
+    def __call__(self, messages: list[dict], schema: dict | None = None,
+                 max_tokens: int | None = None) -> tuple[str, str | None]: ...
 
 
 class Invalid(ValueError):

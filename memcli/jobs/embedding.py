@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from memcli.errors import Busy, ProviderError
 from memcli.index import embed
@@ -83,7 +84,7 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     batch, embed, limit = ws.settings.embedding.max_batch_size, backend.embedder.embed_batch, cfg.expand_vocabulary
     was = terms.load(ws.metadata, backend.space) if cfg.define_terms > 0 else None  # (before its update)
     try:  # (word vectors are embedded only for expansion: `expand_terms: 0` sends no word)
-        got = terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress) \
+        got: tuple[int, ...] = terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress) \
             if cfg.expand_terms > 0 else (0, 0)
         if cfg.define_terms > 0:
             got += glosses.update(ws.metadata, backend.space, snap, limit, embed, batch, progress, was)
@@ -220,7 +221,7 @@ def _drop_vectors(ws: Workspace) -> None:
     vectors.drop_vectors(ws.metadata, sync.snapshot_path(ws).parent / segments.FOLDER)
 
 
-def _first(ws: Workspace, target: spaces.Backend, fast: spaces.Backend | None | bool = False) -> spaces.Backend:
+def _first(ws: Workspace, target: spaces.Backend, fast: spaces.Backend | None | Literal[False] = False) -> spaces.Backend:
     """What a vault with no vectors starts with: the first pass when it is large, else the model."""
     fast = spaces.first_pass(ws) if fast is False else fast
     return fast if fast is not None and _large(ws) else target

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from memcli import __version__
 from memcli.errors import CorruptStore, ProviderError
@@ -145,7 +146,7 @@ def files_check(ws: Workspace, snap, current: dict, walked: list[tuple[str, str]
         msg.append(f"{len(stale)} changed since indexing (e.g. {stale[0]}); `mem reindex` or any search syncs them")
     if skipped:
         msg.append(f"{len(skipped)} not indexable (e.g. {skipped[0]})")
-    figures = {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}
+    figures: dict[str, Any] = {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}
     if unreadable:
         figures["unreadable"] = [{"path": p, "reason": why} for p, why in unreadable[:20]]
     return Check("files", WARN if msg else OK, "; ".join(msg), figures)

@@ -167,7 +167,7 @@ def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.N
     return out
 
 
-def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: list[str], summary: str,
+def finish(ws: Workspace, job: str, changes: list[tuple], warnings: list[str], summary: str,
            now: datetime | None) -> None:
     """After notes changed: index them and embed their new chunks (so search finds them at
     once, by keyword and by meaning), then tell the inbox."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
 from memcli.index import sync
@@ -37,7 +37,7 @@ class ReindexReport:
     embedding_note: str = ""
     terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, definitions: the same])
     first_pass: "EmbedReport | None" = None  # the static first pass, when one ran
-    shared: object = None  # memcli.shared.publish.Published, when team memory is on and reachable
+    shared: Any = None  # memcli.shared.publish.Published, when team memory is on and reachable
     shared_warnings: list = field(default_factory=list)
 
     def embedding_lines(self) -> list[str]:
@@ -53,7 +53,7 @@ class ReindexReport:
 
     def to_json(self) -> dict:
         s = self.sync
-        out = {"scope": self.scope, "full": s.full, "files": s.files, "chunks": s.chunks,
+        out: dict[str, Any] = {"scope": self.scope, "full": s.full, "files": s.files, "chunks": s.chunks,
                "added": s.added, "changed": s.changed, "deleted": s.deleted,
                "skipped": [{"path": p, "reason": r} for p, r in s.skipped],
                "warnings": [{"path": p, "reason": r} for p, r in s.warnings],

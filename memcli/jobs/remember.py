@@ -13,6 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memcli.errors import BadInput
 from memcli.extraction.conversation import Draft, rules
@@ -76,7 +77,7 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
     now = (now or datetime.now()).astimezone(notes.zone(ws))
     day = now.date().isoformat()
     item = f"- {fact}" + "".join(f" #{t}" for t in tags)
-    record = {"id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
+    record: dict[str, Any] = {"id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
               "name": "user", "role": "user", "content": [{"type": "text", "text": fact}],
               "timestamp": now.isoformat()}
     with Lock(ws.lock_path(lock.WORKSPACE), "remember", wait=wait):

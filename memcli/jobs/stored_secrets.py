@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from memcli.errors import CorruptStore
 from memcli.jobs.health import FAIL, OK, WARN, Check
@@ -127,7 +128,7 @@ def _example(found: dict[str, list[str]]) -> str:
 
 def _report(notes: dict, records: dict, stale: dict) -> Check:
     every = {**notes, **records, **stale}
-    figures = {"files": len(every), "values": sum(map(len, every.values()))}
+    figures: dict[str, Any] = {"files": len(every), "values": sum(map(len, every.values()))}
     if not every:
         return Check("secrets", OK, "", figures)
     msg = []

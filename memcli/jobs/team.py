@@ -50,6 +50,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
     from memcli.shared import search as ssearch
 
     t = shared.target(ws)
+    assert t is not None  # called with team memory on
     vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
         if mode != "keyword" else (None, None, None, [], None)
     terms = lexemes.weighted(query, expansion) if mode != "vector" else []

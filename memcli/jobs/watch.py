@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memcli.errors import BadInput, Busy, MemError
 from memcli.jobs.resource import catalog as resource_catalog
@@ -35,8 +36,8 @@ TICK = 0.2  # the longest sleep, so a stop request is seen quickly
 class Batch:
     indexed: int = 0  # watched Markdown files seen changing
     resources: int = 0  # resource files seen changing
-    sync: object = None  # memcli.index.sync.SyncReport
-    scan: object = None  # memcli.jobs.resource.ResourceReport
+    sync: Any = None  # memcli.index.sync.SyncReport
+    scan: Any = None  # memcli.jobs.resource.ResourceReport
     error: str = ""
     busy: bool = False
     seconds: float = 0.0

@@ -94,8 +94,12 @@ def _schema(properties: dict, required: list[str]) -> dict:
 
 def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> list[Tool]:
     """memory_search, memory_get and remember: the tools a model is given."""
+    return [_search_tool(max_chars, folders), _get_tool(folders), _remember_tool(folders)]
+
+
+def _search_tool(max_chars: int, folders: Folders) -> Tool:
     daily, digest = folders.daily, folders.digest
-    search = Tool(
+    return Tool(
         "memory_search",
         f"Search long-term memory (MEMORY.md, daily notes {daily}/YYYY-MM-DD/*.md, {digest}/ nodes) by keywords "
         "and meaning. Call it before answering anything about prior work, decisions, dates, people, "
@@ -116,7 +120,11 @@ def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLD
         }, ["query"]),
         ["search", "--citations", "--max-chars", str(max_chars)],
         {"limit": "--limit", "since": "--since", "until": "--until"}, "query")
-    get = Tool(
+
+
+def _get_tool(folders: Folders) -> Tool:
+    daily, digest = folders.daily, folders.digest
+    return Tool(
         "memory_get",
         "Read a memory file by the workspace-relative path memory_search shows, whole or `lines` lines "
         f"starting at line `from`. For `Source: {daily}/2026-05-18/plan.md#L7-L15` call it with "
@@ -129,7 +137,11 @@ def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLD
             "lines": {"type": "integer", "minimum": 1, "description": "How many lines to read (default: to the end)."},
         }, ["path"]),
         ["get"], {"from": "--from", "lines": "--lines"}, "path")
-    remember = Tool(
+
+
+def _remember_tool(folders: Folders) -> Tool:
+    daily = folders.daily
+    return Tool(
         "remember",
         f"Write one durable fact into today's memory note ({daily}/<today>/remembered-facts.md), verbatim. "
         "Use it for decisions, preferences, commitments and facts that must outlive this conversation, and "
@@ -144,7 +156,6 @@ def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLD
                      "description": "Optional topic tags: letters, digits, '-' or '_'."},
         }, ["text"]),
         ["remember"], {"tags": "--tag"}, "text")
-    return [search, get, remember]
 
 
 def ingest_tool(folders: Folders = DEFAULT_FOLDERS) -> Tool:

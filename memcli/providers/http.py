@@ -56,7 +56,7 @@ def make_client(base_url: str, *, api_key: str | None = None, auth: str | None =
     # with redirects off no request can be upgraded to https behind our back.
     plain = base_url.startswith("http://")
     return httpx.Client(base_url=base_url, headers=merged, timeout=httpx.Timeout(timeout),
-                        follow_redirects=False, **({"verify": False} if plain else {}))
+                        follow_redirects=False, verify=not plain)
 
 
 def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int = 3,
@@ -77,7 +77,7 @@ def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int 
     for attempt in range(attempts):
         last = attempt == attempts - 1
         try:
-            resp = client.post(url, json=payload, **({"timeout": timeout} if timeout is not None else {}))
+            resp = client.post(url, json=payload, timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TimeoutException:
             raise ProviderTimeout(f"POST {endpoint} timed out after {seconds:g}s", seconds,
                                   "raise the provider's timeout or check that the server is up") from None

@@ -95,6 +95,7 @@ def _raise_current(snap, out: list[Hit], i: int, cur: dict) -> int:
                   and out[k].start_line <= cur["line"] <= out[k].end_line), None)
     if below is None:
         below = next((k for k in range(i + 1, len(out)) if out[k].path == cur["path"]), None)
+    moved: Hit | None
     if below is not None:
         moved = out.pop(below)
     else:

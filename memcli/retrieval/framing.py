@@ -72,7 +72,7 @@ def first_person(query: str) -> str:
     user like?" -> "What music do I like?"); the query itself if no search term is left."""
     rest = _CONVERSATION.sub(" ", query)
     for pattern, repl in _owner_rules()[1] if _names_owner(rest) else ():
-        rest = pattern.sub(lambda m: _cased(m.group(0), m.expand(repl)), rest)
+        rest = pattern.sub(lambda m: _cased(m.group(0), m.expand(repl)), rest)  # noqa: B023 - called within this pass
     return _kept(query, " ".join(rest.split()))
 
 

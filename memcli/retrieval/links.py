@@ -35,7 +35,7 @@ def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dic
             items.append({"path": npath, "meta": meta, "anchors": anchors})
         return items
 
-    result = {}
+    result: dict[str, dict] = {}
     for p in paths:
         i = snap.file_index(p)
         if i is None:

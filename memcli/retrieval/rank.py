@@ -11,7 +11,7 @@ query's own words are weakly covered.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.index.keyword import bm25
 from memcli.retrieval import fusion
@@ -20,13 +20,13 @@ from memcli.retrieval.hits import Hit
 
 class VectorBranch(NamedTuple):
     hits: list[tuple[int, float]]  # (doc, cosine), best first
-    has_vector: object  # doc -> bool, or None when the branch did not run
+    has_vector: Any  # doc -> bool, or None when the branch did not run
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
-    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
+    cosines: Any = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
     # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
     # only for a query its own words cover weakly: the definitions' pages are read only then
-    defined: object = None
+    defined: Any = None
 
 
 class Ranking(NamedTuple):

@@ -114,8 +114,8 @@ _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the random
 )
 FORMAT_RULES: tuple[tuple[str, Finder], ...] = (
     ("private_key", _private_keys),
-    *((kind, regex_finder(rx, accept=lambda v, *_, s=skip, c=1 if kind.startswith("aws") else 2: random_like(v[s:], c),
-                          hints=hints, before=KEYCH))  # an AWS key id has no lower case: one class is enough
+    *((kind, regex_finder(rx, accept=lambda v, *_, s=skip, c=1 if kind.startswith("aws") else 2: random_like(v[s:], c),  # noqa: B008
+                          hints=hints, before=KEYCH))  # an AWS key id has no lower case: one class is enough; c is bound per kind
       for kind, rx, hints, skip in _PREFIXED),
     ("slack_webhook", regex_finder(r"hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/(?P<v>[A-Za-z0-9]{16,48})",
                                    group="v", hints=("hooks.slack.com",))),

@@ -13,7 +13,7 @@ import binascii
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, pairwise
 
 Spans = Iterator[tuple[int, int]]
 Finder = Callable[[str, str], Spans]  # (text, text lowercased with the same offsets) -> spans
@@ -63,7 +63,7 @@ def credential_like(value: str) -> bool:
 
 def _scrambled(word: str) -> bool:
     """Letters a person would not type as a word: case switching 3+ times and few vowels (rrQeFkxPab…)."""
-    switches = sum(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
+    switches = sum(a.islower() and b.isupper() for a, b in pairwise(word))
     return switches >= 3 and sum(c in "aeiouAEIOU" for c in word) < 0.3 * len(word)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from memcli.index import sync
 from memcli.index.keyword import tokenizer
@@ -35,8 +36,8 @@ class LocalFile:
 
 @dataclass
 class LocalState:
-    snap: object  # memcli.index.snapshot.Snapshot
-    matrix: object | None  # memcli.index.vectors.ViewVectors of `space`
+    snap: Any  # memcli.index.snapshot.Snapshot
+    matrix: Any  # memcli.index.vectors.ViewVectors of `space`
     space: dict | None
     files: dict[str, LocalFile]
     stamp: int

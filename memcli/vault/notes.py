@@ -2,7 +2,7 @@
 
 One note per session per day, found by its frontmatter `session_id` or
 `source_conversation`. The day index lists the day's notes between the
-`<!-- notes:auto -->` markers (DESIGN §6); text outside them is the user's and is
+`<!-- notes:auto -->` markers (docs/architecture.md, Jobs); text outside them is the user's and is
 kept. Writers only write when the text changes, so re-running a job is a no-op.
 """
 

@@ -13,6 +13,9 @@ Linux, a folder on a filesystem whose changes can come from elsewhere (NFS, SMB,
 extra paths outside the workspace, the watch limit. Lost events (a queue overflow)
 start a new journal session, which voids every index's mark, and are reported as
 `lost` so the caller catches up with a full walk.
+
+Built on memcli.vault.inotify rather than a watching library: the journal needs the kernel's
+event order across folders, which watchfiles does not keep (measured there).
 """
 
 from __future__ import annotations

@@ -227,7 +227,8 @@ class _Child:
             else:
                 import tempfile
 
-                self.fd = os.dup(tempfile.TemporaryFile().fileno())
+                with tempfile.TemporaryFile() as tmp:  # the dup outlives it: unlinked, it lives as long as fd
+                    self.fd = os.dup(tmp.fileno())
         except OSError:
             self.fd = -1
             return

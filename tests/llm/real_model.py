@@ -61,7 +61,7 @@ class Server:
 
     def __init__(self, ctx: int = CONTEXT, threads: int = 1, log: Path | None = None):
         self.log = log
-        err = open(log, "wb") if log else subprocess.DEVNULL
+        err = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - the server's log for its lifetime
         self.proc = subprocess.Popen([str(python()), str(SERVE), str(MODEL), "--ctx", str(ctx),
                                       "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=err)

@@ -57,7 +57,7 @@ def run(args, *, input: bytes | str | None = None, env: dict | None = None, cwd=
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run(mem_cmd(args, killpoint=killpoint), input=input, env=env_with(env),
-                          cwd=str(cwd) if cwd else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(cwd) if cwd else None, capture_output=True,
                           timeout=timeout)
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
@@ -243,7 +243,7 @@ def rerun_differences(name: str, again: dict[str, bytes], new: dict[str, bytes])
 
     Exact, except for dream: a dream rerun plans against the nodes the killed run had
     already written, so a node may gain a `Related:` link to them. Additive is right
-    there (DESIGN: updates are additive): every line of the uninterrupted run's file
+    there (docs/architecture.md, Jobs: updates are additive): every line of the uninterrupted run's file
     must still be in it, and no file may be missing or extra."""
     out = []
     for rel in sorted(set(again) | set(new)):

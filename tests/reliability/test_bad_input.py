@@ -67,8 +67,8 @@ def run_case(base, case: bad_inputs.Case, index: int) -> str | None:
     args = [bad_inputs.fill(a, where) for a in case.args]
     env = env_with({"HOME": str(folder / "home"), **bad_inputs.env_fill(case.env, where)})
     try:
-        proc = subprocess.run(mem_cmd(args), input=case.stdin, env=env, cwd=str(folder), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=TIMEOUT, stdin=None if case.stdin is not None
+        proc = subprocess.run(mem_cmd(args), input=case.stdin, env=env, cwd=str(folder), capture_output=True,
+                              timeout=TIMEOUT, stdin=None if case.stdin is not None
                               else subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return f"no answer within {TIMEOUT}s"

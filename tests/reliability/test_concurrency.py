@@ -125,7 +125,7 @@ def round_of_writers(ws: Path, base: Path, n_ingest: int, tag: str) -> dict:
     for t in loops:
         t.join(timeout=120)
     seconds = time.monotonic() - t0
-    for c, (code, out, err) in zip(cmds, results):
+    for c, (code, _out, err) in zip(cmds, results):
         assert code == 0, f"{c[2:4]} exit {code}: {err}"
         assert one_clear_line(code, err) is None, err
     bad = [s for s in searches if s[0] != "ok"]

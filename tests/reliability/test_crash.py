@@ -106,7 +106,7 @@ def reference(world, name: str) -> Reference:
     trial, ws = _trial_dir(world, f"ref-{name}")
     args, extra = scenarios(world["vault"], ws, trial)[name]
     proc = subprocess.run(mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra)),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                          capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
     ref = Reference(markdown(ws), _ids(session_records(ws)), _events(trial))
     trial2, ws2 = _trial_dir(world, f"ref2-{name}")
@@ -128,7 +128,7 @@ def kill_once(world, name: str, label: str, r) -> dict:
         at = r.randint(1, len(ref.events))
         how = f"before op {at}/{len(ref.events)} ({ref.events[at - 1][1]} {ref.events[at - 1][2]})"
         proc = subprocess.run(mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra, at=at, action="kill")),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+                              capture_output=True, timeout=120)
         code = proc.returncode
     else:  # anywhere in the span of the file operations, mid-write included
         first, last = ref.events[0][0], ref.events[-1][0]

@@ -260,7 +260,7 @@ def test_health_only_warns_about_a_restore_killed_before_it_swapped(vault, tmp_p
     assert markdown(ws) == before
     report = health(ws)
     assert report["code"] == 0
-    assert [c for c in report["checks"] if c["name"] == "restore"][0]["status"] == "warn"
+    assert next(c for c in report["checks"] if c["name"] == "restore")["status"] == "warn"
 
 
 # memcli/extraction/dream: found by the long bad-input campaign (case #585). A digest node made of

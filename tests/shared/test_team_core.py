@@ -151,7 +151,7 @@ def test_concurrent_publishers_lose_and_duplicate_nothing(agent, sql):
         for p in procs:
             out, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
-        for i, root in enumerate(roots[1:], 1):  # each agent's rows are its local index, exactly
+        for i in range(1, len(roots)):  # each agent's rows are its local index, exactly
             rows = sql("SELECT path, ord, text FROM mem.chunks WHERE agent_id = %s ORDER BY path, ord", f"agent{i}")
             assert [p for p, _, _ in rows] == [f"{DAY}/n{j}.md" for j in range(5 - rnd)]
             assert f"round {rnd} rewrote agent {i}" in rows[rnd][2]

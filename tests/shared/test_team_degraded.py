@@ -176,7 +176,7 @@ def test_the_password_is_never_shown_or_stored(agent, cli, pg, password, form):
     outputs += [cli(ws, *args, env=down) for args in (("reindex",), ("search", "billing"), ("health",),
                                                        ("get", f"@bob/{DAY}/x.md"), ("config",))]
     outputs.append(cli(ws, "search", "x", env={"MEM_SHARED_DSN": f"host=/x password={password} oops"}))
-    for code, out, err in outputs:
+    for _code, out, err in outputs:
         assert password not in out and password not in err, (out, err)
     assert "***" in outputs[1][1]  # config shows the DSN, masked
     for name, data in metadata_files(ws).items():

@@ -98,7 +98,7 @@ coffee: 커피 コーヒー 咖啡
 tea: お茶 茶
 green tea: 녹차 緑茶 绿茶 綠茶 抹茶
 oolong: 우롱차 ウーロン茶 乌龙茶 烏龍茶 우롱 ウーロン 乌龙 烏龍
-water: 
+water:
 beer: 맥주 ビール 啤酒
 wine: 와인 ワイン 葡萄酒
 rice: 밥 쌀 ご飯 米饭 米飯

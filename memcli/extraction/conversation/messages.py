@@ -139,7 +139,7 @@ def _check_text(item: Any, where: str) -> None:
 
 
 def _timestamp(item: dict, where: str, tz: tzinfo) -> datetime | None:
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    meta = given if isinstance(given := item.get("metadata"), dict) else {}
     for source in (item, meta):
         for key in TIME_KEYS:
             value = source.get(key)

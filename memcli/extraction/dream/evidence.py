@@ -16,7 +16,7 @@ wrong merge misleads every later search, while a missed merge only leaves two no
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memcli.extraction.conversation import rules as conversation_rules
@@ -150,7 +150,7 @@ class Evidence:
     """Word bags of every statement seen (cached), digest-wide word counts, and the vectors."""
 
     def __init__(self, vectors: Mapping[str, object] | None = None, skip: frozenset[str] = frozenset(),
-                 node_bags: list[set[str]] | None = None, texts: list[str] = ()):
+                 node_bags: list[set[str]] | None = None, texts: Sequence[str] = ()):
         """`texts`: every statement of the run (facts and node statements), where names are learnt."""
         self.vectors = vectors or None
         self.skip = skip

@@ -245,8 +245,8 @@ def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str
     placed = []
     for i, pos in sorted(order.items(), key=lambda kv: kv[1]):
         c = clusters[i]
-        related = [clusters[j].node.path for j in sorted(c.linked) if clusters[j].node is not None
-                   and clusters[j].node is not c.node][:3]
+        related = [node.path for j in sorted(c.linked) if (node := clusters[j].node) is not None
+                   and node is not c.node][:3]
         placed.append(Placed(_unit(c, ev), c.node, related, pos))
     return Placement(placed, kept)
 
@@ -272,7 +272,7 @@ def _merge_groups(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str
     changed = True
     while changed:
         changed = False
-        for i in sorted(order, key=order.get):
+        for i in sorted(order, key=order.__getitem__):
             c = clusters[i]
             if c.node is not None or not c.facts:
                 continue
@@ -331,11 +331,11 @@ def name(facts: list[Fact], ev: Evidence) -> str:
     found = title(facts)
     if found and slugify(found) != "node":
         return slugify(found)
-    score: Counter = Counter()
+    score: dict[str, float] = {}
     first: dict[str, int] = {}
     for f in facts:
         for w, weight in ev.bag(f.line()).items():
-            score[w] += weight
+            score[w] = score.get(w, 0.0) + weight
             first.setdefault(w, len(first))
     picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]
     picked.sort(key=lambda w: first[w])

@@ -188,6 +188,7 @@ def parse_filing(content: str, statement: str, candidates: list[Candidate], ev: 
             return Filing(k, "CORROBORATE", rules.statement,
                           "REFINE of a statement the node already makes, taken as CORROBORATE")
         if rules.action == "CORRECT":  # both kept as current, the obsolete value would read as true
+            assert rules.statement is not None  # a CORRECT names the statement it replaces
             ref = f"{k + 1}.{said.index(rules.statement) + 1}"
             raise Invalid(f"the NEW statement changes statement {ref} ({rules.statement!r}): "
                           f'that is CORRECT with "replaces": "{ref}"')

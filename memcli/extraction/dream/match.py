@@ -179,7 +179,7 @@ def _speaker_ok(fact: Fact, old: str) -> bool:
 def changes(text: str) -> bool:
     """Whether a statement says, in its main clause, that something changed."""
     m = CHANGE.search(text)
-    return bool(m) and not _SIDE_CLAUSE.search(text[:m.start()])
+    return m is not None and not _SIDE_CLAUSE.search(text[:m.start()])
 
 
 def old_value(text: str) -> set[str]:
@@ -292,10 +292,12 @@ def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decisio
         v = judge(f, said, now, ev)
         d.reasons.append((f, v))
         if v.action == "CORROBORATE":
+            assert v.statement is not None  # judge names the statement of a CORROBORATE and a CORRECT
             if node is not None and (f.path not in cites or v.statement not in statements(node.body)):
                 d.corroborations.append((f, v.statement))
             continue
         if v.action == "CORRECT":
+            assert v.statement is not None
             d.contradictions.append((f, v.statement))
             now = [x for x in now if x != v.statement]
         else:

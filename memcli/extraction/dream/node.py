@@ -1,4 +1,4 @@
-"""Digest nodes `digest/<bucket>/<slug>.md` (DESIGN §6): parse, measure and grow them additively.
+"""Digest nodes `digest/<bucket>/<slug>.md` (docs/architecture.md, Jobs): parse, measure and grow them additively.
 
 A node is frontmatter (name, description; keys sorted), a short abstract body, and a
 `## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Offline nodes state
@@ -123,10 +123,10 @@ def statement_of(raw: str) -> str:
     line = raw.strip()
     if line.startswith(PREVIOUSLY):
         m = _SOURCED.match(line[len(PREVIOUSLY):])
-        return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY):]).group("text")
+        return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY):]).group("text")  # type: ignore[union-attr]  # _UNTIL matches any line
     if line.startswith(NOTE_MARK):
         line = line.split(" - ", 1)[1] if " - " in line else ""
-    if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED) or BOILERPLATE.match(line):
+    if not line or line.startswith(("#", "<!--", RELATED)) or BOILERPLATE.match(line):
         return ""
     line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
     m = _SOURCED.match(line)
@@ -153,8 +153,8 @@ def statements(body: str) -> list[str]:
     for raw in tail[1:]:
         if "]]: " in raw:
             out.append(raw.split("]]: ", 1)[1].strip())
-        elif _SOURCED.match(_MARKER.sub("", raw.strip())):
-            out.append(_SOURCED.match(_MARKER.sub("", raw.strip())).group("text"))
+        elif m := _SOURCED.match(_MARKER.sub("", raw.strip())):
+            out.append(m.group("text"))
     return [s for s in out if len(s) <= LONGEST_STATEMENT]
 
 

@@ -70,7 +70,7 @@ def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
     text = sourced(fact.line(), [fact.path])
     if procedure and fact.numbered:
         if numbered:
-            n = int(re.match(r"^(\d+)", numbered[-1]).group(1))
+            n = int(re.match(r"^(\d+)", numbered[-1]).group(1))  # type: ignore[union-attr]  # numbered lines start with digits
             return f"{n + 1}. {text}", numbered[-1]
         return f"1. {text}", None
     return f"- {text}", None

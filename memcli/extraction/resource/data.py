@@ -95,7 +95,7 @@ def _column(values: list[str], rows: int) -> str:
         return "empty"
     nums = [(_number(v), v) for v in values]
     if all(n is not None for n, _ in nums):
-        lo, hi = min(nums, key=lambda t: t[0]), max(nums, key=lambda t: t[0])
+        lo, hi = min(nums, key=lambda t: t[0] or 0.0), max(nums, key=lambda t: t[0] or 0.0)  # (none is None)
         return f"number, {lo[1]} to {hi[1]}{tail}"
     if all(_ISO_DATE.match(v) for v in values):
         return f"date, {min(values)} to {max(values)}{tail}"

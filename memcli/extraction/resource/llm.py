@@ -153,8 +153,8 @@ def parse_part(content: str, finish_reason: str | None, source: str) -> Part:
     part = Part(shorten(_clean(data.get("title") or ""), 120), "", summary,
                 _faithful(_strings(data.get("key_facts")), source, grounded=True),
                 _faithful(_strings(data.get("action_items")), source, grounded=True))
-    desc = _faithful([_clean(data.get("description") or "")], source)
-    part.description = shorten(desc[0], MAX_DESCRIPTION) if desc else ""
+    kept = _faithful([_clean(data.get("description") or "")], source)
+    part.description = shorten(kept[0], MAX_DESCRIPTION) if kept else ""
     if not (part.summary or part.facts or part.description):
         raise Invalid('"summary" is empty; summarise the file')
     return part

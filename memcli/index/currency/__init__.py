@@ -2,7 +2,7 @@
 
 Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the notes whose
 stat changed are read again (a dated note's statements, an undated note's lines citing a dated
-note), their claims (memcli.index.subjects) kept per file in
+note), their claims (memcli.index.currency.subjects) kept per file in
 `mem_metadata/currency/claims.json`, and the relations worked out again over all of them into
 `mem_metadata/currency/relations.json`, the small file a search reads. The Markdown is never
 touched; deleting the folder only makes the next sync read the dated notes again.

@@ -20,7 +20,7 @@ _KEYWORDS = re.compile(r"\(keywords:\s*([^()]*)\)")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _CJK_DATE = re.compile(r"(\d{1,2})\s*[월月]\s*(\d{1,2})\s*[일日号號]")
-_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)
+_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)  # noqa: UP031 - a regex's braces
 
 
 def bare(sentence: str) -> str:

@@ -1,7 +1,7 @@
 """Which subject a thing the user adopts belongs to: "got a MacBook Pro" sets the laptop.
 
 A statement that adopts a thing without naming its attribute ("The user got a macbook pro m4
-today", "we bought a Thinkpad") sets no subject by the rules of memcli.index.subjects. It
+today", "we bought a Thinkpad") sets no subject by the rules of memcli.index.currency.subjects. It
 does set one when the thing is of the kind a known subject names: its own word ("got a new
 laptop" sets the laptop), or, with word vectors, a word of the thing near the subject's head
 word ("macbook" is 0.70 from "laptop" in all-MiniLM-L6-v2; "zed" is 0.22 from "editor", no

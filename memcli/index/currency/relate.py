@@ -194,7 +194,7 @@ def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
 
 def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     """Word sets of which a query must hold one to be about this supersession: the subject
-    (memcli.index.subjects.needs) of the claim that decided it (both, for a new value of one
+    (memcli.index.currency.subjects.needs) of the claim that decided it (both, for a new value of one
     subject; the newer, when it named the old value) and, for a thing given up, the older
     claim's and the other words the two statements share ("why could helix not find ruff" asks
     about helix, not about what replaced it)."""

@@ -30,7 +30,7 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
     out: list[tuple] = []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
+        if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```", "[[")):
             continue
         when = date
         if date_of is not None:

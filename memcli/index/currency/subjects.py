@@ -333,10 +333,7 @@ def holds(sentence: str, thing: str) -> bool:
         have = words(clause)
         if set(want) <= set(have) and want[0] in have[:3]:  # among the clause's first words
             return True
-    for m in re.finditer(rf"\b{re.escape(thing)}\b", s):
-        if _ADOPT.search(s[:m.start()]):
-            return True
-    return False
+    return any(_ADOPT.search(s[:m.start()]) for m in re.finditer(rf"\b{re.escape(thing)}\b", s))
 
 
 # words of a question that name no subject ("what is the user's current editor now")

@@ -13,6 +13,7 @@ import os
 from array import array
 from itertools import repeat
 from dataclasses import dataclass, field
+from typing import Any
 
 from memcli.index.stores import store
 from memcli.index.notes.reader import read_note
@@ -37,9 +38,9 @@ class FileResult:
     ids: list = field(default_factory=list)  # 32-byte digests
     lines: list = field(default_factory=list)  # chunk store lines
     doc_len: list = field(default_factory=list)
-    post_hash: object = None  # array("Q"), per posting
-    post_chunk: object = None  # array("I"), chunk number within the file
-    post_tf: object = None  # array("I")
+    post_hash: Any = None  # array("Q"), per posting
+    post_chunk: Any = None  # array("I"), chunk number within the file
+    post_tf: Any = None  # array("I")
 
 
 def _locator(root):

@@ -15,7 +15,7 @@ when it was written, in order.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
@@ -23,7 +23,7 @@ from memcli.index.stores import store
 
 class Span(NamedTuple):
     """Bytes off..off+n of a source (memcli.index.stores.mirror.Source), copied when written."""
-    src: object
+    src: Any
     off: int
     n: int
 

@@ -1,7 +1,7 @@
 """The ReMe-format stores (chunk store, graph, catalog) as a mirror of the index, rewritten
 in batches once the vault is large.
 
-ReMe reads these files (issue 11); mem's searches never do. Each is a run of zstd
+ReMe reads these files; mem's searches never do. Each is a run of zstd
 frames per segment (memcli.index.stores.frames). Rewriting one copies every frame it does
 not touch from the previous file and recompresses only frames with a deleted line,
 but that copy still grows with the vault (about 60 MB at 20,000 notes), so a vault

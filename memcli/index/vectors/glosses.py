@@ -10,7 +10,7 @@ store (memcli.index.vectors.terms) that WordNet knows, the word with its definit
 ("commute: a regular journey …; exchange positions …"), and a search compares the query
 with them (memcli.retrieval.expand.defined): the words whose definition says what the
 query asks become keyword terms. Measured on bench/semantic_set, LoCoMo and pydoc
-(docs/evaluation.md, issue 16).
+(docs/evaluation.md).
 
 The dictionary is data/glosses.tsv.zst, built from WordNet 3.0 by bench/make_glosses.py
 (Princeton University's licence: data/WORDNET-LICENSE): the commonest sense's definition

@@ -78,7 +78,7 @@ def noise_record(space: dict, probe_vecs, vecs: vectors.ViewVectors, old: dict |
         prior = np.frombuffer(base64.b64decode(old["best"]), dtype="<f4")
         if prior.size == len(probes):
             best, seen = prior.copy(), set(old["segments"])
-    for name, block in vecs.embedded_blocks(skip=seen):
+    for _, block in vecs.embedded_blocks(skip=seen):
         for a in range(0, block.shape[0], 32768):
             best = np.maximum(best, (np.asarray(block[a:a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
     found = live and len(best)

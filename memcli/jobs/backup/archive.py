@@ -95,9 +95,9 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
 
 
 def _metadata_children(folder: Path) -> list[str]:
+    skip = ("locks", journal.DIR)
     try:
-        return sorted(e.name for e in os.scandir(folder)
-                      if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
+        return sorted(n for n in os.listdir(folder) if n not in skip and not n.startswith(atomic.TEMP_MARK))
     except OSError:
         return []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 def human(n: float) -> str:
@@ -78,13 +79,13 @@ class RestoreReport:
     full: bool
     files: int = 0
     snapshot: Path | None = None
-    index: object = None  # the SyncReport of the index refresh, None when it was left to the next search
+    index: Any = None  # the SyncReport of the index refresh, None when it was left to the next search
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     source: str = ""  # the workspace the backup was made of
     workspace: str = ""  # the one restored into
     moves: dict[str, str] = field(default_factory=dict)  # its folders restored under this workspace's names
-    cleanup: object = None  # cleanup.Outcome: what the swap moved out and the snapshot did not hold
+    cleanup: Any = None  # cleanup.Outcome: what the swap moved out and the snapshot did not hold
 
     def to_json(self) -> dict:
         s, c = self.index, self.cleanup

@@ -63,7 +63,7 @@ class Group:
 def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str], chat,
          label: str = "LLM", dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress), as offline.plan returns them."""
-    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    pending = given if isinstance(given := state.get("pending"), dict) else {}
     notes = _parse(texts)
     facts, prog = _facts(notes, pending)
     out = Plan()
@@ -222,6 +222,7 @@ def _integrate(ws: Workspace, digest: Digest, g: Group, unit: Unit, out: Plan) -
     if not decision.action:
         out.skipped.append((unit, "already in the digest"))
         return
+    node: Node | None
     if g.cluster.node is None:
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, [])

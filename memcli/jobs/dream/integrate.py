@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from memcli.extraction.dream.node import Node, parse
 from memcli.extraction.dream.schema import Unit
@@ -29,7 +30,7 @@ class Result:
     decisions: list[dict] = field(default_factory=list)  # with a model, per statement: action, who decided, why
 
     def to_json(self) -> dict:
-        out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
+        out: dict[str, Any] = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
                "action": self.action, "target_path": self.target_path, "note": self.note}
         if self.reason:  # the rule (or the model) that placed the unit and what each statement did
             out["reason"] = self.reason

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from memcli.extraction.dream import group as dream_group, match as dream_match, rules as dream_rules, \
     write as dream_write
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.node import statements
+from memcli.extraction.dream.node import Node, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.jobs.dream import meaning as dream_meaning
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
@@ -81,7 +81,7 @@ def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact
     fresh = []
     for path, body, meta in notes:
         facts = dream_rules.facts_of(path, body, meta)
-        before = pending.get(path) if isinstance(pending.get(path), list) else []
+        before = given if isinstance(given := pending.get(path), list) else []
         prog.keys[path] = {fact_key(f) for f in facts}
         prog.done[path] = set(before) & prog.keys[path]
         fresh += [f for f in facts if fact_key(f) not in prog.done[path]]
@@ -92,7 +92,7 @@ def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact
 def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str],
          dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts."""
-    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    pending = given if isinstance(given := state.get("pending"), dict) else {}
     notes = _parse(texts)
     facts, prog = _facts(notes, pending)
     out = Plan()
@@ -121,6 +121,7 @@ def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidenc
     if not decision.action:
         out.skipped.append((unit, "already in the digest: the node states every statement with these sources"))
         return
+    node: Node | None
     if target is None:
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, p.related)

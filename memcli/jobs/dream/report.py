@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from memcli.extraction.dream.schema import Topic, Unit
 from memcli.jobs.dream.integrate import Plan
@@ -29,7 +30,7 @@ class DreamReport:
     warnings: list[str] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values kept out of the digest
     # jobs.dream.offline.Progress: facts done, kept in their notes, left for the next run
-    progress: object | None = None
+    progress: Any = None
     max_units: int = 0
 
     def failed_units(self) -> list[Unit]:
@@ -53,6 +54,7 @@ class DreamReport:
         if self.status == "no_change":
             return [f"No changed dream input for {', '.join(self.dates)}"]
         sc, p = self.scan, self.plan
+        assert sc is not None  # every status past no_change scanned
         head = "AutoDream completed" + (" with warnings" if self.status == "completed_with_warnings" else "")
         out = [head, ""]
         if self.dry_run:

@@ -94,7 +94,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         e = old.get(rel)
         fresh = e is not None and e.same_stat(st) and (e.skipped or st.st_mtime_ns < e.checked_ns - catalog.RACY_NS)
         text = None
-        if fresh:
+        if fresh and e is not None:  # (fresh says e is not None)
             new = replace(e)  # a copy: the old catalog is compared with the new one before writing
         else:
             text, sha, why = catalog.read(ws, rel, st)
@@ -229,6 +229,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
                 rep.pending.append(a.resource)
             continue
         if a.kind == "write":
+            assert entry is not None  # a note is written for a resource the catalog holds
             if a.new and (ws.root / a.note).exists():  # someone took the name while the model wrote
                 a.note = notefiles.choose_path(ws, entry.date, a.resource)
             text = notefiles.compose(ws, a.note, a.resource, a.description, a.body).render()
@@ -243,6 +244,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
     for a in todo:
         entry = plan.entries.get(a.resource)
         if a.kind == "write":
+            assert entry is not None  # as above
             changed = notefiles.write(ws, a.note, a.resource, a.description, a.body)
             if changed:
                 rep.changes.append(changed)

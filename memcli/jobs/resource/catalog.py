@@ -28,6 +28,7 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
@@ -105,7 +106,8 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
     own = _own_records(ws) if any("st_size" not in rec for rec in records) else {}
     for rec in records:
         if "st_size" not in rec:  # rewritten by ReMe: our fields are gone, our copy has them
-            rec = own.get(rec.get("path"), rec)
+            rec = own.get(str(rec.get("path")), rec)
+        kw: dict[str, Any] | None
         kw = {}
         for key in Entry.__dataclass_fields__:
             value, want = rec.get(key), type(getattr(blank, key))

@@ -33,7 +33,11 @@ class Embedder(Protocol):
     model: str
     dims: int
     endpoint: str
-    identity: str  # f"{backend}:{model}:{dims}:{endpoint}"
+
+    @property
+    def identity(self) -> str:
+        """backend:model:dims:endpoint, what the vectors of this embedder are stored under."""
+        ...
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dims), rows L2-normalised; raises ProviderError."""
@@ -164,7 +168,7 @@ class BaseEmbedder(ABC):
     def _embed(self, texts: list[str]) -> Sequence[Sequence[float]] | np.ndarray:
         """Vectors for one batch (each backend's own request)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         pass
 
     def __enter__(self):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ProviderError
 from memcli.providers.embedding import local_models
@@ -71,8 +71,8 @@ class LocalEmbedder(BaseEmbedder):
         self._output = None
         self._weights = None  # numpy encoder: (weights, layers)
         self._numpy_tokens = 0  # word pieces the numpy encoder has run
-        self._tokenizer = None
-        self._quick = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
+        self._tokenizer: Any = None
+        self._quick: Any = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
 
@@ -85,7 +85,7 @@ class LocalEmbedder(BaseEmbedder):
             _, tok = local_models.files(self.spec)
             try:
                 tokenizer = Tokenizer.from_file(str(tok))
-            except Exception as exc:  # tokenizers raises its own types
+            except Exception as exc:  # noqa: BLE001 - tokenizers raises its own types
                 raise ProviderError(f"cannot load the tokenizer: {type(exc).__name__}: {exc}",
                                     f"reinstall {self.spec.dist}") from None
             tokenizer.no_truncation()  # windows are cut here, not by the tokenizer
@@ -146,7 +146,7 @@ class LocalEmbedder(BaseEmbedder):
                     options.intra_op_num_threads = self._threads
                 session = ort.InferenceSession(str(weights), sess_options=options,
                                                providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime raises its own types
+            except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
                 raise ProviderError(f"cannot load the local embedding model: {type(exc).__name__}: {exc}",
                                     f"reinstall {self.spec.dist}") from None
             # the hidden states: the one output of rank 3 (some exports add pooled outputs)

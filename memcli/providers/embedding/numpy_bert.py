@@ -21,7 +21,7 @@ from __future__ import annotations
 import mmap
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,7 +139,7 @@ def read_onnx(path: Path) -> tuple[dict, int]:
                                             offset=raw[0]).reshape(dims)
         elif num == 1:
             nodes.append(_node(mm, x, y))
-    tensors = dict(inits)
+    tensors: dict[str, Any] = dict(inits)  # arrays, and int8 weights dequantised on use
     casts = {out[0]: inputs[0] for op, inputs, out in nodes if op == "Cast" and inputs and inputs[0] in inits
              and inits[inputs[0]].dtype == np.int8}
     for op, inputs, out in nodes:  # Mul(Cast(q), scale): a dequantised weight
@@ -169,6 +169,7 @@ def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
         if bias is None or product is None:
             continue
         m = _BIAS.search(bias)
+        assert m, bias  # bias was picked because _BIAS finds it
         short = _BIAS_PARTS[m.group(2)]
         w[f"l{m.group(1)}.{short}.w"] = tensors[weight_of[product]]  # int8 ones dequantised on use
         w[f"l{m.group(1)}.{short}.b"] = tensors[bias]

@@ -8,11 +8,12 @@ model_name; when unmet the vector branch is off (None), which is not an error.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from memcli.errors import ConfigError
 from memcli.providers.embedding.base import Embedder
-from memcli.config.settings import as_mapping
+from memcli.config.settings import Embedding, as_mapping
 
 # name -> (module, class, config keys that must be non-empty)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -65,7 +66,7 @@ def _backend(cfg: dict[str, Any]) -> str:
     return name
 
 
-def why_disabled(cfg: dict[str, Any]) -> str | None:
+def why_disabled(cfg: Mapping[str, Any] | Embedding) -> str | None:
     """Why `cfg` gives no embedder (in words), or None when it gives one.
 
     Raises ConfigError for an unknown backend name."""
@@ -88,7 +89,7 @@ def why_disabled(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def get_embedder(cfg: dict[str, Any], *, timeout: float | None = None) -> Embedder | None:
+def get_embedder(cfg: Mapping[str, Any] | Embedding, *, timeout: float | None = None) -> Embedder | None:
     """The embedder `cfg` (an embedding_model_config) selects, or None when vectors are off.
 
     Backend "" means automatic: the local model when its extra is installed, else

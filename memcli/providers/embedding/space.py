@@ -9,13 +9,14 @@ now (`for_space`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from memcli.vault.workspace import Workspace
 
 
 @dataclass
 class Backend:
-    embedder: object  # memcli.providers.embedding.base.Embedder
+    embedder: Any  # memcli.providers.embedding.base.Embedder
     space: dict  # {id, identity, dims}
 
 

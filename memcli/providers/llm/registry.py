@@ -8,10 +8,11 @@ model and would otherwise get rule-based notes without noticing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from memcli.errors import ConfigError
-from memcli.config.settings import as_mapping
+from memcli.config.settings import LLM, as_mapping
 from memcli.providers.llm.chat import ChatClient
 
 # name -> default base URL ("" = base_url is required)
@@ -25,7 +26,7 @@ BACKENDS = {
 OFFLINE = ("none", "rules")
 
 
-def get_chat(cfg: dict[str, Any]) -> ChatClient | None:
+def get_chat(cfg: Mapping[str, Any] | LLM) -> ChatClient | None:
     """The chat client `cfg` (the llm settings section, or a mapping of its keys) asks for."""
     cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
