@@ -205,9 +205,9 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
     for section in ("embedding_model_config", "llm_model_config"):
         sec = cfg[section]
         if not sec.get("api_key"):
-            var = PROVIDER_KEY_ENV.get(str(sec.get("backend", "")))
-            if var and env.get(var):
-                sec["api_key"] = env[var]
+            key_var = PROVIDER_KEY_ENV.get(str(sec.get("backend", "")))
+            if key_var and env.get(key_var):
+                sec["api_key"] = env[key_var]
     for dotted, value in (overrides or {}).items():
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
     home = env.get("HOME") or env.get("USERPROFILE")

@@ -200,7 +200,7 @@ def load(path: str) -> dict:
 # ${VAR} -----------------------------------------------------------------------------------
 def lookup_for(env: Mapping[str, str], cfg: dict) -> Callable[[str], str]:
     """Variables: the environment first, then the config's `env` block (`env.vars` or `env`)."""
-    block = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    block = v if isinstance(v := cfg.get("env"), dict) else {}
     extra = {k: v for k, v in block.items() if isinstance(v, str)}
     if isinstance(block.get("vars"), dict):
         extra.update({k: v for k, v in block["vars"].items() if isinstance(v, str)})
@@ -282,8 +282,8 @@ def _workspaces(c: Candidate, home: str | None, lookup, aid: str, entry: dict, d
 
 def match(cfg: dict, c: Candidate, home: str | None, lookup, ws_real: str) -> tuple[int, str, dict, dict] | None:
     """(length of the matching workspace, agent id, its entry, agents.defaults), longest match."""
-    agents = cfg.get("agents") if isinstance(cfg.get("agents"), dict) else {}
-    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    agents = v if isinstance(v := cfg.get("agents"), dict) else {}
+    defaults = v if isinstance(v := agents.get("defaults"), dict) else {}
     items = _agents(agents)
     default = _default_agent(items)
     best = None
@@ -345,8 +345,8 @@ def _overlay(base: dict, over: dict, path: str = "") -> dict:
 
 
 def memory_search(cfg: dict, aid: str, entry: dict, defaults: dict, lookup, warnings: list[str]) -> dict:
-    memory = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
-    own = entry.get("memory") if isinstance(entry.get("memory"), dict) else {}
+    memory = v if isinstance(v := cfg.get("memory"), dict) else {}
+    own = v if isinstance(v := entry.get("memory"), dict) else {}
     blocks = [("agents.defaults.memorySearch", defaults.get("memorySearch")),
               ("memory.search", memory.get("search")),
               (f"agents.{aid}.memorySearch", entry.get("memorySearch")),

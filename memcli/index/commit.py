@@ -19,6 +19,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memcli.errors import CorruptStore
 from memcli.index.keyword import assemble, bm25, segments
@@ -174,6 +175,7 @@ class Commit:
         self.close()
         if force_store or chunk_lines or mirror.due(man):
             view = segments.open_view(self.manifest)
+            assert view is not None  # the manifest written just above
             try:
                 man = mirror.write(self.metadata, view, chunk_lines)
             finally:
@@ -218,8 +220,9 @@ def write_segment(folder: Path, asm: assemble.Assembly, written: list[Path]) -> 
         atomic.write_parts(side, blobs)
         own[kind] = table
         del blobs
-    asm.lines = graph = catalog = lines = None
-    text, asm.texts = b"".join(asm.texts), None
+    asm.lines = []  # let the chunk store lines go: their sidecars are written
+    del graph, catalog, lines
+    text, asm.texts = b"".join(asm.texts), []
     give_back_memory()  # (the sort's arrays are fresh maps: freed heap left unreturned would add to them)
     dl, meta, text_off = assemble.documents(asm)
     terms, term_off, p_d, p_t = assemble.postings(asm)
@@ -257,7 +260,7 @@ def give_back_memory() -> None:
         _TRIM(0)
 
 
-_TRIM = None
+_TRIM: Any = None  # libc's malloc_trim, False without one; None: not looked up yet
 TRIM_FROM_KIB = 100 * 1024  # peak resident size from which trimming the heap is worth it
 
 

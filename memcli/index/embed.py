@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from memcli.index.vectors import noise as noisemod
 from memcli.index.vectors import passages, vecseg, vectors
@@ -100,14 +100,15 @@ class EmbedRun:
     the same workspace apart (memcli.jobs.embedding); `lock_factory` gives the index lock
     each checkpoint takes."""
 
-    def __init__(self, ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
+    def __init__(self, ws: Workspace, space: dict, embed_batch: Callable[[list[str]], Any], batch_size: int,
                  lock_factory, *, max_cache: int = 10000, progress=None, activate: str = "now"):
         self.ws, self.space, self.embed_batch = ws, space, embed_batch
         self.batch_size, self.lock_factory = max(1, batch_size), lock_factory
         self.max_cache, self.progress, self.activate = max_cache, progress, activate
         self.rep = EmbedReport(space=space["id"])
         self.keys = Keys(ws.settings.chunking.passage_tokens)
-        self.cache: dict | None = None
+        self.cache: dict = {}  # the request cache, passage key -> vector (read by the first prepare())
+        self._cache_read = False
         self.todo: list[tuple[str, str]] = []
         self.done = 0
         self.rounds = 0
@@ -116,7 +117,7 @@ class EmbedRun:
         self.total = self.chunks_done = self.group = 0  # chunks: of the run, done, in the group under way
         self.pulled: dict[str, set] = {}  # segment -> chunks pulled since the last checkpoint
         self.in_group: set[str] = set()  # segments of the group under way
-        self.from_store = None
+        self.from_store: dict | None = None  # the chunk store's vectors, read when first needed
         self.legacy: int | None = None  # the passage size the store's vectors have (read once per run)
         self.last = time.monotonic()
         self.t0 = time.perf_counter()
@@ -134,8 +135,8 @@ class EmbedRun:
                 if noisemod.outdated(noisemod.load_noise(ws.metadata, space)):  # from before floors, or scripts
                     _measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
-            if self.cache is None:
-                self.cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
+            if not self._cache_read:
+                self._cache_read, self.cache = True, vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
             # newest first: a sync appends the segment of the files it re-read, so a write's own
             # chunks are embedded before an older backlog when a time budget cuts the run short
             self.queue = [(seg.name, len(vecs.live(seg)) if vs is None else int((vs.mask[vecs.live(seg)] == 0).sum()))
@@ -277,7 +278,7 @@ class EmbedRun:
                         continue
                     mask, offsets, rows, means, changed = fill(seg, vs, self.cache, self.keys, dims, only)
                     if changed:
-                        vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
+                        vecseg.write(vecseg.file_path(sync.snapshot_path(ws).parent / segments.FOLDER, seg.name, space["id"]),
                                      header, mask, offsets, rows, means)
                 if final:
                     vectors.atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))  # an earlier version's

@@ -44,7 +44,7 @@ def since(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set,
             found = dict(ws.watched_under(folder, dirs, walked))
             current.update(found)
             named.update(found)
-            if had and top not in dirs:  # a watched root gone: recorded missing, as a walk does
+            if had and dirs is not None and top not in dirs:  # a watched root gone: recorded missing, as a walk does
                 dirs[top] = _mtime(top)
     for rel in files:
         if dirs is not None:

@@ -166,7 +166,8 @@ def _by_records(ws: Workspace, old: segments.View, report: SyncReport) -> _Base 
         raise CorruptStore("chunk store holds a line that is not a chunk record") from None
     if differ or extra:
         graph = store.read_records(ws.metadata / store.GRAPH_STORE)
-        if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(store.line_id, lines)):
+        # (a line without an id is "None", which no chunk id equals)
+        if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(str, map(store.line_id, lines))):
             report.reason = "chunk store does not match the search snapshot"
             return None
         return _Base(old, aligned, frozenset(differ), rewrite=True)
@@ -245,13 +246,13 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
     cuts = tuple(p for p, _ in walked if p.endswith("/"))
     if cuts:  # below a folder that cannot be read: kept as indexed, not read (it would fail again)
         stale = {p for p in stale if not p.startswith(cuts)}
-    todo = [(rel, old.record(old.file_index(rel))["sha"] if rel in known and rel not in redo else None)
+    todo = [(rel, _indexed_sha(old, rel) if rel in known and rel not in redo else None)
             for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
     report.skipped += walked  # before any update: the journal mark is then held (_held)
     report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
     mark = now.record() if now is not None else (old.header.get("watch") if old else None)
-    if old is not None and not todo and not report.deleted and not base.rewrite:
+    if old is not None and base is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
         _refresh_quick(ws, old, current, {}, dirs, mark)
         old.close()
@@ -261,6 +262,12 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
     finally:
         if old is not None:
             old.close()
+
+
+def _indexed_sha(old: segments.View | None, rel: str) -> str | None:
+    """The content hash the index holds for `rel` (None: it holds no such file)."""
+    i = old.file_index(rel) if old is not None else None
+    return old.record(i)["sha"] if old is not None and i is not None else None
 
 
 def _update(ws, base, todo, current, known, params, report, progress, dirs, mark) -> SyncReport:
@@ -278,12 +285,13 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
     try:
         job = commit.Commit(ws.metadata, snapshot_path(ws), old, ws.settings.chunking.passage_tokens, aligned)
     except CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
-        old.close()
+        if old is not None:
+            old.close()
         report.reason, report.full = str(exc), True
         return _sync(ws, full=True, progress=progress)
     try:
         gone = set(report.deleted)
-        touched: list[tuple[str, None]] = []
+        touched: list[tuple[str, str | None]] = []  # (path, None): read again whatever its hash
         with parse.Workers(len(todo)) as workers:
             if old is None and job.carrier is None and workers.pool is not None:
                 from memcli.index import build  # the workers write the segments (its docstring)

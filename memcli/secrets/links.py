@@ -45,7 +45,7 @@ def _param(low: str, at: int) -> tuple[str, int] | None:
     return (low[start:eq], eq) if start and low[start - 1] in "?&;" and low[eq:eq + 1] == "=" else None
 
 
-_WITH_EQ = {"k": "key=", "c": "code=", "s": ("sig=", "signature=", "security-token=")}  # a cheap look first
+_WITH_EQ: dict[str, str | tuple[str, ...]] = {"k": "key=", "c": "code=", "s": ("sig=", "signature=", "security-token=")}  # a cheap look first
 
 
 def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least: int) -> Spans:
@@ -55,7 +55,7 @@ def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least
         m = _PARAM_VALUE.match(text, param[1] + 1)
         value = m[0] if m else ""
         hexed = len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)
-        if len(value) >= least and not placeholder(value) and (hexed or _random(value)):
+        if m and len(value) >= least and not placeholder(value) and (hexed or _random(value)):
             yield m.span()
 
 
@@ -96,8 +96,8 @@ def _webhooks(text: str, low: str) -> Spans:
         if seg_end < 0 or low[seg_end - 1:seg_end] == ":" or any(c in _URL_STOP for c in low[i:seg_end]):
             continue
         path = _PATH.match(text, seg_end)
-        done = path.end()
-        random = [seg.span() for seg in _SEGMENT.finditer(text, seg_end, path.end())
+        done = path.end() if path else seg_end  # never None: the pattern matches "" too
+        random = [seg.span() for seg in _SEGMENT.finditer(text, seg_end, done)
                   if len(seg[0]) >= 20 and _random(seg[0])]
         if random:  # Teams: tenant@group/IncomingWebhook/id/owner: the path from the first to the last, whole
             yield random[0][0], random[-1][1]

@@ -236,7 +236,7 @@ def _cjk_at(text: str, low: str, end: int, pin: bool) -> tuple[int, int] | None:
         at, value = m.start("uv"), trim(text[m.start("uv"):m.end("uv")], True)
         after = text[at + len(value):at + len(value) + 1]
         ok = _pin(value, low, at + len(value)) if pin else credential_like(value) and not password_manager(value) \
-            and (not bare or _DIGIT(value))
+            and (not bare or _DIGIT(value) is not None)
         ok = ok or (not pin and not bare and not m["qual"] and word_password(value, after))  # 密码是 sunshine
     return (at, at + len(value)) if ok and value else None
 

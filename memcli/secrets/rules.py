@@ -158,8 +158,8 @@ def _unquote(at: int, word: str) -> tuple[int, str]:
     return (at + 1, word[1:-1]) if len(word) > 1 and word[0] in "\"'" and word[-1] == word[0] else (at, word)
 
 
-def _command_values(tool: str, args: list[tuple[int, str]]) -> Spans:
-    """Where the password is among a tool's (unquoted) arguments."""
+def _command_values(tool: str, args: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Where the password is among a tool's (unquoted) arguments: (offset, value)."""
     if tool == "htpasswd":  # htpasswd -b[c…] FILE USER PASS, -nb USER PASS; -C and -r take a number
         flags = "".join(w for _, w in args if w.startswith("-"))
         rest = [(at, w) for at, w in args if not w.startswith("-")][flags.count("C") + flags.count("r"):]
@@ -191,7 +191,7 @@ def _commands(text: str, low: str) -> Spans:
                 covered = arg.end()
             judge = literal if _CMD_HEAD.fullmatch(text[max(0, m.start() - 120):m.start()].rpartition("\n")[2]) \
                 else credential_like
-            yield from ((at, at + len(v)) for at, v in _command_values(m.lastgroup, args) if v[:1] != "-" and judge(v))
+            yield from ((at, at + len(v)) for at, v in _command_values(m.lastgroup or "", args) if v[:1] != "-" and judge(v))
         covered = max(covered, flag.start())
 
 
@@ -259,9 +259,10 @@ def _tables(text: str, low: str) -> Spans:
             continue
         head = (text.rfind("\n", 0, sol - 1) + 1, sol - 1)
         header = [is_secret_key(c) for _, c in _cells(text, *head)] if _CELL_KEY.search(low[head[0]:head[1]] + "|") else []
-        at, done = eol, _TABLE_BODY.match(text, eol).end()  # at: the "\n" before a row
+        body = _TABLE_BODY.match(text, eol)  # never None: the pattern matches "" too
+        at, done, hit = eol, body.end() if body else eol, None  # at: the "\n" before a row
         while at < done and (any(header) or (hit := _CELL_KEY.search(low, at, done))):
-            at = at if any(header) else text.rfind("\n", at, hit.start())
+            at = at if hit is None else text.rfind("\n", at, hit.start())  # no header: from the keyed cell
             cells = _cells(text, at + 1, end := _eol(text, at + 1))
             for i, (start, cell) in enumerate(cells):
                 if ((i < len(header) and header[i]) or (i and is_secret_key(cells[i - 1][1]))) \

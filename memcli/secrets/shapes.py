@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import chain, pairwise
 
 Spans = Iterator[tuple[int, int]]
@@ -140,6 +140,8 @@ class Lowered(str):
     token, secret), so each word is looked for once per text. The Redactor also sets `claimed`
     (1 where an earlier rule took a value), so a later rule can skip a value already taken."""
 
+    claimed: bytearray
+
     def memo(self, key, compute: Callable[[str], object]):
         done = self.__dict__.setdefault("_memo", {})
         if key not in done:
@@ -162,7 +164,7 @@ def _scan(low: str, word: str) -> list[int]:
 
 def positions(low: str, words: tuple[str, ...]) -> list[int]:
     """Where any of `words` starts in `low`, in order (a position twice if two words start there)."""
-    found = [memo(low, word, lambda t, w=word: _scan(t, w)) for word in words]
+    found = [memo(low, word, partial(_scan, word=word)) for word in words]
     return found[0] if len(found) == 1 else sorted(chain.from_iterable(found))  # sorted runs: a merge
 
 

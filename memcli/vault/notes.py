@@ -31,7 +31,9 @@ def zone(ws: Workspace) -> tzinfo:
     """The configured time zone (`timezone`), else this machine's local zone."""
     name = ws.settings.timezone.strip()
     if not name:
-        return datetime.now().astimezone().tzinfo
+        local = datetime.now().astimezone().tzinfo
+        assert local is not None  # astimezone() always gives an aware datetime
+        return local
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:

@@ -168,6 +168,7 @@ class Workspace:
     def resolver(self) -> Resolver:
         """Indexed path (relative or `extra/<name>/...`) -> absolute file path, as a callable."""
         self.extra_roots()
+        assert self._resolver is not None  # extra_roots() sets it with the extras
         return self._resolver
 
     def locate(self, rel: str) -> Path:

@@ -39,7 +39,8 @@ class Feed:
     folders to watch and the indexed paths; this package sits below it and does not import it)."""
 
     def __init__(self, ws, ino: Inotify, writer: journal.Writer | None, count: bool = True):
-        self.ws, self._ino, self._writer, self._count = ws, ino, writer, count
+        self.ws, self._writer, self._count = ws, writer, count
+        self._ino: Inotify | None = ino  # None once closed
         self._root = os.path.realpath(ws.root)
         self._resource = os.path.relpath(os.path.realpath(ws.resource), self._root).replace(os.sep, "/")
         self._tops = ws.watched_roots()
@@ -115,9 +116,10 @@ class Feed:
 
     # the thread ---------------------------------------------------------------
     def _run(self) -> None:
+        ino = self._ino  # close() clears it after this thread stops; a closed fd fails select below
         try:
-            while not self._stop.is_set():
-                ready, _, _ = select.select([self._ino.fd], [], [], POLL)
+            while ino is not None and not self._stop.is_set():
+                ready, _, _ = select.select([ino.fd], [], [], POLL)
                 if ready:
                     with self._lock:
                         if self._ino is not None:
@@ -211,6 +213,7 @@ class Feed:
 
     def _watch(self, folder: str, local: bool = False) -> None:
         """Watch `folder`; `local`: first make sure inotify sees every change made to it."""
+        assert self._ino is not None  # folders are watched only while the feed is open
         wd = self._ino.add_local(folder) if local else self._ino.add(folder)
         if wd >= 0:  # the same descriptor again for a folder renamed since: its name is updated
             self._wd[wd] = "" if folder == self._root else os.path.relpath(folder, self._root).replace(os.sep, "/")

@@ -27,7 +27,7 @@ import contextlib
 import marshal
 import os
 import sys
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 SPLIT_MIN_FILES = 6_000  # below, a fork and the hand-back cost more than half a walk saves
 _BY_FD = os.scandir in os.supports_fd
@@ -166,7 +166,7 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
                     if not blocked:
                         said.append((shown(prefix), f"folder cannot be searched ({exc.strerror})"))
                     blocked = True
-        if shared:
+        if shared and half is not None:  # only a split walk shares folders
             subs.sort()
             half.listed.append(subs)
             subs = subs[half.part::2]
@@ -219,7 +219,7 @@ def _can_fork() -> bool:
 class _Child:
     """A forked run of `work()`, its (marshal-able) answer left in an anonymous file."""
 
-    def __init__(self, work: Callable[[], object]):
+    def __init__(self, work: Callable[[], Any]):
         self.pid = 0
         try:
             if hasattr(os, "memfd_create"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from memcli.index.currency import reading, subjects
 
@@ -56,7 +57,7 @@ def stamp(metadata: Path) -> str:
         st = terms.store_path(metadata, space["id"]).stat() if space else None
     except OSError:
         st = None
-    return f"{space['id']}:{st.st_size}:{st.st_mtime_ns}" if st else ""
+    return f"{space['id']}:{st.st_size}:{st.st_mtime_ns}" if st and space else ""
 
 
 class Vectors:
@@ -64,7 +65,7 @@ class Vectors:
 
     def __init__(self, metadata: Path | None = None):
         self.index: dict[str, int] = {}
-        self.vecs = None
+        self.vecs: Any = None  # numpy float32 rows, None without a word store
         if metadata is None:
             return
         from memcli.index.vectors import terms, vectors

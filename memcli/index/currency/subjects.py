@@ -71,7 +71,7 @@ _RULES = [
 ]
 _CHANGE_STEMS = ("chang", "switch", "mov", "rais", "lower", "bump", "increas", "decreas", "reduc", "push", "shift",
                  "updat", "set", "cut", "drop")  # the stems of _CHANGE, as substrings
-_COPULAS = (" is ", " are ", " was ", " were ", " became ", " has become ", " will be ", " stays ", " remains ")
+_COPULAS: tuple[str, ...] = (" is ", " are ", " was ", " were ", " became ", " has become ", " will be ", " stays ", " remains ")
 
 
 class _Cues(NamedTuple):

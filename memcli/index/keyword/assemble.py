@@ -92,28 +92,34 @@ def _small(asm: Assembly) -> bool:
         type(h) is not array for h in asm.post_hash)
 
 
+def _small_postings(asm: Assembly):
+    """postings() in pure Python, into the standard library's arrays."""
+    hs = list(chain.from_iterable(asm.post_hash))
+    ds = list(chain.from_iterable((d + off for d in part) for part, off in asm.post_doc))
+    ts = list(chain.from_iterable(asm.post_tf))
+    # documents are numbered in the order their postings were added: a stable sort by term
+    # alone leaves each term's documents in order (sorting indices by an int key is far
+    # quicker than sorting tuples)
+    key = hs.__getitem__ if _docs_ascending(asm) else (lambda i: (hs[i], ds[i]))
+    terms, term_off, p_d, p_t = array("Q"), array("Q"), array("I"), array("I")
+    last = None
+    for i in sorted(range(len(hs)), key=key):
+        h = hs[i]
+        if h != last:
+            terms.append(h)
+            term_off.append(len(p_d))
+            last = h
+        p_d.append(ds[i])
+        p_t.append(ts[i])
+    term_off.append(len(p_d))
+    return terms, term_off, p_d, p_t
+
+
 def postings(asm: Assembly):
-    """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc)."""
+    """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc): arrays of
+    the standard library for a small segment, numpy's otherwise."""
     if _small(asm):
-        hs = list(chain.from_iterable(asm.post_hash))
-        ds = list(chain.from_iterable((d + off for d in part) for part, off in asm.post_doc))
-        ts = list(chain.from_iterable(asm.post_tf))
-        # documents are numbered in the order their postings were added: a stable sort by term
-        # alone leaves each term's documents in order (sorting indices by an int key is far
-        # quicker than sorting tuples)
-        key = hs.__getitem__ if _docs_ascending(asm) else (lambda i: (hs[i], ds[i]))
-        terms, term_off, p_d, p_t = array("Q"), array("Q"), array("I"), array("I")
-        last = None
-        for i in sorted(range(len(hs)), key=key):
-            h = hs[i]
-            if h != last:
-                terms.append(h)
-                term_off.append(len(p_d))
-                last = h
-            p_d.append(ds[i])
-            p_t.append(ts[i])
-        term_off.append(len(p_d))
-        return terms, term_off, p_d, p_t
+        return _small_postings(asm)
     import numpy as np
 
     ascending = _docs_ascending(asm)

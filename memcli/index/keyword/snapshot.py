@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import mmap
 import struct
+from typing import Literal
 from bisect import bisect_left
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from memcli.errors import CorruptStore
 MAGIC = b"MEMSNAP1"
 VERSION = 5
 # section name -> memoryview format
-SECTIONS = {
+SECTIONS: dict[str, Literal["Q", "I", "B", "q"]] = {
     "terms": "Q",  # sorted term hashes
     "term_off": "Q",  # n_terms + 1 offsets into the postings
     "post_doc": "I",
@@ -64,7 +65,7 @@ def write(path: Path, header: dict, arrays: dict) -> None:
     hjson = json.dumps(head, separators=(",", ":")).encode()
     base = len(MAGIC) + 4 + len(hjson)
     pad0 = (-base) & 7
-    parts = [MAGIC, struct.pack("<I", len(hjson) + pad0), hjson, b" " * pad0]
+    parts: list[bytes | memoryview] = [MAGIC, struct.pack("<I", len(hjson) + pad0), hjson, b" " * pad0]
     for name in SECTIONS:
         b = blobs[name]
         parts.append(b)

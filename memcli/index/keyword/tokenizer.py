@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import _count_elements  # (Counter's counting loop, in C, into a plain dict)
+from collections import _count_elements  # type: ignore[attr-defined]  # Counter's counting loop, in C, into a plain dict
 from operator import add
 
 try:  # hashlib's own blake2b, without hashlib's import of OpenSSL (4 ms of every search's start)

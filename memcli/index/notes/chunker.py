@@ -144,6 +144,7 @@ class _Packer:
 
     def cut(self, at: int) -> None:
         """Close the open chunk before line `at` and open the next one with an overlap tail."""
+        assert self.start is not None  # run() cuts only an open chunk
         tail = self.tail(self.start, at)
         self.emit(self.start, at)
         self.start, self.size = tail, sum(self.tok[tail:at])

@@ -64,7 +64,8 @@ def carry(buf, off: int, table: list[list[int]], was_dead: frozenset, dead: froz
     """The frames of one segment's run (at `off` in `buf`) with the items in `dead` dropped:
     untouched frames as Spans of `buf` (copied as they are by the writer), touched ones rebuilt.
     `was_dead`: the items already absent when the frames were written."""
-    parts, out = [], []
+    parts: list[Span | bytes] = []
+    out: list[list[int]] = []
     newly = sorted(dead - was_dead)
     for frame in table:
         lo, hi, nbytes, _ = frame

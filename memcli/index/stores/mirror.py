@@ -254,8 +254,8 @@ def revector(metadata: Path, view, vectors_by_seg: dict) -> dict:
         man["store"] = rec
     man["segments"] = [entries[e["name"]] for e in man["segments"]]
     segments.write_manifest(view.path, man)
-    if due(man):
-        again = segments.open_view(view.path)
+    again = segments.open_view(view.path) if due(man) else None
+    if again is not None:
         try:
             man = write(metadata, again)
         finally:

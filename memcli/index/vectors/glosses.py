@@ -110,4 +110,4 @@ def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[
         wanted = [w for w in words[0] if w in had or (w not in known and definition(w))]
     else:
         wanted = [w for w in words[0] if definition(w)]
-    return terms.refresh(path, wanted, definition, old, source, embed_batch, batch_size, progress, "definitions")
+    return terms.refresh(path, wanted, lambda w: definition(w) or "", old, source, embed_batch, batch_size, progress, "definitions")

@@ -228,7 +228,7 @@ def record_of(space: dict, probe_vecs: dict, matrix, old: dict | None, held: set
     """The record of `space`: each script of `probe_vecs` measured against `matrix` (from the
     part of `old` it brings up to date), the other scripts `old` has kept as they were; `held`:
     the scripts a scan of the segments `old` had not seen found (None: no scan was made)."""
-    latin = noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old)
+    latin = noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old or {})
     scripts = dict((old or {}).get("scripts") or {})
     for script, vecs in probe_vecs.items():
         if script != "latin":

@@ -109,7 +109,7 @@ def live_counts(snap) -> Counter:
     path = Path(snap.path).parent / "words_live.json.zst" if snap.path is not None else None
     got = _load_counts(path) if path is not None else None
     usable = got is not None and set(got[0].get("segs", {})) <= {seg.name for seg in snap.segments}
-    was, df = (got[0]["segs"], got[1]) if usable else ({}, Counter())
+    was, df = (got[0]["segs"], got[1]) if got is not None and usable else ({}, Counter())
     for seg in snap.segments:
         if seg.name in was:  # counted before: only the chunks dead since
             newly = sorted(seg.dead_doc_set - set(expand(was[seg.name])))
