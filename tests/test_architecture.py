@@ -27,7 +27,7 @@ FORBIDDEN = {
     "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers"},
     "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
-    "shared": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
+    "team": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80

@@ -276,7 +276,7 @@ def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     from memcli.jobs import vector_health
 
     checks[1:1] = vector_health.checks(ws)  # which space is searched, vectors missing, a damaged matrix
-    if ws.settings.shared.enabled:  # team memory (memcli.shared.status)
+    if ws.settings.shared.enabled:  # team memory (memcli.team.status)
         from memcli.jobs import team
 
         checks.append(team.health_check(ws))

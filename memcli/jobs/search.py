@@ -103,7 +103,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
         shared = team.candidates(ws, asked, depth, since, until, mode, backend, result.warnings, voiced)
     if shared is not None:
-        snap, branch, keyword = shared  # snap: the candidates, read like a snapshot (memcli.shared.search.View)
+        snap, branch, keyword = shared  # snap: the candidates, read like a snapshot (memcli.team.search.View)
     elif snap is None or snap.n_docs == 0:
         return result
     else:

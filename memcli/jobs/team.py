@@ -1,4 +1,4 @@
-"""The jobs' side of team memory (memcli.shared): publish after a sync, search, get, health.
+"""The jobs' side of team memory (memcli.team): publish after a sync, search, get, health.
 
 Every hook here turns a database problem into one warning: the local index and the
 Markdown are never touched by a failure, and the next sync publishes what was missed.
@@ -11,18 +11,18 @@ from memcli.vault.workspace import Workspace
 
 
 def publish(ws: Workspace, warnings: list[str]):
-    """Publish after a sync of the local index; memcli.shared.publish.Published, or None
+    """Publish after a sync of the local index; memcli.team.publish.Published, or None
     when team memory is off, the workspace is empty or the database cannot be reached."""
-    from memcli import shared
+    from memcli import team
 
-    t = shared.target(ws)
+    t = team.target(ws)
     if t is None:
         return None
-    from memcli.shared import publish as pub
+    from memcli.team import publish as pub
 
     try:
         rep = pub.run(ws, t)
-    except shared.Unavailable as exc:
+    except team.Unavailable as exc:
         warnings.append(f"{exc.line()}; this workspace is published by the next sync")
     except OSError as exc:
         warnings.append(f"shared index not updated ({exc.strerror or exc}); the next sync retries")
@@ -45,11 +45,11 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
                voiced: str = ""):
     """(view, vector branch, keyword branch) ranked in the shared index, for jobs.search's
     fusion; None (with one warning) when the local index has to answer instead."""
-    from memcli import shared
-    from memcli.shared import db, lexemes
-    from memcli.shared import search as ssearch
+    from memcli import team
+    from memcli.team import db, lexemes
+    from memcli.team import search as ssearch
 
-    t = shared.target(ws)
+    t = team.target(ws)
     vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
         if mode != "keyword" else (None, None, None, [], None)
     terms = lexemes.weighted(query, expansion) if mode != "vector" else []
@@ -74,7 +74,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
 
     try:
         found = db.within(t.timeout, work)
-    except shared.Unavailable as exc:
+    except team.Unavailable as exc:
         warnings.append(f"{exc.line()}; results are from the local index")
         return None
     warnings.extend(late)
@@ -84,7 +84,7 @@ def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, b
 def _weakly_covered(t, found, query: str) -> bool:
     from memcli.index import bm25
     from memcli.retrieval import fusion
-    from memcli.shared.search import View
+    from memcli.team.search import View
 
     return fusion.weakly_covered(found.keyword, bm25.ideal(View(t, found), query))
 
@@ -92,12 +92,12 @@ def _weakly_covered(t, found, query: str) -> bool:
 def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
     """The search's sync may have changed the local index: publish it first (unless the
     marker says this state is there already)."""
-    from memcli import shared
-    from memcli.shared import publish as pub
+    from memcli import team
+    from memcli.team import publish as pub
 
     try:
         rep = pub.run(ws, t, conn, if_changed=True)
-    except shared.Unavailable as exc:  # e.g. a newer schema: searching it still works
+    except team.Unavailable as exc:  # e.g. a newer schema: searching it still works
         warnings.append(f"{exc.line()}; this workspace is published by the next sync")
         return
     if rep is not None and rep.stale:
@@ -109,7 +109,7 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
 def _branches(t, found, floor, expansion):
     from memcli.index import bm25
     from memcli.jobs.search import VectorBranch
-    from memcli.shared.search import View
+    from memcli.team.search import View
 
     view = View(t, found)
     cos, bm = found.cos, found.bm
@@ -167,12 +167,12 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
 
 def get(ws: Workspace, ref: str, start: int, lines: int | None):
     """`mem get @<agent_id>/<path>`: another agent's file as the shared index stores it."""
-    from memcli import shared
+    from memcli import team
     from memcli.jobs import get as getmod
-    from memcli.shared import status
+    from memcli.team import status
 
-    parsed = shared.parse_ref(ref)
-    t = shared.target(ws)
+    parsed = team.parse_ref(ref)
+    t = team.target(ws)
     if parsed is None:
         raise BadInput(f"{ref.strip()!r} is not of the form @<agent_id>/<path>")
     if t is None:
@@ -186,13 +186,13 @@ def get(ws: Workspace, ref: str, start: int, lines: int | None):
 
 def health_check(ws: Workspace):
     """The `shared` check of `mem health` (None when team memory is off)."""
-    from memcli import shared
+    from memcli import team
     from memcli.jobs.health import FAIL, OK, WARN, Check
 
-    t = shared.target(ws)
+    t = team.target(ws)
     if t is None:
         return None
-    from memcli.shared import status as stmod
+    from memcli.team import status as stmod
 
     st = stmod.check(ws, t)
     last = _last_failure(ws, t, st.figures)
@@ -208,9 +208,9 @@ def health_check(ws: Workspace):
 
 
 def _last_failure(ws: Workspace, t, figures: dict) -> str:
-    """What the last publish could not do (memcli.shared.failures), into `figures`; "" if nothing."""
-    from memcli.shared import failures
-    from memcli.shared.publish import target_key
+    """What the last publish could not do (memcli.team.failures), into `figures`; "" if nothing."""
+    from memcli.team import failures
+    from memcli.team.publish import target_key
 
     doc = failures.load(ws, target_key(t))
     if doc is None:
