@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 MAX_NAMED = 20  # paths listed in the figures

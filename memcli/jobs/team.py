@@ -7,6 +7,7 @@ Markdown are never touched by a failure, and the next sync publishes what was mi
 from __future__ import annotations
 
 from memcli.errors import BadInput, ProviderError
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 
@@ -165,10 +166,11 @@ def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[
     return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined
 
 
-def get(ws: Workspace, ref: str, start: int, lines: int | None):
-    """`mem get @<agent_id>/<path>`: another agent's file as the shared index stores it."""
+def read(ws: Workspace, ref: str) -> tuple[str, str | None]:
+    """`mem get @<agent_id>/<path>`: (`@<agent_id>/<path>`, the file's text as the shared index
+    stores it) for another agent's file; (path, None) for this agent's own, which is read
+    from its Markdown (the truth)."""
     from memcli import team
-    from memcli.jobs import get as getmod
     from memcli.team import status
 
     parsed = team.parse_ref(ref)
@@ -180,14 +182,13 @@ def get(ws: Workspace, ref: str, start: int, lines: int | None):
                        "configure `shared` in mem.yaml (docs/team.md)")
     agent, path = parsed
     if agent == t.agent_id:
-        return getmod.run(ws, path, start=start, lines=lines)  # our own: the Markdown is the truth
-    return getmod.excerpt(f"@{agent}/{path}", status.read_file(t, agent, path), start, lines)
+        return path, None
+    return f"@{agent}/{path}", status.read_file(t, agent, path)
 
 
 def health_check(ws: Workspace):
     """The `shared` check of `mem health` (None when team memory is off)."""
     from memcli import team
-    from memcli.jobs.health import FAIL, OK, WARN, Check
 
     t = team.target(ws)
     if t is None:
