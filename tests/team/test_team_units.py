@@ -85,7 +85,7 @@ def test_tsvector_holds_mems_tokens_with_their_frequency():
     from memcli.team import lexemes
 
     text = "部署流程 部署 handleWebSocketReconnect INV-20931-QX billing billing"
-    vec = lexemes.tsvector(text)
+    vec = lexemes.full_text(text)[0]
     for token in set(tokenizer.tokenize(text)):
         assert lexemes.quote(token) + ":" in vec
     assert "'部署':1,2" in vec and "'bill':1,2 " in vec  # stemmed as mem stems it
