@@ -56,12 +56,12 @@ def make_passage_vector_branch(target: int):
     import numpy as np
 
     def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
-        from memcli.jobs import search
+        from memcli.retrieval import rank
 
         rows, owners = _passage_rows(ws, snap, target)
         q = embedder().embed_batch([query])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
-        return search.VectorBranch(best_per_chunk(snap.n_docs, owners, cos, candidates, allowed), None, [])
+        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos, candidates, allowed), None, [])
     return branch
 
 

@@ -49,12 +49,12 @@ def make_sub_vector_branch(spec: dict):
     target = int(spec["vsub"])
 
     def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
-        from memcli.jobs import search
+        from memcli.retrieval import rank
 
         rows, owners, members = _sub_rows(ws, snap, target)
         q = embedder().embed_batch([query])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
-        return search.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], candidates, allowed), None, [])
+        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], candidates, allowed), None, [])
     return branch
 
 

@@ -1,17 +1,18 @@
-"""Search job: keyword (BM25) and vector branches, fusion, merging, link expansion."""
+"""Search job: runs the keyword (BM25) and vector branches over the local index (or the team's),
+hands them to memcli.retrieval.rank for the order, and adds link expansion."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from memcli.errors import BadInput
 from memcli.index.freshness import fresh_snapshot
 from memcli.index import bm25
-from memcli.retrieval import framing, fusion
+from memcli.retrieval import framing, fusion, rank
 from memcli.retrieval import links as linkmod
 from memcli.retrieval.hits import Hit, clip  # noqa: F401 - the result types callers use
+from memcli.retrieval.rank import VectorBranch
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 200
@@ -110,17 +111,11 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
         branch, keyword = _local_branches(ws, snap, asked, depth, since, until, mode, backend, result.warnings,
                                           voiced)
     result.expansion = [t for t, _ in branch.expansion]
-    hits = _ranked(snap, cfg, branch, keyword, result, asked)
-    if min_score > 0:
-        hits = [h for h in hits if h.score >= min_score]
-    max_tokens = cfg.merge_max_factor * ws.settings.chunking.target_tokens
-    hits = fusion.merge(snap, hits[:candidates], max_tokens)  # the best `candidates` fold
-    if shared is None:  # a current statement above the ones it superseded (docs/currency.md)
-        from memcli.retrieval import currency
-
-        near = [t for t, w in branch.expansion if w >= currency.NEAR * cfg.expand_weight]  # fly: flight
-        hits = currency.annotate_and_rank(snap, ws.metadata, hits, asked, near)
-    hits = hits[:limit]
+    ranking = rank.order(snap, cfg, branch, keyword, asked, candidates, min_score=min_score,
+                         max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
+                         metadata=ws.metadata if shared is None else None)  # the team index keeps no statements
+    result.vector_hits, result.keyword_hits, result.hybrid = ranking.vector_hits, ranking.keyword_hits, ranking.hybrid
+    hits = ranking.hits[:limit]
     if links and local is not None:  # (another agent's files have no links here)
         expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)
                                            if local.file_index(p) is not None], cfg.max_links_per_direction)
@@ -131,7 +126,7 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 
 
 def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, mode: str, backend,
-                    warnings: list[str], voiced: str = "") -> tuple["VectorBranch", bm25.Scored]:
+                    warnings: list[str], voiced: str = "") -> tuple[VectorBranch, bm25.Scored]:
     """The vector and keyword branches over the local index; `voiced`: the query as its owner
     asks it (memcli.retrieval.framing.first_person), embedded with it."""
     allowed = None
@@ -145,74 +140,8 @@ def _local_branches(ws: Workspace, snap, query: str, depth: int, since, until, m
                                 backend=backend, expand=mode != "vector", voiced=voiced)
     keyword = bm25.NOTHING
     if mode != "vector":
-        keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
-        if branch.defined is not None and fusion.weakly_covered(keyword.top, bm25.ideal(snap, query)):
-            from memcli.retrieval.expand import joined
-
-            defined = branch.defined()
-            if defined:
-                branch = branch._replace(expansion=joined(branch.expansion, defined))
-                keyword = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+        branch, keyword = rank.keyword(snap, query, depth, allowed, branch)
     return branch, keyword
-
-
-def _ranked(snap, cfg, branch: "VectorBranch", keyword: bm25.Scored, result: SearchResult, asked: str
-            ) -> list[Hit]:
-    """The hits worth showing, best first, each scored independently of the limit.
-
-    Relevance floor: a chunk is shown only with a real match, a query term of its own (an
-    expansion term alone is none) or a cosine above the space's noise floor, so a query
-    that nothing matches gives no results in every mode. When the vector branch has such
-    a match and the keyword branch any candidate, every candidate of both is fused; else
-    the branch with matches ranks alone by its own scores (raw cosine or BM25)."""
-    vector, floor, c = branch.hits, branch.floor, result.candidates
-    cos = dict(vector)
-
-    def above(d) -> bool:
-        return d in cos and (floor is None or cos[d] > floor)
-
-    result.vector_hits = sum(1 for d, _ in vector[:c] if above(d))
-    result.keyword_hits = sum(1 for d, _ in keyword.top[:c] if keyword.matched(d))
-    vector_matched = bool(vector) and above(vector[0][0])  # the list is best first
-    if vector_matched and keyword.top:
-        result.hybrid = True
-        docs = list(dict.fromkeys([*(d for d, _ in vector), *(d for d, _ in keyword.top)]))
-        if branch.cosines is not None:  # each branch's score of the other's candidates
-            cos.update(branch.cosines([d for d in docs if d not in cos]))
-        bm = dict(keyword.top)
-        bm.update((d, s) for d in docs if d not in bm and (s := keyword.score(d)) > 0)
-        if cfg.fusion == "rrf":
-            hits = fusion.fuse_rrf(snap, vector, keyword.top, cfg.vector_weight, cfg.rrf_k,
-                                   branch.has_vector, scores=(cos, bm))
-        else:
-            weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
-                snap, vector, keyword.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
-            hits = fusion.fuse_minmax(snap, vector, keyword.top, weight, branch.has_vector,
-                                      scores=(cos, bm), floor=floor)
-        return [h for h in hits if keyword.matched(h.docs[0]) or above(h.docs[0])]
-    hits = []
-    if vector_matched:
-        for d, s in vector:
-            if above(d):
-                hits.append(fusion.doc_hit(snap, d, s))
-                hits[-1].vector = s
-    else:
-        for d, s in keyword.top:
-            if keyword.matched(d):
-                hits.append(fusion.doc_hit(snap, d, s))
-                hits[-1].keyword = s
-    return hits
-
-
-class VectorBranch(NamedTuple):
-    hits: list[tuple[int, float]]  # (doc, cosine), best first
-    has_vector: object  # doc -> bool, or None when the branch did not run
-    expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
-    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
-    floor: float | None = None  # the space's noise floor: a vector match scores above it
-    # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
-    # only for a query its own words cover weakly: the definitions' pages are read only then
-    defined: object = None
 
 
 SEARCH_EMBED_SECONDS = 2.0  # at most this of a search goes to embedding chunks it just synced

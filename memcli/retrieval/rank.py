@@ -1,0 +1,118 @@
+"""The order of search results: which candidates are shown and in what order.
+
+A search job runs two branches over an index (the local one or the team's) and hands
+their candidates here: the vector branch as a VectorBranch, the keyword branch as a
+memcli.index.bm25.Scored. `order` applies the relevance floor, fuses the branches
+(memcli.retrieval.fusion), folds neighbouring hits of one file, and places a current
+statement above the ones it superseded (memcli.retrieval.currency). `keyword` scores
+the keyword branch, adding the words whose definition is near the query when the
+query's own words are weakly covered.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from memcli.index import bm25
+from memcli.retrieval import fusion
+from memcli.retrieval.hits import Hit
+
+
+class VectorBranch(NamedTuple):
+    hits: list[tuple[int, float]]  # (doc, cosine), best first
+    has_vector: object  # doc -> bool, or None when the branch did not run
+    expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
+    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
+    floor: float | None = None  # the space's noise floor: a vector match scores above it
+    # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
+    # only for a query its own words cover weakly: the definitions' pages are read only then
+    defined: object = None
+
+
+class Ranking(NamedTuple):
+    hits: list[Hit]  # best first, at most `candidates` (before the caller's limit)
+    vector_hits: int  # vector candidates above the noise floor, among the first `candidates`
+    keyword_hits: int  # keyword candidates with a query term of their own, among the first `candidates`
+    hybrid: bool  # both branches fused
+
+
+def keyword(snap, query: str, depth: int, allowed, branch: VectorBranch) -> tuple[VectorBranch, bm25.Scored]:
+    """The keyword branch over `snap`, expanded with the vector branch's words; when no chunk
+    holds most of the query's words (fusion.weakly_covered) also with the words whose
+    definition is near the query (branch.defined), which then join the branch's expansion."""
+    scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+    if branch.defined is not None and fusion.weakly_covered(scored.top, bm25.ideal(snap, query)):
+        from memcli.retrieval.expand import joined
+
+        defined = branch.defined()
+        if defined:
+            branch = branch._replace(expansion=joined(branch.expansion, defined))
+            scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
+    return branch, scored
+
+
+def order(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, candidates: int, *,
+          min_score: float = 0.0, max_tokens: float, metadata=None) -> Ranking:
+    """The hits worth showing, best first: relevance floor and fusion (`fused`), then those
+    scoring at least `min_score`, the best `candidates` folded where one file's line ranges
+    meet (fusion.merge, within `max_tokens`), and with `metadata` (the local index's folder;
+    the team index keeps no statements) each current statement placed above the ones it
+    superseded (docs/currency.md). `cfg` is the search settings (mem.yaml `search`)."""
+    ranking = fused(snap, cfg, branch, scored, asked, candidates)
+    hits = ranking.hits
+    if min_score > 0:
+        hits = [h for h in hits if h.score >= min_score]
+    hits = fusion.merge(snap, hits[:candidates], max_tokens)  # the best `candidates` fold
+    if metadata is not None:
+        from memcli.retrieval import currency
+
+        near = [t for t, w in branch.expansion if w >= currency.NEAR * cfg.expand_weight]  # fly: flight
+        hits = currency.annotate_and_rank(snap, metadata, hits, asked, near)
+    return ranking._replace(hits=hits)
+
+
+def fused(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, candidates: int) -> Ranking:
+    """The hits worth showing, best first, each scored independently of the limit.
+
+    Relevance floor: a chunk is shown only with a real match, a query term of its own (an
+    expansion term alone is none) or a cosine above the space's noise floor, so a query
+    that nothing matches gives no results in every mode. When the vector branch has such
+    a match and the keyword branch any candidate, every candidate of both is fused; else
+    the branch with matches ranks alone by its own scores (raw cosine or BM25)."""
+    vector, floor, c = branch.hits, branch.floor, candidates
+    cos = dict(vector)
+
+    def above(d) -> bool:
+        return d in cos and (floor is None or cos[d] > floor)
+
+    vector_hits = sum(1 for d, _ in vector[:c] if above(d))
+    keyword_hits = sum(1 for d, _ in scored.top[:c] if scored.matched(d))
+    vector_matched = bool(vector) and above(vector[0][0])  # the list is best first
+    if vector_matched and scored.top:
+        docs = list(dict.fromkeys([*(d for d, _ in vector), *(d for d, _ in scored.top)]))
+        if branch.cosines is not None:  # each branch's score of the other's candidates
+            cos.update(branch.cosines([d for d in docs if d not in cos]))
+        bm = dict(scored.top)
+        bm.update((d, s) for d in docs if d not in bm and (s := scored.score(d)) > 0)
+        if cfg.fusion == "rrf":
+            hits = fusion.fuse_rrf(snap, vector, scored.top, cfg.vector_weight, cfg.rrf_k,
+                                   branch.has_vector, scores=(cos, bm))
+        else:
+            weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
+                snap, vector, scored.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
+            hits = fusion.fuse_minmax(snap, vector, scored.top, weight, branch.has_vector,
+                                      scores=(cos, bm), floor=floor)
+        shown = [h for h in hits if scored.matched(h.docs[0]) or above(h.docs[0])]
+        return Ranking(shown, vector_hits, keyword_hits, True)
+    hits = []
+    if vector_matched:
+        for d, s in vector:
+            if above(d):
+                hits.append(fusion.doc_hit(snap, d, s))
+                hits[-1].vector = s
+    else:
+        for d, s in scored.top:
+            if scored.matched(d):
+                hits.append(fusion.doc_hit(snap, d, s))
+                hits[-1].keyword = s
+    return Ranking(hits, vector_hits, keyword_hits, False)
