@@ -1,12 +1,13 @@
-"""The jobs' side of team memory (memcli.team): publish after a sync, search, get, health.
+"""The jobs' side of team memory (memcli.team): publish after a sync, get, health.
 
+Searching the shared index is a searcher beside the local one (memcli.jobs.searchers.team).
 Every hook here turns a database problem into one warning: the local index and the
 Markdown are never touched by a failure, and the next sync publishes what was missed.
 """
 
 from __future__ import annotations
 
-from memcli.errors import BadInput, ProviderError
+from memcli.errors import BadInput
 from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
@@ -42,55 +43,7 @@ def refused(failed: list[tuple[str, str]], shown: int = 5) -> list[str]:
     return out
 
 
-def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str],
-               voiced: str = ""):
-    """(view, vector branch, keyword branch) ranked in the shared index, for jobs.search's
-    fusion; None (with one warning) when the local index has to answer instead."""
-    from memcli import team
-    from memcli.team import db, lexemes
-    from memcli.team import search as ssearch
-
-    t = team.target(ws)
-    vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
-        if mode != "keyword" else (None, None, None, [], None)
-    terms = lexemes.weighted(query, expansion) if mode != "vector" else []
-    ask = ssearch.Ask(terms, vec, space, depth, since, until)
-    late: list[str] = []
-
-    def work():
-        nonlocal expansion
-        with db.session(t) as conn:
-            _publish_if_changed(ws, t, conn, late)
-            found = ssearch.run(conn, t, ask)
-            if defined is not None and terms and _weakly_covered(t, found, query):  # as jobs.search does
-                extra = defined()
-                if extra:
-                    import dataclasses
-
-                    from memcli.retrieval.expand import joined
-
-                    expansion = joined(expansion, extra)
-                    found = ssearch.run(conn, t, dataclasses.replace(ask, terms=lexemes.weighted(query, expansion)))
-            return found
-
-    try:
-        found = db.within(t.timeout, work)
-    except team.Unavailable as exc:
-        warnings.append(f"{exc.line()}; results are from the local index")
-        return None
-    warnings.extend(late)
-    return _branches(t, found, floor, expansion)
-
-
-def _weakly_covered(t, found, query: str) -> bool:
-    from memcli.index import bm25
-    from memcli.retrieval import fusion
-    from memcli.team.search import View
-
-    return fusion.weakly_covered(found.keyword, bm25.ideal(View(t, found), query))
-
-
-def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
+def publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
     """The search's sync may have changed the local index: publish it first (unless the
     marker says this state is there already)."""
     from memcli import team
@@ -105,65 +58,6 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
         warnings.append(f"{len(rep.stale)} file(s) changed while publishing; the next sync sends them")
     if rep is not None and rep.failed:
         warnings.extend(refused(rep.failed, shown=1))
-
-
-def _branches(t, found, floor, expansion):
-    from memcli.index import bm25
-    from memcli.jobs.search import VectorBranch
-    from memcli.team.search import View
-
-    view = View(t, found)
-    cos, bm = found.cos, found.bm
-    branch = VectorBranch(found.vector, found.embedded.__contains__, expansion,
-                          lambda docs: {d: cos[d] for d in docs if d in cos}, floor)
-    own = found.own
-    keyword = bm25.Scored(found.keyword, lambda d: bm.get(d, 0.0), own.__contains__, bool(own))
-    return view, branch, keyword
-
-
-def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str], voiced: str = ""):
-    """(query vector, its space, the space's noise floor, expansion terms, the words defined
-    like the query when asked: jobs.search.definitions), or Nones and [].
-
-    The space is the configured backend's: other agents' vectors of it count even when
-    this workspace has none yet. The expansion (the vault's words nearest the query's,
-    memcli.retrieval.expand) comes from the same request, as in the local search. Only a
-    forced --mode fails without a backend; a failing provider leaves it keyword-only."""
-    from memcli.index import noise as noisemod
-    from memcli.index import vectors
-    from memcli.jobs.search import _expansion_words, definitions, query_vectors
-    from memcli.providers.embedding import space as embedding
-
-    nothing = (None, None, None, [], None)
-    explicit = ws.settings.embedding.backend not in ("", "none")
-    if vectors.active_space(ws.metadata) is None and mode == "auto" and not explicit and backend is None:
-        return nothing  # keyword-only workspace: do not load a model for nothing
-    owned = backend is None
-    backend = backend or embedding.configured(ws)
-    if backend is None:
-        if mode != "auto":
-            raise BadInput("vector search needs an embedding backend",
-                           embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
-        return nothing
-    words, vocab = _expansion_words(ws, backend.space, query) if mode != "vector" else ([], None)
-    try:
-        vecs = query_vectors(backend.embedder, query, voiced, words)
-    except ProviderError as exc:
-        warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
-        return nothing
-    finally:
-        if owned:
-            backend.embedder.close()
-    expansion, defined = [], None
-    if mode != "vector":
-        from memcli.retrieval import expand as expmod
-
-        cfg = ws.settings.search
-        expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
-                                      cfg.expand_weight) if words else []
-        defined = definitions(ws, backend.space, query, vecs[0])
-    floor = noisemod.floor_for(vectors.load_noise(ws.metadata, backend.space), query)
-    return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined
 
 
 def read(ws: Workspace, ref: str) -> tuple[str, str | None]:
