@@ -5,7 +5,7 @@ query latency, and onnxruntime's threads and batch size.
     python bench/bench_models.py VAULT                     # every model, 300 passages
     python bench/bench_models.py VAULT --passages 1000 --models all-MiniLM-L6-v2-int8 --threads 1 2
 
-Passages are cut from the vault's chunks as `mem reindex` cuts them (memcli.index.passages,
+Passages are cut from the vault's chunks as `mem reindex` cuts them (memcli.index.vectors.passages,
 100 tokens), sampled evenly. "load" is a fresh process importing the model and embedding one
 query (what a cold search pays for the model; median of 5, peak RSS of the process); "query" is the warm time of one query plus
 three words (numpy encoder for transformers). JSON on stdout.
@@ -42,7 +42,8 @@ COLD = ("import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); import r
 
 def sample_passages(vault: Path, n: int) -> list[str]:
     """n passages sampled evenly from the vault's index (keyword index built here if missing)."""
-    from memcli.index import passages, sync
+    from memcli.index.vectors import passages
+    from memcli.index import sync
     from memcli.jobs import reindex
     from memcli.vault.workspace import open_workspace
 

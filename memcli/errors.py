@@ -31,6 +31,11 @@ class JobFailed(MemError):
     exit_code = JOB_FAILED
 
 
+class CorruptStore(JobFailed):
+    """A derived file under mem_metadata/ (index segment, manifest, store, vectors) that does not
+    decode: the caller rebuilds it from the Markdown rather than work from half of it."""
+
+
 class BadInput(MemError):
     exit_code = BAD_INPUT
 

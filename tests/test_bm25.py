@@ -9,9 +9,10 @@ import random
 import pytest
 from rank_bm25 import BM25Okapi
 
-from memcli.index import store, sync
-from memcli.index import bm25
-from memcli.index.tokenizer import query_terms, tokenize
+from memcli.index.stores import store
+from memcli.index import sync
+from memcli.index.keyword import bm25
+from memcli.index.keyword.tokenizer import query_terms, tokenize
 
 QUERIES = [
     "fusion",

@@ -10,7 +10,9 @@ import random
 
 import pytest
 
-from memcli.index import build, parse, segments, sync
+from memcli.index import build, sync
+from memcli.index.notes import parse
+from memcli.index.keyword import segments
 from test_segments import note_text, state, vault, ws_of
 
 

@@ -1,4 +1,4 @@
-"""Chunking (memcli.index.chunker) and reading one note (memcli.index.notes.read_note)."""
+"""Chunking (memcli.index.notes.chunker) and reading one note (memcli.index.notes.reader.read_note)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from memcli.index.chunker import chunk_lines, estimate_tokens
-from memcli.index.notes import read_note
+from memcli.index.notes.chunker import chunk_lines, estimate_tokens
+from memcli.index.notes.reader import read_note
 
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+\S")
 
@@ -402,7 +402,7 @@ def test_broken_frontmatter_reads_as_empty_with_a_problem(front):
 
 ALIAS_BOMB = """\
 import sys, time, json
-from memcli.index.notes import read_note
+from memcli.index.notes.reader import read_note
 lines = ['---', 'a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
 for i in range(1, 9):
     lines.append(f'a{i}: &a{i} [' + ",".join([f"*a{i-1}"] * 9) + ']')

@@ -18,9 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_vectors import SECRET, UNPIN, BowServer, write_config  # noqa: E402
 
-from memcli.index import noise
-from memcli.index import vectors as vectormod
-from memcli.index.tokenizer import part_terms, query_terms
+from memcli.index.vectors import noise
+from memcli.index.vectors import vectors as vectormod
+from memcli.index.keyword.tokenizer import part_terms, query_terms
 
 REPO = Path(__file__).resolve().parent.parent
 EMPTY = "(no memory results)\n"
@@ -143,9 +143,9 @@ def test_the_probes_of_the_vaults_scripts_are_sent_once_and_a_search_measures_it
             assert all(sent.count(p) == 1 for p in noise.noise_probes(script)), script
         assert not set(sent) & (set(noise.noise_probes("hangul")) | set(noise.noise_probes("cyrillic")))
         meta = root / "mem_metadata"
-        record = vectormod.load_noise(meta, vectormod.active_space(meta))
+        record = noise.load_noise(meta, vectormod.active_space(meta))
         assert record["held"] == ["han", "kana"] and sorted(record["scripts"]) == ["han", "kana"]
-        assert record["scripts"]["han"]["cap"] is None and record["cap"] == vectormod.FLOOR_CAP
+        assert record["scripts"]["han"]["cap"] is None and record["cap"] == noise.FLOOR_CAP
 
         mark = len(server.requests())
         (root / DAY / "more.md").write_text("# more\n\n另一条笔记。\n", encoding="utf-8")
@@ -156,7 +156,7 @@ def test_the_probes_of_the_vaults_scripts_are_sent_once_and_a_search_measures_it
         cli("search", "한국 전쟁의 역사")
         assert [t for s in server.requests()[mark:] for t in s.body["input"]] == \
             ["한국 전쟁의 역사", *noise.noise_probes("hangul")]  # one batch
-        record = vectormod.load_noise(meta, vectormod.active_space(meta))
+        record = noise.load_noise(meta, vectormod.active_space(meta))
         assert sorted(record["scripts"]) == ["han", "hangul", "kana"] and record["held"] == ["han", "kana"]
         mark = len(server.requests())
         cli("search", "피아노 레슨")
@@ -182,7 +182,7 @@ def test_hybrid_with_the_local_model_cjk_nonsense_finds_nothing(tmp_path, run_me
         code, out, err = run_mem("-w", root, "reindex", "--json", env=UNPIN, timeout=300)
         assert code == 0, err
         meta = root / "mem_metadata"
-        record = vectormod.load_noise(meta, vectormod.active_space(meta))
+        record = noise.load_noise(meta, vectormod.active_space(meta))
         assert set(record["held"]) == ({"han", "kana", "hangul"} if root == cjk else {"han"})
         assert all(e["floor"] > record["floor"] for e in record["scripts"].values()), record["scripts"]
     for query in NONSENSE:

@@ -348,11 +348,11 @@ def test_a_description_of_the_subject_is_not_a_value_of_it():
 
 
 def test_kinds_read_the_vaults_word_vectors(tmp_path):
-    """The word store an embedding run writes (memcli.index.terms) is what kinds reads; its
+    """The word store an embedding run writes (memcli.index.vectors.terms) is what kinds reads; its
     stamp changes when it is rewritten, so the relations are worked out again."""
     import numpy as np
 
-    from memcli.index import terms, vectors
+    from memcli.index.vectors import terms, vectors
 
     space = {"id": "s1", "identity": "test", "dims": 3}
     vectors.set_active_space(tmp_path, space)

@@ -1,5 +1,5 @@
 """The reverse dictionary (issue 16, item 4): `mem reindex` embeds the WordNet definitions of
-the vault's words (memcli.index.glosses), `mem search` adds the words whose definition is
+the vault's words (memcli.index.vectors.glosses), `mem search` adds the words whose definition is
 nearest the query to its keyword terms (memcli.retrieval.expand.defined).
 
 End to end against a real OpenAI-compatible server on 127.0.0.1 that embeds by *concepts*
@@ -57,7 +57,7 @@ def first(doc: dict) -> str:
 
 
 def term(word: str) -> str:
-    from memcli.index.tokenizer import query_terms
+    from memcli.index.keyword.tokenizer import query_terms
 
     return query_terms(word)[0]
 
@@ -86,7 +86,7 @@ def test_without_definitions_the_shared_word_wins(root, server, cli):
 
 
 def test_definitions_are_embedded_once_per_word(root, server, cli):
-    from memcli.index import glosses
+    from memcli.index.vectors import glosses
 
     indexed(root, server, cli)
     sent = definitions_sent(server)
@@ -102,7 +102,8 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
         glosses.definition(w) for w in ("orchard", "needs", "water")), "only the new words' definitions"
     (root / DAY / "osaka.md").unlink()
     assert cli("reindex")[0] == 0
-    from memcli.index import sync, terms, vectors
+    from memcli.index import sync
+    from memcli.index.vectors import terms, vectors
     from memcli.vault.workspace import open_workspace
 
     ws = open_workspace(root.resolve(), {})
@@ -119,7 +120,7 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
 def test_with_word_vectors_too(root, server, cli):
     """The default: word vectors and definitions, the definitions taken from the word store
     (only the new words' definitions after an edit: the dictionary is not consulted again)."""
-    from memcli.index import glosses
+    from memcli.index.vectors import glosses
 
     indexed(root, server, cli, expand_terms=5)
     assert "bicycle" in server.texts() and glosses.definition("bicycle") in definitions_sent(server)
@@ -144,7 +145,7 @@ def test_a_damaged_definition_store_only_turns_definitions_off(root, server, cli
 
 
 def test_dictionary_and_inflections():
-    from memcli.index import glosses
+    from memcli.index.vectors import glosses
 
     assert len(glosses.dictionary()) > 70_000 and glosses.lookup("commute").startswith("a regular journey")
     assert glosses.definition("commute").startswith("commute: a regular journey of some distance to and from your "
@@ -154,7 +155,7 @@ def test_dictionary_and_inflections():
     assert glosses.definition("bicycles") == f"bicycles: {glosses.lookup('bicycle')}"
     assert glosses.lookup("commut") is None and glosses.lookup("zzzzzz") is None and glosses.lookup("qqqq") is None
     assert glosses.definition("qwzxvbn") is None
-    data = Path(glosses.__file__).parent / "data"
+    data = glosses.DICTIONARY.parent  # (memcli/index/data/, shipped as package data)
     assert "Princeton University" in (data / "WORDNET-LICENSE").read_text(encoding="utf-8")
 
 

@@ -171,7 +171,7 @@ def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
 
 
 def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
-    from memcli.index import store
+    from memcli.index.stores import store
 
     first = coffee_day(ws)
     second = session_note(ws, D1, "other", "s9", {"Facts": ["User: The staging database is db-staging-2."]})
@@ -275,7 +275,7 @@ def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many
     """The budget cuts units, never facts: the note stays pending until each of its facts is done,
     even once it has left the scan window (issue 17)."""
     from memcli.extraction.dream.voice import statement
-    from memcli.index import store
+    from memcli.index.stores import store
 
     facts = ["I use vim for editing.", "I use zsh as my shell.", "Firefox is my browser.",
              "The servers run Debian 12.", "Python 3.12 runs the scripts.", "Postgres 16 holds the data.",

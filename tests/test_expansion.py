@@ -1,5 +1,5 @@
 """Query expansion with word vectors, end to end: `mem reindex` embeds the vault's words,
-`mem search` adds the nearest ones to the keyword query (memcli.index.terms,
+`mem search` adds the nearest ones to the keyword query (memcli.index.vectors.terms,
 memcli.retrieval.expand), against a real OpenAI-compatible server on 127.0.0.1.
 
 The server embeds by *concepts*: each word of a small synonym table adds 1 to its
@@ -154,7 +154,7 @@ def test_reindex_embeds_each_vault_word_once(indexed, root, server, cli):
 
 def term(word: str) -> str:
     """The index form of a word (stemmed like the index: `injured` -> `injur`)."""
-    from memcli.index.tokenizer import query_terms
+    from memcli.index.keyword.tokenizer import query_terms
 
     return query_terms(word)[0]
 

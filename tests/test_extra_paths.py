@@ -268,7 +268,8 @@ def test_mcp_memory_get_and_search_use_the_virtual_path(extra_ws):
 
 
 def test_parallel_index_workers_read_extra_files(extra_ws, team, monkeypatch):
-    from memcli.index import parse, sync
+    from memcli.index.notes import parse
+    from memcli.index import sync
 
     for i in range(6):
         write(team / "bulk" / f"b{i}.md", f"bulk note {i}\n")

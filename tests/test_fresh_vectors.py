@@ -22,10 +22,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
 import fake_provider as fp  # noqa: E402
-from memcli.index import embed as embedmod  # noqa: E402
-from memcli.index import vectors as vectormod  # noqa: E402
+from memcli.index.vectors import vectors as vectormod  # noqa: E402
+from memcli.index.vectors import noise as noisemod  # noqa: E402
 
-PROBES = frozenset(embedmod.noise_probes())
+PROBES = frozenset(noisemod.noise_probes())
 SECRET = "sk-fresh-123"
 UNPIN = {"MEM_EMBEDDING_BACKEND": None}
 DAY = "memory/2026-05-01"
@@ -395,7 +395,7 @@ def test_the_reference_examples_with_the_local_model(tmp_path, run_mem):
 def test_cosines_are_unchanged_by_the_numpy_query_path(indexed):
     """The matrix rows stay float16 of the provider's vectors (a guard for the rewrite of
     memcli.index.embed): row d is the stored vector of chunk d."""
-    from memcli.index import vecseg
+    from memcli.index.vectors import vecseg
 
     rows = np.asarray(vecseg.VecSeg(matrix_file(indexed)).chunk_rows, dtype=np.float32)
     assert rows.shape == (len(NOTES), 8) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=2e-3)
@@ -406,7 +406,7 @@ def test_the_reference_examples_among_the_benchs_distractors(tmp_path, run_mem):
     queries, all five first in the default mode. The performance query needs its framing
     ("discussed last time") left out: that framing matches three distractors by keyword and
     pulls its vector towards the performance review. The commute query needs the reverse
-    dictionary (memcli.index.glosses): the model alone puts "travels to Osaka" within 0.013
+    dictionary (memcli.index.vectors.glosses): the model alone puts "travels to Osaka" within 0.013
     of the commute note, and Osaka holds the query's word "travel"; WordNet's definition of
     a commute is what the query asks. Without it the commute note is second."""
     local_or_skip()

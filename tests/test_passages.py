@@ -1,6 +1,6 @@
 """Passage vectors: a chunk's vector side scores as its best ~100-token passage.
 
-Unit tests for the split (memcli.index.passages) and the per-chunk maximum
+Unit tests for the split (memcli.index.vectors.passages) and the per-chunk maximum
 (memcli.retrieval.vector.top), then `mem` end to end in subprocesses against the
 bag-of-words embedding server of test_vectors.py, counting the texts it was sent.
 """
@@ -16,8 +16,8 @@ import random
 import numpy as np
 import pytest
 
-from memcli.index.chunker import estimate_tokens
-from memcli.index.passages import mean_vectors, split
+from memcli.index.notes.chunker import estimate_tokens
+from memcli.index.vectors.passages import mean_vectors, split
 from memcli.retrieval.vector import top
 from test_vectors import (DAY, NOTES, bow, chunk_store, cli, cosine, index_figures, indexed, one_warning,  # noqa: F401
                           root, search_json, server, space_id, unit, write_config, write_notes)
@@ -286,7 +286,7 @@ def assert_matrix_matches_the_texts(root, server) -> int:
     """Every chunk's rows are the server's vectors of its passages, in order, and its chunk
     row their normalised mean: nothing was shifted onto another chunk's text."""
     from memcli.index import sync
-    from memcli.index import vectors as vecmod
+    from memcli.index.vectors import vectors as vecmod
     from memcli.vault.workspace import open_workspace
 
     ws = open_workspace(root, {"MEM_WORKSPACE": str(root)})

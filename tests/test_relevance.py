@@ -10,7 +10,9 @@ import random
 import numpy as np
 import pytest
 
-from memcli.index import bm25, embed, vectors
+from memcli.index.keyword import bm25
+from memcli.index.vectors import vectors
+from memcli.index.vectors import noise
 from memcli.retrieval import fusion
 from memcli.retrieval.vector import cosines, top
 from test_bm25 import QUERIES, build_corpus
@@ -118,13 +120,13 @@ def test_rrf_counts_ranks_up_to_the_pool_only():
 
 
 def test_probes_are_fixed_nonsense():
-    probes = embed.noise_probes()
-    assert probes == embed.noise_probes() and len(set(probes)) == embed.PROBE_COUNT == len(probes)
+    probes = noise.noise_probes()
+    assert probes == noise.noise_probes() and len(set(probes)) == noise.PROBE_COUNT == len(probes)
     assert all(1 <= len(p.split()) <= 4 and p.replace(" ", "").isalpha() and p.islower() for p in probes)
 
 
 class FakeMatrix:
-    """One segment's vectors, as memcli.index.vectors.ViewVectors shows them to noise_record."""
+    """One segment's vectors, as memcli.index.vectors.vectors.ViewVectors shows them to noise_record."""
 
     def __init__(self, rows, mask, offsets):
         keep = np.repeat(np.asarray(mask, dtype=bool), np.diff(offsets))
@@ -147,16 +149,16 @@ def test_the_floor_is_the_quantile_of_the_probes_best_cosines_below_the_cap():
     probes = rng.normal(size=(48, 8)).astype(np.float32)
     space = {"id": "abc123abc123", "identity": "t", "dims": 8}
     # chunk 1 (rows 10-19) has no vectors yet: its rows do not count
-    record = vectors.noise_record(space, probes, FakeMatrix(rows, [1, 0, 1], [0, 10, 20, 30]))
+    record = noise.noise_record(space, probes, FakeMatrix(rows, [1, 0, 1], [0, 10, 20, 30]))
     unit = probes / np.linalg.norm(probes, axis=1, keepdims=True)
     kept = np.concatenate((rows[:10], rows[20:]))
     best = (kept @ unit.T).max(axis=0)
-    assert record["measured"] == pytest.approx(np.quantile(best, vectors.FLOOR_QUANTILE), abs=1e-4)
-    assert record["floor"] == min(record["measured"], vectors.FLOOR_CAP)
+    assert record["measured"] == pytest.approx(np.quantile(best, noise.FLOOR_QUANTILE), abs=1e-4)
+    assert record["floor"] == min(record["measured"], noise.FLOOR_CAP)
     assert record["passages"] == 20 and record["probes"] == 48
-    np.testing.assert_allclose(vectors.noise_vectors(record, 8), probes, atol=2e-3)
+    np.testing.assert_allclose(noise.noise_vectors(record, 8), probes, atol=2e-3)
     eye = np.eye(8, dtype=np.float32)
-    low = vectors.noise_record(space, eye[1:2].repeat(48, axis=0) * 0.3 + eye[2:3] * 0.9539, FakeMatrix(eye[:2], [1], [0, 2]))
+    low = noise.noise_record(space, eye[1:2].repeat(48, axis=0) * 0.3 + eye[2:3] * 0.9539, FakeMatrix(eye[:2], [1], [0, 2]))
     assert low["floor"] == low["measured"] == 0.3  # under the cap: the measurement itself
-    high = vectors.noise_record(space, eye[:1].repeat(48, axis=0), FakeMatrix(eye[:2], [1], [0, 2]))
-    assert (high["measured"], high["floor"]) == (1.0, vectors.FLOOR_CAP)  # nonsense as close as it gets
+    high = noise.noise_record(space, eye[:1].repeat(48, axis=0), FakeMatrix(eye[:2], [1], [0, 2]))
+    assert (high["measured"], high["floor"]) == (1.0, noise.FLOOR_CAP)  # nonsense as close as it gets

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from memcli.index import store
+from memcli.index.stores import store
 
 REPO = Path(__file__).resolve().parent.parent
 REME_PYTHON = Path(os.environ.get("MEM_REME_PYTHON") or REPO / ".venv" / "reme" / "bin" / "python")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.index import store
+from memcli.index.stores import store
 from memcli.vault.lock import Lock
 
 DAY = "2026-07-14"

@@ -330,7 +330,7 @@ def test_watched_files_extra_paths_and_ignored_ones(ws, note, tmp_path, run_mem)
 def test_merged_hits_stay_within_the_merge_budget(ws, note, run_mem):
     lines = [f"Step {i}: deploy the billing service to region {i} and verify it." for i in range(150)]
     note(ws, "memory/2026-05-18/deploy-log.md", "# Deploy log\n\n" + "\n".join(lines) + "\n")
-    from memcli.index.chunker import estimate_tokens
+    from memcli.index.notes.chunker import estimate_tokens
 
     code, out, err = run_mem("-w", ws, "search", "deploy", "--json", "--no-links")
     assert code == 0, err
@@ -345,7 +345,7 @@ def test_overlapping_chunks_of_one_note_merge_into_one_result(ws, note, run_mem)
     p = note(ws, "memory/2026-05-18/deploy-log.md", "# Deploy log\n\n" + "\n".join(lines) + "\n")
     note(ws, "memory/2026-05-19/other.md", "We will deploy again tomorrow.\n")
     (ws / "mem.yaml").write_text("search:\n  merge_max_factor: 100\n", encoding="utf-8")  # no budget
-    from memcli.index import store
+    from memcli.index.stores import store
 
     code, out, err = run_mem("-w", ws, "search", "deploy", "--json", "--no-links")
     assert code == 0, err

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from memcli.index import bm25, merge, mirror, quick, segments, store, sync, verify
+from memcli.errors import CorruptStore
+from memcli.index.keyword import bm25, segments
+from memcli.index import merge, quick, sync, verify
+from memcli.index.stores import mirror, store
 from memcli.vault.workspace import open_workspace
 
 WORDS = ("heron lantern quarry violet harbor ledger cinder meadow orbit pylon saffron tundra "
@@ -256,7 +259,7 @@ def test_word_counts_follow_updates_deletions_and_merges(ws):
     across updates, equal a count over every live chunk after each of them."""
     from collections import Counter
 
-    from memcli.index import terms
+    from memcli.index.vectors import terms
 
     vault(ws, n=20)
     w = ws_of(ws)
@@ -278,7 +281,7 @@ def test_word_counts_follow_updates_deletions_and_merges(ws):
 
 
 def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatch):
-    """memcli.index.assemble: a one-file update sorts its postings without importing numpy;
+    """memcli.index.keyword.assemble: a one-file update sorts its postings without importing numpy;
     both ways give the same arrays, with docs in order or not."""
     import random
     import types
@@ -286,7 +289,7 @@ def test_small_segments_are_assembled_in_python_exactly_as_numpy_does(monkeypatc
 
     import numpy as np
 
-    from memcli.index import assemble
+    from memcli.index.keyword import assemble
 
     def assembly(ascending: bool) -> assemble.Assembly:
         r = random.Random(7)
@@ -315,7 +318,7 @@ def test_the_postings_order_is_numpys_stable_argsort():
     runs whose top bits tie: the same order as a stable argsort, ties or not."""
     import numpy as np
 
-    from memcli.index import assemble
+    from memcli.index.keyword import assemble
 
     rng = np.random.default_rng(18)
     for trial in range(300):
@@ -335,7 +338,7 @@ def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_
 
     import pytest
 
-    from memcli.index import snapshot as snapmod
+    from memcli.index.keyword import snapshot as snapmod
 
     files = [{"path": f"memory/2026-05-01/n{i}.md", "sha": "", "fm": {}, "links": [], "problem": None,
               "first": 0, "count": 0, "mtime_ns": 1, "size": 2, "mtime": 0.0} for i in range(3)]
@@ -351,6 +354,6 @@ def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_
     snapmod.write(path, {"n_docs": 0, "avgdl": 0.0}, sections)
     snap = snapmod.Snapshot(path)
     assert snap.n_files == 3
-    with pytest.raises(store.CorruptStore):
+    with pytest.raises(CorruptStore):
         snap.paths
     snap.close()

@@ -10,7 +10,9 @@ import time
 import pytest
 import zstandard
 
-from memcli.index import store, sync
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
+from memcli.index import sync
 
 CHUNKS = "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst"
 GRAPH = "mem_metadata/file_graph/default.jsonl.zst"
@@ -373,8 +375,8 @@ def test_store_read_rejects_truncation(tmp_path):
     assert store.read_records(p) == [{"a": 1}, {"b": 2}]
     raw = p.read_bytes()
     p.write_bytes(raw[:-3])
-    with pytest.raises(store.CorruptStore):
+    with pytest.raises(CorruptStore):
         store.read_records(p)
     p.write_bytes(store.compress(b'{"a":1}\n{"b":'))
-    with pytest.raises(store.CorruptStore):
+    with pytest.raises(CorruptStore):
         store.read_records(p)

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from memcli.index import tokenizer
-from memcli.index.tokenizer import query_terms, tokenize
+from memcli.index.keyword import tokenizer
+from memcli.index.keyword.tokenizer import query_terms, tokenize
 
 
 def test_english_words_lowercased_and_one_char_dropped():
@@ -109,7 +109,7 @@ def test_fingerprint_is_a_hash_of_the_spec():
 
 def test_fingerprint_tokens_and_term_hashes_are_stable_across_processes():
     """Hash randomisation must not leak into anything the index stores."""
-    code = ("import json; from memcli.index import tokenizer as t; "
+    code = ("import json; from memcli.index.keyword import tokenizer as t; "
             "toks = t.tokenize('handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX'); "
             "print(json.dumps([t.NAME, t.FINGERPRINT, toks, [t.term_hash(x) for x in toks]]))")
     outs = []
@@ -208,7 +208,7 @@ def _reference_texts() -> list[str]:
     import random
     from pathlib import Path
 
-    from memcli.index.notes import read_note
+    from memcli.index.notes.reader import read_note
 
     repo = Path(__file__).resolve().parents[1]
     texts = [c.text for p in sorted([*repo.glob("*.md"), *repo.glob("docs/**/*.md")])
@@ -250,7 +250,7 @@ def test_the_fast_identifier_scans_find_what_the_regexes_define():
     """_snake_words, _compounds and _hints replace slow regex passes: the camelCase hint, the
     snake words and the compounds must agree with their regexes, the compound hint may only
     say yes more often."""
-    from memcli.index import tokenizer as t
+    from memcli.index.keyword import tokenizer as t
 
     samples = ["_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y", "é_ü_ 中_文 __ a_ _b",
                "_", "a_", "_a", "a_b", "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",

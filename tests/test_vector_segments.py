@@ -1,4 +1,4 @@
-"""Vectors kept per index segment (memcli.index.vecseg): an update writes the vectors of its
+"""Vectors kept per index segment (memcli.index.vectors.vecseg): an update writes the vectors of its
 own segment, a merge those of the merged one, and after any of them every chunk's rows are
 still its own passages' vectors and searches rank as a vault embedded from scratch does.
 
@@ -92,7 +92,7 @@ def test_the_store_lines_of_a_fresh_segment_get_their_vectors(vault, server, cli
 def test_hamming_shortlist_finds_what_the_exact_ranking_finds(vault):
     """Above RESCORE chunks the sign bits pick the chunks whose rows are scored: on random
     clustered vectors its top 10 equal the exact top 10 nearly always."""
-    from memcli.index import vecseg
+    from memcli.index.vectors import vecseg
     from memcli.retrieval import vector
 
     rng = np.random.default_rng(5)

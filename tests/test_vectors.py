@@ -26,10 +26,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
 import fake_provider as fp  # noqa: E402
-from memcli.index import embed as embedmod  # noqa: E402
-from memcli.index import vectors as vectormod  # noqa: E402
+from memcli.index.vectors import vectors as vectormod  # noqa: E402
+from memcli.index.vectors import noise as noisemod  # noqa: E402
 
-PROBES = frozenset(embedmod.noise_probes())  # sent once per space to measure its noise floor
+PROBES = frozenset(noisemod.noise_probes())  # sent once per space to measure its noise floor
 
 SECRET = "sk-secret-XYZ"
 UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # conftest pins `none`; these tests configure mem.yaml
@@ -263,7 +263,7 @@ def test_a_run_with_nothing_to_do_rewrites_nothing(indexed, server, cli):
 
 def chunk_passages(root: Path, suffix: str) -> dict[str, list[str]]:
     """Stored chunk text -> its passages (chunking.passage_tokens 100), for files ending in `suffix`."""
-    from memcli.index.passages import split
+    from memcli.index.vectors.passages import split
 
     out = {}
     for r in chunk_store(root):
@@ -312,7 +312,7 @@ def test_an_edit_re_embeds_only_the_changed_passages(indexed, server, cli):
 def floor_of(root: Path) -> float:
     """The noise floor `mem reindex` measured for the workspace's active space."""
     meta = root / "mem_metadata"
-    return vectormod.load_noise(meta, vectormod.active_space(meta))["floor"]
+    return noisemod.load_noise(meta, vectormod.active_space(meta))["floor"]
 
 
 def vector_ranks(query: str, dims: int = 8) -> dict[str, int]:
@@ -441,7 +441,7 @@ def test_forced_vector_branch_without_backend_is_exit_2(root, cli, clean_failure
 
 def noise_file(root: Path) -> Path:
     meta = root / "mem_metadata"
-    return vectormod.noise_path(meta, vectormod.active_space(meta)["id"])
+    return noisemod.noise_path(meta, vectormod.active_space(meta)["id"])
 
 
 def test_the_noise_floor_is_measured_once_per_space(indexed, server, cli):
@@ -449,13 +449,13 @@ def test_the_noise_floor_is_measured_once_per_space(indexed, server, cli):
     against the vault's passages; this 8-dimension hash space lets nonsense score high, so
     the cap applies."""
     sent = [t for t in server.texts(probes=True) if t in PROBES]
-    assert sorted(sent) == sorted(PROBES) and len(PROBES) == embedmod.PROBE_COUNT
+    assert sorted(sent) == sorted(PROBES) and len(PROBES) == noisemod.PROBE_COUNT
     record = json.loads(noise_file(indexed).read_text(encoding="utf-8"))
     rows = np.array([unit(bow(f"# {n}\n\n{t}", 8)).astype("<f2").astype(np.float32) for n, t in NOTES.items()])
     best = [float((rows @ unit(v)).max()) if np.any(v := np.asarray(bow(p, 8))) else 0.0
-            for p in embedmod.noise_probes()]
-    assert record["measured"] == pytest.approx(float(np.quantile(best, vectormod.FLOOR_QUANTILE)), abs=2e-3)
-    assert record["measured"] > vectormod.FLOOR_CAP == record["floor"] == record["cap"]
+            for p in noisemod.noise_probes()]
+    assert record["measured"] == pytest.approx(float(np.quantile(best, noisemod.FLOOR_QUANTILE)), abs=2e-3)
+    assert record["measured"] > noisemod.FLOOR_CAP == record["floor"] == record["cap"]
     assert (record["passages"], record["probes"]) == (len(NOTES), len(PROBES))
 
     mark = server.mark()
@@ -473,7 +473,7 @@ def test_a_space_without_a_floor_measures_it_at_its_first_search(indexed, server
     noise_file(indexed).unlink()
     mark = server.mark()
     hits = search_json(cli, VECTOR_ONLY_QUERY)["results"]
-    assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY] + embedmod.noise_probes()  # one batch
+    assert server.texts(mark, probes=True) == [VECTOR_ONLY_QUERY] + noisemod.noise_probes()  # one batch
     # the same floor; only the scan for the vault's scripts is left to the next embedding run
     unscanned = {k: v for k, v in json.loads(record).items() if k != "held"}
     assert json.loads(noise_file(indexed).read_text(encoding="utf-8")) == unscanned
@@ -657,8 +657,8 @@ def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
     assert code == 0, err
     assert json.loads(out)["embedding"]["chunks_with_vectors"] == 6
     meta = ws / "mem_metadata"
-    noise = vectormod.load_noise(meta, vectormod.active_space(meta))
-    assert 0.1 < noise["floor"] == noise["measured"] < vectormod.FLOOR_CAP, noise  # MiniLM's own floor
+    noise = noisemod.load_noise(meta, vectormod.active_space(meta))
+    assert 0.1 < noise["floor"] == noise["measured"] < noisemod.FLOOR_CAP, noise  # MiniLM's own floor
     # no word of the note: `bike` is not `bicycle`, nothing is ridden to an office
     code, out, err = run_mem("-w", ws, "search", "What kind of bike do I ride to the office?", env=UNPIN)
     assert (code, err) == (0, "")

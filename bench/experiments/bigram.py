@@ -22,7 +22,7 @@ def _pairs(toks):
 
 def bigram_functions(weight: float):
     """(tokenize, query_terms, bm25 _terms) with pair terms, over the current tokenizer."""
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import tokenizer as tk
 
     tok, qt = tk.tokenize, tk.query_terms
 
@@ -53,8 +53,8 @@ def bigram_functions(weight: float):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import bm25
+    from memcli.index.keyword import tokenizer as tk
 
     tokenize, query_terms, terms = bigram_functions(float(spec["bi"]))
     patch.set(tk, "tokenize", tokenize)

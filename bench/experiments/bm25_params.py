@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     k1, b = float(spec.get("k1", bm25.K1)), float(spec.get("b", bm25.B))
     patch.set(bm25, "K1", k1)

@@ -34,7 +34,7 @@ def _file_index(spec: dict):
 
 
 def make_file_prior(score, gamma: float, spec: dict):
-    """A replacement for memcli.index.bm25.score adding the file prior."""
+    """A replacement for memcli.index.keyword.bm25.score adding the file prior."""
     def scored(snap, query, allowed=None, terms=None):
         base = score(snap, query, allowed, terms)
         if not base or getattr(snap, "_is_file_level", False):
@@ -54,7 +54,7 @@ def make_file_prior(score, gamma: float, spec: dict):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     patch.set(bm25, "score", make_file_prior(bm25.score, float(spec["fileprior"]), spec))
     patch.set(bm25, "search", search_via_score)

@@ -42,7 +42,7 @@ def _norm(pairs, how: str) -> dict[int, float]:
 
 def query_vector_weight(snap, base_w: float, rule: str) -> float:
     """Query-dependent weight of the vector branch (rare:<idf frac>:<w> or len:<n>:<w>)."""
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import tokenizer as tk
 
     kind, a, b = rule.split(":")
     terms = tk.query_terms(Ctx.query)

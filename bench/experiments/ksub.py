@@ -40,7 +40,7 @@ def _small_chunks(snap, target: int, spec: dict):
 
 
 def make_sub_keyword(spec: dict, score):
-    """A replacement for memcli.index.bm25.search (keyword mode: no expansion to pass on)."""
+    """A replacement for memcli.index.keyword.bm25.search (keyword mode: no expansion to pass on)."""
     target, beta = spec["ksub"].split(":")
     target, beta = int(target), float(beta)
 
@@ -64,6 +64,6 @@ def make_sub_keyword(spec: dict, score):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     patch.set(bm25, "search", make_sub_keyword(spec, bm25.score))

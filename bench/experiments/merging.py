@@ -21,7 +21,7 @@ def _touches(a, b) -> bool:
 
 def _merged(snap, a, b):
     """The hit a with b's chunks folded in (text rebuilt), and its estimated tokens."""
-    from memcli.index.chunker import estimate_tokens
+    from memcli.index.notes.chunker import estimate_tokens
     from memcli.retrieval import fusion
     from memcli.retrieval.hits import Hit
 

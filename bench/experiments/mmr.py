@@ -10,7 +10,7 @@ from __future__ import annotations
 
 def mmr_order(snap, hits, lam: float):
     """The hits reordered by MMR with weight lam on relevance."""
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import tokenizer as tk
 
     if len(hits) < 2:
         return hits

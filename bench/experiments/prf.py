@@ -14,7 +14,7 @@ from collections import Counter
 
 def term_scores(snap, term: str) -> dict[int, float]:
     """BM25 contribution of one (already tokenized) term to each chunk holding it."""
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import tokenizer as tk
 
     span = snap.postings(tk.term_hash(term))
     if span is None:
@@ -27,9 +27,9 @@ def term_scores(snap, term: str) -> dict[int, float]:
 
 
 def make_prf(score, rule: str):
-    """A replacement for memcli.index.bm25.score adding the feedback terms."""
-    from memcli.index import tokenizer as tk
-    from memcli.index.tokenizer import STOPWORDS
+    """A replacement for memcli.index.keyword.bm25.score adding the feedback terms."""
+    from memcli.index.keyword import tokenizer as tk
+    from memcli.index.keyword.tokenizer import STOPWORDS
 
     n_docs, n_terms, beta = rule.split(":")
     n_docs, n_terms, beta = int(n_docs), int(n_terms), float(beta)
@@ -66,9 +66,9 @@ def make_prf(score, rule: str):
 
 
 def search_via_score(snap, query: str, k: int, allowed=None, extra=()):
-    """memcli.index.bm25.search that always scores through bm25.score (its numpy path for
+    """memcli.index.keyword.bm25.search that always scores through bm25.score (its numpy path for
     queries with many postings does not), so a replaced score applies to every query."""
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     terms = bm25._terms(snap, query, extra) if snap.n_docs else []
     if not terms:
@@ -77,7 +77,7 @@ def search_via_score(snap, query: str, k: int, allowed=None, extra=()):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     patch.set(bm25, "score", make_prf(bm25.score, spec["prf"]))
     patch.set(bm25, "search", search_via_score)

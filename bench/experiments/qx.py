@@ -6,7 +6,7 @@ w x cos x its own idf. Keyword side alone, LoCoMo session nDCG@10 / turn R@5: 3:
 0.815 / 0.831, 5:0.5:0.3 0.817 / 0.841, 5:0.5:0.5 0.808 / 0.832, 8:0.45:0.3 0.813 / 0.839,
 against BM25's 0.807 / 0.824: the largest single gain of the passage tuning. Shipped as
 search.expand_terms / expand_min_similarity / expand_weight (5 / 0.5 / 0.3, computed from
-the vector branch's own request: memcli/index/terms.py, memcli/retrieval/expand.py).
+the vector branch's own request: memcli/index/vectors/terms.py, memcli/retrieval/expand.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def _vocabulary() -> dict:
     """The words of the vault being searched, their unit vectors and index terms."""
     import numpy as np
 
-    from memcli.index import tokenizer as tk
-    from memcli.index.tokenizer import STOPWORDS
+    from memcli.index.keyword import tokenizer as tk
+    from memcli.index.keyword.tokenizer import STOPWORDS
 
     if Ctx.root not in _VOCAB:
         words: set[str] = set()
@@ -47,8 +47,8 @@ def _neighbours(query: str, m: int, tau: float) -> dict[str, float]:
     """index term -> best cosine to a query word, up to m per query word, query terms left out."""
     import numpy as np
 
-    from memcli.index import tokenizer as tk
-    from memcli.index.tokenizer import STOPWORDS
+    from memcli.index.keyword import tokenizer as tk
+    from memcli.index.keyword.tokenizer import STOPWORDS
 
     V = _vocabulary()
     own = set(tk.query_terms(query))
@@ -72,8 +72,8 @@ def _neighbours(query: str, m: int, tau: float) -> dict[str, float]:
 
 
 def make_query_expansion(rule: str, terms_fn):
-    """A replacement for memcli.index.bm25._terms adding the expansion terms."""
-    from memcli.index import tokenizer as tk
+    """A replacement for memcli.index.keyword.bm25._terms adding the expansion terms."""
+    from memcli.index.keyword import tokenizer as tk
 
     m, tau, beta = rule.split(":")
     m, tau, beta = int(m), float(tau), float(beta)
@@ -95,6 +95,6 @@ def make_query_expansion(rule: str, terms_fn):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import bm25
+    from memcli.index.keyword import bm25
 
     patch.set(bm25, "_terms", make_query_expansion(spec["qx"], bm25._terms))

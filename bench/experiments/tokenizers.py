@@ -40,9 +40,9 @@ def _stemmer():
 
 
 def tokenizer_variant(name: str):
-    """(index tokenize, query_terms) replacing memcli.index.tokenizer's, or None for 'base'."""
-    from memcli.index import tokenizer as tk
-    from memcli.index.tokenizer import STOPWORDS
+    """(index tokenize, query_terms) replacing memcli.index.keyword.tokenizer's, or None for 'base'."""
+    from memcli.index.keyword import tokenizer as tk
+    from memcli.index.keyword.tokenizer import STOPWORDS
 
     base = tk.tokenize
     if name in ("base", ""):
@@ -68,7 +68,7 @@ def tokenizer_variant(name: str):
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.index import tokenizer as tk
+    from memcli.index.keyword import tokenizer as tk
 
     tv = tokenizer_variant(spec["tok"])
     if tv is None:

@@ -1,7 +1,7 @@
 """vpass=<tokens>: the vector branch scored per chunk as the best cosine of its own passages.
 
 The passage tuning's prototype of passage vectors: each chunk's lines cut into windows of at most
-`tokens` estimated tokens (memcli.index.passages.split), embedded, and a chunk scored by
+`tokens` estimated tokens (memcli.index.vectors.passages.split), embedded, and a chunk scored by
 its best one: the keyword tuning's sub-chunk vectors (vsub) made local to the chunk. Shipped as
 chunking.passage_tokens (100); the shipped code on the previous default, LoCoMo session
 nDCG@10 / turn R@5: 0.816 / 0.841 against 0.811 / 0.832 (passages of 60 / 150: 0.816 /
@@ -19,7 +19,7 @@ def _passage_rows(ws, snap, target: int):
     """(unit passage vectors, the chunk of each) of the snapshot, embedded once."""
     import numpy as np
 
-    from memcli.index.passages import split as split_passages
+    from memcli.index.vectors.passages import split as split_passages
 
     key = (str(ws.root), snap.header.get("generation"), target)
     entry = _PASS_CACHE.get(key)

@@ -24,7 +24,7 @@ def _sub_rows(ws, snap, target: int):
     import numpy as np
 
     from memcli.index import sync
-    from memcli.index import vectors as vecmod
+    from memcli.index.vectors import vectors as vecmod
 
     key = (str(ws.root), snap.header.get("generation"), target)
     entry = _SUB_CACHE.get(key)

@@ -70,7 +70,7 @@ def ensure_index(ws, vectors: bool) -> dict:
 def _vectors_complete(ws) -> bool:
     """Every chunk of the current snapshot has its vector (and its words, with expansion on)."""
     from memcli.index import sync
-    from memcli.index import vectors as vecmod
+    from memcli.index.vectors import vectors as vecmod
 
     snap = sync.open_snapshot(ws)
     try:
@@ -83,11 +83,11 @@ def _vectors_complete(ws) -> bool:
         snap.close()
     space = vecmod.active_space(ws.metadata)
     if complete and ws.settings.search.expand_terms > 0:  # word vectors too
-        from memcli.index import terms
+        from memcli.index.vectors import terms
 
         complete = terms.store_path(ws.metadata, space["id"]).exists()
     if complete and ws.settings.search.define_terms > 0:  # and their definitions
-        from memcli.index import glosses
+        from memcli.index.vectors import glosses
 
         complete = glosses.store_path(ws.metadata, space["id"]).exists()
     return complete

@@ -13,7 +13,7 @@ per worker, so that both work to the end and each holds less.
 
 A worker that fails removes what it wrote and fails the build (the parent's abort removes
 the other runs' segments). Only for a keyword index built from nothing: with vectors to
-carry (memcli.index.carry) the files go through the parent.
+carry (memcli.index.vectors.carry) the files go through the parent.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import assemble, parse
+from memcli.index.keyword import assemble
+from memcli.index.notes import parse
 from memcli.index.commit import SEGMENT_DOCS, Commit, write_segment
 from memcli.vault import atomic
 

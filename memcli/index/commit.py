@@ -1,13 +1,13 @@
 """Writing an index update: new segments for fresh files, deletions, merges, the framed
-stores, then the manifest, the commit point (memcli.index.segments).
+stores, then the manifest, the commit point (memcli.index.keyword.segments).
 
 Fresh files are gathered into segments of up to SEGMENT_DOCS chunks, each written as
 soon as it is full, so a full build holds one segment's material at a time. The
 files an update re-indexed or deleted become deletions of the segment holding them.
 Then the merge policy (memcli.index.merge) may replace adjacent segments by one;
 merging keeps the chunks' order, so the chunk store's lines keep their numbers.
-Write order: segment files, their sidecar frames and vector files (memcli.index.carry),
-manifest, then (when due) the ReMe-format stores (memcli.index.mirror);
+Write order: segment files, their sidecar frames and vector files (memcli.index.vectors.carry),
+manifest, then (when due) the ReMe-format stores (memcli.index.stores.mirror);
 a crash before the manifest leaves the last committed segment list, a crash while
 the stores are rewritten leaves stores whose stamps differ, judged by their records
 at the next sync. Files no manifest lists any more are removed after it.
@@ -20,13 +20,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli.index import assemble, bm25, frames, merge, mirror, segments, store
-from memcli.index import snapshot as snapmod
-from memcli.index import tokenizer
+from memcli.errors import CorruptStore
+from memcli.index.keyword import assemble, bm25, segments
+from memcli.index.stores import frames, mirror, store
+from memcli.index import merge
+from memcli.index.keyword import snapshot as snapmod
+from memcli.index.keyword import tokenizer
 from memcli.vault import atomic
 
 SEGMENT_DOCS = merge.SEGMENT_DOCS
-STORE_FILES = mirror.STORE_FILES
 
 
 @dataclass
@@ -59,7 +61,7 @@ class Commit:
         self.carrier = None  # vectors of fresh and merged segments (none in a keyword-only vault)
         if (metadata / "embedding_store" / "space.json").exists() or any(
                 ".vec-" in p.name for p in self.folder.iterdir()):
-            from memcli.index import carry
+            from memcli.index.vectors import carry
 
             self.carrier = carry.Carrier(metadata, manifest, old, passage_tokens)
         self.parts: list[Part] = []
@@ -81,7 +83,7 @@ class Commit:
                         own=seg.entry.get("own"), own_dead=seg.entry.get("own_dead"))
             if "chunks" not in part.src:
                 if aligned is None:
-                    raise store.CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
+                    raise CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
                 live = [j for j in range(seg.snap.n_docs) if not seg.doc_dead(j)]
                 part.chunk_lines = {j: aligned[seg.doc_base + r] for r, j in enumerate(live)}
             self.parts.append(part)
@@ -232,39 +234,6 @@ def write_segment(folder: Path, asm: assemble.Assembly, written: list[Path]) -> 
     return name, own
 
 
-def source_lines(part: Part, kind: str) -> list[tuple[int, bytes]]:
-    """(local item, line) of `kind` for the live items of `part` (a merge's input)."""
-    dead = frozenset(part.dead_docs if kind == "chunks" else part.dead_files)
-    if kind in part.src:
-        buf, off, table, was_files, was_docs = part.src[kind]
-        return frames.lines_of(buf, off, table, was_docs if kind == "chunks" else was_files, dead,
-                               Path(STORE_FILES[kind]).name)
-    return rebuilt_lines(part.snap, dead, kind, part.chunk_lines)
-
-
-def rebuilt_lines(snap, dead, kind: str, chunk_lines: dict | None) -> list[tuple[int, bytes]]:
-    """(local item, line) of `kind` for the live items of segment `snap`, made without its
-    frames: chunk lines from `chunk_lines` (local chunk -> line, read from a store another
-    tool rewrote), graph and catalog lines from the file records."""
-    if kind == "chunks":
-        lines = chunk_lines or {}
-        out = [(j, lines.get(j, b"")) for j in range(snap.n_docs) if j not in dead]
-        if any(not ln for _, ln in out):
-            raise store.CorruptStore("chunk store lines missing for an index segment")
-        return out
-    out = []
-    for j in range(len(snap.paths)):
-        if j in dead:
-            continue
-        rec = snap.record(j)
-        if kind == "graph":
-            ids = [snap.chunk_id(d) for d in range(rec["first"], rec["first"] + rec["count"])]
-            out.append((j, store.graph_line(rec["path"], rec["mtime"], rec["links"], ids, rec["fm"])))
-        else:
-            out.append((j, store.catalog_line(rec["path"], rec["mtime"])))
-    return out
-
-
 def give_back_memory() -> None:
     """Return freed heap to the system between segments (glibc keeps it otherwise): a build's
     many short-lived chunk texts leave the heap fragmented, and without this its resident
@@ -306,20 +275,3 @@ def _runs(numbers) -> list[list[int]]:
         else:
             out.append([x, 1])
     return out
-
-
-def rewrite_chunk_store(metadata: Path, manifest: Path, view, lines: list[bytes]) -> None:
-    """Write the chunk store anew from `lines` (one per live chunk, in the view's order), in
-    the view's segment frames, and record it in the manifest (the embedding run puts each
-    chunk's vector into its line this way). The caller holds the index lock and has made the
-    stores current (memcli.index.mirror)."""
-    by_seg = {}
-    for seg in view.segments:
-        live = [j for j in range(seg.snap.n_docs) if not seg.doc_dead(j)]
-        by_seg[seg.name] = {j: lines[seg.doc_base + r] for r, j in enumerate(live)}
-    # the same segments, their old frames forgotten: every chunk line is rebuilt from `lines`
-    again = segments.View(manifest.parent / segments.FOLDER, dict(view.header, store=None), manifest)
-    try:
-        mirror.write(metadata, again, by_seg)
-    finally:
-        again.close()

@@ -8,7 +8,7 @@ or an interruption loses nothing: the next run starts from the cache and embeds
 only what is still missing. The last checkpoint also writes one vector per chunk
 (the normalised mean of its passages') into the chunk store as
 `_embedding_f16_b64` (ReMe's format). Then the space's noise floor is measured
-(memcli.index.noise).
+(memcli.index.vectors.noise).
 
 A run may stop at a deadline (`step`) and go on later from where it stopped, and it
 looks again for chunks a sync added meanwhile before it ends. The space becomes the
@@ -24,18 +24,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from memcli.index import noise as noisemod
-from memcli.index import passages, segments, sync, vecseg, vectors
-from memcli.index.fill import Keys, fill, gains, store_vectors
+from memcli.index.vectors import noise as noisemod
+from memcli.index.vectors import passages, vecseg, vectors
+from memcli.index.keyword import segments
+from memcli.index import sync
+from memcli.index.vectors.fill import Keys, fill, gains, store_vectors
 from memcli.vault.workspace import Workspace
 
 CHECKPOINT_SECONDS = 5.0  # a SIGKILL loses at most this much embedding work
 PENDING_CHECKPOINT_SECONDS = 60.0  # a space not searched yet: only its request cache is saved
 MAX_ROUNDS = 5  # times a run looks again for chunks added while it embedded
 PULL_PASSAGES = 4096  # passages taken into memory at a time (memcli.index.embed.EmbedRun._pull)
-# kept here for callers from before memcli.index.noise
-PROBE_SEED, PROBE_COUNT = noisemod.PROBE_SEED, noisemod.PROBE_COUNT
-noise_probes, measure_noise = noisemod.noise_probes, noisemod.measure_noise
 
 
 @dataclass
@@ -61,14 +60,25 @@ def _activate(ws: Workspace, space: dict) -> None:
     old = vectors.active_space(ws.metadata)
     vectors.set_active_space(ws.metadata, space)
     if old and old["id"] != space["id"]:
-        from memcli.index import glosses, terms
+        from memcli.index.vectors import glosses, terms
 
-        for path in (vectors.matrix_path(ws.metadata, old["id"]), vectors.noise_path(ws.metadata, old["id"]),
+        for path in (vectors.matrix_path(ws.metadata, old["id"]), noisemod.noise_path(ws.metadata, old["id"]),
                      terms.store_path(ws.metadata, old["id"]), glosses.store_path(ws.metadata, old["id"])):
             vectors.atomic.remove(path)
         folder = sync.snapshot_path(ws).parent / segments.FOLDER
         for path in folder.glob(f"*.vec-{old['id']}"):
             vectors.atomic.remove(path)
+
+
+def _measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) -> dict | None:
+    """The noise floors of `space` measured against the index as it is now (memcli.index.vectors.noise)."""
+    view = sync.open_snapshot(ws)
+    if view is None:
+        return None
+    try:
+        return noisemod.measure_noise(ws, space, embed_batch, batch_size, view)
+    finally:
+        view.close()
 
 
 def _up_to_date(vecs, rep: EmbedReport) -> bool:
@@ -121,8 +131,8 @@ class EmbedRun:
         vecs = vectors.ViewVectors(view, space, self.keys.target)
         try:
             if not rep.switched and _up_to_date(vecs, rep):
-                if noisemod.outdated(vectors.load_noise(ws.metadata, space)):  # from before floors, or scripts
-                    noisemod.measure_noise(ws, space, self.embed_batch, self.batch_size)
+                if noisemod.outdated(noisemod.load_noise(ws.metadata, space)):  # from before floors, or scripts
+                    _measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
             if self.cache is None:
                 self.cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
@@ -308,7 +318,7 @@ class EmbedRun:
         """The last checkpoint, then the noise floor (when the space is searched)."""
         self.checkpoint(final=True)
         if self.rep.active:
-            noisemod.measure_noise(self.ws, self.space, self.embed_batch, self.batch_size)
+            _measure_noise(self.ws, self.space, self.embed_batch, self.batch_size)
         self.rep.seconds = time.perf_counter() - self.t0
         return self.rep
 

@@ -12,7 +12,7 @@ change journal answers instead, exactly and without a stat (memcli.vault.journal
 from __future__ import annotations
 
 from memcli.index import quick, sync
-from memcli.index.store import CorruptStore
+from memcli.errors import CorruptStore
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.errors import Busy

@@ -45,7 +45,7 @@ def adopted(sentence: str) -> str:
 def stamp(metadata: Path) -> str:
     """What the word vectors are now (space, file size and time): relations are worked out
     again when it changes, after an embedding run; "" without vectors."""
-    from memcli.index import terms, vectors
+    from memcli.index.vectors import terms, vectors
 
     space = vectors.active_space(metadata)
     try:
@@ -63,7 +63,7 @@ class Vectors:
         self.vecs = None
         if metadata is None:
             return
-        from memcli.index import terms, vectors
+        from memcli.index.vectors import terms, vectors
 
         space = vectors.active_space(metadata)
         got = terms.load(metadata, space) if space else None

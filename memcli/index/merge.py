@@ -9,7 +9,7 @@ MAX_SMALL + (vault / SEGMENT_DOCS) + 1 segments. A segment whose deletions pass
 DEAD_SHARE of its chunks is rewritten without them; one with no live file is
 dropped. Merging keeps the chunks' order (segment after segment), so the numbering
 the chunk store follows does not change; the merged segment's vector files are
-written from the members' (memcli.index.carry).
+written from the members' (memcli.index.vectors.carry).
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def apply(commit, parts: list) -> list:
 
 def merged(commit, members: list):
     """One new segment holding the live files of `members`, in their order."""
-    from memcli.index import assemble, vecseg
-    from memcli.index.commit import source_lines
+    from memcli.index.keyword import assemble
+    from memcli.index.stores.mirror import source_lines
+    from memcli.index.vectors import vecseg
 
     asm = assemble.Assembly()
     for part in members:

@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memcli.index import gloss
-from memcli.index.tokenizer import STOPWORDS, light_stem
+from memcli.index.keyword.tokenizer import STOPWORDS, light_stem
 
 
 class Claim(NamedTuple):

@@ -7,7 +7,7 @@ file whose stat differs is re-hashed; only a different hash re-chunks it.
 Unchanged files keep their chunks, postings, texts and store lines (and any
 vectors in them) as they are.
 
-The index is a list of segments (memcli.index.segments); an update writes its fresh
+The index is a list of segments (memcli.index.keyword.segments); an update writes its fresh
 files as a new segment, marks their old versions dead, and commits with a new
 manifest after the stores (memcli.index.commit), which records their stamps. A
 crash before it leaves the old manifest, whose stamps no longer match; the next
@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import journaled as by_journal, segments, store, tokenizer
+from memcli.errors import CorruptStore
+from memcli.index import journaled as by_journal
+from memcli.index.keyword import segments, tokenizer
+from memcli.index.stores import store
 from memcli.vault import atomic, journal, walk
 from memcli.vault.workspace import Workspace
 
@@ -74,7 +77,7 @@ def chunking_params(ws: Workspace) -> dict:
 
 
 def open_snapshot(ws: Workspace) -> segments.View | None:
-    """The index as one (memcli.index.segments.View), None when there is none yet."""
+    """The index as one (memcli.index.keyword.segments.View), None when there is none yet."""
     return segments.open_view(snapshot_path(ws))
 
 
@@ -119,7 +122,7 @@ def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | N
     Cheap by design (a no-change reindex runs this): while the stamps match, the stores
     are only stat-ed here. A store rewritten since (by ReMe) is judged by its records.
     """
-    from memcli.index import frames, mirror
+    from memcli.index.stores import frames, mirror
 
     store_file = ws.metadata / store.CHUNK_STORE
     try:
@@ -137,28 +140,29 @@ def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | N
             for kind, rel in mirror.STORE_FILES.items():
                 size = old.header["store"]["stamps"][kind][0]
                 if layout is not None and frames.run_offsets(layout, kind)[1] not in (0, size):
-                    raise store.CorruptStore(f"{Path(rel).name} does not match the index manifest")
+                    raise CorruptStore(f"{Path(rel).name} does not match the index manifest")
             return _Base(old)
         else:
             base = _by_records(ws, old, report)
             if base is not None:
                 return base
         old.close()
-    except (store.CorruptStore, OSError) as exc:
+    except (CorruptStore, OSError) as exc:
         report.reason = str(exc)
     return None
 
 
 def _by_records(ws: Workspace, old: segments.View, report: SyncReport) -> _Base | None:
     """Judge stores rewritten since the index was written by their decoded records (module docstring)."""
-    from memcli.index import mirror, verify
+    from memcli.index.stores import mirror
+    from memcli.index import verify
 
     store_file = ws.metadata / store.CHUNK_STORE
     try:
         lines = store.read_raw_lines(store_file)
         aligned, differ, extra = verify.align(old, lines)
     except ValueError:
-        raise store.CorruptStore("chunk store holds a line that is not a chunk record") from None
+        raise CorruptStore("chunk store holds a line that is not a chunk record") from None
     if differ or extra:
         graph = store.read_records(ws.metadata / store.GRAPH_STORE)
         if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(store.line_id, lines)):
@@ -180,7 +184,7 @@ def _sides_match(ws: Workspace, old: segments.View) -> bool:
     try:
         want = store.graph_and_catalog(old.files, "".join(old.chunk_ids()))
         have = [store.read_raw_lines(ws.metadata / rel) for rel in _SIDES]
-    except (store.CorruptStore, OSError, KeyError, TypeError):
+    except (CorruptStore, OSError, KeyError, TypeError):
         return False
     return all(sorted(h) == sorted(w) for h, w in zip(have, want))
 
@@ -192,7 +196,7 @@ def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
     store_file = ws.metadata / store.CHUNK_STORE
     try:
         aligned, differ, extra = verify.align(old, store.read_raw_lines(store_file))
-    except (store.CorruptStore, OSError, ValueError):
+    except (CorruptStore, OSError, ValueError):
         return None
     return None if differ or extra else aligned
 
@@ -259,7 +263,8 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
 
 
 def _update(ws, base, todo, current, known, params, report, progress, dirs, mark) -> SyncReport:
-    from memcli.index import commit, parse  # deferred: searches import this module only to check staleness
+    from memcli.index import commit  # deferred: searches import this module only to check staleness
+    from memcli.index.notes import parse
 
     old = base.snap if base else None
     aligned = base.lines if base else None
@@ -271,7 +276,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
             return _sync(ws, full=True, progress=progress)
     try:
         job = commit.Commit(ws.metadata, snapshot_path(ws), old, ws.settings.chunking.passage_tokens, aligned)
-    except store.CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
+    except CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
         old.close()
         report.reason, report.full = str(exc), True
         return _sync(ws, full=True, progress=progress)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from memcli.index import store, terms, vectors
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
+from memcli.index.vectors import terms, vectors
 
 
 @dataclass
@@ -35,7 +37,7 @@ def store_sizes(meta) -> dict[str, int]:
 def verify(meta, snap, passage_tokens: int) -> StoreReport:
     """Chunk store, graph, catalog and vector matrix against the snapshot.
 
-    Raises store.CorruptStore (or ValueError/KeyError/TypeError for a record of the
+    Raises CorruptStore (or ValueError/KeyError/TypeError for a record of the
     wrong shape) when a store does not decode; the caller reports it."""
     rep = StoreReport()
     lines = store.read_raw_lines(meta / store.CHUNK_STORE)
@@ -45,7 +47,7 @@ def verify(meta, snap, passage_tokens: int) -> StoreReport:
     store.read_records(meta / store.CATALOG_DIR / "default.jsonl.zst")
     consistent = sorted(c for g in graph for c in g.get("chunk_ids", [])) == sorted(store_ids)
     elsewhere = 0
-    from memcli.index import mirror
+    from memcli.index.stores import mirror
 
     # stores rewritten in batches mirror an earlier index: compared once they are current
     trailing = bool((snap.header.get("store") or {}).get("layout")) and not mirror.current(snap.header)
@@ -94,7 +96,7 @@ def align(snap, lines: list[bytes], recs: list[dict] | None = None) -> tuple[lis
     (b"" for the documents of a file in `differ`), `differ` the snapshot's files whose
     records in the store are not the snapshot's (other ids, or another order), `extra` how
     many store records belong to files the snapshot does not index. Raises
-    store.CorruptStore or ValueError for a line that does not decode."""
+    CorruptStore or ValueError for a line that does not decode."""
     want = snap.chunk_ids()
     ids = [store.line_id(x) for x in lines]
     if ids == want:

@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass, field
 
 from memcli.errors import Busy, ProviderError
-from memcli.index import embed, vectors
+from memcli.index import embed
+from memcli.index.vectors import vectors
 from memcli.index.freshness import index_lock
 from memcli.providers.embedding import space as spaces
 from memcli.vault import lock
@@ -67,10 +68,11 @@ def _run(ws: Workspace, backend: spaces.Backend, *, progress=None, deadline=None
 
 
 def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[int, ...] | None:
-    """Word vectors for query expansion (memcli.index.terms) in the backend's space, then the
-    vectors of those words' definitions (memcli.index.glosses): (words embedded now, words
+    """Word vectors for query expansion (memcli.index.vectors.terms) in the backend's space, then the
+    vectors of those words' definitions (memcli.index.vectors.glosses): (words embedded now, words
     stored[, definitions embedded now, definitions stored])."""
-    from memcli.index import glosses, sync, terms
+    from memcli.index.vectors import glosses, terms
+    from memcli.index import sync
 
     cfg = ws.settings.search
     if cfg.expand_terms <= 0 and cfg.define_terms <= 0:
@@ -203,7 +205,9 @@ def _drop_vectors(ws: Workspace) -> None:
     """Forget the active space's vectors for `mem reindex --full`, their passages kept in the
     request cache first: the same text in the same space gives the same vector, so the run
     that follows asks the provider only for what it never embedded."""
-    from memcli.index import carry, segments, sync
+    from memcli.index.vectors import carry
+    from memcli.index.keyword import segments
+    from memcli.index import sync
 
     space = vectors.active_space(ws.metadata)
     if space is not None:

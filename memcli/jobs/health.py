@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from memcli import __version__
-from memcli.errors import ProviderError
+from memcli.errors import CorruptStore, ProviderError
 from memcli.jobs import backup, stored_secrets, team, vector_health
 from memcli.jobs.check import FAIL, OK, SKIP, WARN, Check
 from memcli.vault.workspace import Workspace
@@ -83,13 +83,13 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
 
 
 def store_checks(ws: Workspace) -> list[Check]:
-    from memcli.index import store, sync, verify
+    from memcli.index import sync, verify
 
     meta = ws.metadata
     sizes = verify.store_sizes(meta)
     try:
         snap = sync.open_snapshot(ws)
-    except store.CorruptStore as exc:
+    except CorruptStore as exc:
         return [Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes})]
     walked: list[tuple[str, str]] = []
     current = sync.scan(ws, snap=snap, problems=walked)
@@ -103,7 +103,7 @@ def store_checks(ws: Workspace) -> list[Check]:
         checks.append(Check("index", FAIL if rep.problems else OK,
                             "; ".join(rep.problems) + ("; run `mem reindex`" if rep.problems else ""),
                             {**rep.figures, "store_bytes": sizes}))
-    except (store.CorruptStore, ValueError, KeyError, TypeError) as exc:
+    except (CorruptStore, ValueError, KeyError, TypeError) as exc:
         checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
     checks.append(files_check(ws, snap, current, walked))
     checks.append(frontmatter_check(ws, snap.files, sync.stale_paths(snap, current)))

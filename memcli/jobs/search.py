@@ -109,10 +109,11 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if found is None:
         return result
     result.expansion = [t for t, _ in found.vector.expansion]
-    ranking = rank.order(found.view, cfg, found.vector, found.keyword, req.asked, candidates, min_score=min_score,
-                         max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
+    ranking = rank.order(found.view, cfg, found.vector, found.keyword, req.asked, candidates,
+                         min_score=min_score, max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
                          metadata=found.statements)
-    result.vector_hits, result.keyword_hits, result.hybrid = ranking.vector_hits, ranking.keyword_hits, ranking.hybrid
+    result.vector_hits, result.keyword_hits = ranking.vector_hits, ranking.keyword_hits
+    result.hybrid = ranking.hybrid
     hits = ranking.hits[:limit]
     if links and local is not None:  # (another agent's files have no links here)
         expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from memcli.errors import CorruptStore
 from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
@@ -73,14 +74,14 @@ def _name(ws: Workspace, path: Path) -> str:
 def _chunk_store(ws: Workspace, red, notes: dict[str, list[str]]) -> dict[str, list[str]]:
     """Kinds per "<store file> (<note>)" of the stored chunks whose note holds no secret now (changed
     or deleted since indexing); a note that still holds one is reported as a note."""
-    from memcli.index import store
+    from memcli.index.stores import store
 
     found: dict[str, list[str]] = {}
     for path in sorted((ws.metadata / "file_store").glob("*.jsonl*")):
         try:
             raw = path.read_bytes()
             lines = store.read_raw_lines(path, raw) if path.name.endswith(".zst") else raw.splitlines()
-        except (OSError, store.CorruptStore):
+        except (OSError, CorruptStore):
             continue  # the index check reports a store that does not decode
         for line in lines:
             try:

@@ -10,7 +10,7 @@ has vectors in it, and whether the matrix file is sound.
 
 from __future__ import annotations
 
-from memcli.errors import ProviderError
+from memcli.errors import CorruptStore, ProviderError
 from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
@@ -20,7 +20,8 @@ FINISH = "`mem watch`, `mem mcp` or `mem reindex --scope embedding`"
 
 def checks(ws: Workspace) -> list[Check]:
     """The vector checks; none when vectors are off and none exist."""
-    from memcli.index import store, sync, vectors
+    from memcli.index import sync
+    from memcli.index.vectors import vectors
     from memcli.providers.embedding import space as spaces
 
     active = vectors.active_space(ws.metadata)
@@ -30,7 +31,7 @@ def checks(ws: Workspace) -> list[Check]:
         target = None  # the embedding check reports it
     try:
         snap = sync.open_snapshot(ws)
-    except store.CorruptStore:
+    except CorruptStore:
         return []  # the index check reports it
     if snap is None or (active is None and target is None):
         if snap is not None:
@@ -48,7 +49,7 @@ def checks(ws: Workspace) -> list[Check]:
 
 
 def _matrix_check(ws: Workspace, active: dict, snap) -> Check:
-    from memcli.index import vectors
+    from memcli.index.vectors import vectors
 
     figures = {"space": active.get("identity"), "chunks": snap.n_docs}
     vecs = vectors.ViewVectors(snap, active, ws.settings.chunking.passage_tokens)
@@ -97,7 +98,7 @@ def _cached(ws: Workspace, space: dict) -> int:
     """Vectors the request cache of `space` holds (what a refinement has done so far)."""
     import numpy as np
 
-    from memcli.index import vectors
+    from memcli.index.vectors import vectors
 
     try:
         with np.load(vectors.cache_path(ws.metadata, space["id"]), allow_pickle=False) as data:

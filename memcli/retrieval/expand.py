@@ -3,7 +3,7 @@ those whose definition is nearest the whole query (`defined`).
 
 Each content word of the query is embedded (in the same request as the query
 itself, so no extra round trip) and compared with the vault's word vectors
-(memcli.index.terms). Up to `expand_terms` words at least `expand_min_similarity`
+(memcli.index.vectors.terms). Up to `expand_terms` words at least `expand_min_similarity`
 similar become extra BM25 terms, each weighted `expand_weight` x similarity:
 `injured` brings `injury`, `hurt`, `accident`; `picture` brings `photo`, `pic`.
 A neighbour that is already a query term adds nothing, so an exact match always
@@ -12,8 +12,8 @@ counts more than a paraphrase.
 
 from __future__ import annotations
 
-from memcli.index.terms import words_of
-from memcli.index import tokenizer
+from memcli.index.vectors.terms import words_of
+from memcli.index.keyword import tokenizer
 
 MAX_QUERY_WORDS = 12  # a pasted paragraph must not cost a large embedding request
 SCAN = 64  # nearest words looked at per query word (most are skipped as the query's own)
@@ -54,7 +54,7 @@ def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: floa
 def defined(query: str, query_vec, glossary, count: int, min_similarity: float,
             weight: float) -> list[tuple[str, float]]:
     """(index term, weight) of the vault words whose definition is nearest the whole query
-    (memcli.index.glosses: a reverse dictionary), up to `count` at least `min_similarity`
+    (memcli.index.vectors.glosses: a reverse dictionary), up to `count` at least `min_similarity`
     similar, each weighted `weight` x similarity. The query's own terms are left out: they
     match already."""
     import numpy as np

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 
-from memcli.index import tokenizer
+from memcli.index.keyword import tokenizer
 
 # nouns after "user" that make it a thing: "the user interface" is searched as it is
 _USER_NOUNS = ("account", "agent", "base", "data", "documentation", "experience", "feedback", "group", "groups",

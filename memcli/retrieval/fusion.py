@@ -31,7 +31,7 @@ def merge(snap, hits: list[Hit], max_tokens: float) -> list[Hit]:
     shown on its own. Unbounded folding turned long notes into whole-file results
     (LoCoMo turn-level Recall@5 0.46 instead of 0.83, docs/evaluation.md).
     """
-    from memcli.index.chunker import estimate_tokens
+    from memcli.index.notes.chunker import estimate_tokens
 
     kept: list[Hit] = []
     for h in hits:
@@ -136,7 +136,7 @@ def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: flo
     sharing one common word with the query counts as a full keyword match whenever nothing
     shares more, and outranks a clear paraphrase (`Database choice for the project`: a note
     on the choice of a font beat `replace MySQL with PostgreSQL`). `ideal` is the query's
-    BM25 against a chunk holding each of its terms once (memcli.index.bm25.ideal); a chunk
+    BM25 against a chunk holding each of its terms once (memcli.index.keyword.bm25.ideal); a chunk
     holding the whole query (an identifier, a name) keeps the base weight. Measured on
     LoCoMo, pydoc and bench/semantic_set (docs/evaluation.md, "Fusion").
     """
@@ -146,7 +146,7 @@ def adaptive_weight(snap, vector, keyword, base: float, ideal: float, floor: flo
 
 def coverage(keyword: list[tuple[int, float]], ideal: float) -> float:
     """How much of the query its best keyword chunk holds: that chunk's BM25 (`keyword` is best
-    first) over the query's ideal (memcli.index.bm25.ideal); 1 for a query without terms."""
+    first) over the query's ideal (memcli.index.keyword.bm25.ideal); 1 for a query without terms."""
     best = keyword[0][1] if keyword else 0.0
     return best / ideal if ideal > 0 else 1.0
 

@@ -2,7 +2,7 @@
 
 A search job runs two branches over an index (the local one or the team's) and hands
 their candidates here: the vector branch as a VectorBranch, the keyword branch as a
-memcli.index.bm25.Scored. `order` applies the relevance floor, fuses the branches
+memcli.index.keyword.bm25.Scored. `order` applies the relevance floor, fuses the branches
 (memcli.retrieval.fusion), folds neighbouring hits of one file, and places a current
 statement above the ones it superseded (memcli.retrieval.currency). `keyword` scores
 the keyword branch, adding the words whose definition is near the query when the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.retrieval import fusion
 from memcli.retrieval.hits import Hit
 

@@ -10,7 +10,7 @@ Hamming distance first (5 MB), and only those chunk rows are scored (binary
 quantisation with rescoring, as vector engines do). Either way the score of a
 returned chunk is its exact best-passage cosine.
 
-`search` runs over a space's segment files (memcli.index.vectors.ViewVectors);
+`search` runs over a space's segment files (memcli.index.vectors.vectors.ViewVectors);
 `top` over plain arrays (one matrix) is the same ranking, kept for measurements.
 """
 
@@ -111,7 +111,7 @@ def search(vecs, query, k: int, allowed=None) -> list[tuple[int, float]]:
     `top`, with the Hamming stage above RESCORE chunks."""
     import numpy as np
 
-    from memcli.index.vecseg import passage_index
+    from memcli.index.vectors.vecseg import passage_index
 
     q = np.asarray(query, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(q))

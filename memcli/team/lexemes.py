@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from memcli.index import tokenizer
+from memcli.index.keyword import tokenizer
 
 MAX_LEXEME_BYTES = 2046  # PostgreSQL refuses longer lexemes
 MAX_POSITIONS = 256

@@ -14,7 +14,8 @@ import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
 
-from memcli.index import sync, tokenizer
+from memcli.index import sync
+from memcli.index.keyword import tokenizer
 from memcli.team import lexemes
 from memcli.vault.workspace import Workspace
 
@@ -77,7 +78,7 @@ def read(ws: Workspace) -> LocalState | None:
 
 def _vectors(ws: Workspace, snap):
     """(space, vectors, their change time) of the active vector space, or (None, None, 0)."""
-    from memcli.index import vectors
+    from memcli.index.vectors import vectors
 
     space = vectors.active_space(ws.metadata)
     if space is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.team import Target, db, lexemes, schema
 
 SHORTLIST_HNSW = schema.EF_SEARCH
@@ -223,7 +223,7 @@ class View:
             self._meta.append((index[shown], c.start_line, c.end_line, c.crumb))
         self._texts = [c.text for c in found.chunks]
         self.n_docs = found.n
-        from memcli.index import tokenizer
+        from memcli.index.keyword import tokenizer
 
         self._df = {tokenizer.term_hash(term): n for term, n in found.df.items()}
 

@@ -81,7 +81,7 @@ class Search:
     expand_min_similarity: float = 0.5
     expand_weight: float = 0.3  # a neighbour counts weight x similarity of a query word
     expand_vocabulary: int = 50000  # words (most frequent first) given a vector
-    # reverse dictionary (memcli.index.glosses): vault words whose WordNet definition is near the
+    # reverse dictionary (memcli.index.vectors.glosses): vault words whose WordNet definition is near the
     # whole query ("travel to work" -> commute); measured on bench/semantic_set, LoCoMo, pydoc
     define_terms: int = 3  # words taken per query; 0 = off (no definitions are embedded)
     define_min_similarity: float = 0.5

@@ -77,7 +77,7 @@ def test_hybrid_ranking_matches_the_local_index(agent, open_ws, embedder, monkey
 def test_definitions_expand_the_team_search_as_the_local_one(agent, open_ws, embedder, monkeypatch):
     """A query no note covers well, close to WordNet's definition of an invoice (the embedder
     here counts shared words): the defined word joins both searches' keyword terms."""
-    from memcli.index.tokenizer import query_terms
+    from memcli.index.keyword.tokenizer import query_terms
 
     monkeypatch.delenv("MEM_EMBEDDING_BACKEND")
     root = agent("alice", NOTES, memory_isolation=True, embedding=embedder)
@@ -128,7 +128,7 @@ def test_hnsw_index_serves_the_vector_branch(agent, open_ws, embedder, monkeypat
 
 
 def ws_space(ws) -> str:
-    from memcli.index import vectors
+    from memcli.index.vectors import vectors
 
     return vectors.active_space(ws.metadata)["id"]
 

@@ -81,7 +81,7 @@ def test_agent_refs_and_default_agent_id(tmp_path):
 
 
 def test_tsvector_holds_mems_tokens_with_their_frequency():
-    from memcli.index import tokenizer
+    from memcli.index.keyword import tokenizer
     from memcli.team import lexemes
 
     text = "部署流程 部署 handleWebSocketReconnect INV-20931-QX billing billing"

@@ -2,7 +2,7 @@
 
 Every text (the new facts and the statements of the candidate nodes) is embedded once:
 vectors are kept in `mem_metadata/dream/vectors_<space>.npz` (float16, keyed by the text's
-sha256, the request-cache format of memcli.index.vectors), so a run embeds only the texts it
+sha256, the request-cache format of memcli.index.vectors.vectors), so a run embeds only the texts it
 has not seen, in one call. No backend (`embedding_model_config.backend: none`, the local
 extra missing, a remote one unconfigured) or a failing one: dream groups by words alone,
 with the stricter word threshold, and says so.
@@ -41,7 +41,7 @@ def vectors_for(ws: Workspace, texts: list[str], warnings: list[str], *, save: b
         return Meaning(None, "words", why=str(exc))
     if backend is None:
         return Meaning(None, "words", why=space.why_off(ws) or "no embedding backend")
-    from memcli.index import vectors as index_vectors
+    from memcli.index.vectors import vectors as index_vectors
     import numpy as np
 
     dims = int(backend.space["dims"])

@@ -20,7 +20,8 @@ import stat
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from memcli.index import store
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
 from memcli.vault import atomic, dates
 from memcli.vault.dates import DATE_DIR, DAY_PAGE
 from memcli.vault.workspace import Workspace
@@ -140,7 +141,7 @@ def undated(ws: Workspace, days: list[str]) -> list[str]:
 def load_catalog(ws: Workspace, warnings: list[str]) -> dict[str, float]:
     try:
         records = store.read_records(catalog_path(ws))
-    except store.CorruptStore as exc:
+    except CorruptStore as exc:
         # the catalog is derived: starting from empty re-dreams the window, which changes no node twice
         warnings.append(f"{exc}; every input in the window counts as changed")
         return {}

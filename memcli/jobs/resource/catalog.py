@@ -29,7 +29,8 @@ import os
 import re
 from dataclasses import asdict, dataclass
 
-from memcli.index import store
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
 from memcli.vault import dates, frontmatter
 from memcli.vault.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
@@ -87,7 +88,7 @@ def own_path(ws: Workspace):
 def _own_records(ws: Workspace) -> dict[str, dict]:
     try:
         return {r["path"]: r for r in store.read_records(own_path(ws)) if isinstance(r.get("path"), str)}
-    except (store.CorruptStore, OSError):
+    except (CorruptStore, OSError):
         return {}  # only a help: without it, records ReMe rewrote are hashed again
 
 
@@ -96,7 +97,7 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
     out: dict[str, Entry] = {}
     try:
         records = store.read_records(path(ws))
-    except store.CorruptStore as exc:
+    except CorruptStore as exc:
         return {}, f"{exc}; rebuilt from the notes' source_resource links"
     except OSError as exc:
         return {}, f"cannot read the resource catalog ({exc.strerror}); rebuilt from the notes"

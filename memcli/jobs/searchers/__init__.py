@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.retrieval.rank import VectorBranch
 from memcli.vault.workspace import Workspace
 

@@ -1,6 +1,6 @@
 """The local searcher: both branches over this workspace's index (memcli.index).
 
-Keyword: BM25 over the segment index (memcli.index.bm25, through memcli.retrieval.rank.keyword).
+Keyword: BM25 over the segment index (memcli.index.keyword.bm25, through memcli.retrieval.rank.keyword).
 Vector: exact cosine over the chunks' passage vectors (a chunk scores as its best passage),
 with the space's noise floor, measured in the query's own request when no embedding run
 measured it yet. A search embeds the chunks it just synced, within SEARCH_EMBED_SECONDS.
@@ -9,7 +9,7 @@ measured it yet. A search embeds the chunks it just synced, within SEARCH_EMBED_
 from __future__ import annotations
 
 from memcli.errors import ProviderError
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.jobs.searchers import Candidates, Request, query
 from memcli.retrieval import rank
 from memcli.retrieval.rank import VectorBranch
@@ -59,8 +59,8 @@ def _vector_branch(ws: Workspace, snap, req: Request, allowed, warnings: list[st
     --mode vector/hybrid without any backend (query.embedder): a failing provider, changed
     embedding settings or missing vectors degrade the search to keyword-only and say why.
     """
-    from memcli.index import noise as noisemod
-    from memcli.index import vectors
+    from memcli.index.vectors import noise as noisemod
+    from memcli.index.vectors import vectors
     from memcli.providers.embedding import space as embedding
 
     space = vectors.active_space(ws.metadata)
@@ -87,7 +87,7 @@ def _vector_branch(ws: Workspace, snap, req: Request, allowed, warnings: list[st
             warnings.append("chunk vectors do not match the index; run `mem reindex` (results are keyword-only)")
             return NO_VECTORS
         words, vocab = query.expansion_words(ws, space, req.asked) if req.keyword else ([], None)
-        noise = vectors.load_noise(ws.metadata, space)
+        noise = noisemod.load_noise(ws.metadata, space)
         probes = noisemod.missing(noise, req.asked)  # {script: texts}: a floor this query needs, not measured yet
         vecs = query.query_vectors(use.embedder, req.asked, req.voiced,
                                    words + [t for texts in probes.values() for t in texts])
@@ -102,7 +102,7 @@ def _vector_branch(ws: Workspace, snap, req: Request, allowed, warnings: list[st
 
 
 def _scored(ws: Workspace, req: Request, space, matrix, vecs, words, vocab, noise, probes, allowed) -> VectorBranch:
-    from memcli.index import noise as noisemod
+    from memcli.index.vectors import noise as noisemod
     from memcli.retrieval import vector as vecmod
 
     if probes:  # measured from this request's probe vectors, in the order they were sent

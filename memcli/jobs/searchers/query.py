@@ -65,7 +65,7 @@ def expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], 
     """The query words to embed for expansion, and the vault's word vectors (or nothing)."""
     if ws.settings.search.expand_terms <= 0:
         return [], None
-    from memcli.index import terms
+    from memcli.index.vectors import terms
     from memcli.retrieval import expand as expmod
 
     words = expmod.query_words(query)
@@ -87,13 +87,13 @@ def expansion(ws: Workspace, query: str, word_vecs, words: list[str], vocab) -> 
 def definitions(ws: Workspace, space: dict, query: str, query_vec):
     """() -> (term, weight) of the vault's words whose definition is near the query
     (memcli.retrieval.expand.defined), asked only for a query its own words cover weakly: the
-    definitions (memcli.index.glosses) are read only then. None when they are off."""
+    definitions (memcli.index.vectors.glosses) are read only then. None when they are off."""
     cfg = ws.settings.search
     if cfg.define_terms <= 0:
         return None
 
     def ask() -> list[tuple[str, float]]:
-        from memcli.index import glosses
+        from memcli.index.vectors import glosses
         from memcli.retrieval import expand as expmod
 
         return expmod.defined(query, query_vec, glosses.load(ws.metadata, space), cfg.define_terms,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from memcli.errors import ProviderError
-from memcli.index import bm25
+from memcli.index.keyword import bm25
 from memcli.jobs import team as team_job
 from memcli.jobs.searchers import Candidates, Request, query
 from memcli.retrieval import fusion
@@ -84,8 +84,8 @@ def _query_vector(ws: Workspace, req: Request, warnings: list[str]):
 
     The space is the configured backend's: other agents' vectors of it count even when
     this workspace has none yet (so a caller's loaded backend is used even then)."""
-    from memcli.index import noise as noisemod
-    from memcli.index import vectors
+    from memcli.index.vectors import noise as noisemod
+    from memcli.index.vectors import vectors
 
     nothing = (None, None, None, [], None)
     here = vectors.active_space(ws.metadata) is not None or req.embedding is not None
@@ -104,5 +104,5 @@ def _query_vector(ws: Workspace, req: Request, warnings: list[str]):
     if req.keyword:
         expansion = query.expansion(ws, req.asked, vecs[1:], words, vocab)
         defined = query.definitions(ws, backend.space, req.asked, vecs[0])
-    floor = noisemod.floor_for(vectors.load_noise(ws.metadata, backend.space), req.asked)
+    floor = noisemod.floor_for(noisemod.load_noise(ws.metadata, backend.space), req.asked)
     return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined

@@ -13,7 +13,7 @@ chunk's own: most notes need no new embedding when this is switched on.
 
 from __future__ import annotations
 
-from memcli.index.chunker import estimate_tokens
+from memcli.index.notes.chunker import estimate_tokens
 
 def split(text: str, crumb_lines: int, target: int) -> list[str]:
     """The chunk text as passages: each the breadcrumb plus a window of whole body lines.

@@ -14,9 +14,9 @@ from array import array
 from itertools import repeat
 from dataclasses import dataclass, field
 
-from memcli.index import store
-from memcli.index.notes import read_note
-from memcli.index import tokenizer
+from memcli.index.stores import store
+from memcli.index.notes.reader import read_note
+from memcli.index.keyword import tokenizer
 
 PARALLEL_MIN_FILES = 300
 MAX_READ = 64 * 1024 * 1024

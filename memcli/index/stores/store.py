@@ -14,7 +14,7 @@ from json.encoder import encode_basestring as _enc
 from pathlib import Path
 from typing import Iterable
 
-from memcli.errors import JobFailed
+from memcli.errors import CorruptStore
 from memcli.vault import atomic
 
 CHUNK_STORE = "file_store/file_chunks_default_v1.jsonl.zst"
@@ -23,10 +23,6 @@ CATALOG_DIR = "file_catalog"
 ZSTD_LEVEL = 3
 MAX_DECOMPRESSED = 8 << 30
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-
-
-class CorruptStore(JobFailed):
-    pass
 
 
 def chunk_id(path: str, start: int, end: int, text: str) -> str:

@@ -2,7 +2,7 @@
 in batches once the vault is large.
 
 ReMe reads these files (issue 11); mem's searches never do. Each is a run of zstd
-frames per segment (memcli.index.frames). Rewriting one copies every frame it does
+frames per segment (memcli.index.stores.frames). Rewriting one copies every frame it does
 not touch from the previous file and recompresses only frames with a deleted line,
 but that copy still grows with the vault (about 60 MB at 20,000 notes), so a vault
 whose chunk store is over EAGER_BYTES has it rewritten only when BATCH_SHARE of its
@@ -24,7 +24,9 @@ import os
 import time
 from pathlib import Path
 
-from memcli.index import frames, segments, store
+from memcli.errors import CorruptStore
+from memcli.index.stores import frames, store
+from memcli.index.keyword import segments
 from memcli.vault import atomic
 
 STORE_FILES = {"chunks": store.CHUNK_STORE, "graph": store.GRAPH_STORE,
@@ -138,7 +140,7 @@ def stream(parts):
             while pos < end:
                 piece = part.src[pos:min(end, pos + STREAM_PIECE)]
                 if not piece:
-                    raise store.CorruptStore("a store ended before the frames the manifest lists")
+                    raise CorruptStore("a store ended before the frames the manifest lists")
                 yield piece
                 pos += len(piece)
         else:
@@ -164,7 +166,7 @@ def sources(view, maps: Opened, use_stores: bool = True) -> dict:
                                         frozenset(segments.expand(e.get("dead_docs") or [])))
             pos += sum(f[2] for f in table)
         if buf is not None and pos not in (len(buf), 0):
-            raise store.CorruptStore(f"{Path(rel).name} does not match the index manifest")
+            raise CorruptStore(f"{Path(rel).name} does not match the index manifest")
         for seg in view.segments:
             own = (seg.entry.get("own") or {}).get(kind)
             if kind not in out[seg.name] and own is not None:
@@ -181,8 +183,6 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
     the sidecars; returns the new manifest. `chunk_lines`: segment name -> chunk -> store
     line, for segments whose frames are nowhere (a store another tool rewrote). The caller
     holds the index lock."""
-    from memcli.index.commit import rebuilt_lines
-
     maps = Opened()
     try:
         src = sources(view, maps)
@@ -234,7 +234,7 @@ def revector(metadata: Path, view, vectors_by_seg: dict) -> dict:
             if vecs is None:
                 continue
             if "chunks" not in src[seg.name]:
-                raise store.CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
+                raise CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
             buf, off, table, _, was_docs = src[seg.name]["chunks"]
             pairs = frames.lines_of(buf, off, table, was_docs, seg.dead_doc_set, Path(STORE_FILES["chunks"]).name)
             lines = [store.with_vector(ln, vecs.get(j)) for j, ln in pairs]
@@ -261,3 +261,37 @@ def revector(metadata: Path, view, vectors_by_seg: dict) -> dict:
         finally:
             again.close()
     return man
+
+
+def source_lines(part, kind: str) -> list[tuple[int, bytes]]:
+    """(local item, line) of `kind` for the live items of `part` (memcli.index.commit.Part: a
+    merge's input), from its frames, else made anew (rebuilt_lines)."""
+    dead = frozenset(part.dead_docs if kind == "chunks" else part.dead_files)
+    if kind in part.src:
+        buf, off, table, was_files, was_docs = part.src[kind]
+        return frames.lines_of(buf, off, table, was_docs if kind == "chunks" else was_files, dead,
+                               Path(STORE_FILES[kind]).name)
+    return rebuilt_lines(part.snap, dead, kind, part.chunk_lines)
+
+
+def rebuilt_lines(snap, dead, kind: str, chunk_lines: dict | None) -> list[tuple[int, bytes]]:
+    """(local item, line) of `kind` for the live items of segment `snap`, made without its
+    frames: chunk lines from `chunk_lines` (local chunk -> line, read from a store another
+    tool rewrote), graph and catalog lines from the file records."""
+    if kind == "chunks":
+        lines = chunk_lines or {}
+        out = [(j, lines.get(j, b"")) for j in range(snap.n_docs) if j not in dead]
+        if any(not ln for _, ln in out):
+            raise CorruptStore("chunk store lines missing for an index segment")
+        return out
+    out = []
+    for j in range(len(snap.paths)):
+        if j in dead:
+            continue
+        rec = snap.record(j)
+        if kind == "graph":
+            ids = [snap.chunk_id(d) for d in range(rec["first"], rec["first"] + rec["count"])]
+            out.append((j, store.graph_line(rec["path"], rec["mtime"], rec["links"], ids, rec["fm"])))
+        else:
+            out.append((j, store.catalog_line(rec["path"], rec["mtime"])))
+    return out

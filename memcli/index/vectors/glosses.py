@@ -6,7 +6,7 @@ local model does not relate the phrase to the word (it puts "travel to work" nea
 "trip" than "commute", and "The user travels to Osaka…" above the commute note), but a
 dictionary does: WordNet defines a commute as "a regular journey of some distance to and
 from your place of work". So the embedding run also embeds, for each word of the word
-store (memcli.index.terms) that WordNet knows, the word with its definitions
+store (memcli.index.vectors.terms) that WordNet knows, the word with its definitions
 ("commute: a regular journey …; exchange positions …"), and a search compares the query
 with them (memcli.retrieval.expand.defined): the words whose definition says what the
 query asks become keyword terms. Measured on bench/semantic_set, LoCoMo and pydoc
@@ -25,10 +25,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import terms
+from memcli.index.vectors import terms
 from memcli.vault import atomic
 
-DICTIONARY = Path(__file__).resolve().parent / "data" / "glosses.tsv.zst"
+DICTIONARY = Path(__file__).resolve().parents[1] / "data" / "glosses.tsv.zst"  # (memcli/index/data/, package data)
 # regular inflections back to a WordNet lemma, tried in order after the word itself
 # (WordNet's own morphy, without its exception lists: "went" finds no "go")
 SUFFIXES = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),

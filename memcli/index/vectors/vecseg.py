@@ -1,6 +1,6 @@
 """Passage vectors kept per index segment, so their cost follows the change, not the vault.
 
-Each keyword segment (memcli.index.segments) that has vectors in a space has a file
+Each keyword segment (memcli.index.keyword.segments) that has vectors in a space has a file
 beside it, `segments/<segment>.vec-<space>`, covering all of the segment's chunks in
 its order, dead ones included (the view skips those, as it does for postings):
 
@@ -28,7 +28,7 @@ import mmap
 import struct
 from pathlib import Path
 
-from memcli.index.store import CorruptStore
+from memcli.errors import CorruptStore
 from memcli.vault import atomic
 
 MAGIC = b"MEMVSG01"

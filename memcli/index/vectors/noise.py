@@ -1,7 +1,7 @@
 """The noise floor of a vector space: what nonsense reaches against this vault's passages.
 
 A seeded set of nonsense probes is embedded once per space (their vectors are kept in the
-record, memcli.index.vectors.noise_record), so a later run re-measures the floor against
+record, noise_record), so a later run re-measures the floor against
 the current passages without a request. A vector hit must score above the floor.
 
 One floor per script. A model reads nonsense in a script it was not trained on much like
@@ -14,20 +14,99 @@ Cyrillic when a segment's text has them) and in the query's own script when a se
 one not measured yet; a query is held to the floor of its script (`floor_for`). The record
 is the Latin one as before (`floor`, `measured`, ...) plus `scripts`: {script: the same
 fields} and `held`: the scripts found in the vault. Only the Latin floor is capped
-(vectors.FLOOR_CAP): in another script a high floor costs vector-only hits the model cannot
+(FLOOR_CAP): in another script a high floor costs vector-only hits the model cannot
 tell from nonsense, while the keyword branch still finds the real ones by their words.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import re
+from pathlib import Path
 
 from memcli.errors import ProviderError
-from memcli.index import vectors
+from memcli.index.vectors import vectors
+from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 
+# The noise floor of a space: what nonsense reaches against this vault's passages. Each
+# probe (noise_probes) scores its best passage cosine; the floor is the
+# FLOOR_QUANTILE of those (the maximum is one lucky probe, `polka` is a word), and a vector
+# hit must score above it. The Latin floor is never above FLOOR_CAP, so that a space in which
+# nonsense scores high (a test's hash vectors, a model whose cosines all crowd near 1) keeps its
+# hits; the floors of other scripts (below) are not capped.
+NOISE_VERSION = 1  # bump when the probes or the rule change: floors are measured again
+FLOOR_QUANTILE = 0.9
+FLOOR_CAP = 0.5
+
+
+def noise_path(metadata: Path, space: str) -> Path:
+    return metadata / "embedding_store" / f"noise_{space}.json"
+
+
+def load_noise(metadata: Path, space: dict) -> dict | None:
+    """The space's noise record {version, space, floor, measured, passages, probes, vectors},
+    or None when it is missing, damaged or from other probes."""
+    try:
+        data = json.loads(noise_path(metadata, space["id"]).read_text(encoding="utf-8"))
+        ok = (isinstance(data, dict) and data.get("version") == NOISE_VERSION and data.get("space") == space["id"]
+              and isinstance(data.get("floor"), float) and isinstance(data.get("vectors"), str))
+        return data if ok else None
+    except (OSError, ValueError, TypeError, RecursionError):
+        return None
+
+
+def noise_record(space: dict, probe_vecs, vecs: vectors.ViewVectors, old: dict | None = None,
+                 cap: float | None = FLOOR_CAP) -> dict:
+    """Measure the floor of `space` against the embedded passages of `vecs` (none: 0), never
+    above `cap` (None: the measurement itself).
+
+    Each probe's best cosine per segment is a maximum, so a record that kept them
+    (`best`, over the segments it names) is brought up to date from the segments it has
+    not seen; it is measured from scratch once a third of the passages it counted are
+    gone (a maximum cannot forget the deleted ones)."""
+    import numpy as np
+
+    probes = np.asarray(probe_vecs, dtype=np.float32)
+    probes = probes / np.maximum(np.linalg.norm(probes, axis=1, keepdims=True), 1e-12)
+    best = np.full(len(probes), -1.0, dtype=np.float32)
+    seen: set[str] = set()
+    live = vecs.n_rows_embedded()
+    if old and old.get("best") and isinstance(old.get("segments"), list) and \
+            int(old.get("passages", 0)) * 2 <= live * 3:
+        prior = np.frombuffer(base64.b64decode(old["best"]), dtype="<f4")
+        if prior.size == len(probes):
+            best, seen = prior.copy(), set(old["segments"])
+    for name, block in vecs.embedded_blocks(skip=seen):
+        for a in range(0, block.shape[0], 32768):
+            best = np.maximum(best, (np.asarray(block[a:a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
+    found = live and len(best)
+    measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
+    packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
+    return {"version": NOISE_VERSION, "space": space["id"], "floor": measured if cap is None else min(measured, cap),
+            "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
+            "quantile": FLOOR_QUANTILE, "cap": cap, "passages": int(live),
+            "probes": len(probes), "vectors": packed,
+            "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
+            "segments": sorted(vecs.names())}
+
+
+def noise_vectors(record: dict, dims: int):
+    """The probe vectors a noise record keeps (so a later run re-measures without a request)."""
+    import numpy as np
+
+    arr = np.frombuffer(base64.b64decode(record["vectors"]), dtype="<f2")
+    n = int(record.get("probes", 0))
+    return arr.reshape(n, dims).astype(np.float32) if n and arr.size == n * dims else None
+
+
+def save_noise(metadata: Path, record: dict) -> None:
+    atomic.write_text(noise_path(metadata, record["space"]), json.dumps(record, sort_keys=True))
+
+
 # Nonsense the floor is measured with (noise_probes): seeded, so every vault and every
-# run sends the same texts; a new seed or count needs a new vectors.NOISE_VERSION.
+# run sends the same texts; a new seed or count needs a new NOISE_VERSION.
 PROBE_SEED, PROBE_COUNT = 14, 48
 _SYLLABLES = ("ka lo mi tren vor sha qu bel dor nix pra zu ek oth gri mav sel tup wen fa rok "
               "bli und cha ix pol dre sku yo gam").split()
@@ -149,11 +228,11 @@ def record_of(space: dict, probe_vecs: dict, matrix, old: dict | None, held: set
     """The record of `space`: each script of `probe_vecs` measured against `matrix` (from the
     part of `old` it brings up to date), the other scripts `old` has kept as they were; `held`:
     the scripts a scan of the segments `old` had not seen found (None: no scan was made)."""
-    latin = vectors.noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old)
+    latin = noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old)
     scripts = dict((old or {}).get("scripts") or {})
     for script, vecs in probe_vecs.items():
         if script != "latin":
-            entry = vectors.noise_record(space, vecs, matrix, scripts.get(script), cap=None)
+            entry = noise_record(space, vecs, matrix, scripts.get(script), cap=None)
             scripts[script] = {k: v for k, v in entry.items() if k not in ("version", "space")}
     latin["scripts"] = scripts
     latin.pop("held", None)
@@ -169,7 +248,7 @@ def keep(ws: Workspace, space: dict, old: dict | None, probe_vecs: dict, matrix)
     read-only workspace measures them again next time)."""
     record = record_of(space, probe_vecs, matrix, old)
     try:
-        vectors.save_noise(ws.metadata, record)
+        save_noise(ws.metadata, record)
     except OSError:
         pass
     return record
@@ -180,34 +259,23 @@ def outdated(record: dict | None) -> bool:
     return record is None or "held" not in record
 
 
-def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int = 0) -> dict | None:
-    """Measure and keep the noise floors of `space` against its current matrix: Latin, each
-    script the vault holds and each the record has; the probes are embedded once per space
-    and script. Rewritten only when a floor changed. None when the space has no vectors or
-    the provider failed (the next run or search measures it)."""
-    from memcli.index import sync
-
-    view = sync.open_snapshot(ws)
-    if view is None:
-        return None
-    try:
-        return _measure(ws, space, embed_batch, batch_size, view)
-    finally:
-        view.close()
-
-
-def _measure(ws: Workspace, space: dict, embed_batch, batch_size: int, view) -> dict | None:
+def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int, view) -> dict | None:
+    """Measure and keep the noise floors of `space` against its matrix in `view` (the index as
+    it is now, memcli.index.embed opens it): Latin, each script the vault holds and each the
+    record has; the probes are embedded once per space and script. Rewritten only when a floor
+    changed. None when the space has no vectors or the provider failed (the next run or search
+    measures it)."""
     import numpy as np
 
     matrix = vectors.open_vectors(view, space, ws.settings.chunking.passage_tokens)
     if matrix is None or not matrix.usable:
         return None
-    old = vectors.load_noise(ws.metadata, space)
+    old = load_noise(ws.metadata, space)
     held = held_scripts(matrix, skip=set(old.get("segments", ())) if old and "held" in old else ())
     probe_vecs, texts = {}, []
     for script in ["latin", *sorted(held | set((old or {}).get("scripts") or {}) | set((old or {}).get("held", ())))]:
         entry = _entry(old, script) if old else None
-        kept = vectors.noise_vectors(entry, int(space["dims"])) if entry else None
+        kept = noise_vectors(entry, int(space["dims"])) if entry else None
         if kept is None:
             texts += [(script, t) for t in noise_probes(script)]
         else:
@@ -222,7 +290,7 @@ def _measure(ws: Workspace, space: dict, embed_batch, batch_size: int, view) -> 
             probe_vecs[script] = rows[[i for i, (s, _) in enumerate(texts) if s == script]]
     record = record_of(space, probe_vecs, matrix, old, held)
     if old is None or _summary(old) != _summary(record):
-        vectors.save_noise(ws.metadata, record)
+        save_noise(ws.metadata, record)
     return record
 
 

@@ -26,8 +26,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from memcli.index import store
-from memcli.index.segments import expand
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
+from memcli.index.keyword.segments import expand
 from memcli.vault import atomic
 
 # letters only (no digits, no underscore), three or more, outside the CJK blocks,
@@ -39,7 +40,7 @@ MAGIC = b"MEMTERM1"
 
 def words_of(text: str) -> list[str]:
     """The candidate words of a text, lowercased, without stopwords."""
-    from memcli.index.tokenizer import STOPWORDS
+    from memcli.index.keyword.tokenizer import STOPWORDS
 
     return [w for w in _WORD.findall(text.lower()) if len(w) <= MAX_WORD_CHARS and w not in STOPWORDS]
 
@@ -69,7 +70,7 @@ def load(metadata: Path, space: dict | None):
 
 def read(path: Path, space: dict):
     """(words, vectors, source) of a file in this format (the word store, or the definitions'
-    of memcli.index.glosses), or None when missing, damaged or of another shape than `space`."""
+    of memcli.index.vectors.glosses), or None when missing, damaged or of another shape than `space`."""
     import numpy as np
 
     try:
@@ -131,7 +132,7 @@ def _words_file(seg, suffix: str) -> Path:
 def _counts(seg, docs) -> Counter:
     """Word counts over chunks `docs` of the segment, read through a map of its own, closed
     after: the texts' pages then leave this process (a 20,000-note vault has 170 MB of them)."""
-    from memcli.index import snapshot
+    from memcli.index.keyword import snapshot
 
     df: Counter = Counter()
     own = snapshot.Snapshot(seg.snap.path)
@@ -147,7 +148,7 @@ def _load_counts(path: Path) -> tuple[dict, Counter] | None:
     try:
         data = json.loads(store.decompress(path.read_bytes(), path.name))
         return data["meta"], Counter(data["df"])
-    except (OSError, ValueError, KeyError, TypeError, store.CorruptStore):
+    except (OSError, ValueError, KeyError, TypeError, CorruptStore):
         return None
 
 

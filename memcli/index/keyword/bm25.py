@@ -1,5 +1,5 @@
 """Okapi BM25 (k1 1.5, b 0.75, ReMe's idf): the scoring of a query over the postings of
-the index's segments (memcli.index.segments.View), counting live chunks only.
+the index's segments (memcli.index.keyword.segments.View), counting live chunks only.
 
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)); query terms de-duplicated; only
 positive scores. Pure Python over memoryviews when the query's postings are few
@@ -13,7 +13,7 @@ import heapq
 import math
 from typing import Callable, NamedTuple
 
-from memcli.index import tokenizer
+from memcli.index.keyword import tokenizer
 
 
 K1, B = 1.5, 0.75

@@ -2,7 +2,7 @@
 
 The list of segments in use is the manifest (`keyword_index/bm25_default_<tokenizer>_
 <fingerprint>_v1.segments.json`), written atomically: it is the commit point of an
-update. Each entry names a segment file (memcli.index.snapshot) and what of it is
+update. Each entry names a segment file (memcli.index.keyword.snapshot) and what of it is
 no longer current: the files an update re-indexed or deleted (`dead_files`) and
 their chunks (`dead_docs`, as [first, count] runs). An update writes its fresh files
 as a new segment and a new manifest; merges (memcli.index.merge) replace adjacent
@@ -12,7 +12,7 @@ segments however many updates or merges run beside it.
 
 The segments read as one index (View): chunks are numbered densely, segment after
 segment, skipping dead ones, and files the same way; that numbering is the order
-of the chunk store's lines (vectors are kept per segment: memcli.index.vecseg). BM25 statistics (chunk
+of the chunk store's lines (vectors are kept per segment: memcli.index.vectors.vecseg). BM25 statistics (chunk
 count, average length, document frequencies) count live chunks only, so scores are
 the ones a full rebuild gives.
 """
@@ -23,12 +23,12 @@ import json
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
-from memcli.index import snapshot as snapmod
-from memcli.index.store import CorruptStore
+from memcli.index.keyword import snapshot as snapmod
+from memcli.errors import CorruptStore
 
 FORMAT = 1
 FOLDER = "segments"
-STORES = ("chunks", "graph", "catalog")  # the framed stores (memcli.index.frames), by what a frame holds
+STORES = ("chunks", "graph", "catalog")  # the framed stores (memcli.index.stores.frames), by what a frame holds
 
 
 def expand(runs) -> list[int]:
@@ -230,7 +230,7 @@ class View:
         return target + ".md" if self.file_index(target + ".md") is not None else None
 
     def _inlinks(self, path: str) -> list[list]:
-        from memcli.index.tokenizer import term_hash
+        from memcli.index.keyword.tokenizer import term_hash
 
         targets = [path]
         if path.endswith(".md") and self.file_index(path[:-3]) is None:

@@ -8,7 +8,7 @@ re-indexed or deleted, and appends the frames of its new segment: the store stay
 complete and correct for ReMe, and the update costs a file copy, not a recompression
 of the vault.
 
-A frame is listed in the manifest (memcli.index.segments) as [lo, hi, bytes, lines]:
+A frame is listed in the manifest (memcli.index.keyword.segments) as [lo, hi, bytes, lines]:
 it holds the lines of the segment's items (chunks or files) lo..hi-1 that were live
 when it was written, in order.
 """
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memcli.index import store
+from memcli.errors import CorruptStore
+from memcli.index.stores import store
 
 
 class Span(NamedTuple):
-    """Bytes off..off+n of a source (memcli.index.mirror.Source), copied when written."""
+    """Bytes off..off+n of a source (memcli.index.stores.mirror.Source), copied when written."""
     src: object
     off: int
     n: int
@@ -50,7 +51,7 @@ def _frame_lines(buf, off: int, frame: list[int], name: str) -> list[bytes]:
     data = store.decompress(buf[off:off + frame[2]], name)
     lines = data.split(b"\n")[:-1] if data.endswith(b"\n") else None
     if lines is None or len(lines) != frame[3]:
-        raise store.CorruptStore(f"{name} does not match the index manifest")
+        raise CorruptStore(f"{name} does not match the index manifest")
     return lines
 
 

@@ -1,9 +1,9 @@
-"""Chunk vectors: the active space, the request cache, the noise floor, and the view of a
-space's per-segment vector files (memcli.index.vecseg) as one.
+"""Chunk vectors: the active space, the request cache, and the view of a space's
+per-segment vector files (memcli.index.vectors.vecseg) as one.
 
 The chunk store keeps one vector per chunk as `_embedding_f16_b64` (ReMe's format),
 but a cold search must not decode base64 for every chunk, and the vector branch
-scores each chunk by its best passage (memcli.index.passages). So the passage rows
+scores each chunk by its best passage (memcli.index.vectors.passages). So the passage rows
 live beside the index segments, one file per segment and space, memory-mapped by a
 search (ViewVectors reads them in the view's chunk numbering). A file cut into
 passages of another size than the config's is not used (its chunks count as without
@@ -23,7 +23,7 @@ import json
 import struct
 from pathlib import Path
 
-from memcli.index.store import CorruptStore
+from memcli.errors import CorruptStore
 from memcli.vault import atomic
 
 
@@ -100,81 +100,6 @@ def set_active_space(metadata: Path, space: dict | None) -> None:
         atomic.write_text(space_file(metadata), json.dumps(space, sort_keys=True))
 
 
-# The noise floor of a space: what nonsense reaches against this vault's passages. Each
-# probe (memcli.index.embed.noise_probes) scores its best passage cosine; the floor is the
-# FLOOR_QUANTILE of those (the maximum is one lucky probe, `polka` is a word), and a vector
-# hit must score above it. The Latin floor is never above FLOOR_CAP, so that a space in which
-# nonsense scores high (a test's hash vectors, a model whose cosines all crowd near 1) keeps its
-# hits; the floors of other scripts (memcli.index.noise) are not capped.
-NOISE_VERSION = 1  # bump when the probes or the rule change: floors are measured again
-FLOOR_QUANTILE = 0.9
-FLOOR_CAP = 0.5
-
-
-def noise_path(metadata: Path, space: str) -> Path:
-    return metadata / "embedding_store" / f"noise_{space}.json"
-
-
-def load_noise(metadata: Path, space: dict) -> dict | None:
-    """The space's noise record {version, space, floor, measured, passages, probes, vectors},
-    or None when it is missing, damaged or from other probes."""
-    try:
-        data = json.loads(noise_path(metadata, space["id"]).read_text(encoding="utf-8"))
-        ok = (isinstance(data, dict) and data.get("version") == NOISE_VERSION and data.get("space") == space["id"]
-              and isinstance(data.get("floor"), float) and isinstance(data.get("vectors"), str))
-        return data if ok else None
-    except (OSError, ValueError, TypeError, RecursionError):
-        return None
-
-
-def noise_record(space: dict, probe_vecs, vecs: ViewVectors, old: dict | None = None,
-                 cap: float | None = FLOOR_CAP) -> dict:
-    """Measure the floor of `space` against the embedded passages of `vecs` (none: 0), never
-    above `cap` (None: the measurement itself).
-
-    Each probe's best cosine per segment is a maximum, so a record that kept them
-    (`best`, over the segments it names) is brought up to date from the segments it has
-    not seen; it is measured from scratch once a third of the passages it counted are
-    gone (a maximum cannot forget the deleted ones)."""
-    import numpy as np
-
-    probes = np.asarray(probe_vecs, dtype=np.float32)
-    probes = probes / np.maximum(np.linalg.norm(probes, axis=1, keepdims=True), 1e-12)
-    best = np.full(len(probes), -1.0, dtype=np.float32)
-    seen: set[str] = set()
-    live = vecs.n_rows_embedded()
-    if old and old.get("best") and isinstance(old.get("segments"), list) and \
-            int(old.get("passages", 0)) * 2 <= live * 3:
-        prior = np.frombuffer(base64.b64decode(old["best"]), dtype="<f4")
-        if prior.size == len(probes):
-            best, seen = prior.copy(), set(old["segments"])
-    for name, block in vecs.embedded_blocks(skip=seen):
-        for a in range(0, block.shape[0], 32768):
-            best = np.maximum(best, (np.asarray(block[a:a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
-    found = live and len(best)
-    measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
-    packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
-    return {"version": NOISE_VERSION, "space": space["id"], "floor": measured if cap is None else min(measured, cap),
-            "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
-            "quantile": FLOOR_QUANTILE, "cap": cap, "passages": int(live),
-            "probes": len(probes), "vectors": packed,
-            "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
-            "segments": sorted(vecs.names())}
-
-
-def noise_vectors(record: dict, dims: int):
-    """The probe vectors a noise record keeps (so a later run re-measures without a request)."""
-    import numpy as np
-
-    arr = np.frombuffer(base64.b64decode(record["vectors"]), dtype="<f2")
-    n = int(record.get("probes", 0))
-    return arr.reshape(n, dims).astype(np.float32) if n and arr.size == n * dims else None
-
-
-def save_noise(metadata: Path, record: dict) -> None:
-    atomic.write_text(noise_path(metadata, record["space"]), json.dumps(record, sort_keys=True))
-
-
 def open_vectors(view, space: dict | None, passage_tokens: int) -> ViewVectors | None:
     """The vectors of `space` for the view's segments, or None without a space."""
     if not space or view is None:
@@ -183,12 +108,13 @@ def open_vectors(view, space: dict | None, passage_tokens: int) -> ViewVectors |
 
 
 class ViewVectors:
-    """A space's segment vector files (memcli.index.vecseg) read as one, in the view's dense
+    """A space's segment vector files (memcli.index.vectors.vecseg) read as one, in the view's dense
     chunk numbering. A segment whose file is missing, damaged or cut into passages of
     another size counts as chunks without vectors; `problems` says which were damaged."""
 
     def __init__(self, view, space: dict, passage_tokens: int):
-        from memcli.index import segments, vecseg
+        from memcli.index.keyword import segments
+        from memcli.index.vectors import vecseg
 
         self.view, self.space, self.dims = view, space, int(space["dims"])
         self.passage_tokens = passage_tokens
@@ -279,7 +205,7 @@ class ViewVectors:
     def embedded_blocks(self, skip=()):
         """(segment name, passage rows of its live embedded chunks) of each usable file not in
         `skip`."""
-        from memcli.index import vecseg
+        from memcli.index.vectors import vecseg
 
         for seg, vs in self.parts:
             if vs is None or seg.name in skip:
@@ -310,8 +236,8 @@ def store_vectors(metadata: Path, space: dict, passage_tokens: int) -> dict:
     """text key -> vector from the chunk store lines of `space`, for chunks whose text is
     surely one passage now (for those the store's chunk vector is the passage's). Used
     where no segment vectors fit (an index rebuilt from scratch, an older version's)."""
-    from memcli.index import store
-    from memcli.index.passages import surely_single
+    from memcli.index.stores import store
+    from memcli.index.vectors.passages import surely_single
 
     try:
         lines = store.read_raw_lines(metadata / store.CHUNK_STORE)

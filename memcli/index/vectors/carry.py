@@ -1,7 +1,7 @@
 """Carry the active space's passage vectors over an index update (called by the commit).
 
 Kept chunks keep their rows: their segments, and so their vector files
-(memcli.index.vecseg), do not change. A fresh segment gets a file of its own, each
+(memcli.index.vectors.vecseg), do not change. A fresh segment gets a file of its own, each
 passage vector taken from an equal passage text seen before, so re-chunking after an
 edit does not call the embedding provider for what did not change:
   * the old vectors, looking only at the old chunks of the same files (an edit moves
@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memcli.index import passages, segments, store, vecseg, vectors
+from memcli.errors import CorruptStore
+from memcli.index.vectors import passages, vecseg, vectors
+from memcli.index.keyword import segments
+from memcli.index.stores import store
 
 
 class Carrier:
@@ -123,7 +126,7 @@ def _merge_space(folder: Path, members: list, segment: str, space_id: str) -> No
                 try:
                     vs = vecseg.VecSeg(path)
                     opened.append(vs)
-                except store.CorruptStore:
+                except CorruptStore:
                     vs = None
             if vs is not None and header is None:
                 header = dict(vs.header)
@@ -177,7 +180,7 @@ def previous_passages(manifest: Path, space: dict, passage_tokens: int) -> dict:
     one a full rebuild replaces), or {} when it has none that fit."""
     try:
         view = segments.open_view(manifest)
-    except (store.CorruptStore, OSError):
+    except (CorruptStore, OSError):
         return {}
     if view is None:
         return {}

@@ -63,7 +63,7 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
 
 
 def add_fresh(asm: Assembly, rel: str, parsed, st: tuple[int, int]) -> None:
-    """Append one re-parsed file (memcli.index.parse result, its (mtime_ns, size) `st`)
+    """Append one re-parsed file (memcli.index.notes.parse result, its (mtime_ns, size) `st`)
     after what is there. Its arrays
     stay array.array (postings with their chunk offset) until postings() and documents()
     join them: a small update then never imports numpy."""

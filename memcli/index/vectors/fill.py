@@ -3,7 +3,8 @@ the file (the parts of an embedding run, memcli.index.embed, that work on one se
 
 from __future__ import annotations
 
-from memcli.index import passages, store, vecseg, vectors
+from memcli.errors import CorruptStore
+from memcli.index.vectors import passages, vecseg, vectors
 
 
 class Keys:
@@ -74,7 +75,7 @@ def store_vectors(metadata, view, vecs, complete_only: bool = False) -> bool:
     only segments all of whose live chunks have vectors (a long run does this as it goes, so
     its end does not rewrite every segment's lines at once). False when the stores lost
     track of a segment (the next sync rebuilds them)."""
-    from memcli.index import mirror
+    from memcli.index.stores import mirror
 
     todo = {}
     for seg, vs in vecs.parts:
@@ -88,7 +89,7 @@ def store_vectors(metadata, view, vecs, complete_only: bool = False) -> bool:
         return True
     try:
         mirror.revector(metadata, view, todo)
-    except store.CorruptStore:
+    except CorruptStore:
         return False
     for seg, vs in vecs.parts:
         if vs is not None and seg.name in todo:

@@ -1,5 +1,5 @@
 """One index segment: an immutable, memory-mappable file holding what a search reads of
-some of the vault's files (memcli.index.segments lists the segments in use).
+some of the vault's files (memcli.index.keyword.segments lists the segments in use).
 
 A cold `mem search` must answer in well under 0.15 s, so it cannot decompress and
 parse the chunk store. A segment keeps, in fixed-width little-endian arrays, the
@@ -24,7 +24,7 @@ import struct
 from bisect import bisect_left
 from pathlib import Path
 
-from memcli.index.store import CorruptStore
+from memcli.errors import CorruptStore
 
 MAGIC = b"MEMSNAP1"
 VERSION = 5
@@ -171,7 +171,7 @@ class Snapshot:
 
     def find(self, path: str) -> int | None:
         """The file number of `path` in this segment, or None."""
-        from memcli.index.tokenizer import term_hash
+        from memcli.index.keyword.tokenizer import term_hash
 
         keys, idx = self._sec["path_hash"], self._sec["path_file"]
         h = term_hash(path)
@@ -234,11 +234,11 @@ class Snapshot:
 
 def file_sections(files: list[dict]) -> dict:
     """A segment's file table: NUL-joined paths, (mtime_ns, size) pairs, one JSON record each,
-    and its links by target hash (memcli.index.segments resolves them to inlinks)."""
+    and its links by target hash (memcli.index.keyword.segments resolves them to inlinks)."""
     from array import array
     from itertools import accumulate
 
-    from memcli.index.tokenizer import term_hash
+    from memcli.index.keyword.tokenizer import term_hash
 
     skip = ("path", "mtime_ns", "size", "in")
     recs = [json.dumps({k: v for k, v in f.items() if k not in skip},

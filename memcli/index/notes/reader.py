@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from memcli.vault import wikilinks as linkmod
-from memcli.index.chunker import Chunk, chunk_lines
+from memcli.index.notes.chunker import Chunk, chunk_lines
 from memcli.vault import frontmatter
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
