@@ -14,6 +14,10 @@ written from the members' (memcli.index.vectors.carry).
 
 from __future__ import annotations
 
+from memcli.index.keyword import assemble
+from memcli.index.stores.mirror import source_lines
+from memcli.index.vectors import vecseg
+
 SEGMENT_DOCS = 8_192  # chunks a full build puts in one segment (~1,200 notes); merges stop there
 MAX_SMALL = 8
 DEAD_SHARE = 0.25
@@ -54,10 +58,6 @@ def apply(commit, parts: list) -> list:
 
 def merged(commit, members: list):
     """One new segment holding the live files of `members`, in their order."""
-    from memcli.index.keyword import assemble
-    from memcli.index.stores.mirror import source_lines
-    from memcli.index.vectors import vecseg
-
     asm = assemble.Assembly()
     for part in members:
         recs = [part.snap.record(j) for j in range(len(part.snap.paths)) if j not in part.dead_files]
