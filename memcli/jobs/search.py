@@ -1,7 +1,7 @@
-"""Search job: checks the request, asks a searcher (memcli.jobs.searchers: the team's shared
-index when team memory is on, else or when it cannot answer the local index) for the
-candidates of the keyword (BM25) and vector branches, hands them to memcli.retrieval.rank
-for the order, and adds link expansion."""
+"""Search job: checks the request once, asks the searchers for the candidates of the keyword
+(BM25) and vector branches (memcli.jobs.searchers: the team's shared index first when team
+memory is on, then the local index), hands them to memcli.retrieval.rank for the order, and
+adds link expansion."""
 
 from __future__ import annotations
 
@@ -127,9 +127,10 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
 def _searchers(ws: Workspace, local) -> list[searchers.Searcher]:
     """The searchers to ask, in order: the team's shared index when team memory is on
     (PostgreSQL ranks; the local index answers when it cannot), then the local index."""
-    found: list[searchers.Searcher] = []
     if ws.settings.shared.enabled:
-        from memcli.jobs.searchers import team  # psycopg and the SQL load only with team memory on
+        from memcli.jobs.searchers import team  # memcli.team loads only with team memory on
 
-        found += [s for s in [team.searcher(ws)] if s is not None]
-    return [*found, Local(local)]
+        shared = team.searcher(ws)
+        if shared is not None:
+            return [shared, Local(local)]
+    return [Local(local)]
