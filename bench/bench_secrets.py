@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Precision and recall of memcli.vault.redact on a labelled corpus: one JSON document on stdout.
+"""Precision and recall of memcli.secrets.redact on a labelled corpus: one JSON document on stdout.
 
     python bench/bench_secrets.py                  # score tests/data/secrets/*.jsonl, each set on its own
     python bench/bench_secrets.py --details        # also every replacement of every record
@@ -718,7 +718,7 @@ Sentry event {h32} in project acme-web
 
 # ---------------------------------------------------------------- context families
 # Added with the rules for command lines, config files, connection strings, Terraform,
-# Markdown tables and prose forms (memcli/vault/secret_rules.py), drawn from a second seeded
+# Markdown tables and prose forms (memcli/secrets/rules.py), drawn from a second seeded
 # generator after everything above so that the earlier records stay as they were. Besides {s}
 # and {id}: {sh} a password a shell takes unquoted (letters and digits), {tok} an opaque token,
 # {keydata} a base64 PEM private key (kubeconfig client-key-data), {phrase} a passphrase with
@@ -1074,7 +1074,7 @@ def load_redact():
         sys.path.pop(0)  # bench/ first on the path would shadow the stdlib `secrets` module
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    return importlib.import_module("memcli.vault.redact")
+    return importlib.import_module("memcli.secrets.redact")
 
 
 def report(corpus: Path, details: bool) -> dict:

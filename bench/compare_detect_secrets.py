@@ -124,7 +124,7 @@ def _ms_per_mib(detector, text: str, runs: int) -> float:
 def main() -> int:
     bench = _bench()
     sys.path.insert(0, str(REPO))
-    from memcli.vault.redact import Redactor
+    from memcli.secrets.redact import Redactor
 
     sets = {"generated": (bench.load_jsonl(CORPUS / "positives.jsonl"), bench.load_jsonl(CORPUS / "negatives.jsonl"))}
     for path in [CORPUS / "sentences.jsonl", *sorted(CORPUS.glob("heldout*.jsonl"))]:

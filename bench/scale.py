@@ -118,7 +118,7 @@ def measure_mem(src: Path, scratch: Path, queries: list[str], mem: list[str]) ->
 
 def measure_watched(copy: Path, queries: list[str], base: list[str], env: dict) -> dict:
     """The same update and searches while `mem watch` runs: its change journal answers
-    which files changed (memcli.vault.journal), so nothing stats every file. Each edit is
+    which files changed (memcli.watch.journal), so nothing stats every file. Each edit is
     followed by the reindex at once, then a pause for the watcher's own debounced batch."""
     watcher = subprocess.Popen(base + ["watch"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)

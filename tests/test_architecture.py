@@ -1,9 +1,9 @@
 """The package's shape (DESIGN.md §8) and start-up cost, checked structurally.
 
 Only the CLI layer may import typer or rich; imports flow cli → jobs →
-(extraction, retrieval, index, providers) → vault, with no circle between parts or
-between modules (imports inside functions count); and the commands agents call
-in loops must not pay for heavy imports they do not use.
+(extraction, retrieval, index, providers) → vault → (config → secrets, watch), with no
+circle between parts or between modules (imports inside functions count); and the
+commands agents call in loops must not pay for heavy imports they do not use.
 """
 
 from __future__ import annotations
@@ -19,16 +19,27 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "memcli"
 
 # subpackage -> memcli subpackages/modules it must never import (docs/architecture.md):
-# cli -> (jobs, mcp) -> (extraction, retrieval, index, providers) -> vault; retrieval reads
-# the index, never the reverse; extraction decides from text alone (no index, no search)
+# cli -> (jobs, mcp) -> (extraction, retrieval, index, providers) -> the bottom layer; retrieval
+# reads the index, never the reverse (nor does it look at files changing: the index does);
+# extraction decides from text alone (no index, no search, no file watch); a provider is
+# handed text and its settings
 FORBIDDEN = {
     "index": {"cli", "jobs", "mcp", "retrieval", "extraction", "providers"},
-    "retrieval": {"cli", "jobs", "mcp", "extraction"},
-    "providers": {"cli", "jobs", "mcp", "index", "retrieval", "extraction"},
-    "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers"},
+    "retrieval": {"cli", "jobs", "mcp", "extraction", "watch"},
+    "providers": {"cli", "jobs", "mcp", "index", "retrieval", "extraction", "watch"},
+    "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers", "watch"},
     "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
     "team": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
+}
+# the bottom layer -> the only memcli parts it may import besides itself and errors (no cycle:
+# vault opens its settings with config and lists its files with watch's walk; config masks
+# and checks secrets with secrets; secrets and watch build on nothing of memcli)
+BOTTOM = {
+    "vault": {"config", "watch"},
+    "config": {"secrets"},
+    "secrets": set(),
+    "watch": set(),
 }
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
@@ -94,16 +105,25 @@ def test_only_the_cli_imports_typer_or_rich(path):
 def test_imports_flow_one_way(path):
     own = subpackage(module_name(path))
     targets = [(line, mod, subpackage(mod)) for line, mod in imports(path) if mod.split(".")[0] == "memcli"]
-    if own == "vault":
-        bad = [(line, mod) for line, mod, sub in targets if sub not in (None, "vault", "errors")]
+    if own in BOTTOM:
+        bad = [(line, mod) for line, mod, sub in targets if sub not in (None, own, "errors", *BOTTOM[own])]
     else:
         bad = [(line, mod) for line, mod, sub in targets if sub in FORBIDDEN.get(own, set())]
-    assert not bad, f"{path.relative_to(REPO)} imports against DESIGN.md §8 (cli → jobs → core → vault): {bad}"
+    assert not bad, f"{path.relative_to(REPO)} imports against the layers (FORBIDDEN, BOTTOM): {bad}"
+
+
+@pytest.mark.parametrize("part", sorted(BOTTOM))
+def test_each_bottom_package_says_what_it_may_import(part):
+    """Its __init__ docstring is the map a newcomer reads: it names every part BOTTOM lets it import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / part / "__init__.py").read_text(encoding="utf-8"))) or ""
+    assert len(doc.split()) > 30, f"memcli/{part}/__init__.py: say what lives here and what it may import"
+    missing = [other for other in BOTTOM[part] if f"memcli.{other}" not in doc]
+    assert not missing, f"memcli/{part}/__init__.py does not name what it may import: {missing}"
 
 
 # memcli/index/'s families (docs/architecture.md): each imports only the ones after it, and none
 # imports the index's top level (sync, commit, embed, ...), the orchestration that uses them
-INDEX_FAMILIES = ("vectors", "notes", "stores", "keyword")
+INDEX_FAMILIES = ("currency", "vectors", "notes", "stores", "keyword")
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "index").glob("*/*.py")),
@@ -204,11 +224,6 @@ def test_modules_and_functions_stay_small(path):
 # reason: (importer, imported) -> why. None is needed today; an entry must name a real
 # function-level import (test_circle_exceptions_are_real).
 CIRCLE_EXCEPTIONS: dict[tuple[str, str], str] = {}
-# Circles being removed while this list exists (the OpenClaw reader is being reorganised):
-# not exceptions, to be emptied when that work lands.
-PENDING: dict[tuple[str, str], str] = {
-    ("memcli.vault.openclaw", "memcli.vault.openclaw_map"): "vault openclaw <-> openclaw_map",
-}
 MODULES = {module_name(p) for p in SOURCES}
 
 
@@ -326,7 +341,7 @@ def test_no_import_circle_between_modules():
     graph = module_graph()
     assert "memcli.retrieval.rank" in graph["memcli.jobs.search"]  # the probe sees real edges
     assert graph["memcli.cli.health"]["memcli.jobs.health"][1]  # ...and imports inside functions
-    for a, b in [*CIRCLE_EXCEPTIONS, *PENDING]:
+    for a, b in CIRCLE_EXCEPTIONS:
         graph.get(a, {}).pop(b, None)
     found = circles(graph)
     assert not found, "import circles between memcli modules (imports inside functions count):\n" + \

@@ -202,13 +202,13 @@ def test_init_shows_every_default_as_mem_uses_it(run_mem, tmp_path):
 
 
 def test_init_writes_the_defaults_of_the_settings():
-    """Generated from memcli.vault.config.DEFAULTS: a changed default shows in the file."""
+    """Generated from memcli.config.layers.DEFAULTS: a changed default shows in the file."""
     import copy
 
     import yaml
 
     from memcli.jobs import init
-    from memcli.vault.config import DEFAULTS
+    from memcli.config.layers import DEFAULTS
 
     changed = copy.deepcopy(DEFAULTS)
     changed["search"]["fusion"], changed["dream_cron"], changed["timezone"] = "rrf", "5 4 * * *", "Asia/Tokyo"

@@ -1,4 +1,4 @@
-"""Subject keys (memcli.index.subjects) and the relations built from them (memcli.index.currency).
+"""Subject keys (memcli.index.currency.subjects) and the relations built from them (memcli.index.currency).
 
 Pure functions: which subject and value a statement sets, when two statements name the same
 subject, when a newer one changes the value (a supersession) or restates it (not one), and
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.index import currency, kinds, subjects
+from memcli.index.currency import kinds, subjects
+from memcli.index.currency.relate import relate
+from memcli.index.currency.statements import items, statements
 
 
 @pytest.mark.parametrize("sentence, key, value", [
@@ -87,12 +89,12 @@ def _files(*notes):
     """claims.json's `files` for notes given as (path, date, [statement, ...])."""
     out = {}
     for n, (path, date, lines) in enumerate(notes):
-        out[path] = {"stat": [n, 1], "date": date, "statements": currency.items(list(enumerate(lines, 1)))}
+        out[path] = {"stat": [n, 1], "date": date, "statements": items(list(enumerate(lines, 1)))}
     return out
 
 
 def test_a_chain_of_values_points_every_old_one_at_the_current():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-05/a.md", "2026-03-05", ["The user's half-marathon goal is 1:55."]),
         ("memory/2026-03-21/b.md", "2026-03-21", ["User: I'm changing my goal to 1:52 then."]),
         ("memory/2026-04-19/c.md", "2026-04-19", ["The user's half-marathon goal is now 1:58."]),
@@ -107,7 +109,7 @@ def test_a_chain_of_values_points_every_old_one_at_the_current():
 def test_a_new_value_supersedes_every_restatement_of_the_old_one():
     """Restatements of one value follow the first (one comparison each, not one per earlier
     restatement); the next value still supersedes all of them."""
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["The user's editor is Helix."] * 3),
         ("memory/2026-03-12/b.md", "2026-03-12", ["The user's editor is Helix."]),
         ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
@@ -118,7 +120,7 @@ def test_a_new_value_supersedes_every_restatement_of_the_old_one():
 
 
 def test_a_restatement_of_the_same_value_supersedes_nothing():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
         ("memory/2026-03-12/b.md", "2026-03-12", ["ok, pool stays 20 for now."]),
         ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
@@ -128,7 +130,7 @@ def test_a_restatement_of_the_same_value_supersedes_nothing():
 
 
 def test_a_decoy_sharing_a_word_is_not_superseded():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
         ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
         ("memory/2026-04-26/c.md", "2026-04-26", ["The user's swimming pool is 50m long."]),
@@ -138,7 +140,7 @@ def test_a_decoy_sharing_a_word_is_not_superseded():
 
 
 def test_a_bare_word_matching_two_different_subjects_supersedes_neither():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
         ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
         ("memory/2026-03-30/c.md", "2026-03-30", ["we raised the pool to 50 this morning"]),
@@ -147,7 +149,7 @@ def test_a_bare_word_matching_two_different_subjects_supersedes_neither():
 
 
 def test_naming_the_old_value_supersedes_an_older_mention_of_it():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-02/a.md", "2026-03-02", ["quick question before standup at 9:30."]),
         ("memory/2026-04-08/b.md", "2026-04-08", ["standup is now at 10:15 instead of 9:30."]),
     ))
@@ -157,7 +159,7 @@ def test_naming_the_old_value_supersedes_an_older_mention_of_it():
 def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list():
     text = ("---\nname: x\n---\n# Title\n\n## Facts\n- The user's editor is Zed. It is fast.\n"
             "<!-- notes:auto -->\n- [[memory/2026-03-02/a.md]] name: a\n<!-- /notes:auto -->\n")
-    assert currency.statements(text) == [(7, "The user's editor is Zed."), (7, "It is fast.")]
+    assert statements(text) == [(7, "The user's editor is Zed."), (7, "It is fast.")]
 
 
 @pytest.mark.parametrize("sentence, thing", [
@@ -180,7 +182,7 @@ def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
                                                   "my knees have been a bit achy"]),
         ("memory/2026-04-23/b.md", "2026-04-23", ["the pegasus are retired, 750km on them"]),
     )
-    rel = currency.relate(files)
+    rel = relate(files)
     assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
     assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"
 
@@ -197,7 +199,7 @@ def test_a_clause_with_one_value_is_a_frame_compared_as_a_whole():
 
 
 def test_frames_supersede_only_an_identical_frame():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
         ("memory/2026-03-12/b.md", "2026-03-12", ["its a 25m pool, i do like 1500m"]),
         ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
@@ -206,7 +208,7 @@ def test_frames_supersede_only_an_identical_frame():
 
 
 def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-05/a.md", "2026-03-05", ["i run tue, thu and a long run on sunday."]),
         ("memory/2026-03-25/b.md", "2026-03-25", ["The user's long runs are on Saturdays now."]),
     ))
@@ -217,7 +219,7 @@ def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
 def test_ingest_topic_glosses_are_not_words_of_the_statement():
     """"(about: pegasus, knees)" names the conversation's topics: the pool statement does not
     hold the Pegasus shoes, and the newer pool frame supersedes it."""
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-12/a.md", "2026-03-12", ["Its a 25m pool, the user does like 1500m (about: pegasus, knees)."]),
         ("memory/2026-04-23/b.md", "2026-04-23", ["The pegasus are retired, 750km on them."]),
         ("memory/2026-04-26/c.md", "2026-04-26",
@@ -233,7 +235,7 @@ def test_a_cjk_change_reaches_an_older_english_statement_through_its_keywords_an
            "(keywords: flight, May 2, May 9, work job)")
     c = subjects.claim(new)
     assert (c.value, c.old) == ("may 9", "may 2") and "flight" in c.also
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-14/a.md", "2026-03-14", ["Flights booked: amsterdam to osaka KIX on may 2.",
                                                    "Dinner with Wei on may 2."]),  # names the date, not the flight
         ("memory/2026-04-10/b.md", "2026-04-10", [new]),
@@ -258,7 +260,7 @@ def test_units_acts_and_quantities_name_no_subject(sentence):
 
 
 def test_two_quantities_of_days_are_not_one_subject():
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-14/a.md", "2026-03-14", ["10 days (about: wei, nights)."]),
         ("memory/2026-04-17/b.md", "2026-04-17", ["events table is partitioned now (daily, 90 days)."]),
         ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
@@ -268,7 +270,7 @@ def test_two_quantities_of_days_are_not_one_subject():
 
 
 class _Vectors:
-    """Word vectors for memcli.index.kinds, as the vault's word store gives them."""
+    """Word vectors for memcli.index.currency.kinds, as the vault's word store gives them."""
 
     def __init__(self, sims: dict[tuple[str, str], float]):
         self.sims = {frozenset(k): v for k, v in sims.items()}
@@ -309,14 +311,14 @@ def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():
                                                        "The user's editor is vs code."]),
              ("memory/2026-04-03/b.md", "2026-04-03", ["The user got a macbook pro m4 today, 14 inch, 32gb."]))
     vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26})
-    got = currency.relate(_files(*notes), vecs)["memory/2026-03-03/a.md"]
+    got = relate(_files(*notes), vecs)["memory/2026-03-03/a.md"]
     assert [(e["line"], e["needs"]) for e in got] == [(1, [["laptop"]])]  # the editor stays current
-    assert currency.relate(_files(*notes)) == {}  # without word vectors: no kind, no supersession
+    assert relate(_files(*notes)) == {}  # without word vectors: no kind, no supersession
 
 
 def test_a_thing_of_another_kind_supersedes_nothing():
     vecs = _Vectors({("cap", "pool"): 0.31, ("cap", "laptop"): 0.12})
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-12/a.md", "2026-03-12", ["The user's swimming pool is 25m long.",
                                                    "The user's laptop is a dell xps 13."]),
         ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
@@ -327,7 +329,7 @@ def test_a_thing_of_another_kind_supersedes_nothing():
 def test_events_and_another_subject_on_the_same_day_are_no_change():
     """Decoys: a 10k and then a 5k trial are two events; Tuesday 1:1s and Tuesday tempo runs,
     Thursday 1:1s and Thursday swims are different subjects on the same weekday."""
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-06/a.md", "2026-03-06", ["The user did a 10k trial, 49:30.",
                                                    "The user's 1:1 with Sanne is on tuesdays."]),
         ("memory/2026-03-20/b.md", "2026-03-20", ["The user did a 5k trial today.",
@@ -340,7 +342,7 @@ def test_events_and_another_subject_on_the_same_day_are_no_change():
 def test_a_description_of_the_subject_is_not_a_value_of_it():
     assert [c.label for c in subjects.claims("The user's team is a small team.")] == []
     assert subjects.claim("The user's pool is a 50m pool.").value == "50m pool"
-    rel = currency.relate(_files(
+    rel = relate(_files(
         ("memory/2026-03-02/a.md", "2026-03-02", ["The user's team is a small team."]),
         ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
     ))
@@ -364,3 +366,61 @@ def test_kinds_read_the_vaults_word_vectors(tmp_path):
     vecs = kinds.Vectors(tmp_path)
     assert kinds.kind_of("macbook pro", ["editor", "laptop"], vecs) == "laptop"
     assert kinds.kind_of("zed", ["editor", "laptop"], vecs) == ""
+
+
+def test_a_note_keeps_only_what_sets_something_and_holders_are_read_again_when_asked():
+    """claims.json keeps the statements that set, give up or adopt something, and each note's
+    vocabulary; an older statement that only holds the thing given up is read again from its
+    note, and only from notes whose vocabulary holds the thing's words."""
+    from memcli.index.currency.statements import record
+
+    notes = {"memory/2026-03-12/a.md": ("2026-03-12", ["I run in the pegasus on most days."]),
+             "memory/2026-03-20/c.md": ("2026-03-20", ["The weather was nice on the trail."]),
+             "memory/2026-04-23/b.md": ("2026-04-23", ["the pegasus are retired, 750km on them"])}
+    found = {path: list(enumerate(lines, 1)) for path, (_, lines) in notes.items()}
+    files = {path: record(found[path], [n, 1], date) for n, (path, (date, _)) in enumerate(notes.items())}
+    assert files["memory/2026-03-12/a.md"]["statements"] == []  # it sets nothing
+    assert " pegasu " in files["memory/2026-03-12/a.md"]["vocab"]  # its words, stemmed
+    asked = []
+
+    def read(path):
+        asked.append(path)
+        return [(n, text, None) for n, text in found[path]]
+
+    rel = relate(files, None, read)
+    assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
+    assert rel["memory/2026-03-12/a.md"][0]["by"]["path"] == "memory/2026-04-23/b.md"
+    assert "memory/2026-03-20/c.md" not in asked  # its vocabulary has no "pegasus"
+    assert relate({p: {"stat": r["stat"], "date": r["date"], "statements": items(found[p])} for p, r in files.items()}) == rel
+
+
+@pytest.mark.parametrize("sentences", [
+    ["The user's **editor** is `Zed` (about: git, zed)", "User: I'm switching to Zed"],
+    ["we swim in a 50 m pool", "re-ran the back-end tests on v2.1"],
+    ["The user said: 「犬のごはんを変えました」 (keywords: dog food, May 9)", "the user moved it to 10:15"],
+    ["an unclosed gloss (about: x", "next line) with the pegasus"],
+])
+def test_a_notes_vocabulary_holds_every_word_of_each_statement(sentences):
+    from memcli.index.currency import reading
+    from memcli.index.currency.statements import describe
+
+    vocab = reading.vocabulary(sentences)
+    for s in sentences:
+        assert all(f" {w} " in vocab for w in describe({"text": s})["words"]), s
+
+
+def test_a_digest_nodes_sources_log_holds_no_statement():
+    """"Stated on 2026-03-14 in [[...]]" logs what a note did; read as a statement it made every
+    node's log line supersede another's."""
+    node = ("---\nname: goal\n---\n# Goal\n\n- The user's goal is 1:52. ([[memory/2026-03-21/b.md]])\n\n"
+            "## Sources\n- Stated on 2026-03-21 in [[memory/2026-03-21/b.md]].\n")
+    dated = {"memory/2026-03-21/b.md": "2026-03-21"}
+    assert [s[1] for s in statements(node, None, dated.get)] == ["The user's goal is 1:52."]
+
+
+def test_a_copy_of_the_statement_giving_a_thing_up_is_not_superseded_by_it():
+    rel = relate(_files(
+        ("memory/2026-04-20/a.md", "2026-04-20", ["The xps went back to IT this morning."]),
+        ("digest/wiki/xps.md", "2026-04-20", ["The xps went back to IT this morning."]),
+    ))
+    assert rel == {}

@@ -1,4 +1,4 @@
-"""The change journal of a running watcher (memcli.vault.journal, memcli.vault.feed): a sync
+"""The change journal of a running watcher (memcli.watch.journal, memcli.watch.feed): a sync
 that reads it finds exactly what a walk of every file would, and anything doubtful walks."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 import pytest
 
 from memcli.index import quick, sync
-from memcli.vault import feed, journal
+from memcli.watch import feed, journal
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 
@@ -271,6 +271,17 @@ def test_the_watch_loop_polls_where_inotify_cannot_be_trusted(vault, open_ws, mo
     assert journal.confirm(open_ws(vault).metadata) is None  # polling publishes no journal
 
 
+def test_a_feed_refuses_a_folder_on_a_network_filesystem(vault, open_ws, monkeypatch):
+    """The same trust rule as `mem mcp`'s watch (memcli.watch.inotify.add_local): a folder whose
+    changes can be made on another machine means no feed, and no journal left behind."""
+    from memcli.watch import inotify
+
+    monkeypatch.setattr(inotify, "mounts", lambda: [("/", "nfs4")])
+    f, why = feed.Feed.start(open_ws(vault))
+    assert f is None and "is on a nfs4 filesystem" in why
+    assert journal.confirm(open_ws(vault).metadata) is None and journal.watcher(open_ws(vault).metadata) is None
+
+
 def test_a_feed_that_fails_falls_back_to_polling(vault, open_ws, monkeypatch, loop):
     real = feed.Feed.start
     started = []
@@ -348,7 +359,7 @@ def test_a_reindex_killed_at_any_point_leaves_a_mark_the_next_one_can_trust(vaul
 def test_lost_events_start_one_new_session_and_the_journal_goes_on(vault, watching, open_ws):
     """A queue overflow voids every mark once; later cookies are answered in the new session
     (`mem mcp` never collects the feed's changes, so nothing else would reset it)."""
-    from memcli.vault.inotify import IN_Q_OVERFLOW, Event
+    from memcli.watch.inotify import IN_Q_OVERFLOW, Event
 
     ws = open_ws(vault)
     before = watching._writer.session

@@ -1,4 +1,4 @@
-"""memcli.vault.json5: the JSON5 reader used for OpenClaw's openclaw.json.
+"""memcli.config.json5: the JSON5 reader used for OpenClaw's openclaw.json.
 
 Every feature of the spec (https://spec.json5.org) the reader claims, the spec's own
 examples, where errors point, the nesting guard, linear time on large input, and
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from memcli.vault.json5 import MAX_DEPTH, JSON5Error, loads
+from memcli.config.json5 import MAX_DEPTH, JSON5Error, loads
 
 # --- the spec's and json5.org's examples -------------------------------------------
 

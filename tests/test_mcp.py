@@ -330,7 +330,8 @@ def test_a_filesystem_inotify_cannot_trust_means_walking_every_time(memory, open
     from memcli.mcp.watch import WatchedWorkspace
 
     watched = WatchedWorkspace.of(open_ws(memory))
-    watched._mounts = [("/", "nfs4")]  # as /proc/self/mountinfo reads on an NFS mount
+    if watched._inotify is not None:  # (Linux) the mount table as /proc/self/mountinfo reads on an NFS mount
+        watched._inotify._mounts = [("/", "nfs4")]
     first = dict(watched.iter_watched())
     assert "nfs4" in watched.why_not or not sys.platform.startswith("linux")
     assert set(first) == {PLAN, "MEMORY.md"}
@@ -342,8 +343,8 @@ def test_a_filesystem_inotify_cannot_trust_means_walking_every_time(memory, open
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux only")
 def test_the_server_keeps_a_change_journal_and_finds_an_edit_in_place(client, memory):
     """An in-place edit (no folder mtime moves) found by the next search through the
-    journal the server keeps, as `mem watch` does (memcli.vault.journal)."""
-    from memcli.vault import journal
+    journal the server keeps, as `mem watch` does (memcli.watch.journal)."""
+    from memcli.watch import journal
 
     client.initialize()
     client.call("memory_search", {"query": "PostgreSQL"})  # the first sync: a walk, then the mark

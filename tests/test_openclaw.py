@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli.vault import openclaw
-from memcli.vault.config import DEFAULTS
+from memcli.config import openclaw
+from memcli.config.layers import DEFAULTS
 from memcli.vault.workspace import open_workspace
 
 KEY = "sk-openclaw-test-key-1234567890"

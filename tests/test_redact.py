@@ -1,4 +1,4 @@
-"""memcli.vault.redact: secret-shaped values become [REDACTED:<kind>], ordinary identifiers stay.
+"""memcli.secrets.redact: secret-shaped values become [REDACTED:<kind>], ordinary identifiers stay.
 
 The secrets here are fake but format-valid. The corpus tests score tests/data/secrets with
 the scorer of bench/bench_secrets.py (loaded from its path: bench/ is not a package).
@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from memcli.errors import CONFIG, ConfigError
-from memcli.vault import redact as redact_module
-from memcli.vault import secret_rules
-from memcli.vault.redact import KINDS, Finding, Redactor, redact
+from memcli.secrets import redact as redact_module
+from memcli.secrets import rules as secret_rules
+from memcli.secrets.redact import KINDS, Finding, Redactor, redact
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "tests" / "data" / "secrets"
@@ -112,7 +112,7 @@ def test_ordinary_text_is_kept(text):
     assert redact(text) == (text, [])
 
 
-# the context families of memcli.vault.secret_rules: one realistic line each, and the near misses
+# the context families of memcli.secrets.rules: one realistic line each, and the near misses
 FAMILIES = [
     ("command line", "docker login -u ci -p Zq8xL2pW9k registry.acme.dev", "Zq8xL2pW9k"),
     ("command line", "mysqldump -uroot -p'S3cr3t!x' --all-databases > all.sql", "S3cr3t!x"),
@@ -387,13 +387,13 @@ def test_committed_corpus_is_what_the_generator_writes(tmp_path):
 
 def test_modules_need_only_the_standard_library_and_errors():
     """redact.py (the Redactor) imports the rules and errors; the rules the shapes; the shapes nothing of memcli."""
-    from memcli.vault import secret_links, secret_prose, secret_shapes
+    from memcli.secrets import links as secret_links, prose as secret_prose, shapes as secret_shapes
 
     allowed = {"__future__", "base64", "binascii", "re", "collections", "dataclasses", "functools", "itertools", "typing",
                "memcli"}
-    rules = ["memcli.vault.secret_shapes"]
-    for module, memcli_imports in ((redact_module, ["memcli.errors", "memcli.vault.secret_links", "memcli.vault.secret_prose",
-                                                    "memcli.vault.secret_rules", "memcli.vault.secret_shapes"]),
+    rules = ["memcli.secrets.shapes"]
+    for module, memcli_imports in ((redact_module, ["memcli.errors", "memcli.secrets.links", "memcli.secrets.prose",
+                                                    "memcli.secrets.rules", "memcli.secrets.shapes"]),
                                    (secret_rules, rules), (secret_prose, rules), (secret_links, rules), (secret_shapes, [])):
         source = Path(module.__file__).read_text(encoding="utf-8")
         imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
@@ -402,7 +402,7 @@ def test_modules_need_only_the_standard_library_and_errors():
 
 
 def test_public_api_is_unchanged_by_the_split():
-    from memcli.vault.redact import KINDS, MARKER, Finding, Redactor, default_redactor, is_secret_key, redact  # noqa: F401
+    from memcli.secrets.redact import KINDS, MARKER, Finding, Redactor, default_redactor, is_secret_key, redact  # noqa: F401
 
     assert is_secret_key is secret_rules.is_secret_key and is_secret_key("db_password")
     assert default_redactor().redact("password=hunter22") == redact("password=hunter22")

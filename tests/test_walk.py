@@ -1,4 +1,4 @@
-"""The walk of the watched files on two cores (memcli.vault.walk): the same answer as one
+"""The walk of the watched files on two cores (memcli.watch.walk): the same answer as one
 process gives, whatever the child does."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memcli.vault import walk
+from memcli.watch import walk
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the split walk needs fork")
 
@@ -139,7 +139,7 @@ def test_an_abandoned_walk_leaves_no_child_behind(vault, open_ws, spawned):
 def test_reindex_of_a_split_walk_finds_an_edit_and_a_deletion(vault):
     """The CLI with the split threshold lowered so that this vault is split (the lowered
     value reaches the child too: it is forked from this process)."""
-    code = ("import sys; from memcli.vault import walk; walk.SPLIT_MIN_FILES = 1; "
+    code = ("import sys; from memcli.watch import walk; walk.SPLIT_MIN_FILES = 1; "
             "from memcli.cli.main import main; main()")
 
     def reindex(*args):

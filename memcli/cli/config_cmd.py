@@ -10,7 +10,7 @@ API keys are always shown masked."""
 
 
 def execute(ctx: Context, as_json: bool = False) -> int:
-    from memcli.vault.config import masked
+    from memcli.config.layers import masked
 
     ws = ctx.open()
     shown = masked(ws.config)

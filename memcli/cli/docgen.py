@@ -129,7 +129,7 @@ def describe(node: Node) -> str:
 
 
 def environment() -> list[str]:
-    from memcli.vault.config import ENV_KEYS, PROVIDER_KEY_ENV
+    from memcli.config.layers import ENV_KEYS, PROVIDER_KEY_ENV
 
     out = [esc("Precedence: command-line flag > MEM_* environment > <ws>/mem.yaml > <ws>/agent.json > defaults."),
            *tp("\\fBMEM_WORKSPACE\\fR", "Workspace folder when -w/--workspace is not given.")]

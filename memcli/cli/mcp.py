@@ -26,7 +26,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
 
     if max_chars < 1:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
-    from memcli.vault.feed import Feed
+    from memcli.watch.feed import Feed
 
     # one file watch: the change journal (every sync here and beside it reads what changed), or,
     # where this process cannot keep it, the last walk served while inotify reports nothing

@@ -13,7 +13,7 @@ LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": 
           "first-pass": "Embedding (first pass)", "terms": "Embedding words",
           "definitions": "Embedding definitions"}
 PLAIN_SECONDS = 10.0  # off a terminal: at most this long without a line (MEM_PROGRESS_SECONDS)
-# stages after which nothing forks (memcli.vault.walk, the parse workers): the clock may start
+# stages after which nothing forks (memcli.watch.walk, the parse workers): the clock may start
 # its thread (a thread's lock copied held into a child could hang it)
 THREAD_STAGES = frozenset({"embed", "first-pass", "terms", "definitions"})
 
@@ -35,7 +35,7 @@ def progress_bar(ctx: Context, title: str):
     def update(stage: str, done: int, total: int) -> None:
         nonlocal shown
         if not shown:
-            if stage == "scan":  # the walk: quick, and it may fork (memcli.vault.walk), which a drawing thread forbids
+            if stage == "scan":  # the walk: quick, and it may fork (memcli.watch.walk), which a drawing thread forbids
                 return
             bar.start()
             shown = True

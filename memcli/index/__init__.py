@@ -1,6 +1,10 @@
 """The index: everything under mem_metadata/ that `mem reindex` can rebuild from the Markdown.
 
-Four families, each a subpackage that never imports this top level:
+Five families, each a subpackage that never imports this top level:
+    currency/  which dated statement a newer one supersedes (docs/currency.md): the rules
+               reading the subject and value a statement sets (subjects, reading, kinds,
+               gloss), a note's statements (statements), one pass relating them (relate), and
+               the store every sync refreshes (its __init__)
     notes/     what the index reads of a Markdown file: chunker (heading-aware, line-exact
                chunks), reader (frontmatter, links, chunks of one file), parse (many files,
                in parallel for a big batch)
@@ -14,13 +18,12 @@ Four families, each a subpackage that never imports this top level:
                one matrix with the active space and request cache (vectors), filled from the
                cache (fill), carried over an update (carry), the space's noise floor (noise),
                the vault's word vectors (terms) and its words' definitions (glosses)
-The family dependencies run one way: vectors -> notes -> stores -> keyword.
+The family dependencies run one way: currency -> vectors -> notes -> stores -> keyword.
 
 This top level orchestrates them: an update is detected (sync, with quick's cheap check
 and journaled's view from `mem watch`), parsed, committed as segments (commit, merge; build
 for a full build by parallel workers) and checked (verify); freshness keeps a search's index
-current; embed runs the embedding of every passage. Currency (currency, subjects, kinds,
-gloss) derives which dated statement a newer one supersedes (docs/currency.md).
+current; embed runs the embedding of every passage; sync refreshes currency after each update.
 """
 
 # Bumped whenever chunk boundaries or texts change for the same input: forces a rebuild.

@@ -6,7 +6,7 @@ other rebuild holds the index lock); beyond that, or when busy, the search
 answers from the last complete snapshot and says so on stderr. In a vault of more
 than a few thousand files the check is memcli.index.quick's (folder mtimes and the
 recently modified files) when that shows nothing changed. While `mem watch` runs, its
-change journal answers instead, exactly and without a stat (memcli.vault.journal).
+change journal answers instead, exactly and without a stat (memcli.watch.journal).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
 
 
 def _journaled(ws: Workspace, snap) -> int | None:
-    """How many paths the running watcher journaled since the index's mark (memcli.vault.journal),
+    """How many paths the running watcher journaled since the index's mark (memcli.watch.journal),
     None when it cannot say: then the files are checked."""
-    from memcli.vault import journal
+    from memcli.watch import journal
 
     now = journal.confirm(ws.metadata)
     got = journal.since(ws.metadata, snap.header.get("watch"), now) if now is not None else None

@@ -1,7 +1,7 @@
 """A sync's view of the vault from the change journal of a running `mem watch`, without a walk.
 
 Only the files and folders the watcher journaled since the index's mark are looked at
-(memcli.vault.journal); a journaled folder is walked again, a journaled file stat-ed.
+(memcli.watch.journal); a journaled folder is walked again, a journaled file stat-ed.
 Whichever way the vault was seen, the indexed files below a folder that cannot be read
 stay as indexed (keep_unreadable).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from memcli.vault import journal
+from memcli.watch import journal
 from memcli.vault.workspace import Workspace
 
 

@@ -35,10 +35,11 @@ from memcli.errors import CorruptStore
 from memcli.index import journaled as by_journal
 from memcli.index.keyword import segments, tokenizer
 from memcli.index.stores import store
-from memcli.vault import atomic, journal, walk
+from memcli.vault import atomic
+from memcli.watch import journal, walk
+from memcli.watch.stamps import RACY_NS
 from memcli.vault.workspace import Workspace
 
-RACY_NS = 2_000_000_000
 PARSE_BATCH = 600  # files read and tokenized at a time by a full build
 
 Progress = Callable[[str, int, int], None]
@@ -84,7 +85,7 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
 def scan(ws: Workspace, dirs: dict | None = None, snap=None,
          problems: list | None = None) -> dict[str, tuple[int, int]]:
     """Every indexed file's (mtime_ns, size); `dirs` receives the folders' mtimes (memcli.index.quick).
-    `snap`: the index, whose size tells whether the walk is worth splitting (memcli.vault.walk).
+    `snap`: the index, whose size tells whether the walk is worth splitting (memcli.watch.walk).
     `problems` receives (path, why) of the folders and names the walk went round; the files
     `snap` holds below a folder that cannot be read are given as indexed (memcli.index.journaled.keep_unreadable)."""
     found: list[tuple[str, str]] = []

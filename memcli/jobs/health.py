@@ -231,8 +231,8 @@ def passage_tokens(ws: Workspace) -> int:
 
 
 def watch_check(ws: Workspace) -> Check:
-    """Whether a `mem watch` keeps a change journal here, and answers (memcli.vault.journal)."""
-    from memcli.vault import journal
+    """Whether a `mem watch` keeps a change journal here, and answers (memcli.watch.journal)."""
+    from memcli.watch import journal
 
     pid = journal.watcher(ws.metadata)
     if pid is None:

@@ -21,7 +21,7 @@ from memcli.jobs import inbox
 from memcli.index.freshness import index_lock
 from memcli.vault import atomic, notes, session
 from memcli.vault.lock import Lock
-from memcli.vault.scrub import Scrubber
+from memcli.secrets.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 

@@ -14,7 +14,7 @@ HEADER = """\
 # Precedence: command-line flag > MEM_* environment > this file > agent.json > defaults.
 """
 # What mem.yaml shows, and why each key is there; the values come from the settings' own
-# defaults (memcli.vault.config.DEFAULTS) when the file is written, so they cannot drift.
+# defaults (memcli.config.layers.DEFAULTS) when the file is written, so they cannot drift.
 # (key, comment lines); a section's keys follow it as ("section.key", ...); None = a blank line.
 LAYOUT: list = [
     ("daily_dir", ["daily notes: memory/YYYY-MM-DD/<note>.md"]),
@@ -88,7 +88,7 @@ def yaml_value(value) -> str:
 
 def mem_yaml(defaults: dict | None = None) -> str:
     """The commented mem.yaml `mem init` writes: each key of LAYOUT with its default."""
-    from memcli.vault.config import DEFAULTS
+    from memcli.config.layers import DEFAULTS
 
     defaults = DEFAULTS if defaults is None else defaults
     out = [HEADER]
@@ -126,8 +126,8 @@ class InitReport:
 
 
 def run(root: Path, settings=None) -> InitReport:
-    """Create what is missing; `settings` (memcli.vault.settings.Settings) names the folders."""
-    from memcli.vault.settings import Settings
+    """Create what is missing; `settings` (memcli.config.settings.Settings) names the folders."""
+    from memcli.config.settings import Settings
 
     if root.exists() and not root.is_dir():
         raise BadInput(f"{root} exists and is not a folder")

@@ -19,7 +19,7 @@ from memcli.extraction.conversation import Draft, rules
 from memcli.jobs import ingest
 from memcli.vault import notes, session
 from memcli.vault.lock import Lock
-from memcli.vault.scrub import Scrubber
+from memcli.secrets.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 

@@ -95,7 +95,7 @@ def _chunk_store(ws: Workspace, red, notes: dict[str, list[str]]) -> dict[str, l
 
 
 def check(ws: Workspace) -> Check:
-    from memcli.vault.scrub import redactor
+    from memcli.secrets.scrub import redactor
 
     red = redactor(ws.settings.redaction)
     if not red.enabled:

@@ -1,7 +1,8 @@
 """Watch: keep the search index and the resource notes current while files change.
 
-A foreground polling loop (os.scandir stats; no new dependency, works on network
-and synced folders where inotify does not). A change starts a batch once nothing
+A foreground loop over the changes memcli.watch finds: inotify events where they can be
+trusted (memcli.watch.feed), else polling (memcli.watch.polling: os.scandir stats, which
+work on network and synced folders where inotify does not). A change starts a batch once nothing
 has moved for DEBOUNCE seconds (an editor's save is several writes), or after
 MAX_DEFER seconds of constant change. A batch runs the resource scan when
 resource/ changed, then an incremental index sync under the index lock. Locks are
@@ -21,14 +22,13 @@ from memcli.errors import BadInput, Busy, MemError
 from memcli.jobs.resource import catalog as resource_catalog
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+from memcli.watch.polling import Polling, Stats
 
 DEBOUNCE = 1.5
 MAX_DEFER = 10.0
 RETRY_FIRST, RETRY_MAX = 30.0, 600.0  # a failed batch is retried after this, doubling
 INDEX_WAIT = lock.WAIT  # how long a batch waits for the index lock (tests shorten it)
 TICK = 0.2  # the longest sleep, so a stop request is seen quickly
-
-Stats = dict[str, tuple[int, int]]
 
 
 @dataclass
@@ -67,10 +67,6 @@ def snapshot(ws: Workspace) -> tuple[Stats, Stats]:
     indexed = dict(ws.iter_watched())
     resources = {p: (st.st_mtime_ns, st.st_size) for p, st in resource_catalog.walk(ws).items()}
     return indexed, resources
-
-
-def changed(before: Stats, after: Stats) -> set[str]:
-    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
 
 
 def run_batch(ws: Workspace, *, indexed: int = 0, resources: int = 0, scan: bool = True,
@@ -130,7 +126,7 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
         raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
     source = _source(ws)
     how = f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "") \
-        if isinstance(source, _Polling) else "inotify" + (", change journal" if source.journaling else "")
+        if isinstance(source, Polling) else "inotify" + (", change journal" if source.journaling else "")
     log(f"watching {ws.root} ({how}; resource scan on changes under {ws.settings.resource_dir}/)")
     try:
         _loop(ws, source, interval, stop, log, debounce, retry_first)
@@ -186,11 +182,11 @@ def _loop(ws: Workspace, source, interval: float, stop: threading.Event, log: Ca
 
 
 def _source(ws: Workspace):
-    """inotify events where they can be trusted (memcli.vault.feed), else polling."""
-    from memcli.vault import feed
+    """inotify events where they can be trusted (memcli.watch.feed), else polling."""
+    from memcli.watch import feed
 
     events, why = feed.Feed.start(ws)
-    return events if events is not None else _Polling(ws, why)
+    return events if events is not None else Polling(lambda: snapshot(ws), why)
 
 
 def _changes(ws: Workspace, source, log: Callable[[str], None]):
@@ -200,31 +196,8 @@ def _changes(ws: Workspace, source, log: Callable[[str], None]):
     if source.failed:
         log(f"{source.failed}; polling from now on")
         source.close()
-        return _Polling(ws, source.failed), moved_i, moved_r, True
+        return Polling(lambda: snapshot(ws), source.failed), moved_i, moved_r, True
     return source, moved_i, moved_r, lost
-
-
-class _Polling:
-    """Changes found by comparing a stat of every file with the previous one (what a
-    memcli.vault.feed.Feed answers from inotify, with the same methods)."""
-    journaling = False
-    failed = ""
-
-    def __init__(self, ws: Workspace, why: str = ""):
-        self.ws, self.why = ws, why
-        self.base = snapshot(ws)
-
-    def changes(self) -> tuple[set[str], set[str], bool]:
-        cur_i, cur_r = snapshot(self.ws)
-        out = changed(self.base[0], cur_i), changed(self.base[1], cur_r), False
-        self.base = cur_i, cur_r
-        return out
-
-    def wait(self, stop: threading.Event, seconds: float) -> None:
-        _sleep(stop, seconds)
-
-    def close(self) -> None:
-        pass
 
 
 def _refiner(ws: Workspace):
@@ -245,12 +218,3 @@ def _refine(refiner, log: Callable[[str], None], stop: threading.Event) -> None:
     if line:
         stamp = datetime.now().astimezone().strftime("%Y-%m-%dT%H:%M:%S")
         log(f"[{stamp}] {line}")
-
-
-def _sleep(stop: threading.Event, seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while not stop.is_set():
-        left = end - time.monotonic()
-        if left <= 0:
-            return
-        time.sleep(min(left, TICK))

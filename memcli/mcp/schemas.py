@@ -34,7 +34,7 @@ class Folders:
 
     @classmethod
     def of(cls, settings) -> Folders:
-        """From memcli.vault.settings.Settings."""
+        """From memcli.config.settings.Settings."""
         return cls(settings.daily_dir.strip("/"), settings.digest_dir.strip("/"), settings.session_dir.strip("/"))
 
 

@@ -11,16 +11,16 @@ decided in one place.
 Anything doubtful falls back to walking on every call, as `mem search` does: no
 inotify (not Linux), a filesystem whose changes may be made elsewhere (NFS, SMB,
 FUSE: their events are not reliable), a watch limit reached, a queue overflow (any
-event, overflow included, means "walk again").
+event, overflow included, means "walk again"). Which of these hold is decided by
+memcli.watch.inotify, as for `mem watch`; what is MCP's own is serving the last walk.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 
-from memcli.vault.inotify import LOCAL_FS, Inotify, fs_type, mounts
 from memcli.vault.workspace import Workspace
+from memcli.watch.inotify import Inotify, Untrusted, opened
 
 
 @dataclasses.dataclass
@@ -33,7 +33,6 @@ class WatchedWorkspace(Workspace):
     _files: list | None = dataclasses.field(default=None, repr=False)
     _dirs: dict = dataclasses.field(default_factory=dict, repr=False)
     _problems: list = dataclasses.field(default_factory=list, repr=False)  # what the last walk went round
-    _mounts: list = dataclasses.field(default_factory=list, repr=False)
 
     @classmethod
     def of(cls, ws: Workspace) -> WatchedWorkspace:
@@ -43,14 +42,7 @@ class WatchedWorkspace(Workspace):
         return watched
 
     def start(self) -> None:
-        if not sys.platform.startswith("linux"):
-            self.why_not = "inotify needs Linux"
-            return
-        self._mounts = mounts()
-        try:
-            self._inotify = Inotify()
-        except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
-            self.why_not = f"no inotify ({exc})"
+        self._inotify, self.why_not = opened()
 
     def iter_watched(self, dirs: dict | None = None, split: bool = False, problems: list | None = None):
         if self._inotify is None:
@@ -62,8 +54,8 @@ class WatchedWorkspace(Workspace):
             self._files = None
             try:
                 for folder in self.watched_folders():
-                    self._inotify.add(self._local(folder))
-            except (OSError, _Remote) as exc:
+                    self._inotify.add_local(folder)
+            except (OSError, Untrusted) as exc:
                 self.stop(str(exc))
                 return self.iter_watched(dirs, split, problems)
             self.walks += 1
@@ -79,13 +71,3 @@ class WatchedWorkspace(Workspace):
         if self._inotify is not None:
             self._inotify.close()
         self._inotify, self._files, self.why_not = None, None, why
-
-    def _local(self, folder: str) -> str:
-        kind = fs_type(folder, self._mounts)
-        if kind not in LOCAL_FS:
-            raise _Remote(f"{folder} is on a {kind or 'unknown'} filesystem")
-        return folder
-
-
-class _Remote(Exception):
-    """A folder whose changes inotify may not see."""

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.index import subjects
-from memcli.index.currency import load
+from memcli.index.currency import load, reading, subjects
 from memcli.retrieval.hits import Hit
 
 
@@ -31,7 +30,7 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> l
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = (set(subjects.words(query)) | set(subjects.words(" ".join(near)))) - subjects.GENERIC
+    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - subjects.GENERIC
     out = list(hits)
     if _ASKS_PAST.search(query):  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:
@@ -73,7 +72,7 @@ def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
 
     def overlap(e: dict) -> int:
         at = e["line"] - h.start_line
-        return len(asked & set(subjects.words(lines[at]))) if 0 <= at < len(lines) else 0
+        return len(asked & set(reading.words(lines[at]))) if 0 <= at < len(lines) else 0
 
     def about(e: dict) -> bool:
         return any(need and set(need) <= asked for need in e.get("needs") or ())

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from memcli.errors import ProviderError
-from memcli.vault import dsn as dsnmod
+from memcli.secrets import dsn as dsnmod
 from memcli.vault.workspace import Workspace
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from memcli import __version__
 from memcli.team import Target, Unavailable, db, failures, local, schema
 from memcli.vault import atomic
-from memcli.vault import dsn as dsnmod
+from memcli.secrets import dsn as dsnmod
 from memcli.vault.workspace import Workspace
 
 BATCH = 200  # files per round of statements

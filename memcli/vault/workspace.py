@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from memcli.errors import BadInput
-from memcli.vault import dates, walk
+from memcli.vault import dates
+from memcli.watch import walk
 from memcli.vault.dates import DATE_DIR, DAY_PAGE  # noqa: F401 - where other modules import them from
-from memcli.vault.settings import Settings, build
+from memcli.config.settings import Settings, build
 
 VIRTUAL = "extra"  # extra paths outside the workspace are indexed as extra/<name>/...
 _UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
@@ -115,7 +116,7 @@ class Workspace:
     config: dict[str, Any]  # the merged config as mem.yaml would spell it (`mem config` prints it)
     ignored_keys: list[str] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)  # the same, typed and validated: what jobs read
-    openclaw: Any = None  # memcli.vault.openclaw.Layer: the OpenClaw settings merged in, if any
+    openclaw: Any = None  # memcli.config.openclaw.Layer: the OpenClaw settings merged in, if any
     _extras: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _resolver: Resolver | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -247,8 +248,8 @@ class Workspace:
                      problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
         """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
         `dirs`, when given, receives what watched_dirs() returns, from the same walk, and
-        `problems` (indexed path, why) of what the walk had to go round (memcli.vault.walk.walk).
-        `split`: the caller expects a large vault, worth walking on two cores (memcli.vault.walk).
+        `problems` (indexed path, why) of what the walk had to go round (memcli.watch.walk.walk).
+        `split`: the caller expects a large vault, worth walking on two cores (memcli.watch.walk).
 
         Symlinks are skipped (OpenClaw ignores them; following them could leave the
         workspace or loop). Dot-files and dot-folders (temp files, .obsidian) too. A walk of
@@ -260,7 +261,7 @@ class Workspace:
 
     def _watched(self, dirs: dict | None, half: walk.Half | None = None,
                  problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
-        """iter_watched()'s files, or those of one half (memcli.vault.walk)."""
+        """iter_watched()'s files, or those of one half (memcli.watch.walk)."""
         mem = self.memory_md
         try:
             st = os.lstat(mem)
@@ -301,7 +302,7 @@ class Workspace:
 
     def watched_folders(self) -> Iterator[str]:
         """The root and every folder iter_watched descends into (dot and symlinked ones
-        excepted), absolute: what a file watch has to watch (memcli.mcp.watch, memcli.vault.feed)."""
+        excepted), absolute: what a file watch has to watch (memcli.mcp.watch, memcli.watch.feed)."""
         root = os.path.realpath(self.root)
         yield root
         tops = [os.path.normpath(os.path.join(root, sub)) for sub in self.watched_roots()]
@@ -379,7 +380,7 @@ def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create
     for d in [cwd, *cwd.parents]:
         if any((d / name).is_dir() if folder else (d / name).is_file() for name, folder in MARKERS):
             return d
-    from memcli.vault import openclaw
+    from memcli.config import openclaw
 
     claw = openclaw.workspace_holding(str(cwd), env)
     if claw is not None:
@@ -391,9 +392,9 @@ def find_root(explicit: str | None, env: Mapping[str, str], cwd: Path, *, create
 
 
 def open_workspace(root: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None) -> Workspace:
-    from memcli.vault import config as cfgmod
+    from memcli.config import layers
 
     notes: dict[str, Any] = {}
-    cfg, ignored = cfgmod.resolve(root, env, overrides, notes=notes)
+    cfg, ignored = layers.resolve(root, env, overrides, notes=notes)
     return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg),
                      openclaw=notes.get("openclaw"))

@@ -9,7 +9,7 @@ import pytest
 from memcli.errors import ConfigError
 from memcli.providers.embedding import registry
 from memcli.providers.embedding.base import Embedder
-from memcli.vault.config import EMBEDDING_DEFAULTS
+from memcli.config.layers import EMBEDDING_DEFAULTS
 
 
 def cfg(**over):

@@ -183,7 +183,7 @@ def test_deeply_nested_llm_reply_is_refused_not_raised():
         validate.decode_object(DEEP)
 
 
-# memcli/vault/config.py: a YAML alias bomb under a known key made the error message build the
+# memcli/config/layers.py: a YAML alias bomb under a known key made the error message build the
 # bomb's full repr (9**9 items): the command hung.
 
 def test_config_alias_bomb_is_a_quick_config_error(vault, tmp_path):

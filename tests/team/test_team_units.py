@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memcli.errors import ConfigError
-from memcli.vault import dsn, settings
+from memcli.config import settings
+from memcli.secrets import dsn
 
 
 @pytest.mark.parametrize("raw, shown", [
@@ -30,7 +31,7 @@ def test_url_encoded_password_is_scrubbed_decoded_too():
 
 
 def test_config_masks_the_dsn():
-    from memcli.vault.config import masked
+    from memcli.config.layers import masked
 
     cfg = {"shared": {"dsn": "postgresql://u:pw123@h/db", "namespace": "t"}, "embedding_model_config": {"api_key": "k"}}
     assert masked(cfg) == {"shared": {"dsn": "postgresql://u:***@h/db", "namespace": "t"},

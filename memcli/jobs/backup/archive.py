@@ -30,8 +30,9 @@ from memcli import __version__
 from memcli.errors import JobFailed
 from memcli.jobs.backup import layout
 from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
-from memcli.vault import atomic, journal
-from memcli.vault.walk import shown, utf8_name
+from memcli.vault import atomic
+from memcli.watch import journal
+from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import Workspace
 
 FORMAT = "mem-backup"

@@ -62,7 +62,7 @@ def after_config(current: Path, staged: dict[str, bytes | None]) -> dict[str, st
     """The layout the workspace will have once its config files are `staged` (name -> bytes,
     None = absent); the files not named stay as they are in `current`. Folder names come from
     agent.json and mem.yaml alone (no environment variable or OpenClaw setting names them)."""
-    from memcli.vault import config
+    from memcli.config import layers, qwenpaw
 
     with tempfile.TemporaryDirectory(prefix="mem-layout-") as tmp:
         for name in CONFIG_FILES:
@@ -73,10 +73,10 @@ def after_config(current: Path, staged: dict[str, bytes | None]) -> dict[str, st
         try:
             agent = Path(tmp) / "agent.json"
             if agent.is_file():
-                out.update({k: v for k, v in config.load_agent_json(agent).items() if k in KEYS})
+                out.update({k: v for k, v in qwenpaw.load_agent_json(agent).items() if k in KEYS})
             native = Path(tmp) / "mem.yaml"
             if native.is_file():
-                out.update({k: v for k, v in config.load_yaml_file(native).items() if k in KEYS})
+                out.update({k: v for k, v in layers.load_yaml_file(native).items() if k in KEYS})
         except MemError as exc:
             raise BadInput(f"the config this restore would leave cannot be read ({exc.line()})",
                            "restore without the config module, or fix that file first") from None

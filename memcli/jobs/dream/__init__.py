@@ -29,7 +29,7 @@ from memcli.jobs import schedule
 from memcli.jobs.dream.report import DreamReport
 from memcli.vault import atomic, frontmatter, notes
 from memcli.vault.lock import Lock
-from memcli.vault.scrub import Scrubber
+from memcli.secrets.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 

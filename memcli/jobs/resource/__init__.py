@@ -22,7 +22,7 @@ from memcli.jobs.ingest import finish
 from memcli.jobs.resource.report import Action, ResourceReport
 from memcli.vault import atomic, dates, notes
 from memcli.vault.lock import Lock
-from memcli.vault.scrub import Scrubber
+from memcli.secrets.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 

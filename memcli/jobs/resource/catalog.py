@@ -32,12 +32,12 @@ from dataclasses import asdict, dataclass
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
 from memcli.vault import dates, frontmatter
-from memcli.vault.walk import shown, utf8_name
+from memcli.watch.stamps import RACY_NS  # a file changed this close to its last hash may hide a same-size edit
+from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
 MAX_BYTES = 10 * 1024 * 1024
-RACY_NS = 2_000_000_000  # a file changed this close to its last hash may hide a same-size edit
 OWNER_KEY = "source_resource"
 _HEAD_BYTES = 64 * 1024
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

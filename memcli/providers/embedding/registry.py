@@ -12,7 +12,7 @@ from typing import Any
 
 from memcli.errors import ConfigError
 from memcli.providers.embedding.base import Embedder
-from memcli.vault.settings import as_mapping
+from memcli.config.settings import as_mapping
 
 # name -> (module, class, config keys that must be non-empty)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {

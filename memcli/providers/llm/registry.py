@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from memcli.errors import ConfigError
-from memcli.vault.settings import as_mapping
+from memcli.config.settings import as_mapping
 from memcli.providers.llm.chat import ChatClient
 
 # name -> default base URL ("" = base_url is required)

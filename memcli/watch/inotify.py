@@ -1,9 +1,10 @@
 """Linux inotify through libc (ctypes: no dependency), and which filesystems it can be trusted on.
 
 Used by `mem mcp` (memcli.mcp.watch: serve the last walk while no event came) and by
-`mem watch` (memcli.vault.feed: the change journal). Events are read in the order the
+`mem watch` (memcli.watch.feed: the change journal), both through opened() and add_local(),
+so the two agree on when inotify is not to be trusted. Events are read in the order the
 kernel queued them, across every folder watched by one instance: a cookie file created
-after an edit is always reported after that edit (memcli.vault.journal relies on it).
+after an edit is always reported after that edit (memcli.watch.journal relies on it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import errno
 import os
 import re
 import struct
+import sys
 from typing import NamedTuple
 
 # <sys/inotify.h>
@@ -57,8 +59,23 @@ def fs_type(folder: str, table: list[tuple[str, str]]) -> str | None:
     return next((t for point, t in table if folder == point or folder.startswith(point.rstrip("/") + "/")), None)
 
 
+class Untrusted(Exception):
+    """A folder whose changes inotify may not see (another machine can change it)."""
+
+
+def opened() -> tuple[Inotify | None, str]:
+    """(an inotify instance, "") or (None, why there is none here)."""
+    if not sys.platform.startswith("linux"):
+        return None, "inotify needs Linux"
+    try:
+        return Inotify(), ""
+    except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
+        return None, f"no inotify ({exc})"
+
+
 class Inotify:
     def __init__(self):
+        self._mounts: list[tuple[str, str]] | None = None  # mounts(), read at the first add_local()
         libc = ctypes.CDLL(None, use_errno=True)
         self._add = libc.inotify_add_watch
         self._add.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
@@ -75,6 +92,16 @@ class Inotify:
             if err not in (errno.ENOENT, errno.ENOTDIR):
                 raise OSError(err, f"inotify_add_watch {path}: {os.strerror(err)}")
         return wd
+
+    def add_local(self, path: str) -> int:
+        """add(), for a folder on a filesystem whose every change goes through this kernel;
+        Untrusted for any other (NFS, SMB, FUSE: a change made elsewhere raises no event)."""
+        if self._mounts is None:
+            self._mounts = mounts()
+        kind = fs_type(path, self._mounts)
+        if kind not in LOCAL_FS:
+            raise Untrusted(f"{path} is on a {kind or 'unknown'} filesystem")
+        return self.add(path)
 
     def pending(self) -> bool:
         """Whether any event came since the last call (the queue is drained)."""

@@ -25,7 +25,7 @@ _WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)
 
 def bare(sentence: str) -> str:
     """The sentence without ingest's glosses ("(about: git, zed)", "(keywords: ...)")."""
-    return _GLOSS.sub("", sentence)
+    return _GLOSS.sub("", sentence) if "(" in sentence else sentence
 
 
 def keywords(sentence: str) -> list[str]:

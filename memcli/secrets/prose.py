@@ -1,4 +1,4 @@
-"""Secrets as people write them in a sentence (memcli.vault.redact runs these after the config rules).
+"""Secrets as people write them in a sentence (memcli.secrets.redact runs these after the config rules).
 
 - a password, passphrase, passcode or API token named in prose, with what it is for between the
   noun and the verb: "my password for the staging admin is X", "the root password on logs-02 is X",
@@ -11,10 +11,10 @@
 - Chinese, Japanese and Korean: 密码是 X, 密码我改成 X 了, パスワードは「X」です, 暗証番号は 4721, 비밀번호는 X입니다
 What stands between the noun and the verb must start with a preposition ("for", "on", "für", "du",
 "del"…), so "the password policy is …" and "the token limit is …" give no value; the value must
-look like a credential (memcli.vault.secret_shapes), or be quoted after a password noun, or be one
+look like a credential (memcli.secrets.shapes), or be quoted after a password noun, or be one
 lowercase word that is no adjective after "is", "was" or ":" in English.
 
-Cost: every Latin noun is found with str.find, shared with the other rules (memcli.vault.secret_shapes
+Cost: every Latin noun is found with str.find, shared with the other rules (memcli.secrets.shapes
 .Lowered), and the rest is matched where it stands: an alternation of words would make the regex
 engine try every position. The nouns of other scripts are found by one regex pass, only in a text
 that is not all ASCII.
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 
-from memcli.vault.secret_shapes import (Spans, credential_like, literal, memo, password_manager, placeholder, positions,
-                                        trim, word_password)
+from memcli.secrets.shapes import (Spans, credential_like, literal, memo, password_manager, placeholder, positions,
+                                   trim, word_password)
 
 __all__ = ["PROSE_RULES"]
 

@@ -1,6 +1,6 @@
 """The resolved configuration as typed, frozen settings: built and validated once.
 
-memcli.vault.config merges the layers (defaults < agent.json < mem.yaml < MEM_* <
+memcli.config.layers merges the layers (defaults < agent.json < mem.yaml < MEM_* <
 flags) and checks each value's type against its default; `build` turns the result
 into these dataclasses and checks what a type cannot say (ranges, choices, folders
 inside the workspace). Jobs read attributes (`ws.settings.search.limit`), never
@@ -100,7 +100,7 @@ class Chunking:
 @dataclass(frozen=True)
 class Redaction:
     """Secret-shaped values replaced by [REDACTED:<kind>] before ingest, remember, resource
-    scan and dream write anything (memcli.vault.redact)."""
+    scan and dream write anything (memcli.secrets.redact)."""
     enabled: bool = True
     patterns: dict = field(default_factory=dict)  # extra kinds: name -> regex (group "secret" if only a part)
     disabled_kinds: list = field(default_factory=list)  # built-in kinds to leave alone
@@ -171,7 +171,7 @@ SHARED_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,47}"
 
 
 def defaults() -> dict[str, Any]:
-    """The defaults as a config dict (mem.yaml's shape): what memcli.vault.config merges into."""
+    """The defaults as a config dict (mem.yaml's shape): what memcli.config.layers merges into."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(Settings):
         key = next((k for k, v in SECTIONS.items() if v == f.name), f.name)
@@ -232,7 +232,7 @@ def validate(s: Settings) -> None:
                           f"{s.embedding.embed_budget_seconds}", "fix it in mem.yaml")
     validate_shared(s.shared)
     if s.redaction.patterns or s.redaction.disabled_kinds:  # only then: a cold search never compiles them
-        from memcli.vault.scrub import redactor
+        from memcli.secrets.scrub import redactor
 
         redactor(s.redaction)  # ConfigError for a bad regex or an unknown kind
 

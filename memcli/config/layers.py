@@ -1,26 +1,26 @@
 """Configuration: defaults < agent.json < mem.yaml < MEM_* environment < flags.
 
 Key names follow QwenPaw's `running.reme_light_memory_config`, so a QwenPaw agent
-workspace works as it is. Settings are resolved once, by the CLI, and passed down;
-nothing below the CLI reads the environment.
+workspace works as it is (memcli.config.qwenpaw reads its agent.json). Settings are
+resolved once, by the CLI, and passed down; nothing below the CLI reads the environment.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from memcli.errors import ConfigError
-from memcli.vault import settings
+from memcli.config import settings
+from memcli.config.qwenpaw import load_agent_json
 
 SECRET_KEYS = frozenset({"api_key"})
-DSN_KEYS = frozenset({"dsn"})  # connection strings: shown with their password masked (memcli.vault.dsn)
+DSN_KEYS = frozenset({"dsn"})  # connection strings: shown with their password masked (memcli.secrets.dsn)
 FREEFORM = frozenset({"headers", "patterns"})  # provider HTTP headers, redaction patterns: any string keys
 MASK = "***"
 
-# The defaults come from the typed settings (memcli.vault.settings), the one place that
+# The defaults come from the typed settings (memcli.config.settings), the one place that
 # names every key; here they are a dict of mem.yaml's shape, for merging and printing.
 DEFAULTS: dict[str, Any] = settings.defaults()
 EMBEDDING_DEFAULTS: dict[str, Any] = DEFAULTS["embedding_model_config"]
@@ -166,29 +166,16 @@ def load_yaml_file(path: Path) -> dict:
     return data
 
 
-def load_agent_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"cannot read agent.json: {exc}") from None
-    except RecursionError:
-        raise ConfigError("cannot read agent.json: nested too deeply") from None
-    running = data.get("running", {}) if isinstance(data, dict) else {}
-    section = running.get("reme_light_memory_config", {}) if isinstance(running, dict) else None
-    if not isinstance(section, dict):
-        raise ConfigError("agent.json: running.reme_light_memory_config must be an object (and running too)")
-    return section
-
-
 def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *,
             notes: dict | None = None) -> tuple[dict, list[str]]:
     """Build the effective config for `workspace`; returns (config, ignored agent.json keys).
 
     Layers: defaults < agent.json < OpenClaw's memory settings (when an OpenClaw install's
-    agent has this workspace; memcli.vault.openclaw) < mem.yaml < MEM_* < flags. `notes`,
+    agent has this workspace; memcli.config.openclaw) < mem.yaml < MEM_* < flags. `notes`,
     when given, receives "openclaw": the OpenClaw layer (its file, agent, ignored keys and
     warnings), or None. A `~` in extra_paths is the home folder of `env`."""
-    from memcli.vault import openclaw
+    from memcli.config import openclaw
+    from memcli.config.openclaw_map import expand_home
 
     cfg = copy.deepcopy(DEFAULTS)
     ignored: list[str] = []
@@ -220,7 +207,7 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
     home = env.get("HOME") or env.get("USERPROFILE")
     if home:
-        cfg["extra_paths"] = [openclaw.expand_home(p, home) for p in cfg["extra_paths"]]
+        cfg["extra_paths"] = [expand_home(p, home) for p in cfg["extra_paths"]]
     return cfg, ignored
 
 
@@ -230,7 +217,7 @@ def masked(cfg: Any) -> Any:
     Extra HTTP headers are masked whole: they typically carry Authorization or
     x-api-key values, and a header name alone is enough to debug with."""
     if isinstance(cfg, dict):
-        from memcli.vault import dsn
+        from memcli.secrets import dsn
 
         return {k: (MASK if k in SECRET_KEYS and v else
                     dsn.masked(v) if k in DSN_KEYS and isinstance(v, str) else

@@ -1,4 +1,4 @@
-"""The shapes of secret values and of secret-named keys, shared by every rule (memcli.vault.redact).
+"""The shapes of secret values and of secret-named keys, shared by every rule (memcli.secrets.redact).
 
 `literal`: a config value that is itself the secret (4+ characters, words too); `credential_like`:
 a value in prose (6+ characters, not words, kebab-case words, a path, URL, version or date);

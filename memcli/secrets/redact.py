@@ -2,7 +2,7 @@
 
 Format rules (here) know a provider's shape (sk-proj-…, sk-ant-…, AKIA…, ghp_…, xoxb-…, AIza…,
 sk_live_…, eyJ….eyJ….…, PEM private keys) and fire anywhere; assignment rules need what stands
-around a value: a secret-named key, a tool's flag, a config file's layout (memcli.vault.secret_rules).
+around a value: a secret-named key, a tool's flag, a config file's layout (memcli.secrets.rules).
 Kept on purpose: SSH public keys, PUBLIC KEY and CERTIFICATE blocks; Stripe pk_live_ (publishable);
 IAM ids AIDA…/AROA…. The Redactor runs the format rules, the user's patterns, then the assignment
 rules; a span an earlier rule or an existing marker holds is never taken again, so redacting twice
@@ -17,12 +17,12 @@ from functools import lru_cache
 from typing import Any
 
 from memcli.errors import ConfigError
-from memcli.vault.secret_links import LINK_RULES
-from memcli.vault.secret_prose import PROSE_RULES
-from memcli.vault.secret_rules import ASSIGNMENT_RULES
-from memcli.vault.secret_shapes import (DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Lowered, Spans, basic_credentials,
-                                        credential_like, is_secret_key, literal, norm_key, placeholder, positions, random_like,
-                                        regex_finder)
+from memcli.secrets.links import LINK_RULES
+from memcli.secrets.prose import PROSE_RULES
+from memcli.secrets.rules import ASSIGNMENT_RULES
+from memcli.secrets.shapes import (DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Lowered, Spans, basic_credentials,
+                                   credential_like, is_secret_key, literal, norm_key, placeholder, positions, random_like,
+                                   regex_finder)
 
 __all__ = ["KINDS", "MARKER", "Finding", "Redactor", "default_redactor", "is_secret_key", "redact"]
 
@@ -179,7 +179,7 @@ class Redactor:
         for m in MARKER.finditer(text):
             claimed[m.start():m.end()] = b"\1" * (m.end() - m.start())
         low, found = Lowered(text.replace("\u0130", "I").lower()), []  # İ: the one lowercase that grows
-        low.claimed = claimed  # a later rule may skip what an earlier one took (memcli.vault.secret_prose)
+        low.claimed = claimed  # a later rule may skip what an earlier one took (memcli.secrets.prose)
         for kind, finder in self._rules:
             for start, end in finder(text, low):
                 if claimed.find(1, start, end) < 0:

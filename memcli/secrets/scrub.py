@@ -3,7 +3,7 @@
 Every writer of memory (ingest, remember, resource scan, dream) passes its input
 through one Scrubber before anything is written or sent to a model, so notes,
 session logs, stores and the inbox never hold a secret the rules recognise
-(memcli.vault.redact). The tally goes into the job's report and a warning line.
+(memcli.secrets.redact). The tally goes into the job's report and a warning line.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from memcli.vault.redact import Redactor
+from memcli.secrets.redact import Redactor
 
 
 def redactor(redaction) -> Redactor:
-    """The redactor the `redaction` settings ask for (memcli.vault.settings.Redaction)."""
+    """The redactor the `redaction` settings ask for (memcli.config.settings.Redaction)."""
     return Redactor.from_config(redaction.enabled, dict(redaction.patterns), list(redaction.disabled_kinds))
 
 

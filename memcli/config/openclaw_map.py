@@ -1,17 +1,31 @@
 """OpenClaw's merged `memorySearch` block mapped onto mem's config keys (mem.yaml's shape).
 
-The mapping itself is described in memcli.vault.openclaw. Values are checked here, so the
+The mapping itself is described in memcli.config.openclaw. Values are checked here, so the
 result always has the types mem's config expects: a value of the wrong type, or one mem
-cannot use, is a warning and is left out, never an error.
+cannot use, is a warning and is left out, never an error. OpenClaw's provider, model and
+dimension tables and its `~` live here too: the reader (memcli.config.openclaw) imports the
+map, never the reverse.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
-from memcli.vault.openclaw import DEFAULT_MODELS, DIMENSIONS, PROVIDERS, expand_home
-
 PREFIX = "memorySearch"
+PROVIDERS = {"openai": "openai", "gemini": "gemini", "voyage": "voyage", "ollama": "ollama",
+             "local": "local", "none": "none"}  # OpenClaw provider -> mem embedding backend
+DEFAULT_MODELS = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-4-large"}
+DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536,
+              "gemini-embedding-001": 3072, "voyage-4-large": 1024, "voyage-4": 1024, "voyage-4-lite": 1024,
+              "voyage-3-large": 1024, "voyage-3.5": 1024, "nomic-embed-text": 768, "mxbai-embed-large": 1024}
+
+
+def expand_home(path: str, home: str) -> str:
+    """OpenClaw's `~` (and `~/...`): the home folder `home` (OPENCLAW_HOME, else HOME)."""
+    if path == "~" or path.startswith("~/") or path.startswith("~" + os.sep):
+        return home + path[1:]
+    return path
 
 
 class Block:

@@ -1,4 +1,4 @@
-"""Credentials inside connection strings and URLs (memcli.vault.redact runs these with the format rules).
+"""Credentials inside connection strings and URLs (memcli.secrets.redact runs these with the format rules).
 
 - Azure connection strings: AccountKey=… (storage, Cosmos DB) and SharedAccessKey=… (Service Bus,
   Event Hubs, IoT Hub) up to the `;`; SharedAccessKeyName and the endpoint stay
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.vault.secret_shapes import Spans, placeholder, positions, random_like
+from memcli.secrets.shapes import Spans, placeholder, positions, random_like
 
 __all__ = ["LINK_RULES"]
 

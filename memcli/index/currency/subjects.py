@@ -22,11 +22,10 @@ Two keys name the same subject when the words of one are all words of the other 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import NamedTuple
 
-from memcli.index import gloss
-from memcli.index.keyword.tokenizer import STOPWORDS, light_stem
+from memcli.index.currency import gloss
+from memcli.index.currency.reading import clean, words
 
 
 class Claim(NamedTuple):
@@ -37,7 +36,6 @@ class Claim(NamedTuple):
     also: tuple[str, ...] = ()  # a CJK claim's English words, from its statement's keywords gloss
 
 
-_PREFIX = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:user|assistant|me|i)\s*:\s*(?:\*\*)?", re.I)
 _WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
 _NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
 _DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog food"
@@ -47,26 +45,52 @@ _VALUE = r"(?P<val>[^,;.!?()]+?)"
 _STOP = (r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
          r"this (?:morning|week|month|year)|today|yesterday|last (?:week|month)|for now|instead|again|though|tho)\b))")
 
-_RULES = [  # (pattern, needs a value-like value); tried in order, the first match wins
-    (re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"), False),
-    (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False),
+# (pattern, needs a value-like value, what the sentence must hold for the pattern to match): tried
+# in order, the first match wins. The last is a cheap test of the cleaned sentence (a substring
+# or two) that saves running the pattern over the nine statements in ten that set no value: the
+# rules cost ~70 us a statement before, and a vault has a hundred thousand (docs/currency.md, cost).
+_RULES = [
+    (re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"), False,
+     lambda s, f: f.change and " from " in s and " to " in s),
+    (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False,
+     lambda s, f: f.change and " to " in s),
     (re.compile(rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
-                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False),
+                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False,
+     lambda s, f: f.change and " to " in s),
     (re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
-     False),
+     False, lambda s, f: f.change and " to " in s and " as " in s),
     (re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
-     False),
+     False, lambda s, f: " as " in s),
     (re.compile(rf"\b(?:my|our) (?P<attr>{_NP}) (?:is|are|was|were|became|has become|will be|stays|remains)"
-                rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"), False),
-    (re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"), False),
-    (re.compile(rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"), True),
+                rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"), False,
+     lambda s, f: ("my " in s or "our " in s) and any(c in s for c in _COPULAS)),
+    (re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"), False,
+     lambda s, f: ", my " in s or ", our " in s),
+    (re.compile(rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"), True,
+     lambda s, f: f.value_like and any(c in s for c in _COPULAS[:2] + _COPULAS[-2:])),
 ]
+_CHANGE_STEMS = ("chang", "switch", "mov", "rais", "lower", "bump", "increas", "decreas", "reduc", "push", "shift",
+                 "updat", "set", "cut", "drop")  # the stems of _CHANGE, as substrings
+_COPULAS = (" is ", " are ", " was ", " were ", " became ", " has become ", " will be ", " stays ", " remains ")
+
+
+class _Cues(NamedTuple):
+    change: bool  # a verb of change may be there
+    value_like: bool  # a number, a time, a weekday or a month is there
+
+
+def _cues(s: str) -> _Cues:
+    return _Cues(any(c in s for c in _CHANGE_STEMS), bool(_VALUE_LIKE.search(s)))
+
+
 _INSTEAD = re.compile(r"\binstead of (?P<old>[^,;.!?()]+?)(?=\s*(?:$|[,;.!?()]|\s(?:so|because|since|but)\b))")
-_CJK_RULES = [
-    re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
-    re.compile(r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
-               r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"),
-    re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
+_CJK_RULES = [  # (pattern, the characters it needs: one of each group)
+    (re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
+     (("把",),)),
+    (re.compile(r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
+               r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"), (("は", "が"), ("に",))),
+    (re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
+     (("을", "를"), ("로",))),
 ]
 # words of a subject that do not change which subject it is ("my new manager" is "my manager")
 _SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
@@ -76,21 +100,25 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|th
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
 _FILLER = frozenset("now then again still currently anyway instead actually".split())
+_DIGIT = re.compile(r"\d")
+_DAY_OR_MONTH = re.compile("mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")  # (_VALUE_LIKE's, fast)
 
 
-_UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
+# Words one of the patterns needs as a word of its own (spaces on both sides): a claim's "to",
+# "as", "from" or copula, a verb of giving up (_RETIRED) or of adopting (memcli.index.kinds).
+# A sentence holding none, no value-like token and none of the CJK patterns' particles can set nothing: `may_set` says
+# so in a microsecond, where the patterns take tens (a vault has a hundred thousand statements).
+_CUES = frozenset("from to as is are was were became become be stays remains my our got been went retired ditched "
+                  "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
+                  "moved 'm am started now upgraded".split())
 
 
-@lru_cache(maxsize=8192)  # one statement is cleaned by claims, retired, adopted and words
-def clean(sentence: str) -> str:
-    """A statement as the rules read it: no list marker or speaker prefix, lower case, the
-    third person of a note ("The user's goal") read as the first ("my goal")."""
-    s = _PREFIX.sub("", gloss.bare(sentence).strip()).strip().lower().replace("’", "'")
-    s = re.sub(r"\*\*|__|`", "", s)
-    s = _UNIT.sub(r"\1\2", s)  # "50 m" is one value, as "50m"
-    s = re.sub(r"\bthe user's\b", "my", s)
-    s = re.sub(r"\bthe user\b", "i", s)
-    return s
+def may_set(sentence: str) -> bool:
+    """False when `sentence` can set no value, give up nothing and adopt nothing."""
+    s = clean(sentence)
+    if not _CUES.isdisjoint(s.split()) or _DIGIT.search(s) or (_DAY_OR_MONTH.search(s) and _VALUE_LIKE.search(s)):
+        return True
+    return not s.isascii() and any(all(any(c in s for c in group) for group in needs) for _, needs in _CJK_RULES)
 
 
 def claim(sentence: str) -> Claim | None:
@@ -110,7 +138,7 @@ def claims(sentence: str) -> list[Claim]:
         shaped = shaped._replace(also=tuple(dict.fromkeys(w for k in gloss.keywords(sentence) for w in words(k))))
     out = [shaped] if shaped is not None else []
     at = 0
-    for clause in _CLAUSE.split(s):
+    for clause in _CLAUSE.split(s) if _VALUE_LIKE.search(s) else ():  # a frame holds a value (framed)
         start = s.find(clause, at)
         at = start + len(clause)
         if span is not None and start < span[1] and at > span[0]:
@@ -122,12 +150,15 @@ def claims(sentence: str) -> list[Claim]:
 
 
 def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
-    for rule in _CJK_RULES:
-        m = rule.search(s)
+    for rule, needs in _CJK_RULES if _CJK.search(s) else ():
+        m = rule.search(s) if all(any(c in s for c in group) for group in needs) else None
         if m:
             old = gloss.dates(m.groupdict().get("old") or "")
             return _made(m.group("attr"), gloss.dates(m.group("val")), old), m.span()
-    for rule, value_like in _RULES:
+    cues = _cues(s)
+    for rule, value_like, may in _RULES:
+        if not may(s, cues):
+            continue
         for m in rule.finditer(s):
             val = m.group("val")
             if value_like and not _VALUE_LIKE.search(val):
@@ -209,32 +240,6 @@ def _trimmed(value: str) -> str:
     return " ".join(words)
 
 
-def words(text: str) -> list[str]:
-    """The content words of a text, stemmed (CJK runs kept whole)."""
-    return list(_words(text))
-
-
-@lru_cache(maxsize=8192)
-def _words(text: str) -> tuple[str, ...]:
-    out = []
-    text = _UNIT.sub(r"\1\2", text.lower())
-    for w in re.findall(r"[\w:'+.-]+", text):
-        w = w.strip("'.-")
-        for part in (w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]):
-            if part and part not in STOPWORDS:
-                out.append(_stem(part))
-    return tuple(out)
-
-
-@lru_cache(maxsize=65536)  # a vault repeats its words: a lookup instead of regexes
-def _stem(w: str) -> str:
-    """light_stem, with a plural -es stripped only where English adds it ("shoes" -> "shoe",
-    like "shoe"; "boxes" -> "box")."""
-    if len(w) > 3 and w.isascii() and w.isalpha() and w.endswith("s") and not w.endswith("ss"):
-        w = w[:-2] if re.search(r"(?:[sxz]|[cs]h)es$", w) else (w[:-3] + "y" if w.endswith("ies") else w[:-1])
-    return light_stem(w) if not w.endswith("s") else w
-
-
 def subject_key(attr: str) -> tuple[str, ...]:
     """The comparison form of a subject: its words without softeners, stemmed, sorted."""
     raw = attr.lower().split()
@@ -294,10 +299,15 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
 ]
 
 
+# the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
+_GIVING_UP = ("retir", "sold", "return", "replac", "gone for good", "switched off", "decommission", "went back to",
+              "ditch", "stopped using", "no longer use", "gave up on", "got rid of", "left", "quit", "dropped")
+
+
 def retired(sentence: str) -> str:
     """What `sentence` says was given up ("the pegasus are retired" -> "pegasus"), else ""."""
     s = clean(sentence)
-    for rule in _RETIRED:
+    for rule in _RETIRED if any(c in s for c in _GIVING_UP) else ():
         m = rule.search(s)
         if m:
             x = re.sub(rf"^{_DET} ", "", _trimmed(m.group("x")))

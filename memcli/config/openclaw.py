@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from memcli.config.openclaw_map import expand_home, to_mem
+
 CONFIG_NAMES = ("openclaw.json", "clawdbot.json", "moldbot.json", "moltbot.json")
 STATE_DIRS = (".openclaw", ".clawdbot", ".moldbot", ".moltbot")
 PROFILE_PREFIX = ".openclaw-"
@@ -41,13 +43,6 @@ MAX_NESTING = 200
 _VAR = re.compile(r"\$(\$?)\{([A-Z_][A-Z0-9_]*)\}")
 _COMMAND_SECRET = re.compile(r"\$\{(?:pass|gopass):[^}]*\}")
 MISSING = object()  # a value left out (a variable that is not set)
-
-PROVIDERS = {"openai": "openai", "gemini": "gemini", "voyage": "voyage", "ollama": "ollama",
-             "local": "local", "none": "none"}  # OpenClaw provider -> mem embedding backend
-DEFAULT_MODELS = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-4-large"}
-DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536,
-              "gemini-embedding-001": 3072, "voyage-4-large": 1024, "voyage-4": 1024, "voyage-4-lite": 1024,
-              "voyage-3-large": 1024, "voyage-3.5": 1024, "nomic-embed-text": 768, "mxbai-embed-large": 1024}
 
 
 class OpenClawError(Exception):
@@ -61,12 +56,6 @@ class Layer:
     settings: dict = field(default_factory=dict, repr=False)  # in mem.yaml's shape (may hold an API key)
     ignored: list[str] = field(default_factory=list)  # OpenClaw keys mem does not use
     warnings: list[str] = field(default_factory=list)
-
-
-def expand_home(path: str, home: str) -> str:
-    if path == "~" or path.startswith("~/") or path.startswith("~" + os.sep):
-        return home + path[1:]
-    return path
 
 
 def home_of(env: Mapping[str, str]) -> str | None:
@@ -138,7 +127,7 @@ def candidates(workspace: str, env: Mapping[str, str], home: str | None) -> list
 
 # Reading it: JSON5, $include ------------------------------------------------------------
 def _read(path: str) -> Any:
-    from memcli.vault import json5
+    from memcli.config import json5
 
     try:
         if os.path.getsize(path) > MAX_FILE_BYTES:
@@ -394,7 +383,5 @@ def layer(workspace, env: Mapping[str, str]) -> Layer | None:
     (_, aid, entry, defaults), c, cfg, lookup = best
     warnings: list[str] = []
     ms = memory_search(cfg, aid, entry, defaults, lookup, warnings)
-    from memcli.vault.openclaw_map import to_mem
-
     settings, ignored = to_mem(ms, home or "", lookup, warnings)
     return Layer(c.path, aid, settings, ignored, warnings)

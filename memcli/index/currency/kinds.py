@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memcli.index import subjects
+from memcli.index.currency import reading, subjects
 
 KIND = 0.6  # cosine of a thing's word and a subject's head word for "is of that kind"
 MARGIN = 0.1  # and this much nearer than to any other subject
@@ -28,6 +28,9 @@ _ADOPT = re.compile(
     r"(?:(?:a|an|the|my|our|new|brand new|shiny) )*(?P<x>(?!(?:a|an|the)\b)[a-z][\w.+-]*(?: [\w.+-]+){0,3}?)"
     r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|"
     r"yesterday|now|from|instead)\b))")
+# the verbs _ADOPT needs, as substrings: most statements hold none and skip the pattern
+_ADOPTING = ("got", "bought", "ordered", "picked", "chose", "went with", "switched to", "moved to", "'m on", "am on",
+             "is on", "started using", "now use", "upgraded to", "replaced it with")
 _LETTERS = re.compile(r"^[a-z]{3,}$")
 _NOT_THINGS = frozenset("it its this that these those one them some something ready home back up used rid".split())
 
@@ -35,11 +38,12 @@ _NOT_THINGS = frozenset("it its this that these those one them some something re
 def adopted(sentence: str) -> str:
     """The thing `sentence` says the user adopted ("got a macbook pro m4 today" -> "macbook
     pro m4"), else ""."""
-    m = _ADOPT.search(subjects.clean(sentence))
+    s = reading.clean(sentence)
+    m = _ADOPT.search(s) if any(c in s for c in _ADOPTING) else None
     if not m:
         return ""
     x = m.group("x").strip(" .")
-    return x if x.split()[0] not in _NOT_THINGS and subjects.words(x) else ""
+    return x if x.split()[0] not in _NOT_THINGS and reading.words(x) else ""
 
 
 def stamp(metadata: Path) -> str:
@@ -108,13 +112,13 @@ def kind_of(thing: str, heads: list[str], vecs: Vectors | None) -> str:
     """The head word among `heads` whose kind `thing` is: its last word ("a new laptop"; "a
     laptop sleeve" is a sleeve), or with vectors the one clearly nearest a word of the thing
     that is not itself a subject's word ("macbook"); "" when none is."""
-    mine = subjects.words(thing)
+    mine = reading.words(thing)
     if mine and mine[-1] in heads:
         return mine[-1]
     if vecs is None or not vecs.index:
         return ""
     known = set(heads)
-    names = [w for w in thing.split() if _LETTERS.match(w) and (subjects.words(w) or [w])[0] not in known]
+    names = [w for w in thing.split() if _LETTERS.match(w) and (reading.words(w) or [w])[0] not in known]
     scored = vecs.nearest(names, heads)
     if not scored or scored[0][0] < KIND or (len(scored) > 1 and scored[1][0] > scored[0][0] - MARGIN):
         return ""

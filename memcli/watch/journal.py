@@ -3,7 +3,7 @@ command need not stat every file to find them (Watchman's cookies, git's fsmonit
 
 At 100,000 notes the stat of every file is most of a one-file `mem reindex` (~0.35 s on
 two cores here) and an edit made in place changes no folder's mtime, so nothing
-cheaper than a journal can find it. A watcher (memcli.vault.feed) holds an exclusive
+cheaper than a journal can find it. A watcher (memcli.watch.feed) holds an exclusive
 lock on mem_metadata/watch/lock while it watches, and appends to
 mem_metadata/watch/<session>.journal one line per change inotify tells it of, in the
 kernel's order: `f <path>` (an indexed file may have changed), `d <folder>` (anything
@@ -197,7 +197,7 @@ class Writer:
             return None
         try:
             _exclusive(fd)
-            for old in [*base.glob("*.journal"), *(base / "cookies").iterdir()]:
+            for old in [*base.glob("*.journal"), *base.glob(".session.*.tmp"), *(base / "cookies").iterdir()]:
                 old.unlink(missing_ok=True)  # a dead watcher's
             return cls(base, fd)
         except OSError:
@@ -227,14 +227,12 @@ class Writer:
         os.close(self._lock)
 
     def _new_session(self) -> None:
-        from memcli.vault import atomic
-
         old = self.session
         self._drop()
         self.session = f"{os.getpid()}-{os.urandom(6).hex()}"
         self._out = os.open(self.base / f"{self.session}.journal",
                             os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        atomic.write_text(self.base / "session", json.dumps({"session": self.session, "pid": os.getpid()}))
+        _replace(self.base / "session", json.dumps({"session": self.session, "pid": os.getpid()}))
         if old:
             (self.base / f"{old}.journal").unlink(missing_ok=True)
 
@@ -242,3 +240,17 @@ class Writer:
         if self._out >= 0:
             os.close(self._out)
             self._out = -1
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `path` whole or not at all (a temp file renamed over it), so a command probing the
+    session never reads half of one. Not fsync-ed, unlike a note (memcli.vault.atomic): after a
+    crash nobody holds the lock, and a session file without its watcher is ignored anyway."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

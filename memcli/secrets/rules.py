@@ -1,4 +1,4 @@
-"""Where a value is a secret because of what stands around it (memcli.vault.redact runs these).
+"""Where a value is a secret because of what stands around it (memcli.secrets.redact runs these).
 
 Two judgements. In config layout (`=`, quotes, `key: value` alone on its line, XML, a tool's own
 flag, .netrc) `literal` takes any value of 4+ characters, words too (POSTGRES_PASSWORD: postgres).
@@ -23,9 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from memcli.vault.secret_shapes import (DICT_ONLY_KEYS, KEYCH, SECRET_ENDINGS, STRICT_KEYS, WORDY, Finder, Spans,
-                                        basic_credentials, credential_like, is_secret_key, literal, norm_key, placeholder,
-                                        positions, regex_finder, trim, word_password)
+from memcli.secrets.shapes import (DICT_ONLY_KEYS, KEYCH, SECRET_ENDINGS, STRICT_KEYS, WORDY, Finder, Spans,
+                                   basic_credentials, credential_like, is_secret_key, literal, norm_key, placeholder,
+                                   positions, regex_finder, trim, word_password)
 
 __all__ = ["ASSIGNMENT_RULES", "DICT_ONLY_KEYS", "STRICT_KEYS", "is_secret_key"]
 

@@ -1,5 +1,5 @@
 """What `mem watch` learns from inotify: which notes and resources changed, without
-stat-ing the vault, and the change journal other commands read (memcli.vault.journal).
+stat-ing the vault, and the change journal other commands read (memcli.watch.journal).
 
 Polling stats every file each interval: at 100,000 notes ~0.4 s of CPU a second. Here
 one inotify instance watches every folder the index walks, the resource folder and the
@@ -23,17 +23,19 @@ import sys
 import threading
 import time
 
-from memcli.vault import journal, walk
-from memcli.vault.inotify import (IN_CREATE, IN_DELETE_SELF, IN_IGNORED, IN_ISDIR, IN_MOVE_SELF, IN_MOVED_TO,
-                                  IN_Q_OVERFLOW, LOCAL_FS, Inotify, fs_type, mounts)
-from memcli.vault.workspace import Workspace
+from memcli.watch import journal, walk
+from memcli.watch.inotify import (IN_CREATE, IN_DELETE_SELF, IN_IGNORED, IN_ISDIR, IN_MOVE_SELF, IN_MOVED_TO,
+                                  IN_Q_OVERFLOW, Inotify, Untrusted, opened)
 
 ROTATE_BYTES = 8 << 20  # a longer journal starts a new session (the next sync walks once)
 POLL = 0.2  # the thread's longest wait, so close() is quick
 
 
 class Feed:
-    def __init__(self, ws: Workspace, ino: Inotify, writer: journal.Writer | None, count: bool = True):
+    """The watch of one workspace (`ws`: a memcli.vault.workspace.Workspace, which names the
+    folders to watch and the indexed paths; this package sits below it and does not import it)."""
+
+    def __init__(self, ws, ino: Inotify, writer: journal.Writer | None, count: bool = True):
         self.ws, self._ino, self._writer, self._count = ws, ino, writer, count
         self._root = os.path.realpath(ws.root)
         self._resource = os.path.relpath(os.path.realpath(ws.resource), self._root).replace(os.sep, "/")
@@ -51,29 +53,24 @@ class Feed:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, ws: Workspace, count: bool = True) -> tuple[Feed | None, str]:
+    def start(cls, ws, count: bool = True) -> tuple[Feed | None, str]:
         """(a running feed, "") or (None, why it cannot be trusted here). `count`: keep the
         changed paths for changes() (`mem mcp` only keeps the journal)."""
         if not sys.platform.startswith("linux"):
             return None, "inotify needs Linux"
         if any(not r.inside and not r.problem for r in ws.extra_roots()):
             return None, "extra paths outside the workspace are polled"
-        try:
-            ino = Inotify()
-        except (OSError, AttributeError) as exc:  # AttributeError: a libc without inotify
-            return None, f"no inotify ({exc})"
+        ino, why = opened()
+        if ino is None:
+            return None, why
         feed = cls(ws, ino, None, count)
         try:
-            table = mounts()
             for folder in [*ws.watched_folders(), *feed._resource_folders()]:
-                kind = fs_type(folder, table)
-                if kind not in LOCAL_FS:
-                    raise _Untrusted(f"{folder} is on a {kind or 'unknown'} filesystem")
-                feed._watch(folder)
+                feed._watch(folder, local=True)
             feed._writer = journal.Writer.open(ws.metadata)  # None: another watcher keeps it
             if feed._writer is not None:
                 feed._cookie_wd = ino.add(str(feed._writer.cookies))
-        except (OSError, _Untrusted) as exc:
+        except (OSError, Untrusted) as exc:
             feed.close()
             return None, str(exc)
         feed._thread = threading.Thread(target=feed._run, name="mem-feed", daemon=True)
@@ -209,8 +206,9 @@ class Feed:
                 or rel == self._resource or rel.startswith(self._resource + "/")
         return self.ws.is_watched_path(rel)  # any name: even one not indexed moves its folder's mtime
 
-    def _watch(self, folder: str) -> None:
-        wd = self._ino.add(folder)
+    def _watch(self, folder: str, local: bool = False) -> None:
+        """Watch `folder`; `local`: first make sure inotify sees every change made to it."""
+        wd = self._ino.add_local(folder) if local else self._ino.add(folder)
         if wd >= 0:  # the same descriptor again for a folder renamed since: its name is updated
             self._wd[wd] = "" if folder == self._root else os.path.relpath(folder, self._root).replace(os.sep, "/")
 
@@ -223,7 +221,3 @@ class Feed:
         if self._resource.startswith("..") or not os.path.isdir(top) or os.path.islink(top):
             return
         yield from (folder for folder, _ in walk.folders(top))
-
-
-class _Untrusted(Exception):
-    """A folder whose changes inotify may not see."""

@@ -1,0 +1,126 @@
+"""A note's statements and what each sets: the records claims.json keeps (memcli.index.currency).
+
+A statement is a list item's or a paragraph's sentence; a digest node's lines count only
+where they cite a dated note. Each is read by the rules of memcli.index.currency.subjects:
+the claims it makes, a thing it gives up, a thing it adopts, and the named speaker it is
+said by.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.index.currency import gloss, kinds, reading, subjects
+from memcli.vault import frontmatter
+
+MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+_LINK = re.compile(r"\[\[([^\]|#]+)")
+_LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
+_LOG = re.compile(r"^#{1,6}\s+sources\s*$", re.I)  # ("- Stated on 2026-09-01 in [[...]]": no statement)
+_AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
+
+
+def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
+    """(line number, sentence[, date]) of a note's body: list items and paragraphs, not
+    headings, front matter, comments, the day page's generated list of links or a digest
+    node's `## Sources` log (memcli.extraction.dream.write). In a note
+    without a date of its own (a digest node), only the lines citing a dated note count, dated
+    by the newest they cite (`date_of`: path -> date or None); the links are left out of the text."""
+    _, skip = frontmatter.split(text)
+    text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    out: list[tuple] = []
+    log = False  # under a `## Sources` heading: a digest node's log of which note did what
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if s.startswith("#"):
+            log = _LOG.match(s) is not None
+        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
+            continue
+        when = date
+        if date_of is not None:
+            cited = [d for t in _LINK.findall(s) if (d := date_of(t) or date_of(t + ".md"))]
+            when = date or (max(cited) if cited else None)
+            if when is None:
+                continue
+        s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
+        for part in _SENTENCE.split(s):
+            if 3 <= len(part) <= MAX_STATEMENT:
+                out.append((n, part, when) if date_of is not None else (n, part))
+    return out
+
+
+def read_file(path, rel: str, date_of, stat) -> tuple[dict, list[tuple]]:
+    """A note's entry in claims.json, and its statements (read again only when asked: memcli.index.currency.relate)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        text = ""
+    found = statements(text, date_of(rel), date_of)
+    return record(found, stat, date_of(rel)), found
+
+
+def record(found: list[tuple], stat, date: str) -> dict:
+    """What claims.json keeps of a note: the statements that set, give up or adopt something,
+    and the words of all of them (`vocab`). The others matter only as older holders of a thing
+    given up or of a value named as the previous one, and are read again from the note when
+    its vocabulary says it may hold one (memcli.index.currency.relate): keeping each statement's words made claims.json 44 MB
+    for a 2,000-note vault, loaded and written again by every sync."""
+    return {"stat": list(stat), "date": date, "statements": [i for i in items(found) if sets(i)],
+            "vocab": reading.vocabulary([f[1] for f in found])}
+
+
+def sets(item: dict) -> bool:
+    return bool(item.keys() & {"claims", "retired", "adopts"})
+
+
+def items(found: list[tuple[int, str]]) -> list[dict]:
+    """A note's statements: each with its claims, or what it gives up or adopts, and then its
+    words and speaker; a statement doing none of these is only its line, text and date."""
+    out = []
+    for line, sentence, *when in found:
+        item: dict = {"line": line, "text": sentence}
+        if when and when[0]:
+            item["date"] = when[0]
+        if not subjects.may_set(sentence):
+            out.append(item)
+            continue
+        gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
+        made = [] if gone else subjects.claims(sentence)
+        if made:
+            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old,
+                               **({"also": list(c.also)} if c.also else {})} for c in made]
+        elif gone:
+            item["retired"] = gone
+        if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
+            item["adopts"] = thing
+        if sets(item):
+            describe(item)
+        out.append(item)
+    return out
+
+
+def describe(item: dict) -> dict:
+    """A statement's words (a CJK statement's gloss among them) and speaker, for relate."""
+    sentence = item["text"]
+    english = [w for k in gloss.keywords(sentence) for w in reading.words(k)]
+    item["words"] = sorted(set(reading.words(reading.clean(sentence))) | set(english))
+    if speaker := _speaker(sentence):
+        item["speaker"] = speaker
+    return item
+
+
+# a named speaker's line ("[D1:3] Caroline: I moved ...", "- Wei: ..."): whose statement it is
+_SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?(?:\*\*)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?)(?:\*\*)?:\s")
+_NOT_SPEAKER = frozenset({"user", "assistant", "me", "i", "note", "source", "superseded", "previously", "todo"})
+
+
+def _speaker(sentence: str) -> str:
+    """The named speaker of a statement, "" for the user's own: one person's new value never
+    supersedes another's (in a conversation between Caroline and Melanie, each has her own)."""
+    m = _SPEAKER.match(sentence)
+    name = m.group(1).lower() if m else ""
+    return "" if name in _NOT_SPEAKER else name
+
+
