@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memcli.errors import CorruptStore
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 MAX_NAMED = 20  # paths listed in the figures

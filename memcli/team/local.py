@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from memcli.index import sync
 from memcli.index.keyword import tokenizer
-from memcli.shared import lexemes
+from memcli.team import lexemes
 from memcli.vault.workspace import Workspace
 
 FORMAT = "1"  # bump when the rows made from the same file change: every file is sent again

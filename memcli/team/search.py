@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcli.index.keyword import bm25
-from memcli.shared import Target, db, lexemes, schema
+from memcli.team import Target, db, lexemes, schema
 
 SHORTLIST_HNSW = schema.EF_SEARCH
 SHORTLIST_EXACT = 512
@@ -57,7 +57,7 @@ class Found:
 
 @dataclass(frozen=True)
 class Ask:
-    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.shared.lexemes.weighted
+    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.team.lexemes.weighted
     vector: list[float] | None
     space: dict | None
     depth: int
@@ -210,7 +210,7 @@ class View:
     the scope's BM25 statistics (n_docs, df(term hash))."""
 
     def __init__(self, t: Target, found: Found):
-        from memcli.shared import display
+        from memcli.team import display
 
         self.paths: list[str] = []
         index: dict[str, int] = {}

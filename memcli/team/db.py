@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, TypeVar
 
-from memcli.shared import Target, Unavailable
+from memcli.team import Target, Unavailable
 
 T = TypeVar("T")
 INSTALL_HINT = "pip install 'memcli[postgres]'"
