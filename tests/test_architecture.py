@@ -1,7 +1,8 @@
 """The package's shape (docs/architecture.md: the tree, direction of imports) and start-up cost, checked structurally.
 
 Only the CLI layer may import typer or rich; imports flow cli → jobs →
-(extraction, retrieval, index, providers) → vault → (config → secrets, watch); and the
+(extraction, retrieval, index, providers) → vault → (config → secrets, watch), with no
+circle between parts or between modules (imports inside functions count); and the
 commands agents call in loops must not pay for heavy imports they do not use.
 """
 
@@ -29,7 +30,7 @@ FORBIDDEN = {
     "extraction": {"cli", "jobs", "mcp", "index", "retrieval", "providers", "watch"},
     "jobs": {"cli", "mcp"},
     "mcp": {"cli"},
-    "shared": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
+    "team": {"cli", "jobs", "mcp", "extraction"},  # team memory: reads vault, index, retrieval, providers
 }
 # the bottom layer -> the only memcli parts it may import besides itself and errors (no cycle:
 # vault opens its settings with config and lists its files with watch's walk; config masks
@@ -208,3 +209,155 @@ def test_modules_and_functions_stay_small(path):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert not long, f"{path.relative_to(REPO)}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+# Import circles between modules -------------------------------------------------------------------
+#
+# An import inside a function runs later, so a circle it closes does not fail at start-up:
+# it hides until someone moves the import up. The module graph below counts every import
+# (module level and inside functions; not those under `if TYPE_CHECKING:`, which never
+# run) and must have no circle, so every import written inside a function could also sit
+# at the top of its module; one stays inside a function only for start-up time (a command
+# that never needs the module does not load it).
+#
+# Function-level imports that close a circle and are kept for start-up time, each with the
+# reason: (importer, imported) -> why. None is needed today; an entry must name a real
+# function-level import (test_circle_exceptions_are_real).
+CIRCLE_EXCEPTIONS: dict[tuple[str, str], str] = {}
+MODULES = {module_name(p) for p in SOURCES}
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
+                                         or getattr(test, "attr", None) == "TYPE_CHECKING")
+
+
+def _known(name: str) -> str | None:
+    """The memcli module `name` is, or lies in (`memcli.index.data.x` -> memcli.index)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def module_imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(memcli module, line, inside a function) for every import of a memcli module that runs.
+
+    `from package import name` counts as an import of the submodule when `name` is one,
+    else of the package itself (its __init__ defines the name)."""
+    own = module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking(child):
+                continue
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            targets: list[str] = []
+            if isinstance(child, ast.Import):
+                targets = [alias.name for alias in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parent = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(parent + ([child.module] if child.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in child.names]
+            for target in dict.fromkeys(targets):
+                mod = _known(target) if target.split(".")[0] == "memcli" else None
+                if mod and mod != own:
+                    found.append((mod, child.lineno, in_function))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), False)
+    return found
+
+
+def module_graph() -> dict[str, dict[str, tuple[int, bool]]]:
+    """importer -> {imported: (line of the first import, inside a function)}."""
+    graph: dict[str, dict[str, tuple[int, bool]]] = {}
+    for path in SOURCES:
+        edges = graph.setdefault(module_name(path), {})
+        for mod, line, in_function in module_imports(path):
+            edges.setdefault(mod, (line, in_function))
+    return graph
+
+
+def circles(graph: dict[str, dict[str, tuple[int, bool]]]) -> list[list[str]]:
+    """The shortest circle (a, b, ..., a) of each group of modules that import each other
+    (the groups: Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:  # v is the first of its group: the group is the stack down to it
+            at = stack.index(v)
+            group = set(stack[at:])
+            del stack[at:]
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return [min((_shortest(graph, group, start) for start in sorted(group)), key=len) for group in groups]
+
+
+def _shortest(graph, group: set[str], start: str) -> list[str]:
+    """The shortest circle from `start` back to it inside `group` (breadth first)."""
+    came: dict[str, str] = {}
+    queue = [start]
+    while start not in came:
+        v = queue.pop(0)
+        for w in sorted(graph[v]):
+            if w in group and w not in came:
+                came[w] = v
+                queue.append(w)
+    path = [start]
+    while len(path) == 1 or path[-1] != start:
+        path.append(came[path[-1]])
+    return path[::-1]
+
+
+def describe(graph, circle: list[str]) -> str:
+    steps = []
+    for a, b in zip(circle, circle[1:]):
+        line, in_function = graph[a][b]
+        steps.append(f"{a} -> {b} (line {line}{', inside a function' if in_function else ''})")
+    return "; ".join(steps)
+
+
+def test_no_import_circle_between_modules():
+    graph = module_graph()
+    assert "memcli.retrieval.rank" in graph["memcli.jobs.search"]  # the probe sees real edges
+    assert graph["memcli.cli.health"]["memcli.jobs.health"][1]  # ...and imports inside functions
+    for a, b in CIRCLE_EXCEPTIONS:
+        graph.get(a, {}).pop(b, None)
+    found = circles(graph)
+    assert not found, "import circles between memcli modules (imports inside functions count):\n" + \
+        "\n".join(describe(graph, c) for c in found)
+
+
+def test_circle_exceptions_are_real():
+    graph = module_graph()
+    for (a, b), why in CIRCLE_EXCEPTIONS.items():
+        assert why and b in graph.get(a, {}) and graph[a][b][1], f"{a} -> {b} is not a function-level import"
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b": (1, False)}, "b": {"c": (2, True), "d": (3, False)}, "c": {"a": (4, False)},
+             "d": {}, "e": {"a": (5, False)}}
+    assert circles(graph) == [["a", "b", "c", "a"]]
+    assert "b -> c (line 2, inside a function)" in describe(graph, circles(graph)[0])
+    del graph["c"]["a"]
+    assert circles(graph) == []

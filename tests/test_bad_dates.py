@@ -1,7 +1,7 @@
 """A date-shaped name that names no day (2026-11-31, 2026-02-30, 2026-13-01) is no date.
 
 Everywhere a date comes from a path (search's --since/--until, dream's window, resource
-notes and day pages, the shared index: tests/shared/test_team_bad_files.py), such a note
+notes and day pages, the shared index: tests/team/test_team_bad_files.py), such a note
 is undated and the job that meets it names it; nothing fails, nothing else is held up.
 """
 

@@ -407,3 +407,20 @@ def test_a_notes_vocabulary_holds_every_word_of_each_statement(sentences):
     vocab = reading.vocabulary(sentences)
     for s in sentences:
         assert all(f" {w} " in vocab for w in describe({"text": s})["words"]), s
+
+
+def test_a_digest_nodes_sources_log_holds_no_statement():
+    """"Stated on 2026-03-14 in [[...]]" logs what a note did; read as a statement it made every
+    node's log line supersede another's."""
+    node = ("---\nname: goal\n---\n# Goal\n\n- The user's goal is 1:52. ([[memory/2026-03-21/b.md]])\n\n"
+            "## Sources\n- Stated on 2026-03-21 in [[memory/2026-03-21/b.md]].\n")
+    dated = {"memory/2026-03-21/b.md": "2026-03-21"}
+    assert [s[1] for s in statements(node, None, dated.get)] == ["The user's goal is 1:52."]
+
+
+def test_a_copy_of_the_statement_giving_a_thing_up_is_not_superseded_by_it():
+    rel = relate(_files(
+        ("memory/2026-04-20/a.md", "2026-04-20", ["The xps went back to IT this morning."]),
+        ("digest/wiki/xps.md", "2026-04-20", ["The xps went back to IT this morning."]),
+    ))
+    assert rel == {}

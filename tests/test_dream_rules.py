@@ -32,7 +32,7 @@ def place(facts, nodes=(), vectors=None, contexts=None):
 
 def test_numbered_steps_are_procedure_and_one_unit():
     body = "# Deploy\n\n## Release steps\n1. Merge to main.\n2. Deploy the image to staging.\n3. Promote the canary.\n"
-    placement = place(dream_rules.facts_all([("memory/2026-06-01/d.md", body, {})]))
+    placement = place(dream_rules.facts_of("memory/2026-06-01/d.md", body, {}))
     [p] = placement.placed
     assert (p.unit.name, p.unit.bucket, len(p.unit.facts), p.target) == ("release-steps", "procedure", 3, None)
     topic = dream_rules.topic(p.unit)

@@ -41,7 +41,7 @@ def test_the_owner_asks_in_the_first_person():
 def test_a_query_about_the_owner_is_the_mean_of_both_phrasings():
     import numpy as np
 
-    from memcli.jobs.search import query_vectors
+    from memcli.jobs.searchers.query import query_vectors
 
     class Table:  # an embedder answering from a table of unit vectors
         rows: ClassVar = {"What music does like?": [1.0, 0.0, 0.0], "What music do I like?": [0.0, 1.0, 0.0],

@@ -43,22 +43,22 @@ def _sub_rows(ws, snap, target: int):
 
 
 def make_sub_vector_branch(spec: dict):
-    """A replacement for memcli.jobs.search._vector_branch."""
+    """A replacement for memcli.jobs.searchers.local._vector_branch."""
     import numpy as np
 
     target = int(spec["vsub"])
 
-    def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
+    def branch(ws, snap, req, allowed, warnings, **_):
         from memcli.retrieval import rank
 
         rows, owners, members = _sub_rows(ws, snap, target)
-        q = embedder().embed_batch([query])[0]
+        q = embedder().embed_batch([req.asked])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
-        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], candidates, allowed), None, [])
+        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], req.depth, allowed), None, [])
     return branch
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.jobs import search
+    from memcli.jobs.searchers import local
 
-    patch.set(search, "_vector_branch", make_sub_vector_branch(spec))
+    patch.set(local, "_vector_branch", make_sub_vector_branch(spec))

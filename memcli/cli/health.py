@@ -18,7 +18,7 @@ MARK = {"ok": "OK", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
 def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
-    from memcli.errors import BadInput
+    from memcli.errors import OK, UNHEALTHY, BadInput
     from memcli.jobs import health
 
     if timeout <= 0:
@@ -41,7 +41,7 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
                                    for v in listed.values() for item in (v if isinstance(v, list) else [v]))
         lines.append(rep.verdict)
         ctx.out("\n".join(lines))
-    return 0 if rep.healthy else 5
+    return OK if rep.healthy else UNHEALTHY
 
 
 def _reasons(value) -> bool:

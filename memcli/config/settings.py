@@ -108,7 +108,7 @@ class Redaction:
 
 @dataclass(frozen=True)
 class Shared:
-    """Team memory (memcli.shared, docs/team.md): this workspace's chunks published to a
+    """Team memory (memcli.team, docs/team.md): this workspace's chunks published to a
     PostgreSQL + pgvector database and searched there with the other agents' of its namespace."""
     backend: str = ""  # "" = postgres when a dsn is set, else off; "none" = off
     dsn: str = ""  # libpq URI or key=value string (MEM_SHARED_DSN); its password is never shown

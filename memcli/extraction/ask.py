@@ -182,16 +182,6 @@ def shorten(text: str, limit: int) -> str:
     return (cut[:cut.rfind(" ")] if " " in cut[limit // 2:] else cut).rstrip(" ,;:") + "…"
 
 
-def strip_frontmatter(body: str) -> str:
-    """`body` without a leading `---` block (models copy the note's frontmatter)."""
-    lines = body.lstrip().split("\n")
-    if lines and lines[0].strip() == "---":
-        end = next((i for i, x in enumerate(lines[1:], 1) if x.strip() in ("---", "...")), None)
-        if end is not None:
-            return "\n".join(lines[end + 1:]).lstrip("\n")
-    return body
-
-
 def ask(chat: Chat, convo: list[dict], parse: Callable[[str, str | None], T], retry_prompt: Callable[[str], str],
         *, label: str = "LLM", rejected: type[ProviderError] = ProviderError, hint: str | None = None,
         schema: dict | None = None, max_tokens: int | None = None) -> T:

@@ -68,7 +68,9 @@ def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -
     if (path or "").strip().startswith("@"):  # @<agent_id>/<path>: another agent's, from the shared index
         from memcli.jobs import team
 
-        return team.get(ws, path, start, lines)
+        path, text = team.read(ws, path)
+        if text is not None:
+            return excerpt(path, text, start, lines)
     rel = check_path(ws, path)
     _check_range(start, lines)
     full = ws.locate(rel)

@@ -10,25 +10,14 @@ everything derived.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memcli import __version__
 from memcli.errors import CorruptStore, ProviderError
+from memcli.jobs import backup, stored_secrets, team, vector_health
+from memcli.jobs.check import FAIL, OK, SKIP, WARN, Check
 from memcli.vault.workspace import Workspace
-
-OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
-
-
-@dataclass
-class Check:
-    name: str
-    status: str
-    message: str = ""
-    figures: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "message": self.message, "figures": self.figures}
 
 
 @dataclass
@@ -216,17 +205,8 @@ def config_check(ws: Workspace) -> Check:
 
 def restore_check(ws: Workspace) -> Check | None:
     """A `mem backup restore` that was killed: its staging folder is still in the workspace."""
-    import os
-
-    from memcli.jobs.backup.archive import STAGING_PREFIX
-    from memcli.jobs.backup.restoring import swap_state
-
-    try:
-        left = sorted(e.name for e in os.scandir(ws.root)
-                      if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False))
-    except OSError:
-        return None
-    states = {n: swap_state(ws.root / n) for n in left}
+    states = backup.interrupted_restores(ws)
+    left = sorted(states)
     kept = [n for n, st in states.items() if st == "kept"]
     if kept:  # files no snapshot holds, out of the index: only the user can say where they belong
         return Check("restore", FAIL, f"{kept[0]}/old holds files a restore could not save in its snapshot "
@@ -268,17 +248,11 @@ def watch_check(ws: Workspace) -> Check:
 
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
-    from memcli.jobs import stored_secrets
-
     checks = [emb, *store_checks(ws), config_check(ws), stored_secrets.check(ws), watch_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)
-    from memcli.jobs import vector_health
-
     checks[1:1] = vector_health.checks(ws)  # which space is searched, vectors missing, a damaged matrix
-    if ws.settings.shared.enabled:  # team memory (memcli.shared.status)
-        from memcli.jobs import team
-
+    if ws.settings.shared.enabled:  # team memory (memcli.team.status)
         checks.append(team.health_check(ws))
     return HealthReport(str(ws.root), line, checks)

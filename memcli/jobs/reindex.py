@@ -37,7 +37,7 @@ class ReindexReport:
     embedding_note: str = ""
     terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, definitions: the same])
     first_pass: "EmbedReport | None" = None  # the static first pass, when one ran
-    shared: Any = None  # memcli.shared.publish.Published, when team memory is on and reachable
+    shared: Any = None  # memcli.team.publish.Published, when team memory is on and reachable
     shared_warnings: list = field(default_factory=list)
 
     def embedding_lines(self) -> list[str]:

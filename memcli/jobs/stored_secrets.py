@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import CorruptStore
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 MAX_NAMED = 20  # paths listed in the figures

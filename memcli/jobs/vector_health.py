@@ -11,7 +11,7 @@ has vectors in it, and whether the matrix file is sound.
 from __future__ import annotations
 
 from memcli.errors import CorruptStore, ProviderError
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 REPAIR = "`mem reindex --scope embedding`"

@@ -81,11 +81,6 @@ class Tools:
         self._thread.start()
         return self._thread
 
-    def stop_refiner(self) -> None:
-        if getattr(self, "_stop", None) is not None:
-            self._stop.set()
-            self._thread.join(timeout=30)
-
     def list(self) -> list[dict]:
         return [t.mcp() for t in self.table.values()]
 

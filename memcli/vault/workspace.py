@@ -118,7 +118,7 @@ class Workspace:
     settings: Settings = field(default_factory=Settings)  # the same, typed and validated: what jobs read
     openclaw: Any = None  # memcli.config.openclaw.Layer: the OpenClaw settings merged in, if any
     _extras: tuple | None = field(default=None, init=False, repr=False, compare=False)
-    _resolver: Resolver | None = field(default=None, init=False, repr=False, compare=False)
+    _resolver: Resolver = field(init=False, repr=False, compare=False)  # set by extra_roots()
 
     def _dir(self, key: str) -> Path:
         return self.root / getattr(self.settings, key)
@@ -168,7 +168,6 @@ class Workspace:
     def resolver(self) -> Resolver:
         """Indexed path (relative or `extra/<name>/...`) -> absolute file path, as a callable."""
         self.extra_roots()
-        assert self._resolver is not None  # extra_roots() sets it with the extras
         return self._resolver
 
     def locate(self, rel: str) -> Path:

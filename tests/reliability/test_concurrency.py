@@ -9,6 +9,7 @@ ingests; the long run (`make test-long`) four rounds of 24 on the same workspace
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -309,11 +310,25 @@ def test_reindex_waits_for_a_running_rebuild_only_when_asked(vault, tmp_path):
 
 # Locks of killed processes -------------------------------------------------------------------------
 
+def is_held(path: Path) -> bool:
+    """True when some process holds the lock at `path` (probed without waiting)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def test_lock_of_a_killed_writer_is_free_at_once(vault, tmp_path):
     """SIGKILL an ingest while it holds the workspace lock (paused at its session log write):
     the next writer gets the lock with --wait 0; the dead holder's line in the file is harmless."""
-    from memcli.vault.lock import is_held
-
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     log = tmp_path / "events.log"
     env = {"KILLPOINT_ROOT": ws, "KILLPOINT_LOG": log, "KILLPOINT_MATCH": "mem_session/dialog",
@@ -354,8 +369,6 @@ def _children(pid: int) -> list[int]:
 def test_killed_parallel_reindex_leaves_no_lock_and_no_workers(tmp_path):
     """A full rebuild of 300+ files forks workers. SIGKILL the parent while they run: the index and
     rebuild locks are free at once (workers do not keep them) and the workers exit by themselves."""
-    from memcli.vault.lock import is_held
-
     ws = tmp_path / "ws"
     for i in range(330):
         sample_vault.write(ws, f"memory/2026-01-01/n{i:03d}.md",

@@ -204,12 +204,6 @@ def current(body: str) -> list[str]:
             and (s := statement_of(raw))]
 
 
-def history(body: str) -> list[str]:
-    """The `## History` lines as written (`- Previously: ...`)."""
-    head, _ = split(body)
-    return [x for x in head[_history_at(head) + 1:] if x.strip().startswith(PREVIOUSLY)]
-
-
 def previously(old_line: str, until: str | None) -> str:
     """The history line for an abstract line a newer statement replaced (its sources kept)."""
     raw = _MARKER.sub("", old_line.strip())

@@ -186,11 +186,6 @@ def values(text: str) -> list[str]:
     return re.findall(r"\b\w*\d[\w.:/-]*\b", text.lower())
 
 
-def facts_all(notes: list[tuple[str, str, dict]]) -> list[Fact]:
-    """The facts of [(path, body, frontmatter)], in note order."""
-    return [f for path, body, meta in notes for f in facts_of(path, body, meta)]
-
-
 def contexts(notes: list[tuple[str, str, dict]]) -> dict[str, str]:
     """path -> "note" for the notes an agent wrote (a heading there names what its lines are
     about), "session" for conversation notes (their headings are kinds of statement, and one

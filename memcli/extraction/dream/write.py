@@ -134,9 +134,3 @@ def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related:
         if described and (described == old or described == describe(old)):
             meta["description"] = describe(f.line())
     return Node(node.path, meta, body, node.existed)
-
-
-def ensure_sources(body: str, paths: list[str], verb: str, date_of: DateOf) -> str:
-    """Cite every unit path in `## Sources` (an LLM body may forget one)."""
-    have = cited(body)
-    return add_sources(body, [source_line(verb, p, date_of) for p in paths if p not in have])

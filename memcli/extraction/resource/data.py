@@ -12,7 +12,7 @@ import json
 import re
 from collections import Counter
 
-from memcli.extraction.resource.digest import Digest
+from memcli.extraction.resource import Digest
 
 MAX_KEYS = 30  # keys listed per object
 MAX_LINES = 80  # structure lines per digest

@@ -1,7 +1,7 @@
 """The offline interpretation of a resource: a deterministic digest, no model.
 
 Markdown and plain text give their outline and leading paragraphs, HTML its title,
-outline and text, CSV/JSON/JSONL/YAML their shape (resource_data.py). Text from the
+outline and text, CSV/JSON/JSONL/YAML their shape (data.py). Text from the
 file is quoted (`> `) so it cannot add headings to the note; the same file always
 gives the same digest. The digest also feeds the LLM as computed facts, because a
 model reading a cut-off file cannot count its rows.
@@ -10,8 +10,10 @@ model reading a cut-off file cannot count its rows.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
+
+from memcli.extraction.resource import Digest
+from memcli.extraction.resource import data as resource_data
 
 KINDS = {"md": "Markdown", "txt": "text", "json": "JSON", "jsonl": "JSON Lines", "csv": "CSV",
          "yaml": "YAML", "html": "HTML"}
@@ -30,15 +32,6 @@ _STRUCTURAL_LINE = re.compile(r"^(?:Source: \[\[|Read as text: |\(\d+ more parag
 
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
-
-
-@dataclass
-class Digest:
-    kind: str  # "Markdown", "CSV", ...
-    title: str
-    facts: str = ""  # one line: "240 rows × 4 columns"
-    sections: list[tuple[str, list[str]]] = field(default_factory=list)
-    problem: str | None = None  # why the file was read as plain text instead (bad JSON, ...)
 
 
 ALIASES = {"yml": "yaml", "htm": "html", "markdown": "md"}  # the same formats under other names
@@ -72,8 +65,6 @@ def digest(rel: str, text: str) -> Digest:
     """The digest of a resource's decoded text; `rel` decides the format."""
     kind = suffix(rel)
     if kind in ("csv", "json", "jsonl", "yaml"):
-        from memcli.extraction.resource import data as resource_data
-
         try:
             return resource_data.digest(kind, file_name(rel), text)
         except resource_data.Unparsable as exc:  # broken data is still worth its text

@@ -109,8 +109,9 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
             s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
             for j in holders.find(s["retired"], s["order"], seen_words, by):
-                old = ordered[j]
-                if old["path"] != s["path"] and old.get("speaker", "") == s.get("speaker", "") and (
+                old = ordered[j]  # (a copy of the statement giving it up, in a digest node, is not a holder)
+                if old["path"] != s["path"] and old.get("retired") != s["retired"] and \
+                        old.get("speaker", "") == s.get("speaker", "") and (
                         subjects.holds(old["text"], s["retired"]) or
                         ("key" in old and subjects.same_value(old["value"], s["retired"]))):
                     by[j], by.cause[j] = i, "given up"

@@ -17,20 +17,25 @@ MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, r
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _LINK = re.compile(r"\[\[([^\]|#]+)")
 _LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
+_LOG = re.compile(r"^#{1,6}\s+sources\s*$", re.I)  # ("- Stated on 2026-09-01 in [[...]]": no statement)
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
 
 
 def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
     """(line number, sentence[, date]) of a note's body: list items and paragraphs, not
-    headings, front matter, comments or the day page's generated list of links. In a note
+    headings, front matter, comments, the day page's generated list of links or a digest
+    node's `## Sources` log (memcli.extraction.dream.write). In a note
     without a date of its own (a digest node), only the lines citing a dated note count, dated
     by the newest they cite (`date_of`: path -> date or None); the links are left out of the text."""
     _, skip = frontmatter.split(text)
     text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out: list[tuple] = []
+    log = False  # under a `## Sources` heading: a digest node's log of which note did what
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
-        if n <= skip or not s or s.startswith(("#", "<!--", ">", "|", "```", "[[")):
+        if s.startswith("#"):
+            log = _LOG.match(s) is not None
+        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "```", "[[")):
             continue
         when = date
         if date_of is not None:

@@ -31,6 +31,7 @@ from memcli.jobs.backup.archive import (
     write,
 )
 from memcli.jobs.backup.report import CreateReport, PruneReport, RestoreReport
+from memcli.jobs.backup.restoring import interrupted_restores
 from memcli.jobs.backup.verification import missing, open_archive, verify
 from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.vault import atomic
@@ -38,8 +39,8 @@ from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
 
-__all__ = ["DEFAULT_MODULES", "create", "latest_snapshot", "listing", "parse_modules", "prune", "restore",
-           "rollback", "verify"]
+__all__ = ["DEFAULT_MODULES", "create", "interrupted_restores", "latest_snapshot", "listing", "parse_modules",
+           "prune", "restore", "rollback", "verify"]
 
 SNAPSHOTS = "snapshots"
 

@@ -131,10 +131,6 @@ def _warnings(ws: Workspace, p: Plan, config: bool) -> list[str]:
     return out
 
 
-def _slots(arc: Archive) -> list[str]:
-    return [s for values in arc.meta["slots"].values() for s in values]
-
-
 def _check_overlap(arc: Archive, replace: dict[str, list[str]]) -> None:
     every = [(m, s) for m, values in replace.items() if m != "secrets" for s in values]
     for i, (m, s) in enumerate(every):

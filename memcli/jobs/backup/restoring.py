@@ -29,15 +29,22 @@ class SwapIncomplete(JobFailed):
     """A swap failed and could not be fully undone: the staging folder must be kept."""
 
 
-def leftovers(ws: Workspace) -> list[str]:
+def interrupted_restores(ws: Workspace) -> dict[str, str]:
+    """The staging folders interrupted restores left in the workspace, by name (sorted), each
+    with how far its swap got (swap_state); empty when the workspace cannot be listed."""
     try:
-        found = [e.name for e in os.scandir(ws.root) if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)]
+        found = sorted(e.name for e in os.scandir(ws.root)
+                       if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False))
     except OSError:
-        return []
+        return {}
+    return {n: swap_state(ws.root / n) for n in found}
+
+
+def leftovers(ws: Workspace) -> list[str]:
     return [f"{n}/old holds files an earlier restore could not save in its snapshot; move them where you want "
-            f"them, then delete {n}" if swap_state(ws.root / n) == "kept" else
+            f"them, then delete {n}" if state == "kept" else
             f"{n} was left by an interrupted restore: its old/ folder may hold files the snapshot "
-            f"also has; delete it once you have checked" for n in found]
+            f"also has; delete it once you have checked" for n, state in interrupted_restores(ws).items()]
 
 
 def _perm(arc: Archive, rec: dict) -> int | None:

@@ -106,9 +106,9 @@ def test_other_agents_vectors_are_searched(agent, open_ws, embedder, monkeypatch
 def test_hnsw_index_serves_the_vector_branch(agent, open_ws, embedder, monkeypatch, pg):
     import psycopg
 
-    from memcli import shared
-    from memcli.shared import schema
-    from memcli.shared import search as ssearch
+    from memcli import team
+    from memcli.team import schema
+    from memcli.team import search as ssearch
 
     monkeypatch.delenv("MEM_EMBEDDING_BACKEND")
     root = agent("bob", NOTES, embedding=embedder)
@@ -120,7 +120,7 @@ def test_hnsw_index_serves_the_vector_branch(agent, open_ws, embedder, monkeypat
     assert [h.path for h in approx.hits] == [h.path for h in exact.hits]  # 5 chunks: HNSW is exact here
     space = {"id": ws_space(ws), "dims": 16}
     ask = ssearch.Ask([], [0.1] * 16, space, 30)
-    query, args = ssearch.vector_sql(shared.target(ws), ask, hnsw=True)
+    query, args = ssearch.vector_sql(team.target(ws), ask, hnsw=True)
     with psycopg.connect(pg) as conn:
         conn.execute("SET enable_seqscan = off")  # 5 rows: make the planner show it can use the index
         plan = "\n".join(r[0] for r in conn.execute(b"EXPLAIN " + query.as_bytes(conn), args))
@@ -162,9 +162,9 @@ def test_concurrent_publishers_lose_and_duplicate_nothing(agent, sql):
 
 
 def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
-    from memcli import shared
+    from memcli import team
     from memcli.index import sync
-    from memcli.shared import db, local, publish
+    from memcli.team import db, local, publish
 
     root = agent("alice", NOTES)
     ws = workspace(open_ws, root)
@@ -172,9 +172,9 @@ def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
     old = local.read(ws)  # a slow search read this state...
     (root / DAY / "db.md").write_text("# Database\n\nWe moved to SQLite.\n", encoding="utf-8")
     sync.sync(ws)
-    publish.run(ws, shared.target(ws))  # ...and a reindex published a newer one meanwhile
-    with db.session(shared.target(ws)) as conn:
-        rep = publish._publish(ws, shared.target(ws), conn, old)
+    publish.run(ws, team.target(ws))  # ...and a reindex published a newer one meanwhile
+    with db.session(team.target(ws)) as conn:
+        rep = publish._publish(ws, team.target(ws), conn, old)
     old.close()
     assert rep.skipped and "SQLite" in sql("SELECT text FROM mem.files WHERE path = %s", f"{DAY}/db.md")[0][0]
 
@@ -182,7 +182,7 @@ def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
 def test_migrations_are_numbered_and_run_once(pg, sql):
     import psycopg
 
-    from memcli.shared import schema
+    from memcli.team import schema
 
     errors: list[BaseException] = []
 

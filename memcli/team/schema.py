@@ -117,5 +117,5 @@ def ensure_space(conn, namespace: str, space: dict) -> str:
 
 
 def index_name(namespace: str, space_id: str) -> str:
-    """The name mem.ensure_space gives the index (for the benchmark and health)."""
+    """The name mem.ensure_space gives the index (bench/bench_team.py reads its size and plan)."""
     return "chunks_hnsw_" + hashlib.md5(f"{namespace}/{space_id}".encode()).hexdigest()[:16]

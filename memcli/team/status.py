@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
-from memcli.shared import Target, Unavailable, db, local, schema
+from memcli.team import Target, Unavailable, db, local, schema
 from memcli.vault.workspace import Workspace
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcli.index.keyword import bm25
-from memcli.shared import Target, db, lexemes, schema
+from memcli.team import Target, db, lexemes, schema
 
 SHORTLIST_HNSW = schema.EF_SEARCH
 SHORTLIST_EXACT = 512
@@ -57,7 +57,7 @@ class Found:
 
 @dataclass(frozen=True)
 class Ask:
-    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.shared.lexemes.weighted
+    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.team.lexemes.weighted
     vector: list[float] | None
     space: dict | None
     depth: int
@@ -145,6 +145,7 @@ def vector_sql(t: Target, ask: Ask, dates=None, hnsw: bool = True):
     index, or exactly), then each shortlisted chunk's best passage."""
     from psycopg import sql
 
+    assert ask.space is not None  # the vector branch runs only with a space
     dims = int(ask.space["dims"])
     dist = sql.SQL("c.embedding::vector({d}) <=> %(q)s::vector({d})").format(d=sql.Literal(dims))
     if not hnsw:
@@ -161,6 +162,7 @@ def vector_sql(t: Target, ask: Ask, dates=None, hnsw: bool = True):
 def _cosines(conn, ask: Ask, ids: list[int]) -> dict[int, float]:
     from psycopg import sql
 
+    assert ask.space is not None  # asked only for a vector search, which has a space
     query = sql.SQL("SELECT c.id, {best} FROM mem.chunks c WHERE c.id = ANY(%(ids)s) AND c.space_id = {space}") \
         .format(best=_best(int(ask.space["dims"])), space=sql.Literal(ask.space["id"]))
     rows = conn.execute(query, {"q": lexemes_vector(ask.vector), "ids": ids}).fetchall()
@@ -210,7 +212,7 @@ class View:
     the scope's BM25 statistics (n_docs, df(term hash))."""
 
     def __init__(self, t: Target, found: Found):
-        from memcli.shared import display
+        from memcli.team import display
 
         self.paths: list[str] = []
         index: dict[str, int] = {}

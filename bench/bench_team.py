@@ -16,13 +16,13 @@ loopback (127.0.0.1) by default (--loopback socket: its Unix socket).
    Searches are in-process `memcli.jobs.search.run` calls, keyword-only (no embedding).
 2. hnsw: --chunks synthetic chunks (clustered --dims-dimensional vectors) in one
    namespace, the HNSW index built as mem builds it (mem.ensure_space), then --queries
-   vector queries through mem's own SQL (memcli.shared.search.vector_sql): recall@10 of
+   vector queries through mem's own SQL (memcli.team.search.vector_sql): recall@10 of
    the HNSW shortlist against the exact scan, latency of both, and of the whole shared
    search (both branches, fused) at that size.
 
-    python bench/bench_shared.py                      # both parts, ~5 minutes on 2 cores
-    python bench/bench_shared.py --skip-hnsw --agents 8 --rounds 4
-    python bench/bench_shared.py --skip-load --chunks 20000
+    python bench/bench_team.py                      # both parts, ~5 minutes on 2 cores
+    python bench/bench_team.py --skip-hnsw --agents 8 --rounds 4
+    python bench/bench_team.py --skip-load --chunks 20000
 
 Not a test: the numbers depend on the machine.
 """
@@ -200,7 +200,7 @@ def verify(agents: list[Path], dsn: str) -> dict:
     """Each agent's rows against its local index: lost, extra and duplicated chunks."""
     import psycopg
 
-    from memcli.shared import local
+    from memcli.team import local
 
     lost = extra = 0
     with psycopg.connect(dsn) as conn:
@@ -219,7 +219,7 @@ def verify(agents: list[Path], dsn: str) -> dict:
 
 def timed_searches(ws, qs: list[str], fresh_connection: bool = False) -> list[float]:
     from memcli.jobs import search
-    from memcli.shared import db
+    from memcli.team import db
 
     out = []
     for q in qs:
@@ -322,7 +322,7 @@ def zipf_words(rng, vocab: list[str], shape: tuple, a: float = 1.1):
 
 def bulk_load(conn, ns: str, n: int, dims: int, per_file: int = 10):
     """n chunks in n / per_file files of 4 agents, by COPY (as the tables' owner)."""
-    from memcli.shared import lexemes
+    from memcli.team import lexemes
 
     vecs, centres, rng = synthetic(n, dims)
     vocab = vocabulary()
@@ -362,13 +362,13 @@ def bulk_load(conn, ns: str, n: int, dims: int, per_file: int = 10):
 def hnsw_test(args, dsn: str) -> dict:
     import psycopg
 
-    from memcli import shared
-    from memcli.shared import db, schema
-    from memcli.shared import search as ssearch
+    from memcli import team
+    from memcli.team import db, schema
+    from memcli.team import search as ssearch
 
     log(f"hnsw: loading {args.chunks} chunks of {args.dims} dims")
     ns = "bench100k"
-    t = shared.Target(dsn, ns, "agent0", False, 30.0)
+    t = team.Target(dsn, ns, "agent0", False, 30.0)
     with psycopg.connect(dsn, autocommit=True) as conn:
         schema.migrate(conn)
         space, centres, rng, vocab, load_s, build_s = bulk_load(conn, ns, args.chunks, args.dims)

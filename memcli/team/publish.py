@@ -29,7 +29,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from memcli import __version__
-from memcli.shared import Target, Unavailable, db, failures, local, schema
+from memcli.team import Target, Unavailable, db, failures, local, schema
 from memcli.vault import atomic
 from memcli.secrets import dsn as dsnmod
 from memcli.vault.workspace import Workspace

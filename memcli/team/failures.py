@@ -3,7 +3,7 @@
 A publish that left files out (the database refused their rows) or failed whole writes
 what happened, for which target (publish.target_key: the DSN without its password, the
 namespace and the agent); a publish without failures removes it. Reasons are scrubbed
-lines (memcli.shared.db.reason), never a DSN.
+lines (memcli.team.db.reason), never a DSN.
 """
 
 from __future__ import annotations

@@ -69,24 +69,24 @@ def test_shared_settings_are_checked(over, words):
 
 
 def test_agent_refs_and_default_agent_id(tmp_path):
-    from memcli import shared
+    from memcli import team
     from memcli.vault.workspace import open_workspace
 
-    assert shared.parse_ref("@bob/memory/x.md") == ("bob", "memory/x.md")
-    assert shared.parse_ref("memory/x.md") is None and shared.parse_ref("@bob") is None
+    assert team.parse_ref("@bob/memory/x.md") == ("bob", "memory/x.md")
+    assert team.parse_ref("memory/x.md") is None and team.parse_ref("@bob") is None
     root = tmp_path / "Ünïcode notes!"
     root.mkdir()
     ws = open_workspace(root, {}, {"shared.dsn": "postgresql:///x"})
-    assert shared.agent_of(ws) == "n-code-notes"
-    assert shared.target(ws).namespace == "default"
+    assert team.agent_of(ws) == "n-code-notes"
+    assert team.target(ws).namespace == "default"
 
 
 def test_tsvector_holds_mems_tokens_with_their_frequency():
     from memcli.index.keyword import tokenizer
-    from memcli.shared import lexemes
+    from memcli.team import lexemes
 
     text = "部署流程 部署 handleWebSocketReconnect INV-20931-QX billing billing"
-    vec = lexemes.tsvector(text)
+    vec = lexemes.full_text(text)[0]
     for token in set(tokenizer.tokenize(text)):
         assert lexemes.quote(token) + ":" in vec
     assert "'部署':1,2" in vec and "'bill':1,2 " in vec  # stemmed as mem stems it

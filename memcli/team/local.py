@@ -17,7 +17,7 @@ from typing import Any
 
 from memcli.index import sync
 from memcli.index.keyword import tokenizer
-from memcli.shared import lexemes
+from memcli.team import lexemes
 from memcli.vault.workspace import Workspace
 
 FORMAT = "1"  # bump when the rows made from the same file change: every file is sent again
@@ -121,7 +121,7 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
         if matrix is not None and matrix.mask[d]:
             row, rows = matrix.chunk_row(d), matrix.doc_rows(d)
             if _finite(row) and _finite(rows):  # pgvector refuses NaN and infinity (a damaged file)
-                space = state.space["id"]
+                space = state.space["id"] if state.space else None  # (a matrix comes with its space)
                 embedding = lexemes.vector(row)
                 passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)

@@ -27,11 +27,6 @@ def usable(term: str) -> bool:
     return bool(term) and len(term.encode("utf-8")) <= MAX_LEXEME_BYTES
 
 
-def tsvector(text: str) -> str:
-    """The tsvector input of a chunk: each token once, with tf positions."""
-    return full_text(text)[0]
-
-
 def full_text(text: str) -> tuple[str, list[str], list[int]]:
     """(tsvector input, terms, their frequencies) of a chunk. The GIN index over the tsvector
     finds the chunks holding a term; the parallel arrays give BM25 its tf in C
