@@ -9,6 +9,7 @@ commands agents call in loops must not pay for heavy imports they do not use.
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -331,7 +332,7 @@ def _shortest(graph, group: set[str], start: str) -> list[str]:
 
 def describe(graph, circle: list[str]) -> str:
     steps = []
-    for a, b in zip(circle, circle[1:]):
+    for a, b in itertools.pairwise(circle):
         line, in_function = graph[a][b]
         steps.append(f"{a} -> {b} (line {line}{', inside a function' if in_function else ''})")
     return "; ".join(steps)

@@ -386,15 +386,18 @@ def test_committed_corpus_is_what_the_generator_writes(tmp_path):
 
 
 def test_modules_need_only_the_standard_library_and_errors():
-    """redact.py (the Redactor) imports the rules and errors; the rules the shapes; the shapes nothing of memcli."""
-    from memcli.secrets import links as secret_links, prose as secret_prose, shapes as secret_shapes
+    """redact.py (the Redactor) imports the rules and errors; the rules the shapes (and the command-line
+    finder); the shapes nothing of memcli."""
+    from memcli.secrets import commands as secret_commands, links as secret_links, prose as secret_prose
+    from memcli.secrets import shapes as secret_shapes
 
     allowed = {"__future__", "base64", "binascii", "re", "collections", "dataclasses", "functools", "itertools", "typing",
                "memcli"}
     rules = ["memcli.secrets.shapes"]
     for module, memcli_imports in ((redact_module, ["memcli.errors", "memcli.secrets.links", "memcli.secrets.prose",
                                                     "memcli.secrets.rules", "memcli.secrets.shapes"]),
-                                   (secret_rules, rules), (secret_prose, rules), (secret_links, rules), (secret_shapes, [])):
+                                   (secret_rules, ["memcli.secrets.commands", *rules]), (secret_commands, rules),
+                                   (secret_prose, rules), (secret_links, rules), (secret_shapes, [])):
         source = Path(module.__file__).read_text(encoding="utf-8")
         imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
         assert all(line.split()[1].split(".")[0] in allowed for line in imports), module.__name__

@@ -14,15 +14,8 @@ crash before it leaves the old manifest, whose stamps no longer match; the next
 sync judges the stores by their records. A full build reads and writes the vault
 segment by segment, so its memory follows a segment, not the vault.
 
-A store whose stamp differs from the snapshot's is judged by its decoded records,
-not its bytes (ReMe, sharing the workspace, rewrites every store when it closes):
-  * the same records (ids in order, graph and catalog lines as the snapshot's files
-    give them): the store is taken as it is and the snapshot adopts its new stamps;
-  * the same chunks but another graph or catalog: those two are rewritten;
-  * some files re-chunked by the other tool, in a store whose graph lists exactly its
-    ids (so no half-written sync of ours): those files are re-chunked from the
-    Markdown, every other file keeps its records, vectors and postings;
-  * anything else (undecodable, a graph that disagrees with its store): full rebuild.
+A store whose stamp differs from the snapshot's is judged by its decoded records
+(memcli.index.previous: the index an update starts from).
 """
 
 from __future__ import annotations
@@ -33,12 +26,12 @@ from typing import Callable
 
 from memcli.errors import CorruptStore
 from memcli.index import journaled as by_journal
+from memcli.index import previous
 from memcli.index.keyword import segments, tokenizer
-from memcli.index.stores import store
 from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
 from memcli.watch import journal, walk
 from memcli.watch.stamps import RACY_NS
-from memcli.vault.workspace import Workspace
 
 PARSE_BATCH = 600  # files read and tokenized at a time by a full build
 
@@ -105,104 +98,6 @@ def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
     return sorted({p for p, st in current.items() if was(p) != st} | (known.keys() - current.keys()))
 
 
-_SIDES = (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst")
-
-
-@dataclass
-class _Base:
-    """The index an update starts from, and what judging the stores by their records found."""
-    snap: segments.View
-    lines: list[bytes] | None = None  # store lines aligned with the index (None: read if needed)
-    redo: frozenset = frozenset()  # files to re-chunk: the store holds another tool's chunks of them
-    rewrite: bool = False  # write the stores even if no file changed
-
-
-def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | None:
-    """The current index if it can be trusted as the base of an update, else None.
-
-    Cheap by design (a no-change reindex runs this): while the stamps match, the stores
-    are only stat-ed here. A store rewritten since (by ReMe) is judged by its records.
-    """
-    from memcli.index.stores import frames, mirror
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        old = open_snapshot(ws)
-        if old is None:
-            if store_file.exists() or any(snapshot_path(ws).parent.glob("bm25_default_*")):
-                report.reason = "no search index of this version"
-            return None
-        if old.header.get("chunking") != params:
-            report.reason = "chunking settings changed"
-        elif not store_file.exists():
-            report.reason = "chunk store does not match the search snapshot"
-        elif mirror.stamps(ws.metadata) == (old.header.get("store") or {}).get("stamps"):
-            layout = old.header["store"].get("layout")
-            for kind, rel in mirror.STORE_FILES.items():
-                size = old.header["store"]["stamps"][kind][0]
-                if layout is not None and frames.run_offsets(layout, kind)[1] not in (0, size):
-                    raise CorruptStore(f"{Path(rel).name} does not match the index manifest")
-            return _Base(old)
-        else:
-            base = _by_records(ws, old, report)
-            if base is not None:
-                return base
-        old.close()
-    except (CorruptStore, OSError) as exc:
-        report.reason = str(exc)
-    return None
-
-
-def _by_records(ws: Workspace, old: segments.View, report: SyncReport) -> _Base | None:
-    """Judge stores rewritten since the index was written by their decoded records (module docstring)."""
-    from memcli.index.stores import mirror
-    from memcli.index import verify
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        lines = store.read_raw_lines(store_file)
-        aligned, differ, extra = verify.align(old, lines)
-    except ValueError:
-        raise CorruptStore("chunk store holds a line that is not a chunk record") from None
-    if differ or extra:
-        graph = store.read_records(ws.metadata / store.GRAPH_STORE)
-        # (a line without an id is "None", which no chunk id equals)
-        if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(str, map(store.line_id, lines))):
-            report.reason = "chunk store does not match the search snapshot"
-            return None
-        return _Base(old, aligned, frozenset(differ), rewrite=True)
-    if not _sides_match(ws, old):
-        return _Base(old, aligned, rewrite=True)
-    try:  # the stores are ours as they are, in another tool's framing: adopt their stamps
-        segments.write_manifest(snapshot_path(ws), dict(old.header, store={"layout": None,
-                                                                           "stamps": mirror.stamps(ws.metadata)}))
-    except OSError:
-        pass  # (read-only workspace) judged again next time
-    return _Base(old, aligned)
-
-
-def _sides_match(ws: Workspace, old: segments.View) -> bool:
-    """True when the graph and the catalog hold the lines the index's files give (any order)."""
-    try:
-        want = store.graph_and_catalog(old.files, "".join(old.chunk_ids()))
-        have = [store.read_raw_lines(ws.metadata / rel) for rel in _SIDES]
-    except (CorruptStore, OSError, KeyError, TypeError):
-        return False
-    return all(sorted(h) == sorted(w) for h, w in zip(have, want))
-
-
-def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
-    """Store lines aligned with the index, or None when the store disagrees with it."""
-    from memcli.index import verify
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        aligned, differ, extra = verify.align(old, store.read_raw_lines(store_file))
-    except (CorruptStore, OSError, ValueError):
-        return None
-    return None if differ or extra else aligned
-
-
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     """Update derived state from the Markdown. The caller holds the index lock."""
     report = _sync(ws, full=full, progress=progress)
@@ -218,7 +113,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
 def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     report = SyncReport()
     params = chunking_params(ws)
-    base = None if full else _load_previous(ws, params, report)
+    base, report.reason = (None, "") if full else previous.load(ws, snapshot_path(ws), params)
     old = base.snap if base else None
     redo = base.redo if base else frozenset()
     if full and not report.reason:
@@ -277,7 +172,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
     old = base.snap if base else None
     aligned = base.lines if base else None
     if old is not None and aligned is None and (old.header.get("store") or {}).get("layout") is None:
-        aligned = _previous_lines(ws, old)
+        aligned = previous.aligned_lines(ws, old)
         if aligned is None:  # the store changed under the index: start over from the Markdown
             old.close()
             report.reason, report.full = "chunk store does not match the search snapshot", True

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import load, reading, subjects
+from memcli.index.currency import compare, load, reading
 from memcli.retrieval.hits import Hit
-
 
 # a word of the query's expansion this near a query word (cosine) names the query's subject
 # too: "fly" asks about a "flight", "laptop" about a "macbook" (memcli.retrieval.expand)
@@ -30,7 +29,7 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> l
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - subjects.GENERIC
+    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - compare.GENERIC
     out = list(hits)
     if _ASKS_PAST.search(query):  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:

@@ -23,8 +23,17 @@ from __future__ import annotations
 
 import re
 
-from memcli.secrets.shapes import (Spans, credential_like, literal, memo, password_manager, placeholder, positions,
-                                   trim, word_password)
+from memcli.secrets.shapes import (
+    Spans,
+    credential_like,
+    literal,
+    memo,
+    password_manager,
+    placeholder,
+    positions,
+    trim,
+    word_password,
+)
 
 __all__ = ["PROSE_RULES"]
 

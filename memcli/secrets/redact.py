@@ -20,9 +20,23 @@ from memcli.errors import ConfigError
 from memcli.secrets.links import LINK_RULES
 from memcli.secrets.prose import PROSE_RULES
 from memcli.secrets.rules import ASSIGNMENT_RULES
-from memcli.secrets.shapes import (DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Lowered, Spans, basic_credentials,
-                                   credential_like, is_secret_key, literal, norm_key, placeholder, positions, random_like,
-                                   regex_finder)
+from memcli.secrets.shapes import (
+    DICT_ONLY_KEYS,
+    KEYCH,
+    STRICT_KEYS,
+    Finder,
+    Lowered,
+    Spans,
+    basic_credentials,
+    credential_like,
+    is_secret_key,
+    literal,
+    norm_key,
+    placeholder,
+    positions,
+    random_like,
+    regex_finder,
+)
 
 __all__ = ["KINDS", "MARKER", "Finding", "Redactor", "default_redactor", "is_secret_key", "redact"]
 

@@ -8,8 +8,8 @@ Both leave placeholders ($VAR, ${{…}}, <token>, ***, ENV_NAME, get_token(), ch
 - a secret-named key and its value: password=, "db_password": , pw: , --api-key X, -u user:pass, 密码：,
   <password>, ENV DB_PASSWORD x; after a bare space a quoted literal (password `x`), a verb (use token X)
   or a change (password changed, it is now X); "… password is swordfish." (no adjective's suffix)
-- command lines: a tool's own flag (docker login -p, mysql -pX, redis-cli -a, sshpass -p, htpasswd -b,
-  lftp -u user,X)
+- command lines: a tool's own flag (memcli.secrets.commands: docker login -p, mysql -pX, redis-cli -a,
+  sshpass -p, htpasswd -b), lftp -u user,X
 - config files: .netrc, .npmrc _auth= and docker "auth": (basic_auth), _authToken=, .pypirc, AWS
   credentials, kubeconfig token: and client-key-data: (taken whole), Terraform variable defaults,
   .NET appSettings (<add key="ApiToken" value="X"/>)
@@ -23,9 +23,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from memcli.secrets.shapes import (DICT_ONLY_KEYS, KEYCH, SECRET_ENDINGS, STRICT_KEYS, WORDY, Finder, Spans,
-                                   basic_credentials, credential_like, is_secret_key, literal, norm_key, placeholder,
-                                   positions, regex_finder, trim, word_password)
+from memcli.secrets.commands import command_flags
+from memcli.secrets.shapes import (
+    DICT_ONLY_KEYS,
+    KEYCH,
+    SECRET_ENDINGS,
+    STRICT_KEYS,
+    WORDY,
+    Finder,
+    Spans,
+    basic_credentials,
+    credential_like,
+    is_secret_key,
+    literal,
+    norm_key,
+    positions,
+    regex_finder,
+    trim,
+    word_password,
+)
 
 __all__ = ["ASSIGNMENT_RULES", "DICT_ONLY_KEYS", "STRICT_KEYS", "is_secret_key"]
 
@@ -142,59 +158,6 @@ def _one_value(regex: re.Pattern, strict: bool, keyed: bool, hints: tuple[str, .
     return find
 
 
-# ---------------------------------------------------------------- command lines
-# group: the tool's password flag (-p, -a, -P, -w, -pw, -U user%X, keytool -*pass X), attached -pX, htpasswd -b
-_TOOLS = re.compile(r"(?:(?P<p>(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]registry|oc|cf|az)[ \t]+login|sshpass"
-                    r"|mongo(?:sh|dump|restore|export|import)?)|(?P<attached>mysql(?:dump|admin|import|sh|pump)?|mariadb"
-                    r"(?:-dump|-admin)?|7za?)|(?P<a>redis-cli)|(?P<P>sqlcmd|bcp|zip|unzip)|(?P<w>ldap(?:search|add|modify"
-                    r"|delete|whoami))|(?P<pw>plink|pscp)|(?P<U>smbclient|rpcclient)|(?P<keytool>keytool)|(?P<htpasswd>htpasswd))"
-                    r"(?=[ \t])")
-_DASH = re.compile(r" -(?:[apPwU][ \t]|pw[ \t]|p[^\s-]|[A-Za-z]{0,3}b[A-Za-z]{0,3}[ \t]|[a-z]{0,12}pass[ \t])")  # a password flag
-_ARG = re.compile(r"(?:[ \t]|\\\r?\n){1,16}((?:\"[^\"\n]{0,256}\"|'[^'\n]{0,256}'|[^\s\"'`|;&<>()\\]){1,512})")
-_CMD_HEAD = re.compile(r"(?:.*(?:[`;|(>$#:]|&&)|[ \t]*(?:[-*+]|\d+[.)]))?[ \t]*(?:(?:sudo|exec|time|env|\w+=\S*)[ \t]+)*")
-
-
-def _unquote(at: int, word: str) -> tuple[int, str]:
-    return (at + 1, word[1:-1]) if len(word) > 1 and word[0] in "\"'" and word[-1] == word[0] else (at, word)
-
-
-def _command_values(tool: str, args: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """Where the password is among a tool's (unquoted) arguments: (offset, value)."""
-    if tool == "htpasswd":  # htpasswd -b[c…] FILE USER PASS, -nb USER PASS; -C and -r take a number
-        flags = "".join(w for _, w in args if w.startswith("-"))
-        rest = [(at, w) for at, w in args if not w.startswith("-")][flags.count("C") + flags.count("r"):]
-        if "b" in flags and len(rest) >= (need := 2 if "n" in flags else 3):
-            yield rest[need - 1]
-        return
-    for i, (at, word) in enumerate(args):
-        if tool == "attached" and word.startswith("-p") and len(word) > 2:
-            yield _unquote(at + 2, word[2:])
-        elif i + 1 < len(args) and (word == "-" + tool or (tool == "keytool" and word[:1] == "-" and word.endswith("pass"))):
-            at, value = args[i + 1]
-            yield (at + value.find("%") + 1, value.partition("%")[2]) if tool == "U" else (at, value)
-
-
-def _commands(text: str, low: str) -> Spans:
-    """At a command's start (line, prompt, `, |, &&, sudo, VAR=…) a flag's value is config, in a sentence prose."""
-    covered = 0  # the end of what was read: no tool or flag in it is read again
-    for flag in _DASH.finditer(text):  # its tool is looked for from the line's start (a \ continues a line)
-        if flag.start() < covered:
-            continue
-        lo = max(covered, flag.start() - 300)
-        lo = nl + 1 if (nl := text.rfind("\n", lo, flag.start())) >= 0 and text[nl - 1] != "\\" else lo
-        for m in _TOOLS.finditer(text, lo, flag.start() + 1):
-            if m.start() < covered or (m.start() and text[m.start() - 1] in KEYCH + "."):
-                continue
-            args, covered = [], m.end()
-            while len(args) < 32 and (arg := _ARG.match(text, covered)):
-                args.append(_unquote(arg.start(1), arg[1]))
-                covered = arg.end()
-            judge = literal if _CMD_HEAD.fullmatch(text[max(0, m.start() - 120):m.start()].rpartition("\n")[2]) \
-                else credential_like
-            yield from ((at, at + len(v)) for at, v in _command_values(m.lastgroup or "", args) if v[:1] != "-" and judge(v))
-        covered = max(covered, flag.start())
-
-
 # ---------------------------------------------------------------- config files, connection strings
 _NETRC = re.compile(r"machine[ \t]+(?:[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}|localhost)(?:\s{1,40}(?:login|account|port)[ \t]+\S{1,256}){0,3}"
                     r"\s{1,40}password[ \t]+(?P<uv>\S{1,256})")  # .netrc, on one line or several
@@ -285,7 +248,7 @@ ASSIGNMENT_RULES: tuple[tuple[str, Finder], ...] = (
     ("password", _one_value(_XML, strict=False, keyed=True, hints=("</",))),
     ("password", _one_value(_LFTP, strict=False, keyed=False, hints=("lftp",))),
     ("password", _one_value(_APP_SETTING, strict=False, keyed=True, hints=("<add",))),
-    ("password", _commands),
+    ("password", command_flags),
     ("password", _one_value(_NETRC, strict=False, keyed=False, hints=("machine",))),
     ("basic_auth", regex_finder(_NPM_AUTH, group="v", accept=basic_credentials, hints=("auth",), before=KEYCH.replace("_", ""))),
     *(("password", _one_value(re.compile(word + _DOCKERFILE), strict=False, keyed=True, hints=(word,))) for word in ("ENV", "ARG")),

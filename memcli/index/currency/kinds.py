@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memcli.index.currency import reading, subjects
+from memcli.index.currency import reading
 
 KIND = 0.6  # cosine of a thing's word and a subject's head word for "is of that kind"
 MARGIN = 0.1  # and this much nearer than to any other subject

@@ -7,7 +7,7 @@ superseded it (`by`) and the one holding the subject's value now (`current`).
 
 from __future__ import annotations
 
-from memcli.index.currency import kinds, reading, subjects
+from memcli.index.currency import compare, kinds, reading, subjects
 from memcli.index.currency.statements import describe, sets
 
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
@@ -113,14 +113,14 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
                 if old["path"] != s["path"] and old.get("retired") != s["retired"] and \
                         old.get("speaker", "") == s.get("speaker", "") and (
                         subjects.holds(old["text"], s["retired"]) or
-                        ("key" in old and subjects.same_value(old["value"], s["retired"]))):
+                        ("key" in old and compare.same_value(old["value"], s["retired"]))):
                     by[j], by.cause[j] = i, "given up"
         if "key" in s:
             key = tuple(s["key"])
             for j in _same_subject(live, key, ordered, by):
                 if ordered[j].get("speaker", "") != s.get("speaker", ""):
                     continue
-                if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
+                if ordered[j]["order"] != s["order"] and not compare.same_value(ordered[j]["value"], s["value"]):
                     by[j], by.cause[j] = i, "subject"
                     for f in followers.pop(j, ()):
                         if f not in by:
@@ -128,20 +128,20 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in holders.find(s["old"], s["order"], seen_words, by):
                     if ordered[j]["path"] != s["path"] and ordered[j].get("speaker", "") == s.get("speaker", "") and \
-                            subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
+                            compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
                         by[j], by.cause[j] = i, "named"
             reps = of_key[key] = [j for j in of_key.get(key, ()) if j not in by]
             same = next((j for j in reps if ordered[j]["order"] != s["order"]
                          and ordered[j].get("speaker", "") == s.get("speaker", "")
-                         and subjects.same_value(ordered[j]["value"], s["value"])), None)
+                         and compare.same_value(ordered[j]["value"], s["value"])), None)
             if same is not None:
                 followers.setdefault(same, []).append(i)
             else:
                 reps.append(i)
-                for w in subjects.key_words(key):
+                for w in compare.key_words(key):
                     live.setdefault(w, set()).add(i)
             if not str(key[0]).startswith("~"):
-                heads.update(dict.fromkeys(n[-1] for n in subjects.needs(s["key"], s.get("label", ""))))
+                heads.update(dict.fromkeys(n[-1] for n in compare.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
@@ -157,7 +157,7 @@ class _Superseded(dict):
 
     def __setitem__(self, j: int, i: int) -> None:
         super().__setitem__(j, i)
-        for w in subjects.key_words(self.ordered[j].get("key", ())):
+        for w in compare.key_words(self.ordered[j].get("key", ())):
             self.live.get(w, set()).discard(j)
         for w in self.ordered[j]["words"]:
             self.seen_words.get(w, {}).pop(j, None)
@@ -195,16 +195,16 @@ def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
 
 def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     """Word sets of which a query must hold one to be about this supersession: the subject
-    (memcli.index.currency.subjects.needs) of the claim that decided it (both, for a new value of one
+    (memcli.index.currency.compare.needs) of the claim that decided it (both, for a new value of one
     subject; the newer, when it named the old value) and, for a thing given up, the older
     claim's and the other words the two statements share ("why could helix not find ruff" asks
     about helix, not about what replaced it)."""
     sides = {"subject": (old, new), "named": (new,), "given up": (old,)}[cause]
-    sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    sets = [n for s in sides if "key" in s for n in compare.needs(s["key"], s.get("label", ""))]
     sets += [[w] for w in new.get("also", ()) if w in old["words"]]  # a CJK claim's subject in English
     if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
         thing = set(reading.words(reading.clean(new.get("retired", ""))))
-        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]
+        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - compare.GENERIC - thing)]
     return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
 
@@ -212,15 +212,15 @@ def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by
     """The live claims of `key`'s subject. When they name different subjects that merely share
     a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
     most words count, and none if those still disagree: a guess would supersede a decoy."""
-    near = sorted({j for w in subjects.key_words(key) for j in live.get(w, ())})
-    found = [j for j in near if subjects.same_subject(tuple(ordered[j]["key"]), key)]
+    near = sorted({j for w in compare.key_words(key) for j in live.get(w, ())})
+    found = [j for j in near if compare.same_subject(tuple(ordered[j]["key"]), key)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
-    mine = set(subjects.key_words(key))
-    shared = {j: len(set(subjects.key_words(ordered[j]["key"])) & mine) for j in found}
+    mine = set(compare.key_words(key))
+    shared = {j: len(set(compare.key_words(ordered[j]["key"])) & mine) for j in found}
     found = [j for j in found if shared[j] == max(shared.values())]
     keys = [tuple(ordered[j]["key"]) for j in found]
-    if all(subjects.same_subject(a, b) for a in keys for b in keys):
+    if all(compare.same_subject(a, b) for a in keys for b in keys):
         return found
     return []
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import os
 from array import array
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
-from memcli.index.stores import store
-from memcli.index.notes.reader import read_note
 from memcli.index.keyword import tokenizer
+from memcli.index.notes.reader import read_note
+from memcli.index.stores import store
 
 PARALLEL_MIN_FILES = 300
 MAX_READ = 64 * 1024 * 1024
@@ -49,7 +49,7 @@ def _locator(root):
     root folder as a string (no extra paths)."""
     if callable(root):
         return root
-    from memcli.vault.workspace import Resolver
+    from memcli.vault.extras import Resolver
 
     return Resolver(root)
 
