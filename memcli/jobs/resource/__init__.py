@@ -25,6 +25,7 @@ from memcli.vault.lock import Lock
 from memcli.secrets.scrub import Scrubber
 from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+from memcli.watch.stamps import RACY_NS  # a file changed this close to its last hash may hide a same-size edit
 
 __all__ = ["ResourceReport", "run"]
 
@@ -92,7 +93,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
     taken: set[str] = set()
     for rel, st in sorted(files.items()):
         e = old.get(rel)
-        fresh = e is not None and e.same_stat(st) and (e.skipped or st.st_mtime_ns < e.checked_ns - catalog.RACY_NS)
+        fresh = e is not None and e.same_stat(st) and (e.skipped or st.st_mtime_ns < e.checked_ns - RACY_NS)
         text = None
         if fresh and e is not None:  # (fresh says e is not None)
             new = replace(e)  # a copy: the old catalog is compared with the new one before writing
@@ -102,7 +103,7 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
                 rep.skipped.append((rel, why))  # not recorded: it is retried on the next scan
                 continue
             checked = time.time_ns()
-            if e is not None and sha and sha == e.sha256 and st.st_mtime_ns >= checked - catalog.RACY_NS:
+            if e is not None and sha and sha == e.sha256 and st.st_mtime_ns >= checked - RACY_NS:
                 checked = e.checked_ns  # still racy: keep the old stamp so the record is not rewritten
             new = catalog.Entry(rel, st.st_mtime, st.st_size, sha, e.date if e else "", e.note if e else "",
                                 e.note_sha256 if e else "", e.interpreted if e else "", why or "", checked)

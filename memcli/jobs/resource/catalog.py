@@ -33,7 +33,6 @@ from typing import Any
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
 from memcli.vault import dates, frontmatter
-from memcli.watch.stamps import RACY_NS  # a file changed this close to its last hash may hide a same-size edit
 from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
 
