@@ -84,8 +84,9 @@ def available(module: str | None) -> bool:
 
 def _importtime(code: str) -> dict[str, int]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stderr
+    err = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stderr
     top: dict[str, int] = {}
     for line in err.splitlines():  # "import time:  self [us] | cumulative | imported package"
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| (\S.*)$", line)
@@ -153,10 +154,15 @@ def json5_inputs() -> list[str]:
         tree = ast.parse((ROOT / "tests" / test).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                    "loads", "install"):
+                "loads",
+                "install",
+            ):
                 args = [a for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                out += [a.value for a in args[:1]] if getattr(node.func, "id", "") == "loads" else \
-                    [a.value for a in args if "{" in a.value][:1]
+                out += (
+                    [a.value for a in args[:1]]
+                    if getattr(node.func, "id", "") == "loads"
+                    else [a.value for a in args if "{" in a.value][:1]
+                )
     return out
 
 
@@ -189,8 +195,11 @@ def bench_json5(runs: int) -> dict:
         readers["pyjson5"] = importlib.import_module("pyjson5").decode
     inputs = json5_inputs()
     out: dict = {"inputs": len(inputs), "module": name}
-    big = "{\n" + ",\n".join(f"  key{i}: {{name: 'agent {i}', tags: ['a', 'b',], n: 0x{i:x}, // note\n}}"
-                             for i in range(16000)) + "\n}"
+    big = (
+        "{\n"
+        + ",\n".join(f"  key{i}: {{name: 'agent {i}', tags: ['a', 'b',], n: 0x{i:x}, // note\n}}" for i in range(16000))
+        + "\n}"
+    )
     deep = "[" * 100_000 + "]" * 100_000
     for label, fn in readers.items():
         row: dict = {"import_ms": import_ms(name if label == "mem" else label, runs)}
@@ -204,8 +213,13 @@ def bench_json5(runs: int) -> dict:
                 else:
                     differ += 1
                     if len(examples) < 8:
-                        examples.append({"text": text[:80], "mem": a[0] if a[0] != "ok" else repr(a[1])[:60],
-                                         label: b[0] if b[0] != "ok" else repr(b[1])[:60]})
+                        examples.append(
+                            {
+                                "text": text[:80],
+                                "mem": a[0] if a[0] != "ok" else repr(a[1])[:60],
+                                label: b[0] if b[0] != "ok" else repr(b[1])[:60],
+                            }
+                        )
             row.update(agree=agree, differ=differ, differences=examples)
         started = time.perf_counter()
         status, _ = _run(fn, big)
@@ -237,8 +251,11 @@ def _latency(events: int, start_watch, wait_event) -> dict:
         stop = getattr(handle, "stop", None)
         if stop:
             stop()
-    return {"write_to_event_ms_median": round(statistics.median(lat), 2),
-            "write_to_event_ms_max": round(max(lat), 2), "idle_cpu_ms_per_2s": round(idle, 1)}
+    return {
+        "write_to_event_ms_median": round(statistics.median(lat), 2),
+        "write_to_event_ms_max": round(max(lat), 2),
+        "idle_cpu_ms_per_2s": round(idle, 1),
+    }
 
 
 def _tree(root: str, n: int = 2000) -> list[str]:
@@ -267,6 +284,7 @@ class _WatchfilesThread:
         import queue
 
         import watchfiles
+
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
         self.ready = threading.Event()
@@ -305,12 +323,23 @@ def bench_watch(events: int, runs: int) -> dict:
             ino.add(d)
         ino.close()
 
-    out["mem"] = {"import_ms": import_ms(name, runs), **_latency(events, mem_start, mem_wait),
-                  "watch_2000_folders_ms": _timed_tree(mem_tree)}
+    out["mem"] = {
+        "import_ms": import_ms(name, runs),
+        **_latency(events, mem_start, mem_wait),
+        "watch_2000_folders_ms": _timed_tree(mem_tree),
+    }
     if available("inotify_simple"):
         import inotify_simple as ins
-        mask = ins.flags.MODIFY | ins.flags.CLOSE_WRITE | ins.flags.CREATE | ins.flags.DELETE | \
-            ins.flags.MOVED_FROM | ins.flags.MOVED_TO | ins.flags.ATTRIB
+
+        mask = (
+            ins.flags.MODIFY
+            | ins.flags.CLOSE_WRITE
+            | ins.flags.CREATE
+            | ins.flags.DELETE
+            | ins.flags.MOVED_FROM
+            | ins.flags.MOVED_TO
+            | ins.flags.ATTRIB
+        )
 
         def ins_start(path):
             ino = ins.INotify()
@@ -323,15 +352,19 @@ def bench_watch(events: int, runs: int) -> dict:
                 ino.add_watch(d, mask)
             ino.close()
 
-        out["inotify_simple"] = {"import_ms": import_ms("inotify_simple", runs),
-                                 **_latency(events, ins_start, lambda ino: ino.read(timeout=5000)),
-                                 "watch_2000_folders_ms": _timed_tree(ins_tree),
-                                 "install": install_kb("inotify_simple")}
+        out["inotify_simple"] = {
+            "import_ms": import_ms("inotify_simple", runs),
+            **_latency(events, ins_start, lambda ino: ino.read(timeout=5000)),
+            "watch_2000_folders_ms": _timed_tree(ins_tree),
+            "install": install_kb("inotify_simple"),
+        }
     if available("watchfiles"):
-        out["watchfiles"] = {"import_ms": import_ms("watchfiles", runs),
-                             **_latency(max(5, events // 5), _WatchfilesThread, lambda w: w.queue.get(timeout=10)),
-                             "watch_2000_folders_ms": "recursive, in a Rust thread (not comparable)",
-                             "install": install_kb("watchfiles")}
+        out["watchfiles"] = {
+            "import_ms": import_ms("watchfiles", runs),
+            **_latency(max(5, events // 5), _WatchfilesThread, lambda w: w.queue.get(timeout=10)),
+            "watch_2000_folders_ms": "recursive, in a Rust thread (not comparable)",
+            "install": install_kb("watchfiles"),
+        }
     return out
 
 
@@ -339,7 +372,8 @@ def bench_watch(events: int, runs: int) -> dict:
 
 _TOOLS = "from memcli.mcp.schemas import memory_tools\nTOOLS = memory_tools()\n"
 SERVERS = {
-    "mem_protocol": _TOOLS + """
+    "mem_protocol": _TOOLS
+    + """
 import sys
 from memcli.mcp.server import Session, serve
 class T:
@@ -349,7 +383,8 @@ class T:
         return [{"name": t.name, "description": t.description, "inputSchema": t.parameters} for t in TOOLS]
 serve(Session(T(), sys.stderr), sys.stdin.buffer, sys.stdout.buffer)
 """,
-    "mcp_sdk": _TOOLS + """
+    "mcp_sdk": _TOOLS
+    + """
 import anyio, mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -362,7 +397,8 @@ async def main():
         await server.run(r, w, server.create_initialization_options())
 anyio.run(main)
 """,
-    "fastmcp": _TOOLS + """
+    "fastmcp": _TOOLS
+    + """
 from fastmcp import FastMCP
 from fastmcp.tools import Tool
 mcp = FastMCP("mem")
@@ -378,17 +414,25 @@ _NEEDS = {"mem_protocol": None, "mcp_sdk": "mcp.server.lowlevel", "fastmcp": "fa
 
 def _mcp_round(argv: list[str], env: dict) -> float:
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin and proc.stdout
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "bench", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    }
     proc.stdin.write((json.dumps(init) + "\n").encode())
     proc.stdin.flush()
     proc.stdout.readline()
-    for msg in ({"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
+    for msg in (
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ):
         proc.stdin.write((json.dumps(msg) + "\n").encode())
     proc.stdin.flush()
     reply = json.loads(proc.stdout.readline())
@@ -417,8 +461,7 @@ def bench_mcp(runs: int, mem_python: str) -> dict:
     with tempfile.TemporaryDirectory() as ws:
         Path(ws, "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
         times = [_mcp_round([mem_python, "-m", "memcli", "-w", ws, "mcp"], env) for _ in range(runs)]
-    out["mem_mcp_whole"] = {"initialize_and_tools_list_ms": round(statistics.median(times), 1),
-                            "python": mem_python}
+    out["mem_mcp_whole"] = {"initialize_and_tools_list_ms": round(statistics.median(times), 1), "python": mem_python}
     for label, dist in (("mcp_sdk", "mcp"), ("fastmcp", "fastmcp")):
         if "skipped" not in out[label]:
             out[label]["import_ms"] = import_ms(_NEEDS[label] or "", runs)
@@ -442,8 +485,7 @@ def bench_config(runs: int) -> dict:
             fn()
         return round((time.perf_counter() - started) * 1000 / n, 3)
 
-    out: dict = {"mem": {"import_ms": import_ms(config or "", runs),
-                         "build_ms": timed(lambda: settings.build(cfg))}}
+    out: dict = {"mem": {"import_ms": import_ms(config or "", runs), "build_ms": timed(lambda: settings.build(cfg))}}
     if available("pydantic_settings"):
         from pydantic import TypeAdapter
 
@@ -451,10 +493,12 @@ def bench_config(runs: int) -> dict:
         adapter = TypeAdapter(settings.Settings)
         first = (time.perf_counter() - started) * 1000
         shaped = {settings.SECTIONS.get(k, k): v for k, v in cfg.items()}
-        out["pydantic_settings"] = {"import_ms": import_ms("pydantic_settings", runs),
-                                    "adapter_first_ms": round(first, 1),
-                                    "validate_ms": timed(lambda: adapter.validate_python(shaped)),
-                                    "install": install_kb("pydantic-settings")}
+        out["pydantic_settings"] = {
+            "import_ms": import_ms("pydantic_settings", runs),
+            "adapter_first_ms": round(first, 1),
+            "validate_ms": timed(lambda: adapter.validate_python(shaped)),
+            "install": install_kb("pydantic-settings"),
+        }
     return out
 
 
@@ -462,22 +506,35 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="processes per import / cold-start figure")
     ap.add_argument("--events", type=int, default=50, help="file writes per watcher")
-    ap.add_argument("--mem-python", default=sys.executable,
-                    help="interpreter with mem's dependencies, for the whole `mem mcp` (default: this one)")
+    ap.add_argument(
+        "--mem-python",
+        default=sys.executable,
+        help="interpreter with mem's dependencies, for the whole `mem mcp` (default: this one)",
+    )
     ap.add_argument("--only", choices=("json5", "watch", "mcp", "config"), action="append")
     args = ap.parse_args(argv)
     parts = args.only or ["json5", "watch", "mcp", "config"]
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import libraries as L; "
-            "print(json.dumps(sorted(set().union(*map(L._closure, L.MEM_RUNTIME)))))")
-    MEM_CLOSURE.update(json.loads(subprocess.run([args.mem_python, "-c", code, str(ROOT / "bench")],
-                                                 capture_output=True, text=True, check=True).stdout))
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import libraries as L; "
+        "print(json.dumps(sorted(set().union(*map(L._closure, L.MEM_RUNTIME)))))"
+    )
+    MEM_CLOSURE.update(
+        json.loads(
+            subprocess.run(
+                [args.mem_python, "-c", code, str(ROOT / "bench")], capture_output=True, text=True, check=True
+            ).stdout
+        )
+    )
     out: dict = {"python": platform.python_version(), "machine": platform.machine(), "runs": args.runs}
     for part in parts:
         log(part)
         try:
-            out[part] = {"json5": lambda: bench_json5(args.runs), "watch": lambda: bench_watch(args.events, args.runs),
-                         "mcp": lambda: bench_mcp(args.runs, args.mem_python),
-                         "config": lambda: bench_config(args.runs)}[part]()
+            out[part] = {
+                "json5": lambda: bench_json5(args.runs),
+                "watch": lambda: bench_watch(args.events, args.runs),
+                "mcp": lambda: bench_mcp(args.runs, args.mem_python),
+                "config": lambda: bench_config(args.runs),
+            }[part]()
         except Exception as exc:  # noqa: BLE001 - one missing piece must not lose the others
             out[part] = {"skipped": f"{type(exc).__name__}: {exc}"[:300]}
     if "json5" in out and "mem" in out["json5"]:

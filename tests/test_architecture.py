@@ -76,8 +76,11 @@ def imports(path: Path) -> list[tuple[int, str]]:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([node.module] if node.module else []))
             found.append((node.lineno, base))
-            found += [(node.lineno, f"memcli.{alias.name}") for alias in node.names
-                      if base == "memcli" and is_module(alias.name)]
+            found += [
+                (node.lineno, f"memcli.{alias.name}")
+                for alias in node.names
+                if base == "memcli" and is_module(alias.name)
+            ]
     return found
 
 
@@ -127,19 +130,28 @@ def test_each_bottom_package_says_what_it_may_import(part):
 INDEX_FAMILIES = ("currency", "vectors", "notes", "stores", "keyword")
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "index").glob("*/*.py")),
-                         ids=lambda p: p.relative_to(REPO).as_posix())
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "index").glob("*/*.py")), ids=lambda p: p.relative_to(REPO).as_posix()
+)
 def test_index_families_import_one_way(path):
-    allowed = INDEX_FAMILIES[INDEX_FAMILIES.index(path.parent.name):]
-    bad = [(line, mod) for line, mod in imports(path) if mod.split(".")[:2] == ["memcli", "index"]
-           and (len(mod.split(".")) < 3 or mod.split(".")[2] not in allowed)]
+    allowed = INDEX_FAMILIES[INDEX_FAMILIES.index(path.parent.name) :]
+    bad = [
+        (line, mod)
+        for line, mod in imports(path)
+        if mod.split(".")[:2] == ["memcli", "index"] and (len(mod.split(".")) < 3 or mod.split(".")[2] not in allowed)
+    ]
     assert not bad, f"{path.relative_to(REPO)} imports against the index families' order {INDEX_FAMILIES}: {bad}"
 
 
 def imported_modules(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
     """Top-level names of every module a fresh `python -X importtime -m memcli ...` loads."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "memcli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memcli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     names = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -157,10 +169,20 @@ def test_help_imports_no_http_client(tmp_path):
 
 
 def test_search_imports_nothing_heavy(tmp_path, ws, note):
-    note(ws, "memory/2026-05-18/kickoff.md", "# Kickoff\n\nWe chose PostgreSQL over MySQL.\n",
-         name="kickoff", description="Project kickoff.")
-    rebuild = subprocess.run([sys.executable, "-m", "memcli", "-w", str(ws), "reindex"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+    note(
+        ws,
+        "memory/2026-05-18/kickoff.md",
+        "# Kickoff\n\nWe chose PostgreSQL over MySQL.\n",
+        name="kickoff",
+        description="Project kickoff.",
+    )
+    rebuild = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(ws), "reindex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert rebuild.returncode == 0, rebuild.stderr
     names, proc = imported_modules(["-w", str(ws), "search", "postgresql"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -206,9 +228,12 @@ def test_modules_and_functions_stay_small(path):
     text = path.read_text(encoding="utf-8")
     lines = len(text.splitlines())
     assert lines <= MAX_MODULE_LINES, f"{path.relative_to(REPO)} has {lines} lines (> {MAX_MODULE_LINES}): split it"
-    long = [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(text))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    long = [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
     assert not long, f"{path.relative_to(REPO)}: functions over {MAX_FUNCTION_LINES} lines: {long}"
 
 
@@ -230,8 +255,9 @@ MODULES = {module_name(p) for p in SOURCES}
 
 def _type_checking(node: ast.AST) -> bool:
     test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
-                                         or getattr(test, "attr", None) == "TYPE_CHECKING")
+    return isinstance(node, ast.If) and (
+        getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING"
+    )
 
 
 def _known(name: str) -> str | None:
@@ -345,8 +371,9 @@ def test_no_import_circle_between_modules():
     for a, b in CIRCLE_EXCEPTIONS:
         graph.get(a, {}).pop(b, None)
     found = circles(graph)
-    assert not found, "import circles between memcli modules (imports inside functions count):\n" + \
-        "\n".join(describe(graph, c) for c in found)
+    assert not found, "import circles between memcli modules (imports inside functions count):\n" + "\n".join(
+        describe(graph, c) for c in found
+    )
 
 
 def test_circle_exceptions_are_real():
@@ -356,8 +383,13 @@ def test_circle_exceptions_are_real():
 
 
 def test_the_circle_finder_finds_a_circle():
-    graph = {"a": {"b": (1, False)}, "b": {"c": (2, True), "d": (3, False)}, "c": {"a": (4, False)},
-             "d": {}, "e": {"a": (5, False)}}
+    graph = {
+        "a": {"b": (1, False)},
+        "b": {"c": (2, True), "d": (3, False)},
+        "c": {"a": (4, False)},
+        "d": {},
+        "e": {"a": (5, False)},
+    }
     assert circles(graph) == [["a", "b", "c", "a"]]
     assert "b -> c (line 2, inside a function)" in describe(graph, circles(graph)[0])
     del graph["c"]["a"]

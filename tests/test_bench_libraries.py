@@ -15,9 +15,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_runs_without_the_candidates_and_measures_mem_s_own_parts():
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "libraries.py"), "--runs", "1",
-                           "--only", "json5", "--only", "config"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "libraries.py"), "--runs", "1", "--only", "json5", "--only", "config"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     json5 = out["json5"]

@@ -14,40 +14,56 @@ from memcli.index.currency.relate import relate
 from memcli.index.currency.statements import items, statements
 
 
-@pytest.mark.parametrize("sentence, key, value", [
-    # a note's third-person statements
-    ("The user's half-marathon goal is now 1:52.", ("goal", "half", "marathon"), "1:52"),
-    ("The user's code editor is Zed.", ("code", "editor"), "zed"),
-    ("The user now uses Zed as their editor.", ("editor",), "zed"),
-    ("The user switched editor from Helix to Zed.", ("editor",), "zed"),
-    ("The pgbouncer pool size of the events database is 35.",
-     ("database", "event", "pgbouncer", "pool", "size"), "35"),
-    # the first person of a transcript line
-    ("User: I'm changing my goal to 1:52 then.", ("goal",), "1:52"),
-    ("also she moved our 1:1 to thursdays 11:00 from now on, she has a planning meeting", ("1:1",),
-     "thursdays 11:00"),
-    ("my new manager is Koen Bakker, he's the head of data.", ("manager",), "koen bakker"),
-    ("(Sanne de Vries, my manager).", ("manager",), "sanne de vries"),
-    ("pool size is 20, transaction mode.", ("pool", "size"), "20"),
-    ("running shoes are Nike Pegasus 40, about 600km on them", ("run", "shoe"), "nike pegasus 40"),
-    # Chinese, Japanese, Korean change shapes
-    ("所以我们把狗粮换成了Acana的羊肉配方。", ("狗粮",), "acana的羊肉配方"),
-    ("私たちのフライトは5月2日から5月9日に変わりました。", ("フライト",), "may 9"),  # dates read alike in every language
-    ("우리는 사료를 아카나로 바꿨어요", ("사료",), "아카나"),
-])
+@pytest.mark.parametrize(
+    "sentence, key, value",
+    [
+        # a note's third-person statements
+        ("The user's half-marathon goal is now 1:52.", ("goal", "half", "marathon"), "1:52"),
+        ("The user's code editor is Zed.", ("code", "editor"), "zed"),
+        ("The user now uses Zed as their editor.", ("editor",), "zed"),
+        ("The user switched editor from Helix to Zed.", ("editor",), "zed"),
+        (
+            "The pgbouncer pool size of the events database is 35.",
+            ("database", "event", "pgbouncer", "pool", "size"),
+            "35",
+        ),
+        # the first person of a transcript line
+        ("User: I'm changing my goal to 1:52 then.", ("goal",), "1:52"),
+        (
+            "also she moved our 1:1 to thursdays 11:00 from now on, she has a planning meeting",
+            ("1:1",),
+            "thursdays 11:00",
+        ),
+        ("my new manager is Koen Bakker, he's the head of data.", ("manager",), "koen bakker"),
+        ("(Sanne de Vries, my manager).", ("manager",), "sanne de vries"),
+        ("pool size is 20, transaction mode.", ("pool", "size"), "20"),
+        ("running shoes are Nike Pegasus 40, about 600km on them", ("run", "shoe"), "nike pegasus 40"),
+        # Chinese, Japanese, Korean change shapes
+        ("所以我们把狗粮换成了Acana的羊肉配方。", ("狗粮",), "acana的羊肉配方"),
+        (
+            "私たちのフライトは5月2日から5月9日に変わりました。",
+            ("フライト",),
+            "may 9",
+        ),  # dates read alike in every language
+        ("우리는 사료를 아카나로 바꿨어요", ("사료",), "아카나"),
+    ],
+)
 def test_a_statement_sets_a_subject_to_a_value(sentence, key, value):
     c = subjects.claim(sentence)
     assert c is not None, sentence
     assert (c.key, c.value) == (key, value)
 
 
-@pytest.mark.parametrize("sentence", [
-    "it's official, sanne approved the migration",  # a pronoun is no subject
-    "koen is fine tho",  # a bare copula without a value-like value
-    "The user swam 3 km on Tuesday.",  # two values in one clause: no single value
-    "Write me a limerick about Kafka consumer groups",
-    "",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "it's official, sanne approved the migration",  # a pronoun is no subject
+        "koen is fine tho",  # a bare copula without a value-like value
+        "The user swam 3 km on Tuesday.",  # two values in one clause: no single value
+        "Write me a limerick about Kafka consumer groups",
+        "",
+    ],
+)
 def test_no_claim_without_a_recognisable_subject_and_value(sentence):
     assert subjects.claim(sentence) is None
 
@@ -73,14 +89,17 @@ def test_same_subject_by_words_not_by_one_shared_word():
     assert not compare.same_subject((), goal)
 
 
-@pytest.mark.parametrize("a, b, same", [
-    ("20", "20 for now", True),
-    ("thursdays 11:00", "Thursday 11:00", True),
-    ("50m", "50 m", True),
-    ("1:55", "1:52", False),
-    ("tuesday 14:00", "thursdays 11:00", False),
-    ("Helix", "Zed", False),
-])
+@pytest.mark.parametrize(
+    "a, b, same",
+    [
+        ("20", "20 for now", True),
+        ("thursdays 11:00", "Thursday 11:00", True),
+        ("50m", "50 m", True),
+        ("1:55", "1:52", False),
+        ("tuesday 14:00", "thursdays 11:00", False),
+        ("Helix", "Zed", False),
+    ],
+)
 def test_values_agree_or_differ(a, b, same):
     assert compare.same_value(a, b) is same
 
@@ -94,11 +113,13 @@ def _files(*notes):
 
 
 def test_a_chain_of_values_points_every_old_one_at_the_current():
-    rel = relate(_files(
-        ("memory/2026-03-05/a.md", "2026-03-05", ["The user's half-marathon goal is 1:55."]),
-        ("memory/2026-03-21/b.md", "2026-03-21", ["User: I'm changing my goal to 1:52 then."]),
-        ("memory/2026-04-19/c.md", "2026-04-19", ["The user's half-marathon goal is now 1:58."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-05/a.md", "2026-03-05", ["The user's half-marathon goal is 1:55."]),
+            ("memory/2026-03-21/b.md", "2026-03-21", ["User: I'm changing my goal to 1:52 then."]),
+            ("memory/2026-04-19/c.md", "2026-04-19", ["The user's half-marathon goal is now 1:58."]),
+        )
+    )
     assert set(rel) == {"memory/2026-03-05/a.md", "memory/2026-03-21/b.md"}
     first = rel["memory/2026-03-05/a.md"][0]
     assert first["by"]["path"] == "memory/2026-03-21/b.md"
@@ -109,77 +130,95 @@ def test_a_chain_of_values_points_every_old_one_at_the_current():
 def test_a_new_value_supersedes_every_restatement_of_the_old_one():
     """Restatements of one value follow the first (one comparison each, not one per earlier
     restatement); the next value still supersedes all of them."""
-    rel = relate(_files(
-        ("memory/2026-03-10/a.md", "2026-03-10", ["The user's editor is Helix."] * 3),
-        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's editor is Helix."]),
-        ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-10/a.md", "2026-03-10", ["The user's editor is Helix."] * 3),
+            ("memory/2026-03-12/b.md", "2026-03-12", ["The user's editor is Helix."]),
+            ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
+        )
+    )
     assert sorted(r["line"] for r in rel["memory/2026-03-10/a.md"]) == [1, 2, 3]
     assert [r["by"]["path"] for r in rel["memory/2026-03-12/b.md"]] == ["memory/2026-03-14/c.md"]
     assert "memory/2026-03-14/c.md" not in rel
 
 
 def test_a_restatement_of_the_same_value_supersedes_nothing():
-    rel = relate(_files(
-        ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
-        ("memory/2026-03-12/b.md", "2026-03-12", ["ok, pool stays 20 for now."]),
-        ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
-        ("memory/2026-03-15/d.md", "2026-03-15", ["The user now uses Zed as their editor."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
+            ("memory/2026-03-12/b.md", "2026-03-12", ["ok, pool stays 20 for now."]),
+            ("memory/2026-03-14/c.md", "2026-03-14", ["The user's editor is Zed."]),
+            ("memory/2026-03-15/d.md", "2026-03-15", ["The user now uses Zed as their editor."]),
+        )
+    )
     assert rel == {}
 
 
 def test_a_decoy_sharing_a_word_is_not_superseded():
-    rel = relate(_files(
-        ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
-        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
-        ("memory/2026-04-26/c.md", "2026-04-26", ["The user's swimming pool is 50m long."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
+            ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
+            ("memory/2026-04-26/c.md", "2026-04-26", ["The user's swimming pool is 50m long."]),
+        )
+    )
     assert list(rel) == ["memory/2026-03-12/b.md"]
     assert rel["memory/2026-03-12/b.md"][0]["current"]["path"] == "memory/2026-04-26/c.md"
 
 
 def test_a_bare_word_matching_two_different_subjects_supersedes_neither():
-    rel = relate(_files(
-        ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
-        ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
-        ("memory/2026-03-30/c.md", "2026-03-30", ["we raised the pool to 50 this morning"]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-10/a.md", "2026-03-10", ["The pgbouncer pool size is 20."]),
+            ("memory/2026-03-12/b.md", "2026-03-12", ["The user's swimming pool is 25m long."]),
+            ("memory/2026-03-30/c.md", "2026-03-30", ["we raised the pool to 50 this morning"]),
+        )
+    )
     assert rel == {}
 
 
 def test_naming_the_old_value_supersedes_an_older_mention_of_it():
-    rel = relate(_files(
-        ("memory/2026-03-02/a.md", "2026-03-02", ["quick question before standup at 9:30."]),
-        ("memory/2026-04-08/b.md", "2026-04-08", ["standup is now at 10:15 instead of 9:30."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-02/a.md", "2026-03-02", ["quick question before standup at 9:30."]),
+            ("memory/2026-04-08/b.md", "2026-04-08", ["standup is now at 10:15 instead of 9:30."]),
+        )
+    )
     assert rel["memory/2026-03-02/a.md"][0]["current"]["path"] == "memory/2026-04-08/b.md"
 
 
 def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list():
-    text = ("---\nname: x\n---\n# Title\n\n## Facts\n- The user's editor is Zed. It is fast.\n"
-            "<!-- notes:auto -->\n- [[memory/2026-03-02/a.md]] name: a\n<!-- /notes:auto -->\n")
+    text = (
+        "---\nname: x\n---\n# Title\n\n## Facts\n- The user's editor is Zed. It is fast.\n"
+        "<!-- notes:auto -->\n- [[memory/2026-03-02/a.md]] name: a\n<!-- /notes:auto -->\n"
+    )
     assert statements(text) == [(7, "The user's editor is Zed."), (7, "It is fast.")]
 
 
-@pytest.mark.parametrize("sentence, thing", [
-    ("the pegasus are retired, 750km on them", "pegasus"),
-    ("ok confession: i left helix.", "helix"),
-    ("The user left Helix for Zed.", "helix"),
-    ("the xps went back to IT this morning", "xps"),
-    ("we stopped using airflow for reporting", "airflow"),
-    ("i left the office early", ""),  # a place, not a thing given up
-    ("we left work at 5", ""),
-    ("i dropped it", ""),
-])
+@pytest.mark.parametrize(
+    "sentence, thing",
+    [
+        ("the pegasus are retired, 750km on them", "pegasus"),
+        ("ok confession: i left helix.", "helix"),
+        ("The user left Helix for Zed.", "helix"),
+        ("the xps went back to IT this morning", "xps"),
+        ("we stopped using airflow for reporting", "airflow"),
+        ("i left the office early", ""),  # a place, not a thing given up
+        ("we left work at 5", ""),
+        ("i dropped it", ""),
+    ],
+)
 def test_what_a_statement_gives_up(sentence, thing):
     assert subjects.retired(sentence) == thing
 
 
 def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
     files = _files(
-        ("memory/2026-03-12/a.md", "2026-03-12", ["shoes are nike pegasus 40, about 600km on them.",
-                                                  "my knees have been a bit achy"]),
+        (
+            "memory/2026-03-12/a.md",
+            "2026-03-12",
+            ["shoes are nike pegasus 40, about 600km on them.", "my knees have been a bit achy"],
+        ),
         ("memory/2026-04-23/b.md", "2026-04-23", ["the pegasus are retired, 750km on them"]),
     )
     rel = relate(files)
@@ -199,47 +238,67 @@ def test_a_clause_with_one_value_is_a_frame_compared_as_a_whole():
 
 
 def test_frames_supersede_only_an_identical_frame():
-    rel = relate(_files(
-        ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
-        ("memory/2026-03-12/b.md", "2026-03-12", ["its a 25m pool, i do like 1500m"]),
-        ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-10/a.md", "2026-03-10", ["pool size is 20, transaction mode."]),
+            ("memory/2026-03-12/b.md", "2026-03-12", ["its a 25m pool, i do like 1500m"]),
+            ("memory/2026-04-26/c.md", "2026-04-26", ["it's a 50m pool, so my 1500m is only 30 lengths now"]),
+        )
+    )
     assert list(rel) == ["memory/2026-03-12/b.md"]
 
 
 def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
-    rel = relate(_files(
-        ("memory/2026-03-05/a.md", "2026-03-05", ["i run tue, thu and a long run on sunday."]),
-        ("memory/2026-03-25/b.md", "2026-03-25", ["The user's long runs are on Saturdays now."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-05/a.md", "2026-03-05", ["i run tue, thu and a long run on sunday."]),
+            ("memory/2026-03-25/b.md", "2026-03-25", ["The user's long runs are on Saturdays now."]),
+        )
+    )
     assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
     assert not compare.same_subject(("~pool",), ("pool",))  # one shared word is no subject
 
 
 def test_ingest_topic_glosses_are_not_words_of_the_statement():
-    """"(about: pegasus, knees)" names the conversation's topics: the pool statement does not
+    """ "(about: pegasus, knees)" names the conversation's topics: the pool statement does not
     hold the Pegasus shoes, and the newer pool frame supersedes it."""
-    rel = relate(_files(
-        ("memory/2026-03-12/a.md", "2026-03-12", ["Its a 25m pool, the user does like 1500m (about: pegasus, knees)."]),
-        ("memory/2026-04-23/b.md", "2026-04-23", ["The pegasus are retired, 750km on them."]),
-        ("memory/2026-04-26/c.md", "2026-04-26",
-         ["It's a 50m pool, so the user's 1500m is only 30 lengths now (about: cat, tofu)."]),
-    ))
+    rel = relate(
+        _files(
+            (
+                "memory/2026-03-12/a.md",
+                "2026-03-12",
+                ["Its a 25m pool, the user does like 1500m (about: pegasus, knees)."],
+            ),
+            ("memory/2026-04-23/b.md", "2026-04-23", ["The pegasus are retired, 750km on them."]),
+            (
+                "memory/2026-04-26/c.md",
+                "2026-04-26",
+                ["It's a 50m pool, so the user's 1500m is only 30 lengths now (about: cat, tofu)."],
+            ),
+        )
+    )
     got = rel["memory/2026-03-12/a.md"][0]
     assert got["current"]["path"] == "memory/2026-04-26/c.md" and got["needs"] == [["pool"]]
     assert subjects.holds("Its a 25m pool (about: pegasus, knees).", "pegasus") is False
 
 
 def test_a_cjk_change_reaches_an_older_english_statement_through_its_keywords_and_date():
-    new = ("The user said: 「私たちのフライトは5月2日から5月9日に変わりました。」 "
-           "(keywords: flight, May 2, May 9, work job)")
+    new = (
+        "The user said: 「私たちのフライトは5月2日から5月9日に変わりました。」 "
+        "(keywords: flight, May 2, May 9, work job)"
+    )
     c = subjects.claim(new)
     assert (c.value, c.old) == ("may 9", "may 2") and "flight" in c.also
-    rel = relate(_files(
-        ("memory/2026-03-14/a.md", "2026-03-14", ["Flights booked: amsterdam to osaka KIX on may 2.",
-                                                   "Dinner with Wei on may 2."]),  # names the date, not the flight
-        ("memory/2026-04-10/b.md", "2026-04-10", [new]),
-    ))
+    rel = relate(
+        _files(
+            (
+                "memory/2026-03-14/a.md",
+                "2026-03-14",
+                ["Flights booked: amsterdam to osaka KIX on may 2.", "Dinner with Wei on may 2."],
+            ),  # names the date, not the flight
+            ("memory/2026-04-10/b.md", "2026-04-10", [new]),
+        )
+    )
     got = rel["memory/2026-03-14/a.md"]
     assert [e["line"] for e in got] == [1]
     assert ["flight"] in got[0]["needs"]
@@ -250,22 +309,27 @@ def test_cjk_dates_read_as_english():
     assert not compare.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 2")
 
 
-@pytest.mark.parametrize("sentence", [
-    "10 days (about: wei, nights).",  # a quantity of days, not a subject
-    "The user's team is moving everything from airflow to dagster.",  # an act, not a value
-    "It's a 50m pool, so the user's 1500m is only 30 lengths now.",  # "1500m" is no subject
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "10 days (about: wei, nights).",  # a quantity of days, not a subject
+        "The user's team is moving everything from airflow to dagster.",  # an act, not a value
+        "It's a 50m pool, so the user's 1500m is only 30 lengths now.",  # "1500m" is no subject
+    ],
+)
 def test_units_acts_and_quantities_name_no_subject(sentence):
     assert all(c.label not in ("day", "team", "1500m") for c in subjects.claims(sentence))
 
 
 def test_two_quantities_of_days_are_not_one_subject():
-    rel = relate(_files(
-        ("memory/2026-03-14/a.md", "2026-03-14", ["10 days (about: wei, nights)."]),
-        ("memory/2026-04-17/b.md", "2026-04-17", ["events table is partitioned now (daily, 90 days)."]),
-        ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
-        ("memory/2026-04-19/d.md", "2026-04-19", ["The user's team is moving everything to dagster."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-14/a.md", "2026-03-14", ["10 days (about: wei, nights)."]),
+            ("memory/2026-04-17/b.md", "2026-04-17", ["events table is partitioned now (daily, 90 days)."]),
+            ("memory/2026-04-18/c.md", "2026-04-18", ["The user's team is a small team."]),
+            ("memory/2026-04-19/d.md", "2026-04-19", ["The user's team is moving everything to dagster."]),
+        )
+    )
     assert rel == {}
 
 
@@ -277,25 +341,38 @@ class _Vectors:
         self.index = {w: 0 for pair in sims for w in pair}
 
     def nearest(self, names, heads):
-        got = [(max(sims), h) for h in heads
-               if (sims := [self.sims[frozenset((w, h))] for w in names if frozenset((w, h)) in self.sims])]
+        got = [
+            (max(sims), h)
+            for h in heads
+            if (sims := [self.sims[frozenset((w, h))] for w in names if frozenset((w, h)) in self.sims])
+        ]
         return sorted(got, reverse=True)
 
 
-@pytest.mark.parametrize("sentence, thing", [
-    ("The user got a macbook pro m4 today, 14 inch, 32gb.", "macbook pro m4"),
-    ("we bought a new laptop for the office", "laptop"),
-    ("The user is on zed now, since monday.", "zed"),
-    ("I got it working after lunch.", ""),
-    ("we got a 10k trial on saturday", ""),  # an event, not a thing adopted
-])
+@pytest.mark.parametrize(
+    "sentence, thing",
+    [
+        ("The user got a macbook pro m4 today, 14 inch, 32gb.", "macbook pro m4"),
+        ("we bought a new laptop for the office", "laptop"),
+        ("The user is on zed now, since monday.", "zed"),
+        ("I got it working after lunch.", ""),
+        ("we got a 10k trial on saturday", ""),  # an event, not a thing adopted
+    ],
+)
 def test_what_a_statement_adopts(sentence, thing):
     assert kinds.adopted(sentence) == thing
 
 
 def test_a_thing_takes_the_kind_of_the_one_clearly_nearest_subject():
-    vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26, ("zed", "editor"): 0.22,
-                     ("float", "pool"): 0.62, ("float", "laptop"): 0.58})
+    vecs = _Vectors(
+        {
+            ("macbook", "laptop"): 0.70,
+            ("macbook", "editor"): 0.26,
+            ("zed", "editor"): 0.22,
+            ("float", "pool"): 0.62,
+            ("float", "laptop"): 0.58,
+        }
+    )
     assert kinds.kind_of("macbook pro m4", ["laptop", "editor"], vecs) == "laptop"
     assert kinds.kind_of("zed", ["laptop", "editor"], vecs) == ""  # not near enough to any
     assert kinds.kind_of("pool float", ["laptop"], vecs) == ""  # near, but not near enough
@@ -307,9 +384,10 @@ def test_a_thing_takes_the_kind_of_the_one_clearly_nearest_subject():
 
 
 def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():
-    notes = (("memory/2026-03-03/a.md", "2026-03-03", ["The user's laptop is dying.",
-                                                       "The user's editor is vs code."]),
-             ("memory/2026-04-03/b.md", "2026-04-03", ["The user got a macbook pro m4 today, 14 inch, 32gb."]))
+    notes = (
+        ("memory/2026-03-03/a.md", "2026-03-03", ["The user's laptop is dying.", "The user's editor is vs code."]),
+        ("memory/2026-04-03/b.md", "2026-04-03", ["The user got a macbook pro m4 today, 14 inch, 32gb."]),
+    )
     vecs = _Vectors({("macbook", "laptop"): 0.70, ("macbook", "editor"): 0.26})
     got = relate(_files(*notes), vecs)["memory/2026-03-03/a.md"]
     assert [(e["line"], e["needs"]) for e in got] == [(1, [["laptop"]])]  # the editor stays current
@@ -318,34 +396,53 @@ def test_a_thing_of_a_known_kind_supersedes_the_subject_it_belongs_to():
 
 def test_a_thing_of_another_kind_supersedes_nothing():
     vecs = _Vectors({("cap", "pool"): 0.31, ("cap", "laptop"): 0.12})
-    rel = relate(_files(
-        ("memory/2026-03-12/a.md", "2026-03-12", ["The user's swimming pool is 25m long.",
-                                                   "The user's laptop is a dell xps 13."]),
-        ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
-    ), vecs)
+    rel = relate(
+        _files(
+            (
+                "memory/2026-03-12/a.md",
+                "2026-03-12",
+                ["The user's swimming pool is 25m long.", "The user's laptop is a dell xps 13."],
+            ),
+            ("memory/2026-04-26/b.md", "2026-04-26", ["The user got a swimming cap today."]),
+        ),
+        vecs,
+    )
     assert rel == {}
 
 
 def test_events_and_another_subject_on_the_same_day_are_no_change():
     """Decoys: a 10k and then a 5k trial are two events; Tuesday 1:1s and Tuesday tempo runs,
     Thursday 1:1s and Thursday swims are different subjects on the same weekday."""
-    rel = relate(_files(
-        ("memory/2026-03-06/a.md", "2026-03-06", ["The user did a 10k trial, 49:30.",
-                                                   "The user's 1:1 with Sanne is on tuesdays."]),
-        ("memory/2026-03-20/b.md", "2026-03-20", ["The user did a 5k trial today.",
-                                                   "The user does tempo runs on tuesdays.",
-                                                   "The user swims on thursday evenings."]),
-    ))
+    rel = relate(
+        _files(
+            (
+                "memory/2026-03-06/a.md",
+                "2026-03-06",
+                ["The user did a 10k trial, 49:30.", "The user's 1:1 with Sanne is on tuesdays."],
+            ),
+            (
+                "memory/2026-03-20/b.md",
+                "2026-03-20",
+                [
+                    "The user did a 5k trial today.",
+                    "The user does tempo runs on tuesdays.",
+                    "The user swims on thursday evenings.",
+                ],
+            ),
+        )
+    )
     assert rel == {}
 
 
 def test_a_description_of_the_subject_is_not_a_value_of_it():
     assert [c.label for c in subjects.claims("The user's team is a small team.")] == []
     assert subjects.claim("The user's pool is a 50m pool.").value == "50m pool"
-    rel = relate(_files(
-        ("memory/2026-03-02/a.md", "2026-03-02", ["The user's team is a small team."]),
-        ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-03-02/a.md", "2026-03-02", ["The user's team is a small team."]),
+            ("memory/2026-03-10/b.md", "2026-03-10", ["The user's team is 4 people."]),
+        )
+    )
     assert rel == {}
 
 
@@ -374,9 +471,11 @@ def test_a_note_keeps_only_what_sets_something_and_holders_are_read_again_when_a
     note, and only from notes whose vocabulary holds the thing's words."""
     from memcli.index.currency.statements import record
 
-    notes = {"memory/2026-03-12/a.md": ("2026-03-12", ["I run in the pegasus on most days."]),
-             "memory/2026-03-20/c.md": ("2026-03-20", ["The weather was nice on the trail."]),
-             "memory/2026-04-23/b.md": ("2026-04-23", ["the pegasus are retired, 750km on them"])}
+    notes = {
+        "memory/2026-03-12/a.md": ("2026-03-12", ["I run in the pegasus on most days."]),
+        "memory/2026-03-20/c.md": ("2026-03-20", ["The weather was nice on the trail."]),
+        "memory/2026-04-23/b.md": ("2026-04-23", ["the pegasus are retired, 750km on them"]),
+    }
     found = {path: list(enumerate(lines, 1)) for path, (_, lines) in notes.items()}
     files = {path: record(found[path], [n, 1], date) for n, (path, (date, _)) in enumerate(notes.items())}
     assert files["memory/2026-03-12/a.md"]["statements"] == []  # it sets nothing
@@ -391,15 +490,21 @@ def test_a_note_keeps_only_what_sets_something_and_holders_are_read_again_when_a
     assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
     assert rel["memory/2026-03-12/a.md"][0]["by"]["path"] == "memory/2026-04-23/b.md"
     assert "memory/2026-03-20/c.md" not in asked  # its vocabulary has no "pegasus"
-    assert relate({p: {"stat": r["stat"], "date": r["date"], "statements": items(found[p])} for p, r in files.items()}) == rel
+    assert (
+        relate({p: {"stat": r["stat"], "date": r["date"], "statements": items(found[p])} for p, r in files.items()})
+        == rel
+    )
 
 
-@pytest.mark.parametrize("sentences", [
-    ["The user's **editor** is `Zed` (about: git, zed)", "User: I'm switching to Zed"],
-    ["we swim in a 50 m pool", "re-ran the back-end tests on v2.1"],
-    ["The user said: 「犬のごはんを変えました」 (keywords: dog food, May 9)", "the user moved it to 10:15"],
-    ["an unclosed gloss (about: x", "next line) with the pegasus"],
-])
+@pytest.mark.parametrize(
+    "sentences",
+    [
+        ["The user's **editor** is `Zed` (about: git, zed)", "User: I'm switching to Zed"],
+        ["we swim in a 50 m pool", "re-ran the back-end tests on v2.1"],
+        ["The user said: 「犬のごはんを変えました」 (keywords: dog food, May 9)", "the user moved it to 10:15"],
+        ["an unclosed gloss (about: x", "next line) with the pegasus"],
+    ],
+)
 def test_a_notes_vocabulary_holds_every_word_of_each_statement(sentences):
     from memcli.index.currency import reading
     from memcli.index.currency.statements import describe
@@ -410,17 +515,21 @@ def test_a_notes_vocabulary_holds_every_word_of_each_statement(sentences):
 
 
 def test_a_digest_nodes_sources_log_holds_no_statement():
-    """"Stated on 2026-03-14 in [[...]]" logs what a note did; read as a statement it made every
+    """ "Stated on 2026-03-14 in [[...]]" logs what a note did; read as a statement it made every
     node's log line supersede another's."""
-    node = ("---\nname: goal\n---\n# Goal\n\n- The user's goal is 1:52. ([[memory/2026-03-21/b.md]])\n\n"
-            "## Sources\n- Stated on 2026-03-21 in [[memory/2026-03-21/b.md]].\n")
+    node = (
+        "---\nname: goal\n---\n# Goal\n\n- The user's goal is 1:52. ([[memory/2026-03-21/b.md]])\n\n"
+        "## Sources\n- Stated on 2026-03-21 in [[memory/2026-03-21/b.md]].\n"
+    )
     dated = {"memory/2026-03-21/b.md": "2026-03-21"}
     assert [s[1] for s in statements(node, None, dated.get)] == ["The user's goal is 1:52."]
 
 
 def test_a_copy_of_the_statement_giving_a_thing_up_is_not_superseded_by_it():
-    rel = relate(_files(
-        ("memory/2026-04-20/a.md", "2026-04-20", ["The xps went back to IT this morning."]),
-        ("digest/wiki/xps.md", "2026-04-20", ["The xps went back to IT this morning."]),
-    ))
+    rel = relate(
+        _files(
+            ("memory/2026-04-20/a.md", "2026-04-20", ["The xps went back to IT this morning."]),
+            ("digest/wiki/xps.md", "2026-04-20", ["The xps went back to IT this morning."]),
+        )
+    )
     assert rel == {}

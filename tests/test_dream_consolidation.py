@@ -10,35 +10,40 @@ from pathlib import Path
 
 import pytest
 
-from memcli.extraction.dream import group as dream_group, match as dream_match, node as dream_node
+from memcli.extraction.conversation.chatter import chit_chat, is_request
+from memcli.extraction.dream import group as dream_group
+from memcli.extraction.dream import match as dream_match
+from memcli.extraction.dream import node as dream_node
 from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.schema import Fact
 from memcli.extraction.dream.subject import subject_title
-from memcli.extraction.conversation.chatter import chit_chat, is_request
 from memcli.extraction.dream.voice import statement
 
 D1, D2, D3 = "2026-09-01", "2026-09-14", "2026-09-15"
 
 
 # ------------------------------------------------------------------ voice
-@pytest.mark.parametrize("said,expected", [
-    ("I'm changing my goal to 1:52 then.", "The user is changing their goal to 1:52 then."),
-    ("I still prefer oolong tea over coffee.", "The user still prefers oolong tea over coffee."),
-    ("I no longer like oolong tea.", "The user no longer likes oolong tea."),
-    ("Sanne de Vries is my manager.", "Sanne de Vries is the user's manager."),
-    ("Wei and I live in a flat in Rotterdam.", "Wei and the user live in a flat in Rotterdam."),
-    ("Right, wal_level needs a restart.", "wal_level needs a restart."),
-    ("I do my long runs on Sundays.", "The user does their long runs on Sundays."),
-    # the same conversion as offline ingest (extraction/conversation/person.py)
-    ("I need a new laptop.", "The user needs a new laptop."),
-    ("I'd decided already.", "The user had decided already."),
-    ("We moved the pipelines to Dagster.", "The user's team moved the pipelines to Dagster."),
-    ("I/O is the bottleneck on my box.", "I/O is the bottleneck on the user's box."),
-    # a filler word that is also an adjective is one only when punctuation closes it
-    ("Perfect, the build passes now.", "The build passes now."),
-    ("Good coffee matters to me.", "Good coffee matters to the user."),
-    ("Morning runs are my favourite.", "Morning runs are the user's favourite."),
-])
+@pytest.mark.parametrize(
+    "said,expected",
+    [
+        ("I'm changing my goal to 1:52 then.", "The user is changing their goal to 1:52 then."),
+        ("I still prefer oolong tea over coffee.", "The user still prefers oolong tea over coffee."),
+        ("I no longer like oolong tea.", "The user no longer likes oolong tea."),
+        ("Sanne de Vries is my manager.", "Sanne de Vries is the user's manager."),
+        ("Wei and I live in a flat in Rotterdam.", "Wei and the user live in a flat in Rotterdam."),
+        ("Right, wal_level needs a restart.", "wal_level needs a restart."),
+        ("I do my long runs on Sundays.", "The user does their long runs on Sundays."),
+        # the same conversion as offline ingest (extraction/conversation/person.py)
+        ("I need a new laptop.", "The user needs a new laptop."),
+        ("I'd decided already.", "The user had decided already."),
+        ("We moved the pipelines to Dagster.", "The user's team moved the pipelines to Dagster."),
+        ("I/O is the bottleneck on my box.", "I/O is the bottleneck on the user's box."),
+        # a filler word that is also an adjective is one only when punctuation closes it
+        ("Perfect, the build passes now.", "The build passes now."),
+        ("Good coffee matters to me.", "Good coffee matters to the user."),
+        ("Morning runs are my favourite.", "Morning runs are the user's favourite."),
+    ],
+)
 def test_a_users_line_becomes_a_self_contained_third_person_statement(said, expected):
     assert statement(said, "User") == expected
 
@@ -48,39 +53,55 @@ def test_other_speakers_keep_their_name_and_third_person_text_stays():
     assert statement("The user's half-marathon goal is now 1:52.") == "The user's half-marathon goal is now 1:52."
 
 
-@pytest.mark.parametrize("text,request_,chat", [
-    ("Write me a limerick about Kafka consumer groups", True, False),
-    ("Can you rephrase this paragraph for the release notes.", True, False),
-    ("Translate the alert text into German please", True, False),
-    ("Tell me a joke about Postgres", True, False),
-    ("Perfect, that's what I needed.", False, True),
-    ("Thanks!", False, True),
-    ("It's raining all day here, typical weather.", False, True),
-    ("Make sure the canary is healthy before promoting.", False, False),
-    ("The deploy checklist has seven steps.", False, False),
-    ("Can you check the backup logs", True, False),
-    ("help me plan the offsite", True, False),
-    ("Describe the rollout plan in two lines", True, False),
-    ("For the team chat, write a haiku about deploys", True, False),
-    ("another one", True, False),
-    # a decision, a standing preference and a story about the user are no requests
-    ("Let's use Postgres for the queue", False, False),
-    ("Please keep answers short and in British English", False, False),
-    ("I always tell my kids a story at bedtime", False, False),
-    ("one more thing to run before the release", False, False),
-])
+@pytest.mark.parametrize(
+    "text,request_,chat",
+    [
+        ("Write me a limerick about Kafka consumer groups", True, False),
+        ("Can you rephrase this paragraph for the release notes.", True, False),
+        ("Translate the alert text into German please", True, False),
+        ("Tell me a joke about Postgres", True, False),
+        ("Perfect, that's what I needed.", False, True),
+        ("Thanks!", False, True),
+        ("It's raining all day here, typical weather.", False, True),
+        ("Make sure the canary is healthy before promoting.", False, False),
+        ("The deploy checklist has seven steps.", False, False),
+        ("Can you check the backup logs", True, False),
+        ("help me plan the offsite", True, False),
+        ("Describe the rollout plan in two lines", True, False),
+        ("For the team chat, write a haiku about deploys", True, False),
+        ("another one", True, False),
+        # a decision, a standing preference and a story about the user are no requests
+        ("Let's use Postgres for the queue", False, False),
+        ("Please keep answers short and in British English", False, False),
+        ("I always tell my kids a story at bedtime", False, False),
+        ("one more thing to run before the release", False, False),
+    ],
+)
 def test_requests_and_chit_chat_are_recognised(text, request_, chat):
     assert (is_request(text), chit_chat(text)) == (request_, chat)
 
 
 # ------------------------------------------------------------------ subject titles
-@pytest.mark.parametrize("texts,title", [
-    (["The user is training for the Leiden half marathon on May 17.",
-      "The user's goal for the Leiden half marathon is 1:55."], "Leiden half marathon"),
-    (["The pgbouncer pool of the events database is 20 connections.",
-      "Metabase has its own pgbouncer pool of 5 connections."], "Pgbouncer pool"),
-    (["The user writes code in VS Code on a Dell XPS 13.", "The user switched from VS Code to Neovim."], "VS Code"),
-])
+@pytest.mark.parametrize(
+    "texts,title",
+    [
+        (
+            [
+                "The user is training for the Leiden half marathon on May 17.",
+                "The user's goal for the Leiden half marathon is 1:55.",
+            ],
+            "Leiden half marathon",
+        ),
+        (
+            [
+                "The pgbouncer pool of the events database is 20 connections.",
+                "Metabase has its own pgbouncer pool of 5 connections.",
+            ],
+            "Pgbouncer pool",
+        ),
+        (["The user writes code in VS Code on a Dell XPS 13.", "The user switched from VS Code to Neovim."], "VS Code"),
+    ],
+)
 def test_a_node_is_named_for_the_noun_phrase_its_statements_share(texts, title):
     assert subject_title(texts) == title
 
@@ -95,24 +116,45 @@ def test_a_title_is_no_statements_first_words_and_no_bare_adjective():
 OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX PX`)."
 
 
-@pytest.mark.parametrize("new,said,action", [
-    ("`getOrLoad()` now takes a per-key lock (`SET NX PX 5000`).", OLD_LOCK, "REFINE"),  # agrees, adds detail
-    ("The user's half-marathon goal is now 1:52.", "The user's goal for the half marathon is 1:55.", "CORRECT"),
-    ("The user's goal for the half marathon is still 1:55.", "The user's goal for the half marathon is 1:55.",
-     "CORROBORATE"),
-    ("The billing pool was increased from 25 to 50 connections.", "The billing pool has 25 connections.",
-     "CORRECT"),
-    ("The user drinks green tea in the afternoon instead of coffee.",
-     "The user no longer likes oolong tea and now prefers green tea over coffee.", "REFINE"),
-    ("The user's guitar is a Yamaha FG830 acoustic.",
-     "The user is learning fingerstyle arrangements from Justin Sandercoe's guitar course.", "REFINE"),
-    ("Long runs are on Saturdays from now on.", "The user does their long runs on Sundays.", "CORRECT"),
-    ("The user's long runs moved to Saturdays because Wei works Sunday shifts now.",
-     "The user does their long runs on Sundays.", "CORRECT"),  # the value it moves to is new
-    ("Koen Bakker is the user's new manager since Sanne left.", "Sanne de Vries is the user's manager.", "CORRECT"),
-    ("After a 51:40 10K the user is changing their Leiden goal to 1:52.",
-     "The user's goal for the Leiden half marathon is 1:55.", "CORRECT"),  # "after a 10K" is no side clause
-])
+@pytest.mark.parametrize(
+    "new,said,action",
+    [
+        ("`getOrLoad()` now takes a per-key lock (`SET NX PX 5000`).", OLD_LOCK, "REFINE"),  # agrees, adds detail
+        ("The user's half-marathon goal is now 1:52.", "The user's goal for the half marathon is 1:55.", "CORRECT"),
+        (
+            "The user's goal for the half marathon is still 1:55.",
+            "The user's goal for the half marathon is 1:55.",
+            "CORROBORATE",
+        ),
+        (
+            "The billing pool was increased from 25 to 50 connections.",
+            "The billing pool has 25 connections.",
+            "CORRECT",
+        ),
+        (
+            "The user drinks green tea in the afternoon instead of coffee.",
+            "The user no longer likes oolong tea and now prefers green tea over coffee.",
+            "REFINE",
+        ),
+        (
+            "The user's guitar is a Yamaha FG830 acoustic.",
+            "The user is learning fingerstyle arrangements from Justin Sandercoe's guitar course.",
+            "REFINE",
+        ),
+        ("Long runs are on Saturdays from now on.", "The user does their long runs on Sundays.", "CORRECT"),
+        (
+            "The user's long runs moved to Saturdays because Wei works Sunday shifts now.",
+            "The user does their long runs on Sundays.",
+            "CORRECT",
+        ),  # the value it moves to is new
+        ("Koen Bakker is the user's new manager since Sanne left.", "Sanne de Vries is the user's manager.", "CORRECT"),
+        (
+            "After a 51:40 10K the user is changing their Leiden goal to 1:52.",
+            "The user's goal for the Leiden half marathon is 1:55.",
+            "CORRECT",
+        ),  # "after a 10K" is no side clause
+    ],
+)
 def test_only_a_changed_value_is_a_correction(new, said, action):
     verdict = dream_match.judge(Fact(new, "memory/2026-09-14/b.md"), [said], [said])
     assert verdict.action == action, verdict
@@ -120,25 +162,32 @@ def test_only_a_changed_value_is_a_correction(new, said, action):
 
 
 def test_facts_sharing_one_incidental_word_stay_apart():
-    swim = Fact("The user swims 1500 m in the 25 m pool at Sportcentrum Kralingen after an easy run.",
-                "memory/2026-03-09/swim.md")
-    db = Fact("The pgbouncer pool of the events database is 20 connections in transaction mode.",
-              "memory/2026-03-09/db.md")
+    swim = Fact(
+        "The user swims 1500 m in the 25 m pool at Sportcentrum Kralingen after an easy run.",
+        "memory/2026-03-09/swim.md",
+    )
+    db = Fact(
+        "The pgbouncer pool of the events database is 20 connections in transaction mode.", "memory/2026-03-09/db.md"
+    )
     placed = dream_group.place([swim, db], [], Evidence(None, frozenset(), None, [swim.line(), db.line()])).placed
     assert [[f.text for f in p.unit.facts] for p in placed] == [[swim.text], [db.text]]
 
 
 # ------------------------------------------------------------------ node format
 def test_supersede_puts_the_current_value_first_and_the_old_one_in_history():
-    body = (f"# Leiden half marathon\n\n- The user's goal for the half marathon is 1:55. ([[memory/{D1}/a.md]])\n"
-            f"- The user runs long on Sundays. ([[memory/{D1}/a.md]])\n\n## Sources\n- Stated on {D1} in "
-            f"[[memory/{D1}/a.md]].\n")
+    body = (
+        f"# Leiden half marathon\n\n- The user's goal for the half marathon is 1:55. ([[memory/{D1}/a.md]])\n"
+        f"- The user runs long on Sundays. ([[memory/{D1}/a.md]])\n\n## Sources\n- Stated on {D1} in "
+        f"[[memory/{D1}/a.md]].\n"
+    )
     old = "The user's goal for the half marathon is 1:55."
     new = dream_node.supersede(body, old, f"- The user's half-marathon goal is now 1:52. ([[memory/{D2}/b.md]])", D2)
-    assert new == (f"# Leiden half marathon\n\n- The user's half-marathon goal is now 1:52. ([[memory/{D2}/b.md]])\n"
-                   f"- The user runs long on Sundays. ([[memory/{D1}/a.md]])\n\n## History\n"
-                   f"- Previously: The user's goal for the half marathon is 1:55, until {D2} ([[memory/{D1}/a.md]])\n"
-                   f"\n## Sources\n- Stated on {D1} in [[memory/{D1}/a.md]].\n")
+    assert new == (
+        f"# Leiden half marathon\n\n- The user's half-marathon goal is now 1:52. ([[memory/{D2}/b.md]])\n"
+        f"- The user runs long on Sundays. ([[memory/{D1}/a.md]])\n\n## History\n"
+        f"- Previously: The user's goal for the half marathon is 1:55, until {D2} ([[memory/{D1}/a.md]])\n"
+        f"\n## Sources\n- Stated on {D1} in [[memory/{D1}/a.md]].\n"
+    )
     assert dream_node.current(new) == ["The user's half-marathon goal is now 1:52.", "The user runs long on Sundays."]
     assert dream_node.statements(new)[-1] == old.rstrip(".")  # still known: the old value stated again is nothing new
     # a new current line goes above the history, and a restated line cites the newest note first
@@ -153,15 +202,21 @@ def _note(root: Path, day: str, name: str, sections: dict[str, list[str]], sid: 
     body = "".join(f"\n## {t}\n" + "".join(f"- {x}\n" for x in lines) for t, lines in sections.items())
     path = root / "memory" / day / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"---\ndescription: {name}\nname: {name}\nsession_id: {sid}\n---\n# {name}\n{body}",
-                    encoding="utf-8")
+    path.write_text(
+        f"---\ndescription: {name}\nname: {name}\nsession_id: {sid}\n---\n# {name}\n{body}", encoding="utf-8"
+    )
 
 
 def _dream(root: Path, day: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
     env.update({"HOME": str(root / "home"), "MEM_EMBEDDING_BACKEND": "none", "TZ": "UTC", "NO_COLOR": "1"})
-    proc = subprocess.run([sys.executable, "-m", "memcli", "-w", str(root / "ws"), "dream", "--date", day, "--json"],
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(root / "ws"), "dream", "--date", day, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -169,10 +224,20 @@ def _dream(root: Path, day: str) -> dict:
 def test_dream_keeps_the_current_value_first_skips_requests_and_says_why(tmp_path):
     ws = tmp_path / "ws"
     (tmp_path / "home").mkdir(exist_ok=True)
-    _note(ws, D1, "half-marathon", {"Facts": ["User: My goal for the Leiden half marathon is 1:55.",
-                                              "User: I do my long runs for the Leiden half marathon on Sundays.",
-                                              "User: Write me a limerick about Kafka consumer groups",
-                                              "User: Perfect, that's what I needed."]}, "s1")
+    _note(
+        ws,
+        D1,
+        "half-marathon",
+        {
+            "Facts": [
+                "User: My goal for the Leiden half marathon is 1:55.",
+                "User: I do my long runs for the Leiden half marathon on Sundays.",
+                "User: Write me a limerick about Kafka consumer groups",
+                "User: Perfect, that's what I needed.",
+            ]
+        },
+        "s1",
+    )
     first = _dream(tmp_path, D1)
     assert [r["action"] for r in first["results"]] == ["CREATE"]
     [created] = first["results"]
@@ -194,7 +259,8 @@ def test_dream_keeps_the_current_value_first_skips_requests_and_says_why(tmp_pat
         f"- The user does their long runs for the Leiden half marathon on Sundays. ([[memory/{D1}/half-marathon.md]])\n"
         "\n## History\n"
         f"- Previously: The user's goal for the Leiden half marathon is 1:55, until {D2} "
-        f"([[memory/{D1}/half-marathon.md]])\n")
+        f"([[memory/{D1}/half-marathon.md]])\n"
+    )
     assert "User:" not in text and "limerick" not in text
     assert "description: The user's goal for the Leiden half marathon is now 1:52." in text
     # the same statement again: a skip, with its reason
@@ -206,12 +272,24 @@ def test_dream_keeps_the_current_value_first_skips_requests_and_says_why(tmp_pat
 def test_what_follows_a_request_to_the_assistant_founds_no_node(tmp_path):
     ws = tmp_path / "ws"
     (tmp_path / "home").mkdir(exist_ok=True)
-    _note(ws, D1, "translate", {"Facts": ['User: translate to dutch pls: "thank you so much for the lovely dinner',
-                                         'User: next time it\'s at our place"'],
-                                "Next steps": ["User: ok one more then i have to pay attention"]}, "s1")
+    _note(
+        ws,
+        D1,
+        "translate",
+        {
+            "Facts": [
+                'User: translate to dutch pls: "thank you so much for the lovely dinner',
+                "User: next time it's at our place\"",
+            ],
+            "Next steps": ["User: ok one more then i have to pay attention"],
+        },
+        "s1",
+    )
     rep = _dream(tmp_path, D1)
     assert rep["results"] == [] and rep["facts"]["kept"]
     assert not (ws / "digest").exists() or not list((ws / "digest").rglob("*.md"))
     assert {k["why"] for k in rep["facts"]["kept"]} <= {
         "said while asking the assistant for a task: joins a node, founds none",
-        "names nothing a node could be about (no noun phrase)", "too few words to say what it is about"}
+        "names nothing a node could be about (no noun phrase)",
+        "too few words to say what it is about",
+    }

@@ -17,8 +17,15 @@ def chat(*turns: str) -> list[dict]:
     for i, text in enumerate(turns):
         role = "user" if i % 2 == 0 else "assistant"
         if text:
-            out.append({"id": f"m{i}", "name": role, "role": role, "timestamp": None,
-                        "content": [{"type": "text", "text": text}]})
+            out.append(
+                {
+                    "id": f"m{i}",
+                    "name": role,
+                    "role": role,
+                    "timestamp": None,
+                    "content": [{"type": "text", "text": text}],
+                }
+            )
     return out
 
 
@@ -27,23 +34,30 @@ def bullets(found: dict) -> list[str]:
 
 
 def test_an_accepted_suggestion_is_the_users_decision():
-    found = rules.findings(chat(
-        "I signed up for the Leiden half marathon, it's on May 17.",
-        "Congratulations! A tempo run once a week helps. Shall I lock in the tempo on Tuesdays?",
-        "yes let's do that. but make it 20 min at 5:05, i want it a bit harder"))
+    found = rules.findings(
+        chat(
+            "I signed up for the Leiden half marathon, it's on May 17.",
+            "Congratulations! A tempo run once a week helps. Shall I lock in the tempo on Tuesdays?",
+            "yes let's do that. but make it 20 min at 5:05, i want it a bit harder",
+        )
+    )
     assert found["Decisions"] == [
         "- The user agreed to the assistant's suggestion: Lock in the tempo on Tuesdays.",
-        "- The user asked to make it 20 min at 5:05, the user wants it a bit harder."]
+        "- The user asked to make it 20 min at 5:05, the user wants it a bit harder.",
+    ]
     assert "- The user signed up for the Leiden half marathon, it's on May 17." in found["Facts"]
 
 
 def test_a_refused_suggestion_is_not_kept():
-    found = rules.findings(chat(
-        "the dedupe job holds connections too long",
-        "A common pattern is a Redis set of seen ids with a TTL. I'd suggest Redis for the dedupe.",
-        "No, I'd rather not use Redis for that. we'll put a unique index on event_id instead",
-        "Fair enough. A dog walker once a day can also help the dog. I recommend a dog walker.",
-        "nah no dog walker"))
+    found = rules.findings(
+        chat(
+            "the dedupe job holds connections too long",
+            "A common pattern is a Redis set of seen ids with a TTL. I'd suggest Redis for the dedupe.",
+            "No, I'd rather not use Redis for that. we'll put a unique index on event_id instead",
+            "Fair enough. A dog walker once a day can also help the dog. I recommend a dog walker.",
+            "nah no dog walker",
+        )
+    )
     text = "\n".join(bullets(found))
     assert "agreed" not in text and "Redis set" not in text
     assert found["Preferences"][0].startswith("- The user would rather not use Redis for that")
@@ -52,92 +66,142 @@ def test_a_refused_suggestion_is_not_kept():
 
 
 def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
-    found = rules.findings(chat(
-        "did a 10k time trial this morning for the half marathon, 51:40",
-        "Great result! For the half marathon that predicts about 1:55; 1:52 is a stretch goal for the half marathon.",
-        "I'm changing my goal to 1:52 then."))
+    found = rules.findings(
+        chat(
+            "did a 10k time trial this morning for the half marathon, 51:40",
+            "Great result! For the half marathon that predicts about 1:55; 1:52 is a stretch goal for the half marathon.",
+            "I'm changing my goal to 1:52 then.",
+        )
+    )
     [line] = [b for b in bullets(found) if "1:52" in b]
     assert line.startswith("- The user's goal is now 1:52 (about: ")
     assert "half" in line or "marathon" in line
     assert "- The user did a 10k time trial this morning for the half marathon, 51:40." in bullets(found)
 
 
-@pytest.mark.parametrize("turns", [
-    ("write me a limerick about kafka consumer groups", "There once was a consumer named Lou…",
-     "lol another one", "A partition rebalanced at noon…", "haha ok that one is going in the team channel"),
-    ("tell me a fun fact, im bored in a meeting", "Octopuses have three hearts.", "thats wild. another",
-     "Honey never spoils.", "ok one more then i have to pay attention"),
-    ("translate to dutch pls: \"thanks for the lovely dinner, next time it's at our place\"",
-     "Bedankt voor het heerlijke etentje!", "ok perfect, sending it"),
-    ("how many ml in a cup", "A US cup is about 240 ml.", "american recipe so 240. thanks"),
-    ("Perfect, that's what I needed.", "", "thanks!! 👍"),
-    ("help me plan a team offsite", "Here is a one-day plan…", "that's exactly what I needed, thank you"),
-])
+@pytest.mark.parametrize(
+    "turns",
+    [
+        (
+            "write me a limerick about kafka consumer groups",
+            "There once was a consumer named Lou…",
+            "lol another one",
+            "A partition rebalanced at noon…",
+            "haha ok that one is going in the team channel",
+        ),
+        (
+            "tell me a fun fact, im bored in a meeting",
+            "Octopuses have three hearts.",
+            "thats wild. another",
+            "Honey never spoils.",
+            "ok one more then i have to pay attention",
+        ),
+        (
+            'translate to dutch pls: "thanks for the lovely dinner, next time it\'s at our place"',
+            "Bedankt voor het heerlijke etentje!",
+            "ok perfect, sending it",
+        ),
+        ("how many ml in a cup", "A US cup is about 240 ml.", "american recipe so 240. thanks"),
+        ("Perfect, that's what I needed.", "", "thanks!! 👍"),
+        ("help me plan a team offsite", "Here is a one-day plan…", "that's exactly what I needed, thank you"),
+    ],
+)
 def test_chit_chat_and_requests_leave_no_note(turns):
     assert rules.extract(Request(chat(*turns), "2026-06-29", "s")) is None
 
 
-@pytest.mark.parametrize("said,core", [
-    ("ok so we moved the standup", "we moved the standup"),
-    ("Good, the canary is healthy", "the canary is healthy"),
-    ("good coffee matters to me", "good coffee matters to me"),  # "good" closed by no comma is no filler
-    ("morning runs are my favourite", "morning runs are my favourite"),
-    ("Update: the pool is 40 now lol", "the pool is 40 now"),
-])
+@pytest.mark.parametrize(
+    "said,core",
+    [
+        ("ok so we moved the standup", "we moved the standup"),
+        ("Good, the canary is healthy", "the canary is healthy"),
+        ("good coffee matters to me", "good coffee matters to me"),  # "good" closed by no comma is no filler
+        ("morning runs are my favourite", "morning runs are my favourite"),
+        ("Update: the pool is 40 now lol", "the pool is 40 now"),
+    ],
+)
 def test_a_sentence_loses_the_chat_fillers_around_it(said, core):
     assert dialogue.clean(said) == (core, False)
 
 
 def test_cjk_statements_are_kept_quoted_with_english_keywords():
-    found = rules.findings(chat(
-        "日本語の練習をしたいです。文を書きますから、直してください。", "もちろんです！",
-        "私はダークモードが好きです。", "とても自然です！",
-        "엄마 생신은 4월 18일이야. 부산에 사셔.", "좋네요!",
-        "고마워!"))
-    assert found["Preferences"] == ["- The user said: 「私はダークモードが好きです。」 (keywords: dark mode, like likes prefer)"]
-    assert found["Facts"] == ["- The user said: “엄마 생신은 4월 18일이야. 부산에 사셔.” "
-                              "(keywords: mother, birthday, April 18, Busan, live lives home)"]
+    found = rules.findings(
+        chat(
+            "日本語の練習をしたいです。文を書きますから、直してください。",
+            "もちろんです！",
+            "私はダークモードが好きです。",
+            "とても自然です！",
+            "엄마 생신은 4월 18일이야. 부산에 사셔.",
+            "좋네요!",
+            "고마워!",
+        )
+    )
+    assert found["Preferences"] == [
+        "- The user said: 「私はダークモードが好きです。」 (keywords: dark mode, like likes prefer)"
+    ]
+    assert found["Facts"] == [
+        "- The user said: “엄마 생신은 4월 18일이야. 부산에 사셔.” "
+        "(keywords: mother, birthday, April 18, Busan, live lives home)"
+    ]
 
 
-@pytest.mark.parametrize("text,keys", [
-    ("私たちのフライトは5月2日から5月9日に変わりました。", ["flight", "May 2", "May 9"]),
-    ("지우 누나 출산 예정일이 6월 20일로 나왔대", ["sister", "birth pregnancy due", "June 20"]),
-    ("她喜欢喝乌龙茶", ["like likes prefer", "drink", "oolong"]),
-    ("大丈夫です", ["fine okay"]),  # the longer word wins: no "husband" (丈夫) inside it
-])
+@pytest.mark.parametrize(
+    "text,keys",
+    [
+        ("私たちのフライトは5月2日から5月9日に変わりました。", ["flight", "May 2", "May 9"]),
+        ("지우 누나 출산 예정일이 6월 20일로 나왔대", ["sister", "birth pregnancy due", "June 20"]),
+        ("她喜欢喝乌龙茶", ["like likes prefer", "drink", "oolong"]),
+        ("大丈夫です", ["fine okay"]),  # the longer word wins: no "husband" (丈夫) inside it
+    ],
+)
 def test_glossary(text, keys):
     assert gloss(text) == keys
 
 
-STEPS = "Here's the runbook:\n\n**Backfill runbook**\n1. Post in #data-incidents.\n2. Pause the schedule.\n" \
-        "3. Launch the backfill, max 4 partitions.\n4. Unpause the schedule."
+STEPS = (
+    "Here's the runbook:\n\n**Backfill runbook**\n1. Post in #data-incidents.\n2. Pause the schedule.\n"
+    "3. Launch the backfill, max 4 partitions.\n4. Unpause the schedule."
+)
 
 
 def test_an_accepted_list_is_kept_as_ordered_steps_last_version_only():
     revised = STEPS.replace("4. Unpause", "4. If the diff is off, restore from your snapshot.\n5. Unpause")
-    found = rules.findings(chat("can you write down how we do backfills?", STEPS,
-                                "add a rollback between 3 and 4: restore from the snapshot", revised,
-                                "👌 putting it in the wiki"))
-    assert found["Procedures"] == ["- Backfill runbook (in order):\n  1. Post in #data-incidents.\n"
-                                   "  2. Pause the schedule.\n  3. Launch the backfill, max 4 partitions.\n"
-                                   "  4. If the diff is off, restore from the user's snapshot.\n  5. Unpause the schedule."]
+    found = rules.findings(
+        chat(
+            "can you write down how we do backfills?",
+            STEPS,
+            "add a rollback between 3 and 4: restore from the snapshot",
+            revised,
+            "👌 putting it in the wiki",
+        )
+    )
+    assert found["Procedures"] == [
+        "- Backfill runbook (in order):\n  1. Post in #data-incidents.\n"
+        "  2. Pause the schedule.\n  3. Launch the backfill, max 4 partitions.\n"
+        "  4. If the diff is off, restore from the user's snapshot.\n  5. Unpause the schedule."
+    ]
 
 
 def test_a_list_of_options_the_user_questions_is_not_a_procedure():
-    found = rules.findings(chat("my dog keeps scratching", "Could be:\n1. Allergies\n2. Food\n3. Fleas",
-                                "could it be the food though?"))
+    found = rules.findings(
+        chat("my dog keeps scratching", "Could be:\n1. Allergies\n2. Food\n3. Fleas", "could it be the food though?")
+    )
     assert found["Procedures"] == []
 
 
 def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(ws, tmp_path, mem):
     day = "2026-06-29"
-    talk = [("user", "switched to helix last week, vs code was too slow on my laptop"),
-            ("assistant", "Helix is fast. For themes I'd suggest catppuccin_mocha. Want me to set it up?"),
-            ("user", "yes let's do that. I no longer like light themes"),
-            ("user", "Perfect, that's what I needed.")]
+    talk = [
+        ("user", "switched to helix last week, vs code was too slow on my laptop"),
+        ("assistant", "Helix is fast. For themes I'd suggest catppuccin_mocha. Want me to set it up?"),
+        ("user", "yes let's do that. I no longer like light themes"),
+        ("user", "Perfect, that's what I needed."),
+    ]
     conv = tmp_path / "c.json"
-    conv.write_text(json.dumps([{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"}
-                                for i, (r, t) in enumerate(talk)]), encoding="utf-8")
+    conv.write_text(
+        json.dumps([{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"} for i, (r, t) in enumerate(talk)]),
+        encoding="utf-8",
+    )
     code, out, err = mem("-w", ws, "ingest", conv, "-s", "s1", "--force", "--json")
     assert code == 0, err
     [note] = list((ws / "memory" / day).glob("*.md"))
@@ -149,9 +213,16 @@ def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(w
     assert "User:" not in text and "Perfect" not in text and "noes" not in text
 
     filler = tmp_path / "f.json"
-    filler.write_text(json.dumps([{"role": "user", "content": "write me a haiku about moving boxes"},
-                                  {"role": "assistant", "content": "Tape screams through the room…"},
-                                  {"role": "user", "content": "lol accurate. one more"}]), encoding="utf-8")
+    filler.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "write me a haiku about moving boxes"},
+                {"role": "assistant", "content": "Tape screams through the room…"},
+                {"role": "user", "content": "lol accurate. one more"},
+            ]
+        ),
+        encoding="utf-8",
+    )
     code, out, err = mem("-w", ws, "ingest", filler, "-s", "s2", "--force", "--date", day, "--json")
     rep = json.loads(out)
     assert code == 0 and rep["extracted"] and rep["changes"] == []
@@ -159,21 +230,30 @@ def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(w
     assert len(list((ws / "memory" / day).glob("*.md"))) == 1
 
 
-@pytest.mark.parametrize("said,stated", [
-    ("I'm changing my goal to 1:58", "The user's goal is now 1:58."),
-    ("I switched the theme from light to dark", "The user's theme is now dark."),
-    ("I moved my 1:1 to thursdays", "The user's 1:1 is now thursdays."),
-    ("I moved to Utrecht", "The user moved to Utrecht."),  # no attribute: stated as said
-])
+@pytest.mark.parametrize(
+    "said,stated",
+    [
+        ("I'm changing my goal to 1:58", "The user's goal is now 1:58."),
+        ("I switched the theme from light to dark", "The user's theme is now dark."),
+        ("I moved my 1:1 to thursdays", "The user's 1:1 is now thursdays."),
+        ("I moved to Utrecht", "The user moved to Utrecht."),  # no attribute: stated as said
+    ],
+)
 def test_a_change_is_stated_as_the_current_value(said, stated):
     assert bullets(rules.findings(chat(said))) == [f"- {stated}"]
 
 
 def test_a_group_chat_keeps_what_people_say_to_each_other():
-    msgs = [{"id": str(i), "name": who, "role": "user", "timestamp": None, "content": [{"type": "text", "text": t}]}
-            for i, (who, t) in enumerate([("Caroline", "What did you do this weekend?"),
-                                          ("Melanie", "We last went camping with the kids at the lake."),
-                                          ("Caroline", "You should try the trail at Bear Lake, I loved it.")])]
+    msgs = [
+        {"id": str(i), "name": who, "role": "user", "timestamp": None, "content": [{"type": "text", "text": t}]}
+        for i, (who, t) in enumerate(
+            [
+                ("Caroline", "What did you do this weekend?"),
+                ("Melanie", "We last went camping with the kids at the lake."),
+                ("Caroline", "You should try the trail at Bear Lake, I loved it."),
+            ]
+        )
+    ]
     found = bullets(rules.findings(msgs))
     assert "- Melanie's household last went camping with the kids at the lake." in found
     assert any(b.startswith("- You should try the trail at Bear Lake, Caroline loved it") for b in found)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
-from test_vectors import SECRET, BowServer, write_config, write_notes  # noqa: E402
+import fake_provider as fp
+from test_vectors import SECRET, BowServer, write_config, write_notes
 
 LINE = re.compile(r"Indexing: [A-Z][a-z]+( \([a-z ]+\)| [a-z]+)* [\d,]+(/[\d,]+ \(\d+%\))?, \d+ s")
 
@@ -31,8 +31,13 @@ def test_a_long_reindex_off_a_terminal_prints_a_line_every_interval(ws, tmp_path
         server.state.script(*[fp.Reply(delay=0.4)] * 8)
         env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
         env["MEM_PROGRESS_SECONDS"] = "0.5"
-        proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(ws), "reindex"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(ws), "reindex"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         seen = []  # (arrival, line)
         for line in proc.stderr:
             seen.append((time.monotonic(), line))

@@ -12,10 +12,8 @@ import shutil
 
 import numpy as np
 import pytest
-
 from test_passages import assert_matrix_matches_the_texts, long_note
-from test_vectors import (DAY, UNPIN, chunk_store, cli, root, search_json, server, write_config,  # noqa: F401
-                          write_notes)
+from test_vectors import DAY, UNPIN, chunk_store, cli, root, search_json, server, write_config, write_notes  # noqa: F401
 
 
 @pytest.fixture
@@ -49,8 +47,7 @@ def test_an_update_writes_only_its_own_segments_vectors(vault, server, cli):
     assert assert_matrix_matches_the_texts(vault, server) == len(chunk_store(vault))
 
 
-def test_updates_and_merges_keep_every_row_on_its_text_and_rank_as_a_fresh_build(vault, server, cli, run_mem,
-                                                                                 tmp_path):
+def test_updates_and_merges_keep_every_row_on_its_text_and_rank_as_a_fresh_build(vault, server, cli, run_mem, tmp_path):
     seen_merge = False
     for step in range(12):  # past eight small segments the smallest ones merge
         old = vault / DAY / f"n{(step * 5) % 12:02d}.md"

@@ -139,12 +139,17 @@ def test_an_abandoned_walk_leaves_no_child_behind(vault, open_ws, spawned):
 def test_reindex_of_a_split_walk_finds_an_edit_and_a_deletion(vault):
     """The CLI with the split threshold lowered so that this vault is split (the lowered
     value reaches the child too: it is forked from this process)."""
-    code = ("import sys; from memcli.watch import walk; walk.SPLIT_MIN_FILES = 1; "
-            "from memcli.cli.main import main; main()")
+    code = (
+        "import sys; from memcli.watch import walk; walk.SPLIT_MIN_FILES = 1; from memcli.cli.main import main; main()"
+    )
 
     def reindex(*args):
-        proc = subprocess.run([sys.executable, "-c", code, "-w", str(vault), "reindex", "--json", *args],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "-w", str(vault), "reindex", "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

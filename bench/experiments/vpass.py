@@ -31,7 +31,7 @@ def _passage_rows(ws, snap, target: int):
                 texts.append(t)
                 owners.append(d)
         emb = embedder()
-        rows = np.concatenate([emb.embed_batch(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+        rows = np.concatenate([emb.embed_batch(texts[i : i + 64]) for i in range(0, len(texts), 64)])
         emb.cache.save()
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
         entry = _PASS_CACHE[key] = (rows, np.array(owners))
@@ -62,6 +62,7 @@ def make_passage_vector_branch(target: int):
         q = embedder().embed_batch([req.asked])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
         return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos, req.depth, allowed), None, [])
+
     return branch
 
 

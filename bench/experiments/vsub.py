@@ -29,8 +29,11 @@ def _sub_rows(ws, snap, target: int):
     key = (str(ws.root), snap.header.get("generation"), target)
     entry = _SUB_CACHE.get(key)
     if entry is None:
-        sub_ws = workspace(ws.root, {"chunking.target_tokens": target, "chunking.passage_tokens": 0,
-                                     "chunking.overlap_tokens": target // 5}, {})
+        sub_ws = workspace(
+            ws.root,
+            {"chunking.target_tokens": target, "chunking.passage_tokens": 0, "chunking.overlap_tokens": target // 5},
+            {},
+        )
         ensure_index(sub_ws, vectors=True)
         sub = sync.open_snapshot(sub_ws)
         m = vecmod.open_vectors(sub, vecmod.active_space(sub_ws.metadata), 0)
@@ -55,6 +58,7 @@ def make_sub_vector_branch(spec: dict):
         q = embedder().embed_batch([req.asked])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
         return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], req.depth, allowed), None, [])
+
     return branch
 
 

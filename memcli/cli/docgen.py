@@ -74,8 +74,10 @@ def takes_value(p) -> bool:
 
 
 def wants_files(p) -> bool:
-    return bool(getattr(getattr(p, "type_descriptor", None), "is_path", False) or
-                any(word in (p.metavar or "") for word in ("PATH", "DIR", "FILE")))
+    return bool(
+        getattr(getattr(p, "type_descriptor", None), "is_path", False)
+        or any(word in (p.metavar or "") for word in ("PATH", "DIR", "FILE"))
+    )
 
 
 # man pages -------------------------------------------------------------------
@@ -94,14 +96,16 @@ def items(node: Node, *kinds: str) -> list[str]:
         term, help_text = p.get_help_record(node.ctx) or (p.name, "")
         *names, last = term.split(", ")
         last, _, meta = last.partition(" ")  # "-n, --limit N": names bold, metavar italic
-        out += tp(", ".join(f"\\fB{esc(n)}\\fR" for n in [*names, last]) + (f" \\fI{esc(meta)}\\fR" if meta else ""),
-                  help_text)
+        out += tp(
+            ", ".join(f"\\fB{esc(n)}\\fR" for n in [*names, last]) + (f" \\fI{esc(meta)}\\fR" if meta else ""),
+            help_text,
+        )
     return out
 
 
 def synopsis(node: Node) -> str:
     usage = node.cmd.get_usage(node.ctx).removeprefix("Usage: ")
-    return f"\\fB{esc(node.name)}\\fR{esc(usage[len(node.name):])}"
+    return f"\\fB{esc(node.name)}\\fR{esc(usage[len(node.name) :])}"
 
 
 def describe(node: Node) -> str:
@@ -111,20 +115,32 @@ def describe(node: Node) -> str:
 def environment() -> list[str]:
     from memcli.config.layers import ENV_KEYS, PROVIDER_KEY_ENV
 
-    out = [esc("Precedence: command-line flag > MEM_* environment > <ws>/mem.yaml > <ws>/agent.json > defaults."),
-           *tp("\\fBMEM_WORKSPACE\\fR", "Workspace folder when -w/--workspace is not given.")]
+    out = [
+        esc("Precedence: command-line flag > MEM_* environment > <ws>/mem.yaml > <ws>/agent.json > defaults."),
+        *tp("\\fBMEM_WORKSPACE\\fR", "Workspace folder when -w/--workspace is not given."),
+    ]
     for var, keys in ENV_KEYS.items():
         secret = " Never printed; `mem config` shows it masked." if keys[-1] == "api_key" else ""
         out += tp(f"\\fB{esc(var)}\\fR", f"Sets the config key {'.'.join(keys)}.{secret}")
-    return out + tp("\\fB" + esc(", ".join(PROVIDER_KEY_ENV.values())) + "\\fR",
-                    f"The api_key of the {', '.join(PROVIDER_KEY_ENV)} backend when none is configured.")
+    return out + tp(
+        "\\fB" + esc(", ".join(PROVIDER_KEY_ENV.values())) + "\\fR",
+        f"The api_key of the {', '.join(PROVIDER_KEY_ENV)} backend when none is configured.",
+    )
 
 
 def man_page(node: Node, nodes: list[Node], version: str) -> str:
     title = node.name.replace(" ", "-")
-    out = [f'.TH "{title.upper()}" "1" "" "mem {version}" "mem manual"', f".\\\" {HEADER}", ".nh",
-           ".SH NAME", f"{esc(title)} \\- {esc(summary(node))}", ".SH SYNOPSIS", synopsis(node),
-           ".SH DESCRIPTION", describe(node)]
+    out = [
+        f'.TH "{title.upper()}" "1" "" "mem {version}" "mem manual"',
+        f'.\\" {HEADER}',
+        ".nh",
+        ".SH NAME",
+        f"{esc(title)} \\- {esc(summary(node))}",
+        ".SH SYNOPSIS",
+        synopsis(node),
+        ".SH DESCRIPTION",
+        describe(node),
+    ]
     if node.params("argument"):
         out += [".SH ARGUMENTS", *items(node, "argument")]
     if len(node.path) == 1:
@@ -132,8 +148,12 @@ def man_page(node: Node, nodes: list[Node], version: str) -> str:
         for sub in nodes[1:]:
             out += [f'.SS "{esc(sub.name)}"', synopsis(sub), ".PP", describe(sub), *items(sub, "argument", "option")]
         out += [".SH EXIT STATUS", *(line for code, text in EXIT_STATUS for line in tp(f"\\fB{code}\\fR", text))]
-        out += [".SH ENVIRONMENT", *environment(), ".SH FILES",
-                *(line for path, text in FILES for line in tp(f"\\fI{esc(path)}\\fR", text))]
+        out += [
+            ".SH ENVIRONMENT",
+            *environment(),
+            ".SH FILES",
+            *(line for path, text in FILES for line in tp(f"\\fI{esc(path)}\\fR", text)),
+        ]
         see = [sub.name for sub in nodes[1:]]
     else:
         out += [".SH OPTIONS", *items(node, "option")]
@@ -244,49 +264,75 @@ def tables(nodes: list[Node]) -> dict[str, list[tuple[str, list[str]]]]:
     def per_node(pick) -> list[tuple[str, list[str]]]:
         return [(n.name, [pick(p, o) for m, p, o in opts if m is n and pick(p, o)]) for n in nodes]
 
-    return {"commands": [(n.name, [c.path[-1] for c in n.children]) for n in nodes],
-            "command_help": [(n.name, [f"{c.path[-1]}:{summary(c)}" for c in n.children]) for n in nodes],
-            "options": per_node(lambda p, o: o),
-            "option_help": per_node(lambda p, o: f"{o}:{one_line(p.help)}"),
-            "takes_value": per_node(lambda p, o: o if takes_value(p) else ""),
-            "files": per_node(lambda p, o: o if takes_value(p) and wants_files(p) else ""),
-            "choices": [(f"{n.name}|{o}", choices(p)) for n, p, o in opts]}
+    return {
+        "commands": [(n.name, [c.path[-1] for c in n.children]) for n in nodes],
+        "command_help": [(n.name, [f"{c.path[-1]}:{summary(c)}" for c in n.children]) for n in nodes],
+        "options": per_node(lambda p, o: o),
+        "option_help": per_node(lambda p, o: f"{o}:{one_line(p.help)}"),
+        "takes_value": per_node(lambda p, o: o if takes_value(p) else ""),
+        "files": per_node(lambda p, o: o if takes_value(p) and wants_files(p) else ""),
+        "choices": [(f"{n.name}|{o}", choices(p)) for n, p, o in opts],
+    }
 
 
 def case(fn: str, rows, emit, otherwise: str = "") -> list[str]:
-    return [f"_mem_{fn}() {{", '  case "$1" in', *(f"    ({sq(k)}) {emit(v)} ;;" for k, v in rows if v),
-            *([f"    (*) {otherwise} ;;"] if otherwise else []), "  esac", "}"]
+    return [
+        f"_mem_{fn}() {{",
+        '  case "$1" in',
+        *(f"    ({sq(k)}) {emit(v)} ;;" for k, v in rows if v),
+        *([f"    (*) {otherwise} ;;"] if otherwise else []),
+        "  esac",
+        "}",
+    ]
 
 
 def bash(nodes: list[Node]) -> str:
     t, echo = tables(nodes), (lambda words: f"echo {sq(' '.join(words))}")
-    return "\n".join([f"# bash completion for mem. {HEADER}",
-                      *(ln for fn in ("commands", "options", "takes_value", "choices") for ln in case(fn, t[fn], echo)),
-                      BASH_MAIN])
+    return "\n".join(
+        [
+            f"# bash completion for mem. {HEADER}",
+            *(ln for fn in ("commands", "options", "takes_value", "choices") for ln in case(fn, t[fn], echo)),
+            BASH_MAIN,
+        ]
+    )
 
 
 def zsh(nodes: list[Node]) -> str:
     t, assign = tables(nodes), (lambda words: f"reply=({' '.join(sq(w) for w in words)})")
-    return "\n".join(["#compdef mem", f"# zsh completion for mem. {HEADER}",
-                      *(ln for fn in t for ln in case(fn, t[fn], assign, "reply=()")), "", ZSH_MAIN])
+    return "\n".join(
+        [
+            "#compdef mem",
+            f"# zsh completion for mem. {HEADER}",
+            *(ln for fn in t for ln in case(fn, t[fn], assign, "reply=()")),
+            "",
+            ZSH_MAIN,
+        ]
+    )
 
 
 def fish(nodes: list[Node]) -> str:
     t = tables(nodes)
     out = [f"# fish completion for mem. {HEADER}"]
     for fn in ("commands", "takes_value"):
-        out += [f"function __mem_{fn}", "    switch $argv[1]",
-                *(f"        case {fq(k)}\n            printf '%s\\n' {' '.join(map(fq, vs))}" for k, vs in t[fn] if vs),
-                "    end", "end", ""]
+        out += [
+            f"function __mem_{fn}",
+            "    switch $argv[1]",
+            *(f"        case {fq(k)}\n            printf '%s\\n' {' '.join(map(fq, vs))}" for k, vs in t[fn] if vs),
+            "    end",
+            "end",
+            "",
+        ]
     out.append(FISH_MAIN)
     for n in nodes:
         cond = f"-n {fq('__mem_at ' + fq(n.name))}"
         out += [f"complete -c mem {cond} -a {fq(c.path[-1])} -d {fq(summary(c))}" for c in n.children]
         for p in n.params("option"):
-            flags = " ".join(f"-l {fq(o[2:])}" if o.startswith("--") else f"-s {fq(o[1:])}" if len(o) == 2
-                             else f"-o {fq(o[1:])}" for o in opt_names(p))
+            flags = " ".join(
+                f"-l {fq(o[2:])}" if o.startswith("--") else f"-s {fq(o[1:])}" if len(o) == 2 else f"-o {fq(o[1:])}"
+                for o in opt_names(p)
+            )
             if takes_value(p):
-                flags += (f" -x -a {fq(' '.join(choices(p)))}" if choices(p) else " -r -F" if wants_files(p) else " -x")
+                flags += f" -x -a {fq(' '.join(choices(p)))}" if choices(p) else " -r -F" if wants_files(p) else " -x"
             out.append(f"complete -c mem {cond} {flags} -d {fq(one_line(p.help))}")
     return "\n".join(out) + "\n"
 
@@ -300,16 +346,22 @@ def render() -> dict[str, str]:
     cmd = typer.main.get_command(build())
     nodes = flatten(walk(cmd, cmd.context_class(cmd, info_name="mem", **cmd.context_settings)))
     files = {f"man/{n.name.replace(' ', '-')}.1": man_page(n, nodes, __version__) for n in nodes}
-    return files | {"completions/mem.bash": bash(nodes), "completions/mem.zsh": zsh(nodes),
-                    "completions/mem.fish": fish(nodes)}
+    return files | {
+        "completions/mem.bash": bash(nodes),
+        "completions/mem.zsh": zsh(nodes),
+        "completions/mem.fish": fish(nodes),
+    }
 
 
 def main(argv: list[str] | None = None, out: Path = ROOT) -> int:
     check = "--check" in (sys.argv[1:] if argv is None else argv)
     files = render()
     stale = sorted(rel for p in (out / "man").glob("mem*.1") if (rel := f"man/{p.name}") not in files)
-    drifted = [rel for rel, text in files.items()
-               if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text]
+    drifted = [
+        rel
+        for rel, text in files.items()
+        if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text
+    ]
     if check:
         for rel in drifted + stale:
             print(f"{rel} is out of date (run `make docs`)", file=sys.stderr)

@@ -1,10 +1,9 @@
 """`mem schedule`: print ready-to-install crontab lines or systemd units for dream, resource scan, reindex."""
 
-
 import sys
 
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 
 HELP = """Print a schedule for this workspace's background jobs: `mem dream --if-due` every 5 minutes

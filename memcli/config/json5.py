@@ -20,7 +20,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["JSON5Error", "MAX_DEPTH", "loads"]
+__all__ = ["MAX_DEPTH", "JSON5Error", "loads"]
 
 MAX_DEPTH = 1000  # deeper than any real config, far below Python's own stack limit
 
@@ -158,7 +158,7 @@ class _Parser:
         while self.pos < len(text):
             ch, at = text[self.pos], self.pos
             if ch == "\\" and text.startswith("\\u", at) and _HEX[4].match(text, at + 2):
-                ch, self.pos = chr(int(text[at + 2:at + 6], 16)), at + 6
+                ch, self.pos = chr(int(text[at + 2 : at + 6], 16)), at + 6
                 if not _is_id_char(ch, start=not out):
                     raise self.fail(f"escaped character {ch!r} cannot be in a member name", at)
             elif _is_id_char(ch, start=not out):
@@ -184,7 +184,7 @@ class _Parser:
 
     def number(self) -> int | float:
         start, m = self.pos, _NUMBER.match(self.text, self.pos)
-        nxt = self.text[m.end():m.end() + 1] if m else ""
+        nxt = self.text[m.end() : m.end() + 1] if m else ""
         if not m or nxt == "." or (nxt and _is_id_char(nxt, start=False)):
             raise self.fail("invalid number", start)
         self.pos, literal = m.end(), m.group()
@@ -223,13 +223,13 @@ class _Parser:
     def escape(self, start: int) -> str:
         """The escape sequence at pos (spec 5.1, ES5 7.8.4); `start` is where the string began."""
         text, at = self.text, self.pos
-        ch, self.pos = text[at + 1:at + 2], at + 2
+        ch, self.pos = text[at + 1 : at + 2], at + 2
         if ch in _ESCAPES:
             return _ESCAPES[ch]
         if ch and ch in "\n\r\u2028\u2029":  # line continuation: the break is dropped
             self.pos += ch == "\r" and text.startswith("\n", self.pos)  # \r\n is one break
             return ""
-        if ch == "0" and not text[self.pos:self.pos + 1].isdigit():
+        if ch == "0" and not text[self.pos : self.pos + 1].isdigit():
             return "\0"
         if ch in ("x", "u"):
             return self.hex_escape(at, 2 if ch == "x" else 4)
@@ -244,10 +244,10 @@ class _Parser:
         text = self.text
         if not _HEX[digits].match(text, self.pos):
             raise self.fail(f"\\{text[at + 1]} needs {digits} hex digits", at)
-        code = int(text[self.pos:self.pos + digits], 16)
+        code = int(text[self.pos : self.pos + digits], 16)
         self.pos += digits
         if 0xD800 <= code <= 0xDBFF and text.startswith("\\u", self.pos) and _HEX[4].match(text, self.pos + 2):
-            low = int(text[self.pos + 2:self.pos + 6], 16)
+            low = int(text[self.pos + 2 : self.pos + 6], 16)
             if 0xDC00 <= low <= 0xDFFF:
                 self.pos += 6
                 return chr(0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00))

@@ -14,12 +14,13 @@ would stay written here.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from memcli.errors import ConfigError
 from memcli.config import settings
 from memcli.config.qwenpaw import load_agent_json
+from memcli.errors import ConfigError
 
 SECRET_KEYS = frozenset({"api_key"})
 DSN_KEYS = frozenset({"dsn"})  # connection strings: shown with their password masked (memcli.secrets.dsn)
@@ -60,8 +61,14 @@ PROVIDER_KEY_ENV = {
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -100,8 +107,7 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
             return str(value)
     elif isinstance(default, list) and isinstance(value, list) and all(isinstance(v, str) for v in value):
         return list(value)
-    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}",
-                      "fix it in mem.yaml")
+    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}", "fix it in mem.yaml")
 
 
 def merge(base: dict, layer: Mapping, *, source: str, strict: bool, prefix: str = "") -> list[str]:
@@ -157,8 +163,9 @@ def load_yaml_file(path: Path) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}",
-                          "fix the YAML syntax") from None
+        raise ConfigError(
+            f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}", "fix the YAML syntax"
+        ) from None
     except RecursionError:
         raise ConfigError(f"cannot parse {path.name}: nested too deeply") from None
     except (ValueError, TypeError, AttributeError, OverflowError):
@@ -171,8 +178,9 @@ def load_yaml_file(path: Path) -> dict:
     return data
 
 
-def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *,
-            notes: dict | None = None) -> tuple[dict, list[str]]:
+def resolve(
+    workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *, notes: dict | None = None
+) -> tuple[dict, list[str]]:
     """Build the effective config for `workspace`; returns (config, ignored agent.json keys).
 
     Layers: defaults < agent.json < OpenClaw's memory settings (when an OpenClaw install's
@@ -192,8 +200,11 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
     layer = openclaw.layer(workspace, env)
     if layer is not None:
         section = (mine or {}).get("embedding_model_config")
-        own = (overrides or {}).get("embedding_model_config.backend") or env.get("MEM_EMBEDDING_BACKEND") or \
-            (section.get("backend") if isinstance(section, dict) else None)
+        own = (
+            (overrides or {}).get("embedding_model_config.backend")
+            or env.get("MEM_EMBEDDING_BACKEND")
+            or (section.get("backend") if isinstance(section, dict) else None)
+        )
         merge(cfg, openclaw.applicable(layer.settings, own), source=f"OpenClaw config {layer.path}", strict=False)
     if notes is not None:
         notes["openclaw"] = layer
@@ -224,10 +235,18 @@ def masked(cfg: Any) -> Any:
     if isinstance(cfg, dict):
         from memcli.secrets import dsn
 
-        return {k: (MASK if k in SECRET_KEYS and v else
-                    dsn.masked(v) if k in DSN_KEYS and isinstance(v, str) else
-                    {h: MASK for h in v} if k in FREEFORM and isinstance(v, dict) else masked(v))
-                for k, v in cfg.items()}
+        return {
+            k: (
+                MASK
+                if k in SECRET_KEYS and v
+                else dsn.masked(v)
+                if k in DSN_KEYS and isinstance(v, str)
+                else dict.fromkeys(v, MASK)
+                if k in FREEFORM and isinstance(v, dict)
+                else masked(v)
+            )
+            for k, v in cfg.items()
+        }
     if isinstance(cfg, list):
         return [masked(v) for v in cfg]
     return cfg

@@ -18,12 +18,12 @@ carry (memcli.index.vectors.carry) the files go through the parent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from memcli.index.commit import SEGMENT_DOCS, Commit, write_segment
 from memcli.index.keyword import assemble
 from memcli.index.notes import parse
-from memcli.index.commit import SEGMENT_DOCS, Commit, write_segment
 from memcli.vault import atomic
 
 BYTES_PER_CHUNK = 1_200  # Markdown per chunk at the default 400-token target (2,000 notes: 16.7 MB, 14,067 chunks)
@@ -45,15 +45,26 @@ def runs(todo: list, sizes: list[int], workers: int) -> list[list]:
     return out + [run] if run else out
 
 
-def build(job: Commit, workers: parse.Workers, root, todo: list, current: dict, target: int, overlap: int,
-          take: Callable, progress=None) -> None:
+def build(
+    job: Commit,
+    workers: parse.Workers,
+    root,
+    todo: list,
+    current: dict,
+    target: int,
+    overlap: int,
+    take: Callable,
+    progress=None,
+) -> None:
     """Parse and write the files of `todo` as segments in `workers`, adopted by `job` in path
     order; `take(result)` reports each file (its chunks are in the segments already)."""
     locate = parse._locator(root)
     cut = runs(todo, [current[rel][1] for rel, _ in todo], workers.workers)
     assert workers.pool is not None  # sync builds here only with worker processes
-    futures = [workers.pool.submit(_segment, (locate, run, [current[rel] for rel, _ in run], target, overlap,
-                                              job.folder)) for run in cut]
+    futures = [
+        workers.pool.submit(_segment, (locate, run, [current[rel] for rel, _ in run], target, overlap, job.folder))
+        for run in cut
+    ]
     done = taken = 0
     try:
         for f in futures:
@@ -68,7 +79,7 @@ def build(job: Commit, workers: parse.Workers, root, todo: list, current: dict, 
             if progress:
                 progress("chunk", done, len(todo))
     except BaseException:
-        for f in futures[taken + 1:]:  # runs already going finish; what they wrote goes with the commit's abort
+        for f in futures[taken + 1 :]:  # runs already going finish; what they wrote goes with the commit's abort
             if not f.cancel():
                 try:
                     job.written += f.result()[3]

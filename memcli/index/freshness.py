@@ -11,12 +11,11 @@ change journal answers instead, exactly and without a stat (memcli.watch.journal
 
 from __future__ import annotations
 
+from memcli.errors import Busy, CorruptStore
 from memcli.index import quick, sync
-from memcli.errors import CorruptStore
+from memcli.vault import lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.errors import Busy
-from memcli.vault import lock
 
 REBUILD_BUSY = "Memory index rebuild is already running"
 
@@ -76,6 +75,5 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
             warnings.append(f"could not update the index ({exc.strerror}); results may be stale")
             return snap
     if snap is not None:
-        warnings.append(f"{stale} file(s) changed since the last index; results may be stale "
-                        f"(run `mem reindex`)")
+        warnings.append(f"{stale} file(s) changed since the last index; results may be stale (run `mem reindex`)")
     return snap

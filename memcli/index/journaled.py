@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from memcli.watch import journal
 from memcli.vault.workspace import Workspace
+from memcli.watch import journal
 
 
 def since(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set, list] | None:

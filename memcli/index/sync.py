@@ -20,9 +20,9 @@ A store whose stamp differs from the snapshot's is judged by its decoded records
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from memcli.errors import CorruptStore
 from memcli.index import journaled as by_journal
@@ -66,8 +66,7 @@ def chunking_params(ws: Workspace) -> dict:
     c = ws.settings.chunking
     from memcli.index import PARSER_VERSION
 
-    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens,
-            "parser": PARSER_VERSION}
+    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens, "parser": PARSER_VERSION}
 
 
 def open_snapshot(ws: Workspace) -> segments.View | None:
@@ -75,15 +74,17 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
     return segments.open_view(snapshot_path(ws))
 
 
-def scan(ws: Workspace, dirs: dict | None = None, snap=None,
-         problems: list | None = None) -> dict[str, tuple[int, int]]:
+def scan(
+    ws: Workspace, dirs: dict | None = None, snap=None, problems: list | None = None
+) -> dict[str, tuple[int, int]]:
     """Every indexed file's (mtime_ns, size); `dirs` receives the folders' mtimes (memcli.index.quick).
     `snap`: the index, whose size tells whether the walk is worth splitting (memcli.watch.walk).
     `problems` receives (path, why) of the folders and names the walk went round; the files
     `snap` holds below a folder that cannot be read are given as indexed (memcli.index.journaled.keep_unreadable)."""
     found: list[tuple[str, str]] = []
-    current = dict(ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES,
-                                   problems=found))
+    current = dict(
+        ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES, problems=found)
+    )
     if found and snap is not None:
         by_journal.keep_unreadable(current, snap.stats(), found)
     if problems is not None:
@@ -141,8 +142,9 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
     cuts = tuple(p for p, _ in walked if p.endswith("/"))
     if cuts:  # below a folder that cannot be read: kept as indexed, not read (it would fail again)
         stale = {p for p in stale if not p.startswith(cuts)}
-    todo = [(rel, _indexed_sha(old, rel) if rel in known and rel not in redo else None)
-            for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
+    todo = [
+        (rel, _indexed_sha(old, rel) if rel in known and rel not in redo else None) for rel in sorted(stale)
+    ]  # (in path order: a full build's segments follow the paths)
     report.skipped += walked  # before any update: the journal mark is then held (_held)
     report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
@@ -191,14 +193,23 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
             if old is None and job.carrier is None and workers.pool is not None:
                 from memcli.index import build  # the workers write the segments (its docstring)
 
-                build.build(job, workers, ws.resolver(), todo, current, params["target_tokens"],
-                            params["overlap_tokens"], lambda res: _take(job, res, current, known, report, gone,
-                                                                        touched, written=True), progress)
+                build.build(
+                    job,
+                    workers,
+                    ws.resolver(),
+                    todo,
+                    current,
+                    params["target_tokens"],
+                    params["overlap_tokens"],
+                    lambda res: _take(job, res, current, known, report, gone, touched, written=True),
+                    progress,
+                )
             else:
                 done = 0
-                batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
-                for results in workers.stream(ws.resolver(), batches, params["target_tokens"],
-                                              params["overlap_tokens"]):
+                batches = [todo[i : i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
+                for results in workers.stream(
+                    ws.resolver(), batches, params["target_tokens"], params["overlap_tokens"]
+                ):
                     for res in results:
                         _take(job, res, current, known, report, gone, touched)
                     done += len(results)
@@ -207,8 +218,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         if touched:  # same content, new stat: indexed again so the segments hold the new stat
             for res in parse.process(ws.resolver(), touched, params["target_tokens"], params["overlap_tokens"]):
                 _take(job, res, current, known, SyncReport(), gone, [])
-        if old is not None and not gone and not base.rewrite and not job.pending and \
-                not any(p.new for p in job.parts):
+        if old is not None and not gone and not base.rewrite and not job.pending and not any(p.new for p in job.parts):
             report.chunks = old.n_docs
             job.abort()
             _refresh_quick(ws, old, current, job.hashes, dirs, _held(mark, old, report))
@@ -218,9 +228,15 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         dropped = job.delete(gone)
         from memcli.index import quick
 
-        man = job.finish(dropped, {"chunking": params, "watch": _held(mark, old, report),
-                                   "quick": quick.record(ws, current, job.hashes, dirs) if dirs is not None else None},
-                         force_store=old is None or base.rewrite)
+        man = job.finish(
+            dropped,
+            {
+                "chunking": params,
+                "watch": _held(mark, old, report),
+                "quick": quick.record(ws, current, job.hashes, dirs) if dirs is not None else None,
+            },
+            force_store=old is None or base.rewrite,
+        )
     except BaseException:
         job.abort()
         raise

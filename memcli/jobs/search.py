@@ -14,7 +14,7 @@ from memcli.jobs import searchers
 from memcli.jobs.searchers.local import Local
 from memcli.retrieval import framing, fusion, rank
 from memcli.retrieval import links as linkmod
-from memcli.retrieval.hits import Hit, clip  # noqa: F401 - the result types callers use
+from memcli.retrieval.hits import Hit, clip
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 200
@@ -33,8 +33,10 @@ class SearchResult:
 
     @property
     def log_line(self) -> str:
-        return (f"[SearchStep] query={self.query!r} candidates={self.candidates} "
-                f"vector_hits={self.vector_hits} keyword_hits={self.keyword_hits}")
+        return (
+            f"[SearchStep] query={self.query!r} candidates={self.candidates} "
+            f"vector_hits={self.vector_hits} keyword_hits={self.keyword_hits}"
+        )
 
     def text(self, citations: bool = False, max_chars: int | None = None) -> str:
         """ReMe's exact text format; `(no memory results)` when empty.
@@ -52,8 +54,9 @@ class SearchResult:
                 scores = f"score={h.score:.4f} vector={v} keyword={k}"
             else:
                 scores = f"score={h.score:.4f}"
-            out.append(f"========== {h.path}:{h.start_line}-{h.end_line} [{scores}] ==========\n"
-                       f"{clip(h.text, max_chars)}")
+            out.append(
+                f"========== {h.path}:{h.start_line}-{h.end_line} [{scores}] ==========\n{clip(h.text, max_chars)}"
+            )
             if citations:
                 out.append(f"Source: {h.citation}")
             if h.superseded_by:
@@ -62,10 +65,20 @@ class SearchResult:
         return "\n".join(out)
 
     def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
-        return {"query": self.query, "results": [h.to_json(citations, max_chars) for h in self.hits],
-                "counts": {"candidates": self.candidates, "vector": self.vector_hits,
-                           "keyword": self.keyword_hits, "returned": len(self.hits), "hybrid": self.hybrid},
-                "expansion": self.expansion, "log": self.log_line, "warnings": self.warnings}
+        return {
+            "query": self.query,
+            "results": [h.to_json(citations, max_chars) for h in self.hits],
+            "counts": {
+                "candidates": self.candidates,
+                "vector": self.vector_hits,
+                "keyword": self.keyword_hits,
+                "returned": len(self.hits),
+                "hybrid": self.hybrid,
+            },
+            "expansion": self.expansion,
+            "log": self.log_line,
+            "warnings": self.warnings,
+        }
 
 
 def parse_date(value: str | None, flag: str) -> str | None:
@@ -77,9 +90,19 @@ def parse_date(value: str | None, flag: str) -> str | None:
         raise BadInput(f"{flag} must be a date like 2026-05-18, got {value!r}") from None
 
 
-def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float = 0.0,
-        since: str | None = None, until: str | None = None, links: bool = True,
-        mode: str = "auto", auto_sync: bool = True, backend=None) -> SearchResult:
+def run(
+    ws: Workspace,
+    query: str,
+    *,
+    limit: int | None = None,
+    min_score: float = 0.0,
+    since: str | None = None,
+    until: str | None = None,
+    links: bool = True,
+    mode: str = "auto",
+    auto_sync: bool = True,
+    backend=None,
+) -> SearchResult:
     """Search the workspace. `backend` (memcli.providers.embedding.space.Backend) lets a long-lived
     caller such as the MCP server keep its embedding model loaded between searches."""
     query = (query or "").strip()
@@ -96,10 +119,15 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
         raise BadInput(f"--since {since} is later than --until {until}, so no note can match")
     candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
     result = SearchResult(query, [], candidates)
-    req = searchers.Request(asked=framing.topic(query),  # the query without "discussed last time"
-                            voiced=framing.first_person(query), mode=mode, since=since, until=until,
-                            depth=max(candidates, fusion.POOL),  # what each branch retrieves: the fusion's pool
-                            embedding=backend)
+    req = searchers.Request(
+        asked=framing.topic(query),  # the query without "discussed last time"
+        voiced=framing.first_person(query),
+        mode=mode,
+        since=since,
+        until=until,
+        depth=max(candidates, fusion.POOL),  # what each branch retrieves: the fusion's pool
+        embedding=backend,
+    )
     local = fresh_snapshot(ws, result.warnings, auto_sync=auto_sync)
     found = None
     for searcher in _searchers(ws, local):
@@ -109,15 +137,26 @@ def run(ws: Workspace, query: str, *, limit: int | None = None, min_score: float
     if found is None:
         return result
     result.expansion = [t for t, _ in found.vector.expansion]
-    ranking = rank.order(found.view, cfg, found.vector, found.keyword, req.asked, candidates,
-                         min_score=min_score, max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
-                         metadata=found.statements)
+    ranking = rank.order(
+        found.view,
+        cfg,
+        found.vector,
+        found.keyword,
+        req.asked,
+        candidates,
+        min_score=min_score,
+        max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
+        metadata=found.statements,
+    )
     result.vector_hits, result.keyword_hits = ranking.vector_hits, ranking.keyword_hits
     result.hybrid = ranking.hybrid
     hits = ranking.hits[:limit]
     if links and local is not None:  # (another agent's files have no links here)
-        expansion = linkmod.expand(local, [p for p in dict.fromkeys(h.path for h in hits)
-                                           if local.file_index(p) is not None], cfg.max_links_per_direction)
+        expansion = linkmod.expand(
+            local,
+            [p for p in dict.fromkeys(h.path for h in hits) if local.file_index(p) is not None],
+            cfg.max_links_per_direction,
+        )
         for h in hits:
             h.links = expansion.get(h.path, {})
     result.hits = hits

@@ -72,8 +72,10 @@ def read(ws: Workspace, ref: str) -> tuple[str, str | None]:
     if parsed is None:
         raise BadInput(f"{ref.strip()!r} is not of the form @<agent_id>/<path>")
     if t is None:
-        raise BadInput(f"{ref.strip()} names another agent's file, but team memory is off",
-                       "configure `shared` in mem.yaml (docs/team.md)")
+        raise BadInput(
+            f"{ref.strip()} names another agent's file, but team memory is off",
+            "configure `shared` in mem.yaml (docs/team.md)",
+        )
     agent, path = parsed
     if agent == t.agent_id:
         return path, None
@@ -96,8 +98,9 @@ def health_check(ws: Workspace):
     if st.newer_schema:
         return Check("shared", FAIL, f"schema {st.figures['schema']} is newer than this mem knows", st.figures)
     if st.message or st.behind or last:
-        why = st.message or (f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them"
-                             if st.behind else "")
+        why = st.message or (
+            f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them" if st.behind else ""
+        )
         return Check("shared", WARN, "; ".join(w for w in (last, why) if w), st.figures)
     return Check("shared", OK, f"{t.where} as {t.agent_id}", st.figures)
 
@@ -112,11 +115,17 @@ def _last_failure(ws: Workspace, t, figures: dict) -> str:
         return ""
     files = [f for f in doc["files"] if isinstance(f, dict) and "path" in f and "reason" in f]
     first = files[0] if files else {"path": None, "reason": str(doc.get("error") or "")}
-    figures["last_publish_error"] = {"at": doc.get("at"), "path": first["path"], "reason": first["reason"],
-                                     "failed": doc.get("failed", len(files))}
+    figures["last_publish_error"] = {
+        "at": doc.get("at"),
+        "path": first["path"],
+        "reason": first["reason"],
+        "failed": doc.get("failed", len(files)),
+    }
     if files:
         figures["publish_errors"] = files
         n = figures["last_publish_error"]["failed"]
-        return (f"the last publish left out {n} file(s) the database refused (e.g. {first['path']}: "
-                f"{first['reason']}); fix them, then `mem reindex`")
+        return (
+            f"the last publish left out {n} file(s) the database refused (e.g. {first['path']}: "
+            f"{first['reason']}); fix them, then `mem reindex`"
+        )
     return f"the last publish failed ({first['reason']}); `mem reindex` tries again"

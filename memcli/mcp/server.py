@@ -78,10 +78,14 @@ class Session:
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         client = info if isinstance(info := params.get("clientInfo"), dict) else {}
-        self.say(f"client {str(client.get('name', '?'))[:60]} {str(client.get('version', ''))[:20]}, "
-                 f"protocol {version}")
-        out = {"protocolVersion": version, "capabilities": {"tools": {"listChanged": False}},
-               "serverInfo": {"name": "mem", "version": __version__}}
+        self.say(
+            f"client {str(client.get('name', '?'))[:60]} {str(client.get('version', ''))[:20]}, protocol {version}"
+        )
+        out = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "mem", "version": __version__},
+        }
         if self.instructions:
             out["instructions"] = self.instructions
         return out

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
 from memcli.mcp import schemas as agent_prompt
-from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+from memcli.vault.workspace import Workspace
 
 MAX_GET_CHARS = 100_000  # one memory_get answer; the rest is read with `from`
 
@@ -31,8 +31,9 @@ class Tools:
 
     def __post_init__(self):
         folders = agent_prompt.Folders.of(self.ws.settings)
-        self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders),
-                                          agent_prompt.ingest_tool(folders)]}
+        self.table = {
+            t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders), agent_prompt.ingest_tool(folders)]
+        }
         self._backend = False  # not built yet; None once built means "no embedding backend"
         import threading
 
@@ -110,8 +111,7 @@ def check_arguments(tool: agent_prompt.Tool, args) -> dict:
     props = schema["properties"]
     unknown = sorted(set(args) - set(props))
     if unknown:
-        raise BadInput(f"{tool.name}: unknown argument(s) {', '.join(unknown)}",
-                       f"expected {', '.join(props)}")
+        raise BadInput(f"{tool.name}: unknown argument(s) {', '.join(unknown)}", f"expected {', '.join(props)}")
     out = {}
     for key in schema["required"]:
         if args.get(key) is None:
@@ -167,8 +167,14 @@ def _search(server: Tools, args: dict) -> str:
 
     # the same call as `mem search --citations --max-chars N`; search.run first
     # indexes files changed since the last call, so an edited note is found at once
-    result = search.run(server.ws, args["query"], limit=args.get("limit"), since=args.get("since"),
-                        until=args.get("until"), backend=server.backend())
+    result = search.run(
+        server.ws,
+        args["query"],
+        limit=args.get("limit"),
+        since=args.get("since"),
+        until=args.get("until"),
+        backend=server.backend(),
+    )
     server.warnings.extend(result.warnings)
     return result.text(citations=True, max_chars=server.max_chars)
 
@@ -188,8 +194,10 @@ def _get(server: Tools, args: dict) -> str:
         kept.append(line[:MAX_GET_CHARS])
         size += len(line) + 1
     last = excerpt.start_line + len(kept) - 1
-    return ("\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
-            f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]") + notes
+    return (
+        "\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
+        f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]"
+    ) + notes
 
 
 def _remember(server: Tools, args: dict) -> str:
@@ -207,8 +215,15 @@ def _ingest(server: Tools, args: dict) -> str:
     if ("messages" in args) == ("transcript" in args):
         raise BadInput("ingest: give exactly one of `messages` or `transcript`")
     text = args["transcript"] if "transcript" in args else json.dumps(args["messages"], ensure_ascii=False)
-    rep = ingest.run(server.ws, text, args["session_id"], day=args.get("date"), force=args.get("force", False),
-                     flush=args.get("flush", False), wait=server.wait)
+    rep = ingest.run(
+        server.ws,
+        text,
+        args["session_id"],
+        day=args.get("date"),
+        force=args.get("force", False),
+        flush=args.get("flush", False),
+        wait=server.wait,
+    )
     server.warnings.extend(rep.warnings)
     return "\n".join(rep.lines())
 

@@ -51,8 +51,18 @@ def keyword(snap, query: str, depth: int, allowed, branch: VectorBranch) -> tupl
     return branch, scored
 
 
-def order(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, candidates: int, *,
-          min_score: float = 0.0, max_tokens: float, metadata=None) -> Ranking:
+def order(
+    snap,
+    cfg,
+    branch: VectorBranch,
+    scored: bm25.Scored,
+    asked: str,
+    candidates: int,
+    *,
+    min_score: float = 0.0,
+    max_tokens: float,
+    metadata=None,
+) -> Ranking:
     """The hits worth showing, best first: relevance floor and fusion (`fused`), then those
     scoring at least `min_score`, the best `candidates` folded where one file's line ranges
     meet (fusion.merge, within `max_tokens`), and with `metadata` (the local index's folder;
@@ -95,13 +105,18 @@ def fused(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, cand
         bm = dict(scored.top)
         bm.update((d, s) for d in docs if d not in bm and (s := scored.score(d)) > 0)
         if cfg.fusion == "rrf":
-            hits = fusion.fuse_rrf(snap, vector, scored.top, cfg.vector_weight, cfg.rrf_k,
-                                   branch.has_vector, scores=(cos, bm))
+            hits = fusion.fuse_rrf(
+                snap, vector, scored.top, cfg.vector_weight, cfg.rrf_k, branch.has_vector, scores=(cos, bm)
+            )
         else:
-            weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
-                snap, vector, scored.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
-            hits = fusion.fuse_minmax(snap, vector, scored.top, weight, branch.has_vector,
-                                      scores=(cos, bm), floor=floor)
+            weight = (
+                cfg.vector_weight
+                if cfg.fusion == "minmax"
+                else fusion.adaptive_weight(snap, vector, scored.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
+            )
+            hits = fusion.fuse_minmax(
+                snap, vector, scored.top, weight, branch.has_vector, scores=(cos, bm), floor=floor
+            )
         shown = [h for h in hits if scored.matched(h.docs[0]) or above(h.docs[0])]
         return Ranking(shown, vector_hits, keyword_hits, True)
     hits = []

@@ -26,7 +26,7 @@ def masked(dsn: str) -> str:
     if m:
         user, colon, password = m.group(2).partition(":")
         head = m.group(1) + (f"{user}:{MASK}" if colon and password else m.group(2)) + "@"
-        return _QUERY.sub(lambda q: q.group(1) + MASK, head + dsn[m.end():])
+        return _QUERY.sub(lambda q: q.group(1) + MASK, head + dsn[m.end() :])
     if "://" in dsn:
         return _QUERY.sub(lambda q: q.group(1) + MASK, dsn)
     return _KEYVALUE.sub(lambda k: k.group(1) + MASK, dsn)

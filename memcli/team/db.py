@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from memcli.team import Target, Unavailable
 

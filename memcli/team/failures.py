@@ -27,9 +27,13 @@ def record(ws: Workspace, target: str, failed: list[tuple[str, str]], error: str
         if not failed and not error:
             atomic.remove(path(ws))
             return
-        doc = {"target": target, "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-               "error": error or None, "failed": len(failed),
-               "files": [{"path": p, "reason": r} for p, r in failed[:KEPT]]}
+        doc = {
+            "target": target,
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "error": error or None,
+            "failed": len(failed),
+            "files": [{"path": p, "reason": r} for p, r in failed[:KEPT]],
+        }
         atomic.write_text(path(ws), json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
     except OSError:
         pass  # (a read-only workspace) the publish's own report still says it

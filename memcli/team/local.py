@@ -71,8 +71,17 @@ def read(ws: Workspace) -> LocalState | None:
     for f in files.values():
         f.docs.sort(key=lambda d: snap.meta(d)[1:3])
         mask = "".join("1" if matrix is not None and matrix.mask[d] else "0" for d in f.docs)
-        basis = "\x1f".join((FORMAT, f.sha, params, tokenizer.FINGERPRINT, space["id"] if space else "",
-                             str(ws.settings.chunking.passage_tokens), mask))
+        basis = "\x1f".join(
+            (
+                FORMAT,
+                f.sha,
+                params,
+                tokenizer.FINGERPRINT,
+                space["id"] if space else "",
+                str(ws.settings.chunking.passage_tokens),
+                mask,
+            )
+        )
         f.pubkey = hashlib.sha256(basis.encode()).hexdigest()[:32]
     return LocalState(snap, matrix, space, files, max(int(snap.header.get("indexed_at_ns", 0)), stamp), generation)
 
@@ -103,11 +112,10 @@ def file_row(ws: Workspace, state: LocalState, f: LocalFile, t) -> tuple | None:
     tokens = sum(state.snap.doc_length(d) for d in f.docs)
     vecs = sum(1 for d in f.docs if state.matrix is not None and state.matrix.mask[d])
     try:
-        mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.timezone.utc)
+        mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.UTC)
     except (OverflowError, ValueError, OSError):
         mtime = None  # a time Python cannot hold (past year 9999): sent as none, not refused
-    return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text,
-            len(f.docs), tokens, vecs)
+    return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text, len(f.docs), tokens, vecs)
 
 
 def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
@@ -125,8 +133,27 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
                 embedding = lexemes.vector(row)
                 passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)
-        out.append((t.namespace, t.agent_id, f.path, ord_, snap.chunk_id(d), int(start), int(end), int(crumb),
-                    _pg_text(text), f.date, snap.doc_length(d), tsv, terms, tfs, space, embedding, passages))
+        out.append(
+            (
+                t.namespace,
+                t.agent_id,
+                f.path,
+                ord_,
+                snap.chunk_id(d),
+                int(start),
+                int(end),
+                int(crumb),
+                _pg_text(text),
+                f.date,
+                snap.doc_length(d),
+                tsv,
+                terms,
+                tfs,
+                space,
+                embedding,
+                passages,
+            )
+        )
     return out
 
 

@@ -44,7 +44,7 @@ class Resolver:
         if self.extras and rel.startswith(VIRTUAL + "/"):
             for vdir, path in self.extras:
                 if rel.startswith(vdir + "/"):
-                    rest = rel[len(vdir) + 1:]
+                    rest = rel[len(vdir) + 1 :]
                     if rest == os.path.basename(path) and not os.path.isdir(path):
                         return path  # an extra path that is a file
                     return os.path.join(path, *rest.split("/"))
@@ -84,8 +84,10 @@ def plan_extras(root: Path, entries, watched: list[str]) -> tuple[ExtraRoot, ...
             inside.append((entry, path, rel.replace(os.sep, "/")))
         else:
             outside.append((entry, path))
-    out = [ExtraRoot(e, p, True, r, "the workspace itself cannot be an extra path" if r == "." else "")
-           for e, p, r in inside]
+    out = [
+        ExtraRoot(e, p, True, r, "the workspace itself cannot be an extra path" if r == "." else "")
+        for e, p, r in inside
+    ]
     rels = [w.strip("/") for w in watched] + [r.rel for r in out if not r.problem]
     taken = any(r == VIRTUAL or r.startswith(VIRTUAL + "/") for r in rels)
     names: set[str] = set()
@@ -95,7 +97,11 @@ def plan_extras(root: Path, entries, watched: list[str]) -> tuple[ExtraRoot, ...
             n += 1
         name = f"{base}-{n}" if n > 1 else base
         names.add(name.casefold())
-        problem = (f"not indexed: its virtual folder {VIRTUAL}/ is also an indexed folder of the workspace "
-                   f"(rename that folder)" if taken else "")
+        problem = (
+            f"not indexed: its virtual folder {VIRTUAL}/ is also an indexed folder of the workspace "
+            f"(rename that folder)"
+            if taken
+            else ""
+        )
         out.append(ExtraRoot(entry, path, False, f"{VIRTUAL}/{name}", problem))
     return tuple(out)

@@ -7,13 +7,15 @@ the same in the stores, search output, `mem get` and the MCP tools: its workspac
 or for an extra path outside the workspace `extra/<name>/<path inside it>` (memcli.vault.extras
 names them); `Workspace.locate` turns either back into the file. mem only reads extra paths outside the workspace.
 """
+
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from memcli.config.settings import Settings, build
 from memcli.errors import BadInput
@@ -101,7 +103,7 @@ class Workspace:
         """(folder, names below it) that lead to `rel`: each name is checked for symlinks."""
         for r in self._outside():
             if rel.startswith(r.rel + "/"):
-                rest, base = rel[len(r.rel) + 1:], os.path.basename(r.path)
+                rest, base = rel[len(r.rel) + 1 :], os.path.basename(r.path)
                 parts = [base] if rest == base and not os.path.isdir(r.path) else [base, *rest.split("/")]
                 return Path(os.path.dirname(r.path)), parts
         return self.root, rel.split("/")
@@ -149,7 +151,7 @@ class Workspace:
         for sub in (self.settings.daily_dir, self.settings.digest_dir):
             base = os.path.normpath(os.path.join(root, sub))
             if base.startswith(root + os.sep):
-                rel = base[len(root) + 1:].replace(os.sep, "/")
+                rel = base[len(root) + 1 :].replace(os.sep, "/")
                 out.append((base, rel, rel, False))
         for r in self.extra_roots():
             if not r.problem:
@@ -157,8 +159,9 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self, dirs: dict | None = None, split: bool = False,
-                     problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def iter_watched(
+        self, dirs: dict | None = None, split: bool = False, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
         `dirs`, when given, receives what watched_dirs() returns, from the same walk, and
         `problems` (indexed path, why) of what the walk had to go round (memcli.watch.walk.walk).
@@ -172,8 +175,9 @@ class Workspace:
             return walk.in_two(self._watched, dirs, problems)
         return self._watched(dirs, None, problems)
 
-    def _watched(self, dirs: dict | None, half: walk.Half | None = None,
-                 problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def _watched(
+        self, dirs: dict | None, half: walk.Half | None = None, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files, or those of one half (memcli.watch.walk)."""
         mem = self.memory_md
         try:
@@ -237,8 +241,9 @@ class Workspace:
             return None
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def watched_under(self, folder: str, dirs: dict | None = None,
-                      problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def watched_under(
+        self, folder: str, dirs: dict | None = None, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files below the workspace folder `folder` (a relative path), and
         the mtimes of its folders into `dirs`."""
         seen: set[str] = set()
@@ -246,7 +251,7 @@ class Workspace:
             if out:
                 continue
             if folder == vbase or folder.startswith(vbase + "/"):
-                start, vstart = os.path.join(base, *folder[len(vbase) + 1:].split("/")), folder
+                start, vstart = os.path.join(base, *folder[len(vbase) + 1 :].split("/")), folder
             elif vbase.startswith(folder + "/"):
                 start, vstart = base, vbase  # the folder holds a whole watched root
             else:
@@ -309,5 +314,4 @@ def open_workspace(root: Path, env: Mapping[str, str], overrides: Mapping[str, A
 
     notes: dict[str, Any] = {}
     cfg, ignored = layers.resolve(root, env, overrides, notes=notes)
-    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg),
-                     openclaw=notes.get("openclaw"))
+    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg), openclaw=notes.get("openclaw"))

@@ -27,8 +27,18 @@ import threading
 import time
 
 from memcli.watch import journal, walk
-from memcli.watch.inotify import (IN_CREATE, IN_DELETE_SELF, IN_IGNORED, IN_ISDIR, IN_MOVE_SELF, IN_MOVED_TO,
-                                  IN_Q_OVERFLOW, Inotify, Untrusted, opened)
+from memcli.watch.inotify import (
+    IN_CREATE,
+    IN_DELETE_SELF,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MOVE_SELF,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    Inotify,
+    Untrusted,
+    opened,
+)
 
 ROTATE_BYTES = 8 << 20  # a longer journal starts a new session (the next sync walks once)
 POLL = 0.2  # the thread's longest wait, so close() is quick
@@ -207,8 +217,12 @@ class Feed:
     def _wanted(self, rel: str, is_dir: bool) -> bool:
         """Whether `rel` is, or (a folder) holds or may hold, indexed files or resources."""
         if is_dir:
-            return self.ws.is_watched_path(rel) or any(t.startswith(rel + "/") for t in self._tops) \
-                or rel == self._resource or rel.startswith(self._resource + "/")
+            return (
+                self.ws.is_watched_path(rel)
+                or any(t.startswith(rel + "/") for t in self._tops)
+                or rel == self._resource
+                or rel.startswith(self._resource + "/")
+            )
         return self.ws.is_watched_path(rel)  # any name: even one not indexed moves its folder's mtime
 
     def _watch(self, folder: str, local: bool = False) -> None:

@@ -27,7 +27,8 @@ import contextlib
 import marshal
 import os
 import sys
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 SPLIT_MIN_FILES = 6_000  # below, a fork and the hand-back cost more than half a walk saves
 _BY_FD = os.scandir in os.supports_fd
@@ -113,8 +114,15 @@ def utf8_name(name: str) -> bool:
     return True
 
 
-def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | None = None,
-         half: Half | None = None, problems: list | None = None) -> Stats:
+def walk(
+    base: str,
+    vbase: str,
+    seen: set[str],
+    skip: frozenset,
+    dirs: dict | None = None,
+    half: Half | None = None,
+    problems: list | None = None,
+) -> Stats:
     """(indexed path, (mtime_ns, size)) of the Markdown files below the folder `base`, named
     `vbase/<path below it>` (only those of `half`); `dirs` receives the mtimes of the folders
     below it, `problems` (indexed path, why) for what is there but cannot be walked: a folder
@@ -169,7 +177,7 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
         if shared and half is not None:  # only a split walk shares folders
             subs.sort()
             half.listed.append(subs)
-            subs = subs[half.part::2]
+            subs = subs[half.part :: 2]
         stack.extend((path, False) for path in subs)
 
 
@@ -212,8 +220,12 @@ def _can_fork() -> bool:
     copied held); and only with a second core to run the child."""
     threading = sys.modules.get("threading")  # (not imported: no thread was started through it)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return hasattr(os, "fork") and sys.platform != "win32" and cores > 1 and \
-        (threading is None or threading.active_count() == 1)
+    return (
+        hasattr(os, "fork")
+        and sys.platform != "win32"
+        and cores > 1
+        and (threading is None or threading.active_count() == 1)
+    )
 
 
 class _Child:
@@ -241,7 +253,7 @@ class _Child:
             try:
                 view = memoryview(marshal.dumps(work()))
                 while view:
-                    view = view[os.write(self.fd, view):]
+                    view = view[os.write(self.fd, view) :]
                 code = 0
             finally:
                 os._exit(code)  # no atexit handlers, no flushing the parent's buffers

@@ -32,8 +32,19 @@ import time
 
 T0 = time.monotonic()
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-EVENTS = {"open", "os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.link", "os.symlink", "os.truncate",
-          "shutil.rmtree", "os.chmod", "os.utime"}
+EVENTS = {
+    "open",
+    "os.rename",
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "os.link",
+    "os.symlink",
+    "os.truncate",
+    "shutil.rmtree",
+    "os.chmod",
+    "os.utime",
+}
 ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eio": errno.EIO, "eacces": errno.EACCES}
 
 

@@ -17,26 +17,37 @@ import re
 
 _I = re.IGNORECASE
 # interjections and connectives: a filler with or without punctuation after them
-_INTERJECTIONS = (r"ok(?:ay)?|so|well|yeah|yep|yup|yes|also|and|but|oh|ah|ugh|hmm|btw|honestly|actually|anyway|"
-                  r"alright|right|haha+|lol|hey|hi|big news|bad news|good news|news|confession|fyi|wow|welp|sure|"
-                  r"deal|nah|nope|one more(?: thing| question)?(?=\s*[,:])")
+_INTERJECTIONS = (
+    r"ok(?:ay)?|so|well|yeah|yep|yup|yes|also|and|but|oh|ah|ugh|hmm|btw|honestly|actually|anyway|"
+    r"alright|right|haha+|lol|hey|hi|big news|bad news|good news|news|confession|fyi|wow|welp|sure|"
+    r"deal|nah|nope|one more(?: thing| question)?(?=\s*[,:])"
+)
 # words that are fillers only when punctuation closes them: "Perfect, ..." but "perfect timing"
-_CLOSED = (r"perfect|great|cool|nice|got it|all right|good|awesome|fair enough|makes sense|i see|thanks|"
-           r"thank you|morning|update")
+_CLOSED = (
+    r"perfect|great|cool|nice|got it|all right|good|awesome|fair enough|makes sense|i see|thanks|"
+    r"thank you|morning|update"
+)
 LEAD = re.compile(rf"^(?:(?:(?:{_CLOSED})\s*[,!.:;]+|(?:{_INTERJECTIONS})\b[\s,:.!-]*)\s*)+", _I)
 
-_VERBS = (r"write|rewrite|rephrase|reword|translate|tell|give|show|draft|compose|generate|summari[sz]e|explain|"
-          r"describe|convert|calculate|brainstorm|suggest|recommend|proofread|polish|teach|make up|come up with")
+_VERBS = (
+    r"write|rewrite|rephrase|reword|translate|tell|give|show|draft|compose|generate|summari[sz]e|explain|"
+    r"describe|convert|calculate|brainstorm|suggest|recommend|proofread|polish|teach|make up|come up with"
+)
 # what a user asks the assistant to do: an imperative, or "can you"/"I need you to"/"help me" before one
 REQUEST = re.compile(
     rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) you|"
     rf"(?:i )?(?:need|want|would like) you to|help me|make (?:me|us)|{_VERBS}|"
-    r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help)\b", _I)
+    r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help)\b",
+    _I,
+)
 _MORE = re.compile(r"(?:another|one more|more|again)\b", _I)
 _CREATIVE = re.compile(r"\b(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister)s?\b", _I)
 # a creative piece asked for mid-line: "for the team chat, write a haiku", "give us a pun"
-_CREATIVE_ASK = re.compile(r"(?:^|[,:;.!]\s*)(?:write|tell|give|make|compose|come up with)\b|"
-                           r"\b(?:write|tell|give|make|compose) (?:me|us)\b", _I)
+_CREATIVE_ASK = re.compile(
+    r"(?:^|[,:;.!]\s*)(?:write|tell|give|make|compose|come up with)\b|"
+    r"\b(?:write|tell|give|make|compose) (?:me|us)\b",
+    _I,
+)
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,:/-]\d+)*")
 
 # a whole line of thanks and agreement
@@ -45,23 +56,36 @@ _ACKNOWLEDGEMENT = re.compile(
     r"makes sense|sounds (?:good|great|right)|thanks?(?: you)?|cheers|lol|haha|ha|wow|love it|that works|"
     r"that'?s (?:it|all|what i needed|helpful|perfect|great|exactly it)|this is (?:perfect|great|helpful)|"
     r"will do|noted|good (?:call|point|idea)|you'?re (?:right|the best)|i see|ah|oh)\b[\s,.!:;]*)+"
-    r"(?:that'?s (?:what i needed|helpful|perfect|great|exactly (?:it|right))|thank you|thanks)?[\s.!]*$", _I)
+    r"(?:that'?s (?:what i needed|helpful|perfect|great|exactly (?:it|right))|thank you|thanks)?[\s.!]*$",
+    _I,
+)
 # the first word of a short reaction: "great, printing it", "makes sense now"
-ACK_START = re.compile(r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
-                       r"sounds|makes sense|got it|noted)\b", _I)
+ACK_START = re.compile(
+    r"^(?:great|perfect|thanks|thank you|thx|cool|nice|awesome|good|fine|fair|true|exactly|"
+    r"sounds|makes sense|got it|noted)\b",
+    _I,
+)
 # greetings, thanks and exclamations; in a short line they are all the line says
-GREETING = re.compile("|".join((
-    r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
-    r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
-    r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
-    r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
-    r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
-    r"bad|true|right|exciting|impressive|incredible)\b",
-    r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$")), _I)
+GREETING = re.compile(
+    "|".join(
+        (
+            r"^(?:hi|hey|hello|thanks|thank you|thx|bye|goodbye|good (?:morning|night|evening|afternoon)|"
+            r"lol|haha|wow|congrats|congratulations|sounds good|see you|take care|no problem|"
+            r"you're welcome|of course|absolutely|definitely|totally|exactly)\b",
+            r"^(?:that'?s|that is|this is|it'?s|it is|what an?|so|how) (?:so |really |very |such |just |)(?:a |an |)"
+            r"(?:great|awesome|amazing|cool|nice|wonderful|inspiring|beautiful|lovely|sweet|fun|good|sad|"
+            r"bad|true|right|exciting|impressive|incredible)\b",
+            r"^(?:你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)[！!。，,~\s]*$",
+        )
+    ),
+    _I,
+)
 _SMALL_TALK = re.compile(
     r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
-    r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b", _I)
+    r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b",
+    _I,
+)
 
 
 def strip_lead(text: str) -> str:

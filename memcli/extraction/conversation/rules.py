@@ -36,30 +36,48 @@ def _rx(*alts: str) -> re.Pattern:
 
 _I = r"\b(?:i|we)(?:['’](?:m|re|ve|ll|d))?\b"
 CUES = {
-    "Decisions": _rx(r"\b(?:i|we)(?:'ve| have)? (?:finally |just |already )?(?:decided|chose|chosen|picked|agreed|"
-                     r"settled on|went with|opted|switched|replaced|moved to)\b",
-                     r"\b(?:we|i)(?:'re| are| will|'ll) (?:go(?:ing)? with|use|switch|stick with)\b",
-                     r"\blet'?s (?:go with|use|switch|stick with|do)\b", r"\bdecision\b", r"\binstead of\b",
-                     r"决定|决策|选定|选了|选择了|采用|改用|换成|改成|就用|敲定|定下"),
-    "Preferences": _rx(r"\b(?:i|we) (?:really |also |still |much |usually |always |)(?:prefer|like|love|enjoy|"
-                       r"hate|dislike|avoid|can't stand|don't like|do not like|'d rather|would rather)\b",
-                       r"\bmy (?:favou?rite|preferred)\b", r"\bplease (?:always|never|don't|do not)\b",
-                       r"\byou (?:prefer|like|love|want|don't like|hate)\b",
-                       r"喜欢|偏好|最爱|讨厌|习惯用|倾向于|更愿意|请不要|请总是"),
-    "Next steps": _rx(r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to| plan to|"
-                      r"'m planning to| need to| have to| must| intend to)\b",
-                      r"\b(?:next step|todo|to-do|remind me|deadline|tomorrow|next week|next month)\b",
-                      r"打算|计划|准备|下一步|明天|下周|后天|待办|需要|提醒我|截止|之前要|要在"),
+    "Decisions": _rx(
+        r"\b(?:i|we)(?:'ve| have)? (?:finally |just |already )?(?:decided|chose|chosen|picked|agreed|"
+        r"settled on|went with|opted|switched|replaced|moved to)\b",
+        r"\b(?:we|i)(?:'re| are| will|'ll) (?:go(?:ing)? with|use|switch|stick with)\b",
+        r"\blet'?s (?:go with|use|switch|stick with|do)\b",
+        r"\bdecision\b",
+        r"\binstead of\b",
+        r"决定|决策|选定|选了|选择了|采用|改用|换成|改成|就用|敲定|定下",
+    ),
+    "Preferences": _rx(
+        r"\b(?:i|we) (?:really |also |still |much |usually |always |)(?:prefer|like|love|enjoy|"
+        r"hate|dislike|avoid|can't stand|don't like|do not like|'d rather|would rather)\b",
+        r"\bmy (?:favou?rite|preferred)\b",
+        r"\bplease (?:always|never|don't|do not)\b",
+        r"\byou (?:prefer|like|love|want|don't like|hate)\b",
+        r"喜欢|偏好|最爱|讨厌|习惯用|倾向于|更愿意|请不要|请总是",
+    ),
+    "Next steps": _rx(
+        r"\b(?:i|we)(?:'ll| will| am going to|'m going to| are going to|'re going to| plan to|"
+        r"'m planning to| need to| have to| must| intend to)\b",
+        r"\b(?:next step|todo|to-do|remind me|deadline|tomorrow|next week|next month)\b",
+        r"打算|计划|准备|下一步|明天|下周|后天|待办|需要|提醒我|截止|之前要|要在",
+    ),
 }
-IDENTITY = _rx(r"\bmy name is\b", r"\bi(?:'m| am) (?:a|an|the) \w+", r"\bi work (?:as|at|for|on)\b",
-               r"\bi live in\b", r"\bi(?:'m| am) from\b", r"\bi(?:'m| am) \d+\b",
-               r"我是|我叫|我的名字|我住在|我来自|我在.{1,12}(?:工作|上班|读书|上学)")
+IDENTITY = _rx(
+    r"\bmy name is\b",
+    r"\bi(?:'m| am) (?:a|an|the) \w+",
+    r"\bi work (?:as|at|for|on)\b",
+    r"\bi live in\b",
+    r"\bi(?:'m| am) from\b",
+    r"\bi(?:'m| am) \d+\b",
+    r"我是|我叫|我的名字|我住在|我来自|我在.{1,12}(?:工作|上班|读书|上学)",
+)
 FIRST_PERSON = _rx(_I, r"\b(?:my|our|me|us|mine)\b", r"我")
 SECOND_PERSON = _rx(r"\byou(?:r|'re|'ve|'ll|rs)?\b", r"你|您")
-CONFIRM = _rx(r"^(?:noted|got it|understood|confirmed|done|okay|ok|sure|perfect|great|i'll remember|"
-              r"i will remember|i(?:'ve| have) (?:noted|saved|recorded)|saved|recorded)\b",
-              r"^(?:好的|明白|收到|已记录|记住了|已确认|了解)")
-STOP = frozenset("""a about above after again against all also am an and any are as at be because been before
+CONFIRM = _rx(
+    r"^(?:noted|got it|understood|confirmed|done|okay|ok|sure|perfect|great|i'll remember|"
+    r"i will remember|i(?:'ve| have) (?:noted|saved|recorded)|saved|recorded)\b",
+    r"^(?:好的|明白|收到|已记录|记住了|已确认|了解)",
+)
+STOP = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has have
 having he her here hers herself him himself his how i if in into is it its itself just let like me more most my
 myself no nor not now of off on once only or other our ours out over own really same she should so some such
@@ -71,7 +89,8 @@ never something anything everything someone today yesterday tomorrow week weeks 
 new good great nice last next first back see seen look looking come came take took give gave around since though
 decided decide chose chosen picked agreed prefer preferred love loved enjoy enjoyed hate plan planned planning
 replace replaced switch switched instead because every draft will shall must please remind remember
-""".split())
+""".split()
+)
 HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有个把被给对吗呢吧啊呀哦嗯要会能可以很太更最不没")
 
 
@@ -80,7 +99,7 @@ def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
     for part in split.split(text):
         part = _BULLET.sub("", part or "").strip()
         if part:
-            out.append(part if len(part) <= MAX_SENTENCE else part[:MAX_SENTENCE - 1].rstrip() + "…")
+            out.append(part if len(part) <= MAX_SENTENCE else part[: MAX_SENTENCE - 1].rstrip() + "…")
     return out
 
 
@@ -166,8 +185,13 @@ def findings(messages: list[dict]) -> dict[str, list[str]]:
 
     texts = [text_of(m) for m in messages]
     counts = dialogue.session_counts(texts + [t for t, m in zip(texts, messages) if m["role"] == "user"], STOP)
-    turn = Turn(counts=counts, split=lambda t: sentences(t, _TURN_SPLIT), section=_cue, stop=STOP,
-                with_assistant=any(m["role"] == "assistant" for m in messages))
+    turn = Turn(
+        counts=counts,
+        split=lambda t: sentences(t, _TURN_SPLIT),
+        section=_cue,
+        stop=STOP,
+        with_assistant=any(m["role"] == "assistant" for m in messages),
+    )
     for rec, text in zip(messages, texts):
         if rec["role"] == "assistant":
             if turn.request_mode < 2:  # not while it writes limericks
@@ -194,10 +218,12 @@ def _norm(line: str) -> str:
 
 
 # the words a statement is framed in ("The user's team…", "(about: …)"): not its topic
-FRAME = re.compile(r"\bthe (?:user|assistant)(?:'s)?(?: team| household)?\b|\bagreed to the assistant's suggestion\b|"
-                   r"\b(?:asked to|asked for|does not want|said|confirmed|keywords)\b|\(about:[^)]*\)|"
-                   r"^- (?:User|Assistant): ",
-                   re.IGNORECASE)
+FRAME = re.compile(
+    r"\bthe (?:user|assistant)(?:'s)?(?: team| household)?\b|\bagreed to the assistant's suggestion\b|"
+    r"\b(?:asked to|asked for|does not want|said|confirmed|keywords)\b|\(about:[^)]*\)|"
+    r"^- (?:User|Assistant): ",
+    re.IGNORECASE,
+)
 
 
 def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
@@ -207,11 +233,14 @@ def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
     first: dict[str, int] = {}
     for item in (i for s in SECTIONS for i in found[s]):
         text = FRAME.sub(" ", item)
-        terms = dict.fromkeys(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP
-                              and w not in skip)
+        terms = dict.fromkeys(
+            w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP and w not in skip
+        )
         names = {w.lower() for w in re.findall(r"(?<=[\w,;:] )[A-Z][A-Za-z]*[A-Z0-9]?[A-Za-z]*", text)}
         for run in re.findall(r"[\u3400-\u9fff]+", text):
-            terms.update(dict.fromkeys(run[i:i + 2] for i in range(len(run) - 1) if not set(run[i:i + 2]) & HAN_STOP))
+            terms.update(
+                dict.fromkeys(run[i : i + 2] for i in range(len(run) - 1) if not set(run[i : i + 2]) & HAN_STOP)
+            )
         for t in terms:
             counts[t] += 2 if t in names else 1
             first.setdefault(t, len(first))

@@ -24,22 +24,39 @@ SUBJECT_BONUS = 1.0
 LONGER = 0.25
 _TOKEN = re.compile(r"(?<![\w'’])(?:[A-Za-z][\w'’./+#-]*[\w+#]|[A-Za-z])|\d[\w:.,/-]*|[,;:()\"“”!?]|\.(?=\s|$)")
 _SUBJECTS = frozenset("i we you he she they it user users team who which that".split())
-_AUX = frozenset("is am are was were be been being 'm 're 's has have had do does did will would can could should "
-                 "must may might".split())
-_ADJECTIVES = frozenset("""small big large little new old good bad great quick slow easy hard high low long short main
+_AUX = frozenset(
+    "is am are was were be been being 'm 're 's has have had do does did will would can could should "
+    "must may might".split()
+)
+_ADJECTIVES = frozenset(
+    """small big large little new old good bad great quick slow easy hard high low long short main
 best better worse full free fast early late open ready nice current daily weekly monthly yearly final local remote
 first last next previous same other own whole real single double extra total usual regular simple general common
-early quiet busy happy sure able likely favourite favorite""".split())
+early quiet busy happy sure able likely favourite favorite""".split()
+)
 # units of measure name no subject ("km" of "runs 10 km")
-_UNITS = frozenset("""km m cm mm kg g mg lb lbs gb mb kb tb ms sec secs min mins h hr hrs kw kwh mph kmh pm am""".split())
+_UNITS = frozenset(
+    """km m cm mm kg g mg lb lbs gb mb kb tb ms sec secs min mins h hr hrs kw kwh mph kmh pm am""".split()
+)
 # a statement's first word in this list is an instruction, not a subject ("Eat oatmeal at 6:00")
-_IMPERATIVE = frozenset("""eat drink wake sleep take bring pack put keep get go do run use install open set deploy merge
+_IMPERATIVE = frozenset(
+    """eat drink wake sleep take bring pack put keep get go do run use install open set deploy merge
 check add create remove delete restart build push pull configure enable disable update upgrade copy move start stop
 call send write make ensure avoid verify test wait click select type press download upload restore export import fill
-submit reset clean drain tag release promote roll rollback log stretch warm walk""".split())
+submit reset clean drain tag release promote roll rollback log stretch warm walk""".split()
+)
 _NEGATIONS = frozenset("don't doesn't didn't not never won't can't cannot no".split())
-_BREAK = _NEGATIONS | frozenset({"either", "too", "instead", "about", "each", "way", "every"}) | conversation_rules.STOP | EXTRA_STOP | CUE_WORDS | GENERIC | _SUBJECTS | _AUX | frozenset(
-    """their them his her our your my its then also still now just really already very more most""".split())
+_BREAK = (
+    _NEGATIONS
+    | frozenset({"either", "too", "instead", "about", "each", "way", "every"})
+    | conversation_rules.STOP
+    | EXTRA_STOP
+    | CUE_WORDS
+    | GENERIC
+    | _SUBJECTS
+    | _AUX
+    | frozenset("""their them his her our your my its then also still now just really already very more most""".split())
+)
 
 
 def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
@@ -61,8 +78,7 @@ def phrases(text: str) -> list[list[str]]:
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
         low = re.sub(r"'s$", "", low)
-        verb = tok[0].isalpha() and (_verb_like(tok, prev, prev_cap, verb_seen)
-                                     or (not prev and low in _IMPERATIVE))
+        verb = tok[0].isalpha() and (_verb_like(tok, prev, prev_cap, verb_seen) or (not prev and low in _IMPERATIVE))
         verb_seen = verb_seen or verb or low in _AUX
         contracted = re.search(r"['’](?!s$)", tok)  # "I'll", "we're", "don't": no noun
         if not tok[0].isalpha() or low in _BREAK or low in _UNITS or verb or low.endswith("ly") or contracted:
@@ -84,7 +100,7 @@ def _spans(run: list[str]) -> list[tuple[str, ...]]:
     out = []
     for n in range(1, MAX_WORDS + 1):
         for i in range(len(run) - n + 1):
-            span = tuple(run[i:i + n])
+            span = tuple(run[i : i + n])
             last = span[-1].lower()
             if last in _ADJECTIVES or span[0].lower() in {"and", "or"}:
                 continue
@@ -113,8 +129,14 @@ def subject_title(texts: list[str]) -> str:
     if not surface:
         return ""
     # support first (the phrase most statements share); a longer phrase is worth a little more support
-    best = max(surface, key=lambda k: (support[k] * (1 + LONGER * (len(k) - 1)),
-                                       weight[k] if len(k) > 1 or weight[k] > 0.3 else 0.0, -order[k]))
+    best = max(
+        surface,
+        key=lambda k: (
+            support[k] * (1 + LONGER * (len(k) - 1)),
+            weight[k] if len(k) > 1 or weight[k] > 0.3 else 0.0,
+            -order[k],
+        ),
+    )
     words = list(surface[best])
     title = " ".join(words)
     return title[:1].upper() + title[1:] if not re.search(r"[a-z][A-Z]|[_.]", words[0]) else title

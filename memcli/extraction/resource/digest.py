@@ -15,8 +15,15 @@ from html.parser import HTMLParser
 from memcli.extraction.resource import Digest
 from memcli.extraction.resource import data as resource_data
 
-KINDS = {"md": "Markdown", "txt": "text", "json": "JSON", "jsonl": "JSON Lines", "csv": "CSV",
-         "yaml": "YAML", "html": "HTML"}
+KINDS = {
+    "md": "Markdown",
+    "txt": "text",
+    "json": "JSON",
+    "jsonl": "JSON Lines",
+    "csv": "CSV",
+    "yaml": "YAML",
+    "html": "HTML",
+}
 MAX_OUTLINE = 30
 MAX_PARAGRAPHS = 3
 MAX_PARAGRAPH = 600  # characters of each quoted paragraph
@@ -27,8 +34,10 @@ MAX_DESCRIPTION = 280
 # (its link, kind and size, what was left out): dream never takes a fact from them. The LLM's
 # notes use "## Structure" for the same purpose (extraction/resource/llm.py).
 STRUCTURAL_SECTIONS = ("outline", "structure", "columns", "first rows", "records", "first record")
-_STRUCTURAL_LINE = re.compile(r"^(?:Source: \[\[|Read as text: |\(\d+ more paragraph\(s\) in the file\)$|"
-                              r"- … \d+ more heading\(s\)$)")
+_STRUCTURAL_LINE = re.compile(
+    r"^(?:Source: \[\[|Read as text: |\(\d+ more paragraph\(s\) in the file\)$|"
+    r"- … \d+ more heading\(s\)$)"
+)
 
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
@@ -201,8 +210,34 @@ def plain(name: str, text: str, kind: str) -> Digest:
 
 
 class _HTMLText(HTMLParser):
-    BLOCKS = frozenset({"p", "div", "li", "br", "tr", "section", "article", "blockquote", "pre", "td", "th", "h1",
-                        "h2", "h3", "h4", "h5", "h6", "header", "footer", "table", "ul", "ol", "dd", "dt"})
+    BLOCKS = frozenset(
+        {
+            "p",
+            "div",
+            "li",
+            "br",
+            "tr",
+            "section",
+            "article",
+            "blockquote",
+            "pre",
+            "td",
+            "th",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "header",
+            "footer",
+            "table",
+            "ul",
+            "ol",
+            "dd",
+            "dt",
+        }
+    )
     SKIP = frozenset({"script", "style", "template", "noscript", "svg", "head"})
 
     def __init__(self):
@@ -297,5 +332,5 @@ def render(rel: str, d: Digest, size: int) -> tuple[str, str]:
     if title != file_name(rel):
         desc = f"{d.kind} resource {file_name(rel)} ({title}): {d.facts}."
     if len(desc) > MAX_DESCRIPTION:
-        desc = desc[:MAX_DESCRIPTION - 1].rstrip() + "…"
+        desc = desc[: MAX_DESCRIPTION - 1].rstrip() + "…"
     return desc, "\n".join(parts) + "\n"

@@ -50,8 +50,10 @@ def _read_all(ws: Workspace, todo: list[tuple[str, tuple]]) -> tuple[dict, dict]
             fresh = {rel: read_file(ws.locate(rel), rel, ws.date_of, st) for rel, st in todo}
             return {rel: got[0] for rel, got in fresh.items()}, {rel: got[1] for rel, got in fresh.items()}
         locate = parse._locator(ws.resolver())
-        shares = [workers.pool.submit(_records, (locate, ws.settings.daily_dir, part))
-                  for part in parse._split(todo, workers.workers * 4)]
+        shares = [
+            workers.pool.submit(_records, (locate, ws.settings.daily_dir, part))
+            for part in parse._split(todo, workers.workers * 4)
+        ]
         return {rel: rec for f in shares for rel, rec in f.result()}, {}
 
 
@@ -97,8 +99,10 @@ def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, 
         return fresh[rel]
 
     found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read)
-    atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
-        {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
+    atomic.write_text(
+        folder(ws.metadata) / "relations.json",
+        json.dumps({"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False),
+    )
 
 
 def _load(path: Path) -> dict | None:
@@ -115,5 +119,3 @@ def load(metadata: Path) -> dict[str, list[dict]]:
     data = _load(folder(metadata) / "relations.json")
     got = (data or {}).get("superseded")
     return got if isinstance(got, dict) else {}
-
-

@@ -15,8 +15,10 @@ from memcli.index.currency.reading import clean, words
 
 # words of a subject that do not change which subject it is ("my new manager" is "my manager")
 SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
-NOT_SUBJECT = frozenset("it its it's this that these those he she they we i you there here what everything "
-                        "something nothing anything one thing lot bit".split())
+NOT_SUBJECT = frozenset(
+    "it its it's this that these those he she they we i you there here what everything "
+    "something nothing anything one thing lot bit".split()
+)
 DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
 FILLER = frozenset("now then again still currently anyway instead actually".split())
 
@@ -76,7 +78,7 @@ def needs(claim_key: list | None, label: str) -> list[list[str]]:
     "when is the half marathon" is not about the goal; "1:1" of "1:1 with sanne")."""
     if claim_key and str(claim_key[0]).startswith("~"):
         got = str(claim_key[0])[1:].split()
-        return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1:]]
+        return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1 :]]
     head = re.split(r"\s(?:of|for|with|to|at|in|on|from)\s", label.lower())[0]  # "1:1 with sanne": "1:1"
     got = [w for w in words(head) if w not in GENERIC]
     return [got[-1:]] if got else []

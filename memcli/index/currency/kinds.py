@@ -28,10 +28,26 @@ _ADOPT = re.compile(
     r"moved to|'m on|am on|is on|started using|now use|upgraded to|replaced it with) "
     r"(?:(?:a|an|the|my|our|new|brand new|shiny) )*(?P<x>(?!(?:a|an|the)\b)[a-z][\w.+-]*(?: [\w.+-]+){0,3}?)"
     r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|"
-    r"yesterday|now|from|instead)\b))")
+    r"yesterday|now|from|instead)\b))"
+)
 # the verbs _ADOPT needs, as substrings: most statements hold none and skip the pattern
-_ADOPTING = ("got", "bought", "ordered", "picked", "chose", "went with", "switched to", "moved to", "'m on", "am on",
-             "is on", "started using", "now use", "upgraded to", "replaced it with")
+_ADOPTING = (
+    "got",
+    "bought",
+    "ordered",
+    "picked",
+    "chose",
+    "went with",
+    "switched to",
+    "moved to",
+    "'m on",
+    "am on",
+    "is on",
+    "started using",
+    "now use",
+    "upgraded to",
+    "replaced it with",
+)
 _LETTERS = re.compile(r"^[a-z]{3,}$")
 _NOT_THINGS = frozenset("it its this that these those one them some something ready home back up used rid".split())
 
@@ -92,10 +108,14 @@ class Vectors:
         import numpy as np
 
         seen = getattr(self, "_seen", None)
-        if seen is None or len(heads) < len(seen) or heads[:1] != seen[:1] or (
-                seen and heads[len(seen) - 1] != seen[-1]):
+        if (
+            seen is None
+            or len(heads) < len(seen)
+            or heads[:1] != seen[:1]
+            or (seen and heads[len(seen) - 1] != seen[-1])
+        ):
             seen, self._known, self._matrix = [], [], np.zeros((0, self.vecs.shape[1]), dtype=np.float32)
-        new = [(h, i) for h in heads[len(seen):] if (i := self._at(h)) is not None]
+        new = [(h, i) for h in heads[len(seen) :] if (i := self._at(h)) is not None]
         if new:
             self._known = self._known + [h for h, _ in new]
             self._matrix = np.vstack([self._matrix, self.vecs[[i for _, i in new]]])

@@ -61,8 +61,11 @@ class _Holders:
                 found = [i for i in rec.get("statements", ()) if not sets(i)]
             else:
                 setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
-                found = [{"line": n, "text": t, **({"date": w[0]} if w and w[0] else {})}
-                         for n, t, *w in self.read(rel) if (n, t) not in setting]
+                found = [
+                    {"line": n, "text": t, **({"date": w[0]} if w and w[0] else {})}
+                    for n, t, *w in self.read(rel)
+                    if (n, t) not in setting
+                ]
             start = len(self.ordered)
             self.ordered.extend(_entry(rel, rec, i) for i in found)
             self.of_note[rel] = list(range(start, len(self.ordered)))
@@ -77,13 +80,16 @@ class _Holders:
         lists = sorted((seen_words.get(w, {}) for w in want), key=len)
         found = [j for j in lists[0] if j not in by and all(j in more for more in lists[1:])]
         for rel in sorted(set.intersection(*(self.notes(w) for w in want))):
-            found += [j for j in self.statements(rel) if j not in by and self.ordered[j]["order"] < before
-                      and want <= set(self.ordered[j]["words"])]
+            found += [
+                j
+                for j in self.statements(rel)
+                if j not in by and self.ordered[j]["order"] < before and want <= set(self.ordered[j]["words"])
+            ]
         found.sort(key=lambda j: self.ordered[j]["order"], reverse=True)
         return found[:MAX_HOLDING]
 
 
-def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[str, list[dict]]:
+def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
@@ -110,10 +116,15 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
             for j in holders.find(s["retired"], s["order"], seen_words, by):
                 old = ordered[j]  # (a copy of the statement giving it up, in a digest node, is not a holder)
-                if old["path"] != s["path"] and old.get("retired") != s["retired"] and \
-                        old.get("speaker", "") == s.get("speaker", "") and (
-                        subjects.holds(old["text"], s["retired"]) or
-                        ("key" in old and compare.same_value(old["value"], s["retired"]))):
+                if (
+                    old["path"] != s["path"]
+                    and old.get("retired") != s["retired"]
+                    and old.get("speaker", "") == s.get("speaker", "")
+                    and (
+                        subjects.holds(old["text"], s["retired"])
+                        or ("key" in old and compare.same_value(old["value"], s["retired"]))
+                    )
+                ):
                     by[j], by.cause[j] = i, "given up"
         if "key" in s:
             key = tuple(s["key"])
@@ -127,13 +138,23 @@ def relate(files: dict, vecs: "kinds.Vectors | None" = None, read=None) -> dict[
                             by[f], by.cause[f] = i, "subject"
             if s.get("old"):  # the previous value named: older statements holding it are superseded
                 for j in holders.find(s["old"], s["order"], seen_words, by):
-                    if ordered[j]["path"] != s["path"] and ordered[j].get("speaker", "") == s.get("speaker", "") and \
-                            compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"]):
+                    if (
+                        ordered[j]["path"] != s["path"]
+                        and ordered[j].get("speaker", "") == s.get("speaker", "")
+                        and compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"])
+                    ):
                         by[j], by.cause[j] = i, "named"
             reps = of_key[key] = [j for j in of_key.get(key, ()) if j not in by]
-            same = next((j for j in reps if ordered[j]["order"] != s["order"]
-                         and ordered[j].get("speaker", "") == s.get("speaker", "")
-                         and compare.same_value(ordered[j]["value"], s["value"])), None)
+            same = next(
+                (
+                    j
+                    for j in reps
+                    if ordered[j]["order"] != s["order"]
+                    and ordered[j].get("speaker", "") == s.get("speaker", "")
+                    and compare.same_value(ordered[j]["value"], s["value"])
+                ),
+                None,
+            )
             if same is not None:
                 followers.setdefault(same, []).append(i)
             else:
@@ -163,7 +184,7 @@ class _Superseded(dict):
             self.seen_words.get(w, {}).pop(j, None)
 
 
-def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
+def _published(ordered: list[dict], by: _Superseded) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     seen: set[tuple[str, int]] = set()
     current: dict[int, int] = {}  # the end of each chain, found once
@@ -184,10 +205,18 @@ def _published(ordered: list[dict], by: "_Superseded") -> dict[str, list[dict]]:
         if (old["path"], old["line"]) in seen:  # a second claim of one statement
             continue
         seen.add((old["path"], old["line"]))
-        out.setdefault(old["path"], []).append({
-            "line": old["line"], "text": old["text"], "subject": old.get("label", ""),
-            "value": old.get("value", ""), "by": _public(ordered[i]), "current": _public(ordered[end]),
-            "needs": _needs(old, ordered[i], by.cause.get(j, "subject")), "_order": old["order"]})
+        out.setdefault(old["path"], []).append(
+            {
+                "line": old["line"],
+                "text": old["text"],
+                "subject": old.get("label", ""),
+                "value": old.get("value", ""),
+                "by": _public(ordered[i]),
+                "current": _public(ordered[end]),
+                "needs": _needs(old, ordered[i], by.cause.get(j, "subject")),
+                "_order": old["order"],
+            }
+        )
     for found in out.values():  # in the notes' order (holders were read after the claims)
         found.sort(key=lambda e: e.pop("_order"))
     return out
@@ -226,5 +255,11 @@ def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by
 
 
 def _public(s: dict) -> dict:
-    return {"path": s["path"], "date": s["date"], "line": s["line"], "text": s["text"],
-            "subject": s.get("label", ""), "value": s.get("value", "")}
+    return {
+        "path": s["path"],
+        "date": s["date"],
+        "line": s["line"],
+        "text": s["text"],
+        "subject": s.get("label", ""),
+        "value": s.get("value", ""),
+    }

@@ -67,8 +67,12 @@ def record(found: list[tuple], stat, date: str) -> dict:
     given up or of a value named as the previous one, and are read again from the note when
     its vocabulary says it may hold one (memcli.index.currency.relate): keeping each statement's words made claims.json 44 MB
     for a 2,000-note vault, loaded and written again by every sync."""
-    return {"stat": list(stat), "date": date, "statements": [i for i in items(found) if sets(i)],
-            "vocab": reading.vocabulary([f[1] for f in found])}
+    return {
+        "stat": list(stat),
+        "date": date,
+        "statements": [i for i in items(found) if sets(i)],
+        "vocab": reading.vocabulary([f[1] for f in found]),
+    }
 
 
 def sets(item: dict) -> bool:
@@ -89,8 +93,16 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
         gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
-            item["claims"] = [{"key": list(c.key), "label": c.label, "value": c.value, "old": c.old,
-                               **({"also": list(c.also)} if c.also else {})} for c in made]
+            item["claims"] = [
+                {
+                    "key": list(c.key),
+                    "label": c.label,
+                    "value": c.value,
+                    "old": c.old,
+                    **({"also": list(c.also)} if c.also else {}),
+                }
+                for c in made
+            ]
         elif gone:
             item["retired"] = gone
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
@@ -112,7 +124,9 @@ def describe(item: dict) -> dict:
 
 
 # a named speaker's line ("[D1:3] Caroline: I moved ...", "- Wei: ..."): whose statement it is
-_SPEAKER = re.compile(r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?(?:\*\*)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?)(?:\*\*)?:\s")
+_SPEAKER = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\[[^\]]{1,20}\]\s*)?(?:\*\*)?([A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?)(?:\*\*)?:\s"
+)
 _NOT_SPEAKER = frozenset({"user", "assistant", "me", "i", "note", "source", "superseded", "previously", "todo"})
 
 
@@ -122,5 +136,3 @@ def _speaker(sentence: str) -> str:
     m = _SPEAKER.match(sentence)
     name = m.group(1).lower() if m else ""
     return "" if name in _NOT_SPEAKER else name
-
-

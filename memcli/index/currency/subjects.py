@@ -41,36 +41,93 @@ _DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog 
 _CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
 # where a value stops: a clause boundary, or words that only say when the change happened
 _VALUE = r"(?P<val>[^,;.!?()]+?)"
-_STOP = (r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
-         r"this (?:morning|week|month|year)|today|yesterday|last (?:week|month)|for now|instead|again|though|tho)\b))")
+_STOP = (
+    r"(?=\s*(?:$|[,;.!?()]|\s(?:because|since|so|but|and|as|when|after|before|until|from now on|now|then|"
+    r"this (?:morning|week|month|year)|today|yesterday|last (?:week|month)|for now|instead|again|though|tho)\b))"
+)
 
 # (pattern, needs a value-like value, what the sentence must hold for the pattern to match): tried
 # in order, the first match wins. The last is a cheap test of the cleaned sentence (a substring
 # or two) that saves running the pattern over the nine statements in ten that set no value: the
 # rules cost ~70 us a statement before, and a vault has a hundred thousand (docs/currency.md, cost).
 _RULES = [
-    (re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"), False,
-     lambda s, f: f.change and " from " in s and " to " in s),
-    (re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"), False,
-     lambda s, f: f.change and " to " in s),
-    (re.compile(rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
-                rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"), False,
-     lambda s, f: f.change and " to " in s),
-    (re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
-     False, lambda s, f: f.change and " to " in s and " as " in s),
-    (re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
-     False, lambda s, f: " as " in s),
-    (re.compile(rf"\b(?:my|our) (?P<attr>{_NP}) (?:is|are|was|were|became|has become|will be|stays|remains)"
-                rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"), False,
-     lambda s, f: ("my " in s or "our " in s) and any(c in s for c in _COPULAS)),
-    (re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"), False,
-     lambda s, f: ", my " in s or ", our " in s),
-    (re.compile(rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"), True,
-     lambda s, f: f.value_like and any(c in s for c in _COPULAS[:2] + _COPULAS[-2:])),
+    (
+        re.compile(rf"\b{_CHANGE} (?:{_DET} )?(?P<attr>{_NP}) from (?P<old>[^,;.!?()]+?) to {_VALUE}{_STOP}"),
+        False,
+        lambda s, f: f.change and " from " in s and " to " in s,
+    ),
+    (
+        re.compile(rf"\b{_CHANGE} {_DET} (?P<attr>{_NP}) to {_VALUE}{_STOP}"),
+        False,
+        lambda s, f: f.change and " to " in s,
+    ),
+    (
+        re.compile(
+            rf"\b{_DET} (?P<attr>{_NP}) (?:has |have |was |were |got |is |are )?{_CHANGE} "
+            rf"(?:from (?P<old>[^,;.!?()]+?) )?to {_VALUE}{_STOP}"
+        ),
+        False,
+        lambda s, f: f.change and " to " in s,
+    ),
+    (
+        re.compile(rf"\b{_CHANGE} (?:from (?P<old>[^,;.!?()]+?) )?to (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+        False,
+        lambda s, f: f.change and " to " in s and " as " in s,
+    ),
+    (
+        re.compile(rf"\b(?:use|uses|using|used|run|runs|running|on) (?P<val>{_NP}) as {_DET} (?P<attr>{_NP}){_STOP}"),
+        False,
+        lambda s, f: " as " in s,
+    ),
+    (
+        re.compile(
+            rf"\b(?:my|our) (?P<attr>{_NP}) (?:is|are|was|were|became|has become|will be|stays|remains)"
+            rf"(?: now| currently| still| officially)?(?: at| on| in)? {_VALUE}{_STOP}"
+        ),
+        False,
+        lambda s, f: ("my " in s or "our " in s) and any(c in s for c in _COPULAS),
+    ),
+    (
+        re.compile(rf"^(?:\(\s*)?(?P<val>[a-z][\w'’ .-]{{1,40}}?), (?:my|our) (?P<attr>{_NP})\s*\)?\W*$"),
+        False,
+        lambda s, f: ", my " in s or ", our " in s,
+    ),
+    (
+        re.compile(
+            rf"(?:^|[:;,.] )(?:the )?(?P<attr>{_NP}) (?:is|are|stays|remains)(?: now| currently)?(?: at| on)? {_VALUE}{_STOP}"
+        ),
+        True,
+        lambda s, f: f.value_like and any(c in s for c in _COPULAS[:2] + _COPULAS[-2:]),
+    ),
 ]
-_CHANGE_STEMS = ("chang", "switch", "mov", "rais", "lower", "bump", "increas", "decreas", "reduc", "push", "shift",
-                 "updat", "set", "cut", "drop")  # the stems of _CHANGE, as substrings
-_COPULAS: tuple[str, ...] = (" is ", " are ", " was ", " were ", " became ", " has become ", " will be ", " stays ", " remains ")
+_CHANGE_STEMS = (
+    "chang",
+    "switch",
+    "mov",
+    "rais",
+    "lower",
+    "bump",
+    "increas",
+    "decreas",
+    "reduc",
+    "push",
+    "shift",
+    "updat",
+    "set",
+    "cut",
+    "drop",
+)  # the stems of _CHANGE, as substrings
+_COPULAS: tuple[str, ...] = (
+    " is ",
+    " are ",
+    " was ",
+    " were ",
+    " became ",
+    " has become ",
+    " will be ",
+    " stays ",
+    " remains ",
+)
 
 
 class _Cues(NamedTuple):
@@ -84,26 +141,39 @@ def _cues(s: str) -> _Cues:
 
 _INSTEAD = re.compile(r"\binstead of (?P<old>[^,;.!?()]+?)(?=\s*(?:$|[,;.!?()]|\s(?:so|because|since|but)\b))")
 _CJK_RULES = [  # (pattern, the characters it needs: one of each group)
-    (re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
-     (("把",),)),
-    (re.compile(r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
-               r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"), (("は", "が"), ("に",))),
-    (re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
-     (("을", "를"), ("로",))),
+    (
+        re.compile(r"把(?P<attr>[^，。,、！？]{1,12}?)(?:换成|改成|改为|换为|变成)了?(?P<val>[^，。,、！？（(]{1,24})"),
+        (("把",),),
+    ),
+    (
+        re.compile(
+            r"(?:の)?(?P<attr>[^はがの、。！？\s]{1,12})[はが](?:(?P<old>[^、。！？]{1,16})から)?"
+            r"(?P<val>[^、。！？]{1,16}?)に(?:変わ|変更|な[りっ]|替え)"
+        ),
+        (("は", "が"), ("に",)),
+    ),
+    (
+        re.compile(r"(?P<attr>[^\s을를,.]{1,12})[을를] (?P<val>[^\s,.]{1,16}?)(?:으로|로) (?:바꿨|바꾸|변경|옮겼)"),
+        (("을", "를"), ("로",)),
+    ),
 ]
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _VALUE_LIKE = re.compile(rf"\d|\b(?:{DAYS}|{_MONTHS})s?\b")
 _DIGIT = re.compile(r"\d")
-_DAY_OR_MONTH = re.compile("mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec")  # (_VALUE_LIKE's, fast)
+_DAY_OR_MONTH = re.compile(
+    "mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+)  # (_VALUE_LIKE's, fast)
 
 
 # Words one of the patterns needs as a word of its own (spaces on both sides): a claim's "to",
 # "as", "from" or copula, a verb of giving up (_RETIRED) or of adopting (memcli.index.kinds).
 # A sentence holding none, no value-like token and none of the CJK patterns' particles can set nothing: `may_set` says
 # so in a microsecond, where the patterns take tens (a vault has a hundred thousand statements).
-_CUES = frozenset("from to as is are was were became become be stays remains my our got been went retired ditched "
-                  "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
-                  "moved 'm am started now upgraded".split())
+_CUES = frozenset(
+    "from to as is are was were became become be stays remains my our got been went retired ditched "
+    "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
+    "moved 'm am started now upgraded".split()
+)
 
 
 def may_set(sentence: str) -> bool:
@@ -168,13 +238,17 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
 # words of a clause that name no subject: time adverbs, hedges, chat
-_FRAME_NOISE = frozenset("every like about around only just really also already ok yeah yes lol tho morn even "
-                         "today tonight yesterday tomorrow".split())
+_FRAME_NOISE = frozenset(
+    "every like about around only just really also already ok yeah yes lol tho morn even "
+    "today tonight yesterday tomorrow".split()
+)
 _VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{DAYS}|{_MONTHS})s?)$")
 _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
 # units a value is counted in: alone they name no subject
-_MEASURES = frozenset("day week month year hour minute min second sec night time lap length rep km mile "
-                      "meter metre kilometer person people euro dollar".split())
+_MEASURES = frozenset(
+    "day week month year hour minute min second sec night time lap length rep km mile "
+    "meter metre kilometer person people euro dollar".split()
+)
 # verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
 _DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())
 MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
@@ -236,20 +310,42 @@ def _trimmed(value: str) -> str:
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
 _THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
 _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "stopped using airflow"
-    re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
-               r"(?:now )?(?:retired|sold|returned|replaced|gone for good|switched off|decommissioned)\b"),
+    re.compile(
+        rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
+        r"(?:now )?(?:retired|sold|returned|replaced|gone for good|switched off|decommissioned)\b"
+    ),
     re.compile(rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) went back to\b"),
-    re.compile(rf"\b(?:i|we) (?:have |had |'ve )?(?:retired|ditched|sold|returned|stopped using|no longer use|"
-               rf"gave up on|switched off|got rid of|replaced) (?:{_DET} )?(?P<x>{_THING}){_THING_END}"),
+    re.compile(
+        rf"\b(?:i|we) (?:have |had |'ve )?(?:retired|ditched|sold|returned|stopped using|no longer use|"
+        rf"gave up on|switched off|got rid of|replaced) (?:{_DET} )?(?P<x>{_THING}){_THING_END}"
+    ),
     # "left" and "quit" give up a name ("i left helix"), never a place with an article ("left the office")
-    re.compile(rf"\b(?:i|we) (?:have |'ve )?(?:left|quit|dropped) (?P<x>(?!(?:the|a|an|my|our|work|home|early|it|"
-               rf"them|for)\b){_THING}){_THING_END}"),
+    re.compile(
+        rf"\b(?:i|we) (?:have |'ve )?(?:left|quit|dropped) (?P<x>(?!(?:the|a|an|my|our|work|home|early|it|"
+        rf"them|for)\b){_THING}){_THING_END}"
+    ),
 ]
 
 
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
-_GIVING_UP = ("retir", "sold", "return", "replac", "gone for good", "switched off", "decommission", "went back to",
-              "ditch", "stopped using", "no longer use", "gave up on", "got rid of", "left", "quit", "dropped")
+_GIVING_UP = (
+    "retir",
+    "sold",
+    "return",
+    "replac",
+    "gone for good",
+    "switched off",
+    "decommission",
+    "went back to",
+    "ditch",
+    "stopped using",
+    "no longer use",
+    "gave up on",
+    "got rid of",
+    "left",
+    "quit",
+    "dropped",
+)
 
 
 def retired(sentence: str) -> str:
@@ -264,8 +360,10 @@ def retired(sentence: str) -> str:
     return ""
 
 
-_ADOPT = re.compile(r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
-                    r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$")
+_ADOPT = re.compile(
+    r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
+    r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$"
+)
 
 
 def holds(sentence: str, thing: str) -> bool:
@@ -281,4 +379,4 @@ def holds(sentence: str, thing: str) -> bool:
         have = words(clause)
         if set(want) <= set(have) and want[0] in have[:3]:  # among the clause's first words
             return True
-    return any(_ADOPT.search(s[:m.start()]) for m in re.finditer(rf"\b{re.escape(thing)}\b", s))
+    return any(_ADOPT.search(s[: m.start()]) for m in re.finditer(rf"\b{re.escape(thing)}\b", s))

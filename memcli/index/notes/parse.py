@@ -129,10 +129,11 @@ class Workers:
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
             if ctx is not None:
                 _warm()
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_watch_parent,
-                                            initargs=(os.getpid(),))
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),)
+            )
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -149,8 +150,10 @@ class Workers:
         locate = _locator(root)
         ahead = None
         for items in batches:
-            job = (items, [self.pool.submit(_batch, (locate, part, target, overlap))
-                           for part in _split(items, self.workers * 2)])
+            job = (
+                items,
+                [self.pool.submit(_batch, (locate, part, target, overlap)) for part in _split(items, self.workers * 2)],
+            )
             if ahead is not None:
                 yield _gather(*ahead)
             ahead = job
@@ -167,8 +170,9 @@ def _gather(items: list, futures: list) -> list[FileResult]:
     return [results[rel] for rel, _ in items]
 
 
-def process(root, items: list[tuple[str, str | None]], target: int, overlap: int,
-            progress=None, pool: Workers | None = None) -> list[FileResult]:
+def process(
+    root, items: list[tuple[str, str | None]], target: int, overlap: int, progress=None, pool: Workers | None = None
+) -> list[FileResult]:
     """Process (path, known hash) pairs; results come back in input order. `root`: the
     workspace's resolver, or its root as a string (see _locator)."""
     locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself

@@ -21,9 +21,9 @@ in the word store's format and from the same words (its `source`), derived state
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from memcli.index.vectors import terms
 from memcli.vault import atomic
@@ -31,8 +31,17 @@ from memcli.vault import atomic
 DICTIONARY = Path(__file__).resolve().parents[1] / "data" / "glosses.tsv.zst"  # (memcli/index/data/, package data)
 # regular inflections back to a WordNet lemma, tried in order after the word itself
 # (WordNet's own morphy, without its exception lists: "went" finds no "go")
-SUFFIXES = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
-            ("er", ""), ("est", ""))
+SUFFIXES = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("er", ""),
+    ("est", ""),
+)
 
 
 def store_path(metadata: Path, space: str) -> Path:
@@ -60,12 +69,12 @@ def lookup(lemma: str) -> str | None:
     key = lemma.encode("utf-8") + b"\t"  # a tab sorts before any letter: "commute\t" < "commuter"
     i = bisect.bisect_left(lines, key)
     if i < len(lines) and lines[i].startswith(key):
-        return lines[i][len(key):].decode("utf-8", "replace")
+        return lines[i][len(key) :].decode("utf-8", "replace")
     return None
 
 
 def definition(word: str) -> str | None:
-    """"word: its definitions" for a vault word (lowercase), or None when WordNet lacks it."""
+    """ "word: its definitions" for a vault word (lowercase), or None when WordNet lacks it."""
     for form in base_forms(word):
         found = lookup(form)
         if found:
@@ -86,8 +95,16 @@ def load(metadata: Path, space: dict | None):
     return terms.read(store_path(metadata, space["id"]), space) if space else None
 
 
-def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[[list[str]], object],
-           batch_size: int, progress=None, before=None) -> tuple[int, int]:
+def update(
+    metadata: Path,
+    space: dict,
+    snap,
+    limit: int,
+    embed_batch: Callable[[list[str]], object],
+    batch_size: int,
+    progress=None,
+    before=None,
+) -> tuple[int, int]:
     """Embed the definitions of the vault's words (the word store's, or with no word store the
     same `limit` words of the index `snap`) that have none yet; drop those of words it no
     longer holds. (definitions embedded now, definitions stored); nothing is read or written
@@ -110,4 +127,6 @@ def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[
         wanted = [w for w in words[0] if w in had or (w not in known and definition(w))]
     else:
         wanted = [w for w in words[0] if definition(w)]
-    return terms.refresh(path, wanted, lambda w: definition(w) or "", old, source, embed_batch, batch_size, progress, "definitions")
+    return terms.refresh(
+        path, wanted, lambda w: definition(w) or "", old, source, embed_batch, batch_size, progress, "definitions"
+    )

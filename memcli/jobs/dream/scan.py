@@ -181,8 +181,9 @@ def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
     return sc
 
 
-def checkpoint(ws: Workspace, sc: Scan, done: list[str], state: dict,
-               pending: dict[str, list[str]] | None = None) -> None:
+def checkpoint(
+    ws: Workspace, sc: Scan, done: list[str], state: dict, pending: dict[str, list[str]] | None = None
+) -> None:
     """Record `done` inputs with their scan-time stat; drop deleted ones. Writes the catalog and
     the sizes kept in the dream state, and its `pending` facts: the given ones, plus those of
     earlier runs for notes this run did not read (the caller saves the state)."""

@@ -33,8 +33,8 @@ from typing import Any
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
 from memcli.vault import dates, frontmatter
-from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
+from memcli.watch.walk import shown, utf8_name
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
 MAX_BYTES = 10 * 1024 * 1024
@@ -211,7 +211,7 @@ def date_problem(ws: Workspace, rel: str) -> str | None:
 
 def _date_shaped(ws: Workspace, rel: str) -> str | None:
     prefix = ws.settings.resource_dir.rstrip("/") + "/"
-    parts = rel[len(prefix):].split("/")
+    parts = rel[len(prefix) :].split("/")
     return parts[0] if len(parts) >= 2 and DATE_DIR.match(parts[0]) else None
 
 
@@ -283,14 +283,18 @@ def owners(ws: Workspace) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     try:
-        days = sorted(e.name for e in os.scandir(ws.daily) if e.is_dir(follow_symlinks=False)
-                      and DATE_DIR.match(e.name))
+        days = sorted(
+            e.name for e in os.scandir(ws.daily) if e.is_dir(follow_symlinks=False) and DATE_DIR.match(e.name)
+        )
     except OSError:
         return out
     for day in days:
         try:
-            names = sorted(e.name for e in os.scandir(ws.daily / day) if e.name.endswith(".md")
-                           and not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+            names = sorted(
+                e.name
+                for e in os.scandir(ws.daily / day)
+                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)
+            )
         except OSError:
             continue
         for name in names:

@@ -73,14 +73,21 @@ def _vector_branch(ws: Workspace, snap, req: Request, allowed, warnings: list[st
             from memcli.jobs import embedding as embedjob
 
             if embedjob.unembedded(ws, space):  # e.g. a note this search synced
-                embedjob.after_write(ws, warnings, backend=backend,
-                                     budget=min(ws.settings.embedding.embed_budget_seconds, SEARCH_EMBED_SECONDS))
+                embedjob.after_write(
+                    ws,
+                    warnings,
+                    backend=backend,
+                    budget=min(ws.settings.embedding.embed_budget_seconds, SEARCH_EMBED_SECONDS),
+                )
         space = vectors.active_space(ws.metadata)
         use = embedding.for_space(ws, space, target=backend)
         if space is None or use is None:
-            warnings.append("no chunk has a vector yet; run `mem reindex` (results are keyword-only)" if space is None
-                            else f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
-                                 "vector search paused until `mem reindex --scope embedding`")
+            warnings.append(
+                "no chunk has a vector yet; run `mem reindex` (results are keyword-only)"
+                if space is None
+                else f"embedding settings changed ({space.get('identity')} -> {backend.space['identity']}); "
+                "vector search paused until `mem reindex --scope embedding`"
+            )
             return NO_VECTORS
         matrix = vectors.open_vectors(snap, space, ws.settings.chunking.passage_tokens)
         if matrix is None or (not matrix.usable and snap.n_docs):
@@ -89,8 +96,9 @@ def _vector_branch(ws: Workspace, snap, req: Request, allowed, warnings: list[st
         words, vocab = query.expansion_words(ws, space, req.asked) if req.keyword else ([], None)
         noise = noisemod.load_noise(ws.metadata, space)
         probes = noisemod.missing(noise, req.asked)  # {script: texts}: a floor this query needs, not measured yet
-        vecs = query.query_vectors(use.embedder, req.asked, req.voiced,
-                                   words + [t for texts in probes.values() for t in texts])
+        vecs = query.query_vectors(
+            use.embedder, req.asked, req.voiced, words + [t for texts in probes.values() for t in texts]
+        )
     except ProviderError as exc:
         warnings.append(query.provider_failed(exc))
         return NO_VECTORS
@@ -108,11 +116,16 @@ def _scored(ws: Workspace, req: Request, space, matrix, vecs, words, vocab, nois
     if probes:  # measured from this request's probe vectors, in the order they were sent
         at, sent = 1 + len(words), {}
         for script, texts in probes.items():
-            sent[script], at = vecs[at:at + len(texts)], at + len(texts)
+            sent[script], at = vecs[at : at + len(texts)], at + len(texts)
         noise = noisemod.keep(ws, space, noise, sent, matrix)
-    expansion = query.expansion(ws, req.asked, vecs[1:1 + len(words)], words, vocab)
+    expansion = query.expansion(ws, req.asked, vecs[1 : 1 + len(words)], words, vocab)
     defined = query.definitions(ws, space, req.asked, vecs[0]) if req.keyword else None
     # a chunk scores as its best passage
-    return VectorBranch(vecmod.search(matrix, vecs[0], req.depth, allowed), matrix.has, expansion,
-                        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs),
-                        noisemod.floor_for(noise, req.asked), defined)
+    return VectorBranch(
+        vecmod.search(matrix, vecs[0], req.depth, allowed),
+        matrix.has,
+        expansion,
+        lambda docs: vecmod.view_cosines(matrix, vecs[0], docs),
+        noisemod.floor_for(noise, req.asked),
+        defined,
+    )

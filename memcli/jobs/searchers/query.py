@@ -26,8 +26,10 @@ def embedder(ws: Workspace, req: Request, vectors_here: bool):
         return None
     backend = req.embedding or embedding.configured(ws)
     if backend is None and req.forced:
-        raise BadInput("vector search needs an embedding backend",
-                       embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
+        raise BadInput(
+            "vector search needs an embedding backend",
+            embedding.why_off(ws) or "set embedding_model_config in mem.yaml",
+        )
     return backend
 
 
@@ -57,8 +59,9 @@ def query_vectors(embedder, query: str, voiced: str, more: list[str]):
     import numpy as np
 
     mean = np.asarray(vecs[0], dtype=np.float32) + np.asarray(vecs[1], dtype=np.float32)
-    return np.vstack([mean / max(float(np.linalg.norm(mean)), 1e-12), np.asarray(vecs[2:], dtype=np.float32)
-                      .reshape(-1, len(mean))])
+    return np.vstack(
+        [mean / max(float(np.linalg.norm(mean)), 1e-12), np.asarray(vecs[2:], dtype=np.float32).reshape(-1, len(mean))]
+    )
 
 
 def expansion_words(ws: Workspace, space: dict, query: str) -> tuple[list[str], object]:
@@ -80,8 +83,7 @@ def expansion(ws: Workspace, query: str, word_vecs, words: list[str], vocab) -> 
     from memcli.retrieval import expand as expmod
 
     cfg = ws.settings.search
-    return expmod.neighbours(query, word_vecs, vocab, cfg.expand_terms, cfg.expand_min_similarity,
-                             cfg.expand_weight)
+    return expmod.neighbours(query, word_vecs, vocab, cfg.expand_terms, cfg.expand_min_similarity, cfg.expand_weight)
 
 
 def definitions(ws: Workspace, space: dict, query: str, query_vec):
@@ -96,6 +98,13 @@ def definitions(ws: Workspace, space: dict, query: str, query_vec):
         from memcli.index.vectors import glosses
         from memcli.retrieval import expand as expmod
 
-        return expmod.defined(query, query_vec, glosses.load(ws.metadata, space), cfg.define_terms,
-                              cfg.define_min_similarity, cfg.define_weight)
+        return expmod.defined(
+            query,
+            query_vec,
+            glosses.load(ws.metadata, space),
+            cfg.define_terms,
+            cfg.define_min_similarity,
+            cfg.define_weight,
+        )
+
     return ask

@@ -30,8 +30,9 @@ class Team:
 
     def candidates(self, ws: Workspace, req: Request, warnings: list[str]) -> Candidates | None:
         t = self.t
-        vec, space, floor, expansion, defined = _query_vector(ws, req, warnings) if req.vector \
-            else (None, None, None, [], None)
+        vec, space, floor, expansion, defined = (
+            _query_vector(ws, req, warnings) if req.vector else (None, None, None, [], None)
+        )
         terms = lexemes.weighted(req.asked, expansion) if req.keyword else []
         ask = sql_search.Ask(terms, vec, space, req.depth, req.since, req.until)
         late: list[str] = []
@@ -72,8 +73,9 @@ def _weakly_covered(t: Target, found, asked: str) -> bool:
 
 def _candidates(t: Target, found, floor, expansion) -> Candidates:
     cos, bm, own = found.cos, found.bm, found.own
-    branch = VectorBranch(found.vector, found.embedded.__contains__, expansion,
-                          lambda docs: {d: cos[d] for d in docs if d in cos}, floor)
+    branch = VectorBranch(
+        found.vector, found.embedded.__contains__, expansion, lambda docs: {d: cos[d] for d in docs if d in cos}, floor
+    )
     keyword = bm25.Scored(found.keyword, lambda d: bm.get(d, 0.0), own.__contains__, bool(own))
     return Candidates(sql_search.View(t, found), branch, keyword)  # the team index keeps no statements
 

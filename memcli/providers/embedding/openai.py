@@ -1,6 +1,7 @@
 """OpenAI-compatible embeddings (OpenAI, vLLM, DashScope compatible mode, LM Studio…)."""
 
 from __future__ import annotations
+
 from typing import Any
 
 from memcli.providers.embedding.base import ordered

@@ -11,9 +11,9 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
+from memcli.config.settings import Embedding, as_mapping
 from memcli.errors import ConfigError
 from memcli.providers.embedding.base import Embedder
-from memcli.config.settings import Embedding, as_mapping
 
 # name -> (module, class, config keys that must be non-empty)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -61,8 +61,10 @@ def _backend(cfg: dict[str, Any]) -> str:
     cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
     if name and name != OFF and name not in BACKENDS and name not in UNSUPPORTED:
-        raise ConfigError(f"unknown embedding backend '{name}'",
-                          f"use one of: {', '.join([*BACKENDS, OFF])} (embedding_model_config.backend)")
+        raise ConfigError(
+            f"unknown embedding backend '{name}'",
+            f"use one of: {', '.join([*BACKENDS, OFF])} (embedding_model_config.backend)",
+        )
     return name
 
 
@@ -110,6 +112,8 @@ def get_embedder(cfg: Mapping[str, Any] | Embedding, *, timeout: float | None = 
         return cls(cfg, model=model)
     dims = cfg.get("dimensions")
     if not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
-        raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {dims!r}",
-                          "set it to the model's vector size")
+        raise ConfigError(
+            f"embedding_model_config.dimensions must be a positive integer, got {dims!r}",
+            "set it to the model's vector size",
+        )
     return cls(cfg, timeout=timeout)

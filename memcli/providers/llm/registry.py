@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memcli.errors import ConfigError
 from memcli.config.settings import LLM, as_mapping
+from memcli.errors import ConfigError
 from memcli.providers.llm.chat import ChatClient
 
 # name -> default base URL ("" = base_url is required)
@@ -35,11 +35,14 @@ def get_chat(cfg: Mapping[str, Any] | LLM) -> ChatClient | None:
         return None
     name = name or "openai"
     if name not in BACKENDS:
-        raise ConfigError(f"unknown LLM backend '{name}'",
-                          f"use one of: {', '.join([*BACKENDS, 'none'])} (llm_model_config.backend)")
+        raise ConfigError(
+            f"unknown LLM backend '{name}'", f"use one of: {', '.join([*BACKENDS, 'none'])} (llm_model_config.backend)"
+        )
     if not model:
-        raise ConfigError(f"LLM backend '{name}' needs llm_model_config.model_name",
-                          "set it (or MEM_LLM_MODEL), or set backend: none for the offline extractor")
+        raise ConfigError(
+            f"LLM backend '{name}' needs llm_model_config.model_name",
+            "set it (or MEM_LLM_MODEL), or set backend: none for the offline extractor",
+        )
     base = str(cfg.get("base_url") or "").strip() or BACKENDS[name]
     if not base:
         raise ConfigError(f"LLM backend '{name}' needs llm_model_config.base_url", "set it (or MEM_LLM_BASE_URL)")
