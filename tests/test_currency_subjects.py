@@ -533,3 +533,15 @@ def test_a_copy_of_the_statement_giving_a_thing_up_is_not_superseded_by_it():
         )
     )
     assert rel == {}
+
+
+def test_a_vocabulary_is_used_only_for_the_stat_it_was_read_at(tmp_path):
+    """A missing or stale vocabulary makes relating read the note again, never pass it over."""
+    from memcli.index.currency import vocab
+
+    vocab.update(tmp_path, {"memory/a.md": ([1, 2], " pegasu ")}, [], full=True)
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [1, 2]}})("memory/a.md") == " pegasu "
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [5, 6]}})("memory/a.md") is None
+    assert vocab.Lazy(tmp_path, {"memory/b.md": {"stat": [1, 2]}})("memory/b.md") is None
+    vocab.update(tmp_path, {}, ["memory/a.md"], full=False)
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [1, 2]}})("memory/a.md") is None

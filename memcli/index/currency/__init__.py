@@ -17,16 +17,17 @@ that value; one giving a thing up ("the pegasus are retired") the older statemen
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from pathlib import Path
 
-from memcli.index.currency import kinds
+from memcli.index.currency import kinds, vocab
 from memcli.index.currency.relate import relate
 from memcli.index.currency.statements import read_file
 from memcli.vault import atomic, dates
 from memcli.vault.workspace import Workspace
 
-VERSION = 6  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab
+VERSION = 7  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards
 
 
 def folder(metadata: Path) -> Path:
@@ -61,23 +62,30 @@ def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = 
     """Bring the claims and relations up to date with `current` (path -> (mtime_ns, size), the
     sync's view of the vault). True when something was written."""
     base = folder(ws.metadata)
+    dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
+    seen = _fingerprint(dated)
+    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
+    known = None if full else _load(base / "relations.json")
+    if known is not None and known.get("seen") == seen and known.get("vectors", "") == vectors:
+        return False  # nothing changed: claims.json is not even read
     cache = None if full else _load(base / "claims.json")
     files: dict = (cache or {}).get("files", {})
-    dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
     changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
     gone = [rel for rel in files if rel not in dated]
-    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
-    rel = _load(base / "relations.json") if cache is not None and not changed and not gone else None
-    if rel is not None and rel.get("vectors", "") == vectors:
-        return False
     for rel in gone:
         del files[rel]
     read, fresh = _read_all(ws, [(rel, dated[rel]) for rel in changed])
     files.update(read)
     base.mkdir(parents=True, exist_ok=True)
+    vocab.update(base, {rel: (rec["stat"], rec.pop("vocab")) for rel, rec in read.items()}, gone, full=cache is None)
     atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    _write_relations(ws, files, vectors, fresh)
+    _write_relations(ws, files, vectors, fresh, seen)
     return True
+
+
+def _fingerprint(dated: dict[str, tuple[int, int]]) -> str:
+    """What a sync saw of the dated notes, in 32 hex digits: the same twice, nothing changed."""
+    return hashlib.blake2b(repr(sorted(dated.items())).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def revisit(ws: Workspace) -> bool:
@@ -88,20 +96,21 @@ def revisit(ws: Workspace) -> bool:
     vectors = kinds.stamp(ws.metadata)
     if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
         return False
-    _write_relations(ws, cache.get("files", {}), vectors, {})
+    _write_relations(ws, cache.get("files", {}), vectors, {}, (rel or {}).get("seen", ""))
     return True
 
 
-def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]]) -> None:
+def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]], seen: str) -> None:
     def read(rel: str) -> list[tuple]:  # a note's statements: just read, or read again now
         if rel not in fresh:
             fresh[rel] = read_file(ws.locate(rel), rel, ws.date_of, ())[1]
         return fresh[rel]
 
-    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read)
+    base = folder(ws.metadata)
+    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read, vocab.Lazy(base, files))
     atomic.write_text(
-        folder(ws.metadata) / "relations.json",
-        json.dumps({"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False),
+        base / "relations.json",
+        json.dumps({"version": VERSION, "vectors": vectors, "seen": seen, "superseded": found}, ensure_ascii=False),
     )
 
 

@@ -43,21 +43,22 @@ class _Holders:
     named as the previous one: the notes that may hold its words are found through their
     vocabulary, and their statements read (`read`: path -> statements) when first asked for."""
 
-    def __init__(self, files: dict, ordered: list[dict], read=None):
+    def __init__(self, files: dict, ordered: list[dict], read=None, vocab=None):
         self.files, self.ordered, self.read = files, ordered, read
+        self.vocab = vocab or (lambda rel: files[rel].get("vocab"))  # path -> its vocabulary, None: unknown
         self.of_note: dict[str, list[int]] = {}  # note -> its holders' indexes in `ordered`
         self.with_word: dict[str, set[str]] = {}  # word -> notes whose vocabulary holds it
 
     def notes(self, word: str) -> set[str]:
         if word not in self.with_word:
             key = f" {word} "
-            self.with_word[word] = {rel for rel, rec in self.files.items() if key in rec.get("vocab", key)}
+            self.with_word[word] = {rel for rel in self.files if key in (self.vocab(rel) or key)}
         return self.with_word[word]
 
     def statements(self, rel: str) -> list[int]:
         if rel not in self.of_note:
             rec = self.files[rel]
-            if self.read is None or "vocab" not in rec:  # every statement kept in the record
+            if self.read is None:  # every statement kept in the record
                 found = [i for i in rec.get("statements", ()) if not sets(i)]
             else:
                 setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
@@ -89,16 +90,17 @@ class _Holders:
         return found[:MAX_HOLDING]
 
 
-def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[str, list[dict]]:
+def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
     One pass in order; the earlier statements are found through word indexes (a claim's
     subject words among the live claims, a thing's or a value's words among all statements),
     so a vault of many notes costs a lookup per claim, not a scan. `read` (path -> statements)
-    reads a note again for its statements setting nothing (_Holders)."""
+    reads a note again for its statements setting nothing, `vocab` (path -> its vocabulary, None
+    when unknown) says which notes may hold a word (_Holders)."""
     ordered = _ordered(files)
-    holders = _Holders(files, ordered, read)
+    holders = _Holders(files, ordered, read, vocab)
     live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
     seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
     by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
