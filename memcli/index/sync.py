@@ -102,7 +102,7 @@ def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     """Update derived state from the Markdown. The caller holds the index lock."""
     report = _sync(ws, full=full, progress=progress)
-    from memcli.index import currency  # which statement supersedes which (docs/currency.md)
+    from memcli.index.currency import update as currency  # which statement supersedes which (docs/currency.md)
 
     try:
         currency.refresh(ws, report.current, full=full)

@@ -103,7 +103,9 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
             got += glosses.update(ws.metadata, backend.space, snap, limit, embed, batch, progress, was)
     finally:
         snap.close()
-    from memcli.index import currency  # new word vectors may tell which kind a thing is (index/currency/kinds.py)
+    from memcli.index.currency import (
+        update as currency,  # new word vectors may tell which kind a thing is (index/currency/kinds.py)
+    )
 
     try:
         currency.revisit(ws)
