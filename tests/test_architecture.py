@@ -9,6 +9,9 @@ commands agents call in loops must not pay for heavy imports they do not use.
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.machinery
+import importlib.util
 import itertools
 import subprocess
 import sys
@@ -267,11 +270,27 @@ def _known(name: str) -> str | None:
     return name or None
 
 
-def module_imports(path: Path) -> list[tuple[str, int, bool]]:
-    """(memcli module, line, inside a function) for every import of a memcli module that runs.
+@functools.cache
+def _is_module(package: str, name: str) -> bool:
+    """Whether `from package import name` imports a module (memcli's, the standard library's or
+    a third party's) rather than a name the package defines; the package itself is not imported."""
+    if package.split(".")[0] == "memcli":
+        return f"{package}.{name}" in MODULES
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # not installed: read as a name
+        return False
+    places = [Path(place) for place in (spec and spec.submodule_search_locations) or ()]
+    suffixes = importlib.machinery.all_suffixes()
+    return any((place / name).is_dir() or any((place / (name + s)).is_file() for s in suffixes) for place in places)
 
-    `from package import name` counts as an import of the submodule when `name` is one,
-    else of the package itself (its __init__ defines the name)."""
+
+def imports_that_run(path: Path) -> list[tuple[str, int, bool]]:
+    """(module, line, inside a function) for every import that runs (not under TYPE_CHECKING).
+
+    A memcli import names the memcli module: `from package import name` counts as an import
+    of the submodule when `name` is one, else of the package itself (its __init__ defines the
+    name). Any other import names the module as written (`from os import path` -> os)."""
     own = module_name(path)
     package = own if path.name == "__init__.py" else own.rpartition(".")[0]
     found: list[tuple[str, int, bool]] = []
@@ -289,15 +308,20 @@ def module_imports(path: Path) -> list[tuple[str, int, bool]]:
                 if child.level:
                     parent = package.split(".")[: len(package.split(".")) - child.level + 1]
                     base = ".".join(parent + ([child.module] if child.module else []))
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in child.names]
+                targets = [f"{base}.{a.name}" if _is_module(base, a.name) else base for a in child.names]
             for target in dict.fromkeys(targets):
-                mod = _known(target) if target.split(".")[0] == "memcli" else None
+                mod = _known(target) if target.split(".")[0] == "memcli" else target
                 if mod and mod != own:
                     found.append((mod, child.lineno, in_function))
             visit(child, inner)
 
     visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), False)
     return found
+
+
+def module_imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(memcli module, line, inside a function) for every import of a memcli module that runs."""
+    return [found for found in imports_that_run(path) if found[0].split(".")[0] == "memcli"]
 
 
 def module_graph() -> dict[str, dict[str, tuple[int, bool]]]:
@@ -394,3 +418,84 @@ def test_the_circle_finder_finds_a_circle():
     assert "b -> c (line 2, inside a function)" in describe(graph, circles(graph)[0])
     del graph["c"]["a"]
     assert circles(graph) == []
+
+
+# Imports inside functions that save no start-up time ----------------------------------------------
+#
+# An import inside a function is there for start-up time: a command that never calls the
+# function does not load the module. When the module is loaded anyway whenever the importer
+# is (its module-level imports load it, directly or through other memcli modules, or it is
+# the importer's own package), the late import saves nothing and only hides a dependency:
+# it belongs at the top. The modules loaded with a memcli module are those its module-level
+# imports name and, for the memcli ones, what they load in turn; what a module outside
+# memcli (standard library, third party) imports is not read: it is not ours to rely on.
+
+
+def _with_parents(module: str) -> list[str]:
+    """`a.b.c` -> [a, a.b, a.b.c]: importing a module first loads its packages."""
+    parts = module.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+
+
+@functools.cache
+def _runs(module: str) -> tuple[tuple[str, int, bool], ...]:
+    path = PACKAGE.joinpath(*module.split(".")[1:])
+    return tuple(imports_that_run(path / "__init__.py" if path.is_dir() else path.with_suffix(".py")))
+
+
+def loaded_with(module: str) -> dict[str, str]:
+    """Every module loaded whenever the memcli `module` is -> the module that loads it first."""
+    by: dict[str, str] = {}
+
+    def load(name: str, loader: str) -> None:
+        if name not in by and name != module:
+            by[name] = loader
+            todo.append(name)
+
+    todo = [module]
+    while todo:
+        current = todo.pop(0)
+        if current.split(".")[0] != "memcli":
+            continue  # what a module outside memcli loads in turn is not read
+        for name in _with_parents(current)[:-1]:  # its packages
+            load(name, current)
+        for target, _, inside in _runs(current):
+            if not inside:
+                for name in _with_parents(target):
+                    load(name, current)
+    return by
+
+
+def _chain(by: dict[str, str], module: str, target: str) -> str:
+    steps = [target]
+    while steps[-1] != module:
+        steps.append(by[steps[-1]])
+    return " -> ".join(reversed(steps))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_imports_inside_functions_save_start_up_time(path):
+    own = module_name(path)
+    by = loaded_with(own)
+    late = [
+        f"line {line}: {target} (loaded {_chain(by, own, target)})"
+        for target, line, inside in _runs(own)
+        if inside and target in by
+    ]
+    assert not late, (
+        f"{path.relative_to(REPO)} imports inside a function a module it loads anyway; "
+        "move the import to the top:\n" + "\n".join(late)
+    )
+
+
+def test_loaded_with_follows_module_level_imports_only():
+    by = loaded_with("memcli.jobs.health")
+    assert by["memcli.jobs"] == "memcli.jobs.health"  # its package
+    assert "memcli.index.sync" in by  # through its module-level imports
+    assert "memcli.jobs.health" not in by
+    assert _chain(by, "memcli.jobs.health", "memcli").startswith("memcli.jobs.health -> ")
+    cli = loaded_with("memcli.cli.health")
+    assert "memcli.jobs.health" not in cli  # imported inside a function only: not loaded with it
+    assert "os" not in loaded_with("memcli.cli.main")  # its `import os` sits inside a function
+    assert _is_module("concurrent", "futures") and _is_module("memcli.index", "sync")
+    assert not _is_module("pathlib", "Path") and not _is_module("memcli.index", "PARSER_VERSION")

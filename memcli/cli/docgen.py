@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memcli import __version__
 from memcli.cli.manual import EXIT_STATUS, FILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -340,7 +341,6 @@ def fish(nodes: list[Node]) -> str:
 def render() -> dict[str, str]:
     import typer
 
-    from memcli import __version__
     from memcli.cli.app import build
 
     cmd = typer.main.get_command(build())

@@ -2,6 +2,7 @@
 
 from memcli.cli import options
 from memcli.cli.context import Context, invoke
+from memcli.errors import BadInput
 
 HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.
 
@@ -16,7 +17,6 @@ OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_j
 def execute(
     ctx: Context, path: str | list[str], start: int = 1, lines: int | None = None, as_json: bool = False
 ) -> int:
-    from memcli.errors import BadInput
     from memcli.jobs import get
 
     if isinstance(path, list):  # from the fast path, which collects every word

@@ -2,6 +2,7 @@
 
 from memcli.cli import options
 from memcli.cli.context import Context, invoke
+from memcli.errors import OK, UNHEALTHY, BadInput
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
 graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse
@@ -18,7 +19,6 @@ MARK = {"ok": "OK", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
 def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
-    from memcli.errors import OK, UNHEALTHY, BadInput
     from memcli.jobs import health
 
     if timeout <= 0:

@@ -1,5 +1,7 @@
 """`mem mcp`: serve memory_search, memory_get, remember and ingest over MCP on stdio."""
 
+import sys
+
 from memcli.cli import options
 from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
@@ -17,7 +19,6 @@ already keeps one), so it reads only those files. Messages are newline-delimited
 
 def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     import signal
-    import sys
 
     from memcli.mcp import server, tools
     from memcli.mcp.schemas import Folders, guidance

@@ -2,6 +2,7 @@
 
 from memcli.cli import options
 from memcli.cli.context import Context, invoke
+from memcli.errors import BadInput
 
 HELP = """Search memory (MEMORY.md, daily notes, digest) for QUERY.
 
@@ -48,8 +49,6 @@ def execute(
     from memcli.jobs import search
 
     if max_chars is not None and max_chars < 1:
-        from memcli.errors import BadInput
-
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
     ws = ctx.open()
     result = search.run(

@@ -16,6 +16,7 @@ from memcli.index import quick, sync
 from memcli.vault import lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
+from memcli.watch import journal
 
 REBUILD_BUSY = "Memory index rebuild is already running"
 
@@ -27,8 +28,6 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
 def _journaled(ws: Workspace, snap) -> int | None:
     """How many paths the running watcher journaled since the index's mark (memcli.watch.journal),
     None when it cannot say: then the files are checked."""
-    from memcli.watch import journal
-
     now = journal.confirm(ws.metadata)
     got = journal.since(ws.metadata, snap.header.get("watch"), now) if now is not None else None
     return None if got is None else len(got[0]) + len(got[1])

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli.errors import CorruptStore
+from memcli.index import PARSER_VERSION, previous
 from memcli.index import journaled as by_journal
-from memcli.index import previous
 from memcli.index.keyword import segments, tokenizer
 from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
@@ -64,8 +64,6 @@ def snapshot_path(ws: Workspace) -> Path:
 
 def chunking_params(ws: Workspace) -> dict:
     c = ws.settings.chunking
-    from memcli.index import PARSER_VERSION
-
     return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens, "parser": PARSER_VERSION}
 
 

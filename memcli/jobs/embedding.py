@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from memcli.errors import Busy, ProviderError
-from memcli.index import embed
+from memcli.index import embed, sync
 from memcli.index.freshness import index_lock
+from memcli.index.keyword import segments
 from memcli.index.vectors import vectors
 from memcli.providers.embedding import space as spaces
 from memcli.vault import lock
@@ -82,7 +83,6 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     """Word vectors for query expansion (memcli.index.vectors.terms) in the backend's space, then the
     vectors of those words' definitions (memcli.index.vectors.glosses): (words embedded now, words
     stored[, definitions embedded now, definitions stored])."""
-    from memcli.index import sync
     from memcli.index.vectors import glosses, terms
 
     cfg = ws.settings.search
@@ -123,8 +123,6 @@ def unembedded(ws: Workspace, space: dict | None) -> int | None:
     """Chunks of the index without vectors in `space`, or None when none of its segment files
     fits (missing, damaged, another passage size or format: `mem reindex` rebuilds them; a
     write or a search does not start that on its own)."""
-    from memcli.index import sync
-
     if space is None:
         return None
     view = sync.open_snapshot(ws)
@@ -225,8 +223,6 @@ def _drop_vectors(ws: Workspace) -> None:
     """Forget the active space's vectors for `mem reindex --full`, their passages kept in the
     request cache first: the same text in the same space gives the same vector, so the run
     that follows asks the provider only for what it never embedded."""
-    from memcli.index import sync
-    from memcli.index.keyword import segments
     from memcli.index.vectors import carry
 
     space = vectors.active_space(ws.metadata)
@@ -251,8 +247,6 @@ def _first(
 def _large(ws: Workspace) -> bool:
     """Whether the vault is worth a first pass: more chunks than the configured model embeds
     in about a minute (a small vault goes straight to it)."""
-    from memcli.index import sync
-
     snap = sync.open_snapshot(ws)
     if snap is None:
         return False

@@ -9,15 +9,18 @@ everything derived.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from memcli import __version__
 from memcli.errors import CorruptStore, ProviderError
+from memcli.index import sync
 from memcli.jobs import backup, stored_secrets, team, vector_health
 from memcli.jobs.check import FAIL, OK, SKIP, WARN, Check
 from memcli.vault.workspace import Workspace
+from memcli.watch import journal
 
 
 @dataclass
@@ -94,7 +97,7 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
 
 
 def store_checks(ws: Workspace) -> list[Check]:
-    from memcli.index import sync, verify
+    from memcli.index import verify
 
     meta = ws.metadata
     sizes = verify.store_sizes(meta)
@@ -130,10 +133,6 @@ def store_checks(ws: Workspace) -> list[Check]:
 def files_check(ws: Workspace, snap, current: dict, walked: list[tuple[str, str]]) -> Check:
     """Files changed since indexing, not indexable, or out of this user's reach (a folder the
     walk could not list, a name that is not UTF-8, a file that cannot be opened)."""
-    import os
-
-    from memcli.index import sync
-
     stale = sync.stale_paths(snap, current)
     locate = ws.resolver()
     unread = {p for p in stale if p in current and not os.access(locate(p), os.R_OK)}
@@ -270,8 +269,6 @@ def passage_tokens(ws: Workspace) -> int:
 
 def watch_check(ws: Workspace) -> Check:
     """Whether a `mem watch` keeps a change journal here, and answers (memcli.watch.journal)."""
-    from memcli.watch import journal
-
     pid = journal.watcher(ws.metadata)
     if pid is None:
         return Check("watch", OK, "no `mem watch` running: each reindex checks every file", {"running": False})

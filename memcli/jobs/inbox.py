@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from memcli.errors import ProviderError
 from memcli.vault import atomic, lock, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -93,7 +94,6 @@ def clear(ws: Workspace, shown: list[dict] | None = None) -> int:
 
 def _post(url: str, record: dict) -> str | None:
     """POST the record; a warning (never an error) on failure."""
-    from memcli.errors import ProviderError
     from memcli.providers import http
 
     try:

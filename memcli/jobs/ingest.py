@@ -17,6 +17,7 @@ from memcli.errors import Busy
 from memcli.extraction.conversation import Draft, Existing, Request, llm, rules
 from memcli.extraction.conversation.messages import is_user_turn
 from memcli.extraction.conversation.messages import parse as parse_messages
+from memcli.index import sync
 from memcli.index.freshness import index_lock
 from memcli.jobs import inbox
 from memcli.secrets.scrub import Scrubber
@@ -230,7 +231,6 @@ def finish(
     once, by keyword and by meaning), then tell the inbox."""
     if not changes:
         return
-    from memcli.index import sync
 
     try:
         with index_lock(ws, job, wait=lock.WAIT):

@@ -20,6 +20,9 @@ from datetime import datetime
 from typing import Any
 
 from memcli.errors import BadInput, Busy, MemError
+from memcli.index import sync
+from memcli.index.freshness import index_lock
+from memcli.jobs import resource
 from memcli.jobs.resource import catalog as resource_catalog
 from memcli.vault import lock
 from memcli.vault.workspace import Workspace
@@ -78,8 +81,6 @@ def run_batch(
     ws: Workspace, *, indexed: int = 0, resources: int = 0, scan: bool = True, catch_up: bool = False
 ) -> Batch:
     """One round of work; errors are reported in the batch, never raised (the loop goes on)."""
-    from memcli.jobs import resource
-
     b = Batch(indexed, resources, catch_up=catch_up)
     t0 = time.perf_counter()
     # the user's edits first; the scan then indexes the notes it writes itself
@@ -105,9 +106,6 @@ def _attempt(b: Batch, step: Callable[[], object]):
 
 
 def _sync(ws: Workspace):
-    from memcli.index import sync
-    from memcli.index.freshness import index_lock
-
     with index_lock(ws, "watch", wait=INDEX_WAIT):
         rep = sync.sync(ws)
     if rep.wrote:  # the changed notes by meaning too (what is left: the idle refiner)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
-from memcli.errors import BadInput
+from memcli.errors import BadInput, ProviderError
 from memcli.mcp import schemas as agent_prompt
 from memcli.vault import lock
 from memcli.vault.workspace import Workspace
@@ -44,7 +45,6 @@ class Tools:
         """The embedding backend, built on the first search and kept (the local model's
         load costs ~0.5 s, which would otherwise be paid by every call)."""
         if self._backend is False:
-            from memcli.errors import ProviderError
             from memcli.providers.embedding import space as embedding
 
             try:
@@ -58,7 +58,6 @@ class Tools:
         chunks left without vectors, then the configured model refining a first pass. Calls
         and slices take turns (a call waits at most one slice, ~`seconds`)."""
         import threading
-        import time
 
         from memcli.jobs import embedding
 
@@ -88,7 +87,6 @@ class Tools:
     def call(self, name: str, raw_args) -> str:
         """Tool `name`'s text result; KeyError for an unknown tool, MemError for a failed call."""
         tool = self.table[name]
-        import time
 
         with self._turn:  # the background refiner (start_refiner) waits for the call
             try:

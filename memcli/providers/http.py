@@ -13,6 +13,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
+from memcli import __version__
 from memcli.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ def make_client(
     can be served with auth=None and the header given here.
     """
     import httpx
-
-    from memcli import __version__
 
     merged = {"User-Agent": f"memcli/{__version__}", "Accept": "application/json"}
     if api_key:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memcli.index.keyword import bm25
-from memcli.team import Target, db, lexemes, schema
+from memcli.index.keyword import bm25, tokenizer
+from memcli.team import Target, db, display, lexemes, schema
 
 SHORTLIST_HNSW = schema.EF_SEARCH
 SHORTLIST_EXACT = 512
@@ -244,8 +244,6 @@ class View:
     the scope's BM25 statistics (n_docs, df(term hash))."""
 
     def __init__(self, t: Target, found: Found):
-        from memcli.team import display
-
         self.paths: list[str] = []
         index: dict[str, int] = {}
         self._meta: list[tuple[int, int, int, int]] = []
@@ -257,8 +255,6 @@ class View:
             self._meta.append((index[shown], c.start_line, c.end_line, c.crumb))
         self._texts = [c.text for c in found.chunks]
         self.n_docs = found.n
-        from memcli.index.keyword import tokenizer
-
         self._df = {tokenizer.term_hash(term): n for term, n in found.df.items()}
 
     def df(self, h: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import sys
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -33,8 +34,6 @@ def _norm_coefficients(snap) -> tuple[float, float]:
 
 
 def _numpy_pays(terms) -> bool:
-    import sys
-
     limit = LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS
     return sum(z - a for spans, _ in terms for _, a, z in spans) > limit
 

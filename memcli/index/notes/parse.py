@@ -18,6 +18,7 @@ from typing import Any
 from memcli.index.keyword import tokenizer
 from memcli.index.notes.reader import read_note
 from memcli.index.stores import store
+from memcli.vault import frontmatter
 
 PARALLEL_MIN_FILES = 300
 MAX_READ = 64 * 1024 * 1024
@@ -108,8 +109,6 @@ def _warm() -> None:
     PyYAML's import (31 ms) and the tokenizer's regexes (17 ms). (numpy, which a worker
     needs to write its segment, is not: its import starts OpenBLAS threads, and a process
     with threads should not fork.)"""
-    from memcli.vault import frontmatter
-
     frontmatter.parse("warm: 1")
     tokenizer.hashed_counts("warm-up aB a_b café 中文 メモリ 한")
 

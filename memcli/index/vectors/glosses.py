@@ -21,6 +21,7 @@ in the word store's format and from the same words (its `source`), derived state
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -63,8 +64,6 @@ def dictionary() -> list[bytes]:
 
 def lookup(lemma: str) -> str | None:
     """The definitions of a WordNet lemma ("; "-joined), or None."""
-    import bisect
-
     lines = dictionary()
     key = lemma.encode("utf-8") + b"\t"  # a tab sorts before any letter: "commute\t" < "commuter"
     i = bisect.bisect_left(lines, key)

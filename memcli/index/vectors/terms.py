@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memcli.errors import CorruptStore
+from memcli.index.keyword import snapshot
 from memcli.index.keyword.segments import expand
 from memcli.index.stores import store
 from memcli.vault import atomic
@@ -131,8 +132,6 @@ def _words_file(seg, suffix: str) -> Path:
 def _counts(seg, docs) -> Counter:
     """Word counts over chunks `docs` of the segment, read through a map of its own, closed
     after: the texts' pages then leave this process (a 20,000-note vault has 170 MB of them)."""
-    from memcli.index.keyword import snapshot
-
     df: Counter = Counter()
     own = snapshot.Snapshot(seg.snap.path)
     try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 import struct
 from pathlib import Path
 
@@ -148,8 +149,6 @@ class VecSeg:
 def mark_stored(path: Path) -> None:
     """Set a file's `stored` flag without rewriting its rows: the one digit write() put last
     in the header (either value is a valid state, so a crash around it loses nothing)."""
-    import os
-
     fd = os.open(path, os.O_RDWR)
     try:
         head = os.pread(fd, 12, 0)
