@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 DEMO_WS := examples/workspace
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: help demo test test-long docs bench eval clean reme-venv llm-tier
+.PHONY: help demo lint test test-long docs bench eval clean reme-venv llm-tier
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -53,7 +53,12 @@ $(LLM_MODEL): | $(LLM_VENV)/.installed
 
 llm-tier: $(LLM_MODEL)  ## set up .venv/llm with llama.cpp's server and a 0.5B model for tests/llm/ (the real-LLM tier)
 
-test: $(BIN)/.installed  ## set up .venv with the dev extra and run the test suite
+lint: $(BIN)/.installed  ## ruff (lint rules and format) and mypy, with the versions the dev extra pins
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint  ## set up .venv with the dev extra, lint, and run the test suite
 	$(BIN)/python -m pytest -q
 
 test-long: $(BIN)/.installed  ## the full reliability campaigns too

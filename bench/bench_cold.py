@@ -22,11 +22,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-DEFAULT_QUERIES = ["Database choice for the project", "How to reduce unnecessary rebuilds",
-                   "Performance issue discussed last time", "How does the user usually travel to work?"]
+DEFAULT_QUERIES = [
+    "Database choice for the project",
+    "How to reduce unnecessary rebuilds",
+    "Performance issue discussed last time",
+    "How does the user usually travel to work?",
+]
 
 
 def main(argv=None) -> int:
@@ -37,8 +40,9 @@ def main(argv=None) -> int:
     ap.add_argument("--code", type=Path, help="put this memcli checkout first on PYTHONPATH")
     args = ap.parse_args(argv)
     qfile = args.workspace / "queries.txt"
-    queries = [q for q in qfile.read_text(encoding="utf-8").splitlines() if q.strip()] if qfile.exists() \
-        else DEFAULT_QUERIES
+    queries = (
+        [q for q in qfile.read_text(encoding="utf-8").splitlines() if q.strip()] if qfile.exists() else DEFAULT_QUERIES
+    )
     # bytecode as an installed mem has it (pip compiles at install): the warm-up run writes it
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_") and k != "PYTHONDONTWRITEBYTECODE"}
     if args.code:
@@ -47,14 +51,31 @@ def main(argv=None) -> int:
     hybrid = 0
     for i in range(args.runs + 1):
         q = queries[i % len(queries)]
-        cmd = [sys.executable, "-m", "memcli", "-w", str(args.workspace), "search", "--json", "--no-sync",
-               "--mode", args.mode, "--", q]
+        cmd = [
+            sys.executable,
+            "-m",
+            "memcli",
+            "-w",
+            str(args.workspace),
+            "search",
+            "--json",
+            "--no-sync",
+            "--mode",
+            args.mode,
+            "--",
+            q,
+        ]
         # a child's own peak: run each in a fresh `python -c` that reports its children's rusage
-        probe = [sys.executable, "-c", "import resource,subprocess,sys,time; t=time.perf_counter(); "
-                 "p=subprocess.run(sys.argv[1:], capture_output=True); "
-                 "r=resource.getrusage(resource.RUSAGE_CHILDREN); "
-                 "print(time.perf_counter()-t, r.ru_maxrss, p.returncode, r.ru_utime + r.ru_stime); sys.stderr.write(p.stderr.decode()); "
-                 "sys.stdout.write(p.stdout.decode())", *cmd]
+        probe = [
+            sys.executable,
+            "-c",
+            "import resource,subprocess,sys,time; t=time.perf_counter(); "
+            "p=subprocess.run(sys.argv[1:], capture_output=True); "
+            "r=resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(time.perf_counter()-t, r.ru_maxrss, p.returncode, r.ru_utime + r.ru_stime); sys.stderr.write(p.stderr.decode()); "
+            "sys.stdout.write(p.stdout.decode())",
+            *cmd,
+        ]
         # cwd outside the repository: `python -m memcli` puts the cwd first on sys.path, which
         # would shadow --code with the working tree's memcli
         out = subprocess.run(probe, capture_output=True, text=True, env=env, check=True, cwd=tempfile.gettempdir())
@@ -73,15 +94,27 @@ def main(argv=None) -> int:
 
     def stats(xs):
         xs = sorted(xs)
-        return {"median": round(statistics.median(xs), 3), "p90": round(xs[int(0.9 * (len(xs) - 1))], 3),
-                "max": round(xs[-1], 3)}
+        return {
+            "median": round(statistics.median(xs), 3),
+            "p90": round(xs[int(0.9 * (len(xs) - 1))], 3),
+            "max": round(xs[-1], 3),
+        }
 
     meta = args.workspace / "mem_metadata" / "embedding_store" / "space.json"
     space = json.loads(meta.read_text()) if meta.exists() else None
-    result = {"workspace": str(args.workspace), "mode": args.mode, "runs": args.runs,
-              "code": str(args.code or "working tree"), "seconds": stats(times), "cpu_seconds": stats(cpus), "max_rss_mib": stats(rss),
-              "hybrid_runs": hybrid, "space": space.get("identity") if space else None,
-              "warnings": sorted(warnings), "load_average": os.getloadavg()}
+    result = {
+        "workspace": str(args.workspace),
+        "mode": args.mode,
+        "runs": args.runs,
+        "code": str(args.code or "working tree"),
+        "seconds": stats(times),
+        "cpu_seconds": stats(cpus),
+        "max_rss_mib": stats(rss),
+        "hybrid_runs": hybrid,
+        "space": space.get("identity") if space else None,
+        "warnings": sorted(warnings),
+        "load_average": os.getloadavg(),
+    }
     print(json.dumps(result, indent=1))
     return 0
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memcli.vault import frontmatter  # noqa: E402
+from memcli.vault import frontmatter
 
 
 def blocks(vault: Path) -> list[str]:
@@ -57,17 +57,20 @@ def full_build(vault: Path) -> float:
 def measure(vault: Path, repeat: int, fast=None) -> dict:
     real = frontmatter.parse
     if fast is not None:
-        frontmatter.parse = lambda source: ((fast(source), None) if source and fast(source) is not None
-                                            else real(source))
+        frontmatter.parse = lambda source: (fast(source), None) if source and fast(source) is not None else real(source)
     try:
         sources = blocks(vault)
         parse = [parse_all(sources) for _ in range(repeat)]
         build = [full_build(vault) for _ in range(repeat)]
     finally:
         frontmatter.parse = real
-    return {"blocks": len(sources), "parse_s_median": round(statistics.median(parse), 4),
-            "parse_ms_per_block": round(1000 * statistics.median(parse) / max(1, len(sources)), 4),
-            "build_s_median": round(statistics.median(build), 3), "build_s": [round(b, 3) for b in build]}
+    return {
+        "blocks": len(sources),
+        "parse_s_median": round(statistics.median(parse), 4),
+        "parse_ms_per_block": round(1000 * statistics.median(parse) / max(1, len(sources)), 4),
+        "build_s_median": round(statistics.median(build), 3),
+        "build_s": [round(b, 3) for b in build],
+    }
 
 
 def main() -> None:
@@ -84,8 +87,11 @@ def main() -> None:
 
         module, _, func = a.fast.partition(":")
         fast = measure(a.vault, a.repeat, getattr(importlib.import_module(module), func))
-        doc.update(fast_path=fast, parse_speedup=round(shipped["parse_s_median"] / max(1e-9, fast["parse_s_median"]), 2),
-                   build_saving_s=round(shipped["build_s_median"] - fast["build_s_median"], 3))
+        doc.update(
+            fast_path=fast,
+            parse_speedup=round(shipped["parse_s_median"] / max(1e-9, fast["parse_s_median"]), 2),
+            build_saving_s=round(shipped["build_s_median"] - fast["build_s_median"], 3),
+        )
     print(json.dumps(doc, indent=1))
 
 

@@ -71,8 +71,11 @@ def ensure_vault(vault: Path | None, generator: Path) -> Path:
     if not DEFAULT_VAULT.is_dir():
         log(f"generating {DEFAULT_VAULT} with {generator} (about 2 minutes)")
         DEFAULT_VAULT.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(generator), str(DEFAULT_VAULT), "--notes", "2000", "--digest", "100"],
-                       check=True, stdout=sys.stderr)
+        subprocess.run(
+            [sys.executable, str(generator), str(DEFAULT_VAULT), "--notes", "2000", "--digest", "100"],
+            check=True,
+            stdout=sys.stderr,
+        )
     return DEFAULT_VAULT
 
 
@@ -81,15 +84,19 @@ def main() -> None:
     ap.add_argument("--vault", type=Path, help=f"vault to measure (default: {DEFAULT_VAULT}, generated if absent)")
     ap.add_argument("--mem", type=Path, default=Path(sys.executable).with_name("mem"), help="the mem executable")
     ap.add_argument("--repeat", type=int, default=1, help="repeat every measurement N times (medians reported)")
-    ap.add_argument("--backend", default="none",
-                    help="MEM_EMBEDDING_BACKEND for the runs (default none: keyword index only)")
+    ap.add_argument(
+        "--backend", default="none", help="MEM_EMBEDDING_BACKEND for the runs (default none: keyword index only)"
+    )
     ap.add_argument("--generator", type=Path, default=GENERATOR, help="gen_vault.py used to create the default vault")
     args = ap.parse_args()
     if not os.access(args.mem, os.X_OK):
         sys.exit(f"bench: {args.mem} is not executable (pass --mem PATH)")
     source = ensure_vault(args.vault, args.generator)
-    queries = [q.strip() for q in (source / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()] \
-        if (source / "queries.txt").is_file() else []
+    queries = (
+        [q.strip() for q in (source / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
+        if (source / "queries.txt").is_file()
+        else []
+    )
     if not queries:
         sys.exit(f"bench: {source}/queries.txt is missing or empty")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}

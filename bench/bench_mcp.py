@@ -37,8 +37,14 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FALLBACK_QUERIES = ["bm25 ranking", "reciprocal rank fusion weight", "kubernetes rollout rollback",
-                    "pull request size review", "postgresql migration", "websocket reconnect"]
+FALLBACK_QUERIES = [
+    "bm25 ranking",
+    "reciprocal rank fusion weight",
+    "kubernetes rollout rollback",
+    "pull request size review",
+    "postgresql migration",
+    "websocket reconnect",
+]
 
 
 def log(msg: str) -> None:
@@ -47,15 +53,24 @@ def log(msg: str) -> None:
 
 def summary(ms: list[float]) -> dict:
     ordered = sorted(ms)
-    pick = lambda q: ordered[max(0, -(-len(ordered) * q // 100) - 1)]  # nearest rank
-    return {"n": len(ms), "p50": round(statistics.median(ms), 2), "p90": round(pick(90), 2),
-            "mean": round(statistics.fmean(ms), 2), "max": round(max(ms), 2)}
+
+    def pick(q):  # nearest rank
+        return ordered[max(0, -(-len(ordered) * q // 100) - 1)]
+
+    return {
+        "n": len(ms),
+        "p50": round(statistics.median(ms), 2),
+        "p90": round(pick(90), 2),
+        "mean": round(statistics.fmean(ms), 2),
+        "max": round(max(ms), 2),
+    }
 
 
 class Server:
     def __init__(self, mem: list[str], ws: Path, env: dict, stderr):
-        self.proc = subprocess.Popen([*mem, "-w", str(ws), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=stderr, env=env)
+        self.proc = subprocess.Popen(
+            [*mem, "-w", str(ws), "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env
+        )
         self.n = 0
 
     def call(self, method: str, params: dict) -> tuple[dict, float]:
@@ -106,57 +121,82 @@ def main() -> None:
         shutil.copytree(args.vault, ws, symlinks=True, ignore=shutil.ignore_patterns("locks"))
         notes = sorted(p for p in (ws / "memory").rglob("*.md") if p.parent != ws / "memory")
         log("bringing the copy's index up to date (mem reindex --scope bm25)")
-        subprocess.run([*mem, "-w", str(ws), "reindex", "--scope", "bm25"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*mem, "-w", str(ws), "reindex", "--scope", "bm25"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
 
         log(f"cold CLI: {args.cold} x mem search")
         cold = []
-        for q in (queries * (args.cold // len(queries) + 1))[:args.cold]:
+        for q in (queries * (args.cold // len(queries) + 1))[: args.cold]:
             t0 = time.perf_counter()
-            subprocess.run([*mem, "-w", str(ws), "search", "--citations", "--max-chars", "700", "--", q], env=env,
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [*mem, "-w", str(ws), "search", "--citations", "--max-chars", "700", "--", q],
+                env=env,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             cold.append((time.perf_counter() - t0) * 1000)
 
         log(f"MCP: {args.repeat} x {len(queries)} memory_search calls")
         with open(Path(tmp) / "server.log", "wb") as errlog:
             t0 = time.perf_counter()
             server = Server(mem, ws, env, errlog)
-            server.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                       "clientInfo": {"name": "bench", "version": "1"}})
+            server.call(
+                "initialize",
+                {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}},
+            )
             start_ms = (time.perf_counter() - t0) * 1000
             server.call("tools/call", {"name": "memory_search", "arguments": {"query": queries[0]}})  # warm-up
             cpu0 = server.cpu_ms()
-            warm = [server.call("tools/call", {"name": "memory_search", "arguments": {"query": q}})[1]
-                    for _ in range(args.repeat) for q in queries]
+            warm = [
+                server.call("tools/call", {"name": "memory_search", "arguments": {"query": q}})[1]
+                for _ in range(args.repeat)
+                for q in queries
+            ]
             cpu1 = server.cpu_ms()
             # wall time on a shared machine includes waiting for a CPU; this does not
             cpu_per_call = round((cpu1 - cpu0) / len(warm), 2) if cpu0 is not None else None
-            get = [server.call("tools/call", {"name": "memory_get",
-                                              "arguments": {"path": n.relative_to(ws).as_posix(), "lines": 20}})[1]
-                   for n in notes[:20]]
+            get = [
+                server.call(
+                    "tools/call",
+                    {"name": "memory_get", "arguments": {"path": n.relative_to(ws).as_posix(), "lines": 20}},
+                )[1]
+                for n in notes[:20]
+            ]
             edited = []
             for i, note in enumerate(notes[:5]):
                 with open(note, "a", encoding="utf-8") as fh:
                     fh.write(f"\nbench edit {i}: zanzibar{i}\n")
-                result, ms = server.call("tools/call", {"name": "memory_search", "arguments": {"query": f"zanzibar{i}"}})
+                result, ms = server.call(
+                    "tools/call", {"name": "memory_search", "arguments": {"query": f"zanzibar{i}"}}
+                )
                 if note.relative_to(ws).as_posix() not in result["content"][0]["text"]:
                     sys.exit(f"bench: the edit of {note} was not found")
                 edited.append(ms)
             server.close()
     files = len(notes)
-    print(json.dumps({
-        "vault": {"path": str(args.vault), "daily_notes": files, "queries": len(queries)},
-        "backend": args.backend,
-        "mcp_start_and_initialize_ms": round(start_ms, 1),
-        "mcp_warm_search_ms": summary(warm),
-        "mcp_warm_search_server_cpu_ms_per_call": cpu_per_call,
-        "mcp_get_ms": summary(get),
-        "mcp_search_after_edit_ms": summary(edited),
-        "cli_cold_search_ms": summary(cold),
-        "target_warm_p50_ms": 20,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load_avg": [round(x, 2) for x in os.getloadavg()]},
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "vault": {"path": str(args.vault), "daily_notes": files, "queries": len(queries)},
+                "backend": args.backend,
+                "mcp_start_and_initialize_ms": round(start_ms, 1),
+                "mcp_warm_search_ms": summary(warm),
+                "mcp_warm_search_server_cpu_ms_per_call": cpu_per_call,
+                "mcp_get_ms": summary(get),
+                "mcp_search_after_edit_ms": summary(edited),
+                "cli_cold_search_ms": summary(cold),
+                "target_warm_p50_ms": 20,
+                "machine": {
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "platform": platform.platform(),
+                    "load_avg": [round(x, 2) for x in os.getloadavg()],
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -29,21 +29,25 @@ sys.path.insert(0, str(HERE.parent))
 
 # a fresh process per probe, started from a small one (Linux keeps a parent's peak RSS across
 # exec, so a probe spawned by this process would report this process's memory)
-RUNNER = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True, "
-          "check=True); print(p.stdout.split()[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
-COLD = ("import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); import resource, sys, time; "
-        "t = time.perf_counter(); "
-        "from memcli.providers.embedding import local_models, local, static; "
-        "m = local_models.MODELS[sys.argv[1]]; "
-        "e = static.StaticEmbedder(model=m) if m.kind == 'static' else local.LocalEmbedder(model=m); "
-        "e.embed_batch(['Database choice for the project', 'database', 'choice', 'project']); "
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+RUNNER = (
+    "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True, "
+    "check=True); print(p.stdout.split()[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)"
+)
+COLD = (
+    "import os; os.environ.setdefault('OPENBLAS_NUM_THREADS', '1'); import resource, sys, time; "
+    "t = time.perf_counter(); "
+    "from memcli.providers.embedding import local_models, local, static; "
+    "m = local_models.MODELS[sys.argv[1]]; "
+    "e = static.StaticEmbedder(model=m) if m.kind == 'static' else local.LocalEmbedder(model=m); "
+    "e.embed_batch(['Database choice for the project', 'database', 'choice', 'project']); "
+    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+)
 
 
 def sample_passages(vault: Path, n: int) -> list[str]:
     """n passages sampled evenly from the vault's index (keyword index built here if missing)."""
-    from memcli.index.vectors import passages
     from memcli.index import sync
+    from memcli.index.vectors import passages
     from memcli.jobs import reindex
     from memcli.vault.workspace import open_workspace
 
@@ -80,15 +84,28 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, nargs="+", default=[0])
     ap.add_argument("--batches", type=int, nargs="+", default=[8])
     args = ap.parse_args(argv)
-    colds = {name: [subprocess.run([sys.executable, "-c", RUNNER, sys.executable, "-c", COLD, name],
-                                   capture_output=True, text=True, check=True).stdout.split() for _ in range(5)]
-             for name in args.models}  # first, while this process is small
+    colds = {
+        name: [
+            subprocess.run(
+                [sys.executable, "-c", RUNNER, sys.executable, "-c", COLD, name],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            for _ in range(5)
+        ]
+        for name in args.models
+    }  # first, while this process is small
     texts = sample_passages(args.vault, args.passages)
     rows = []
     for name in args.models:
         cold = colds[name]
-        row = {"model": name, "cold_load_s": round(sorted(float(c[0]) for c in cold)[2], 3),
-               "cold_load_mib": round(max(float(c[1]) for c in cold)), "runs": []}
+        row = {
+            "model": name,
+            "cold_load_s": round(sorted(float(c[0]) for c in cold)[2], 3),
+            "cold_load_mib": round(max(float(c[1]) for c in cold)),
+            "runs": [],
+        }
         for threads in args.threads if local_models.MODELS[name].kind != "static" else [0]:
             for batch in args.batches if local_models.MODELS[name].kind != "static" else [0]:
                 emb = embedder(name, threads, batch)
@@ -96,8 +113,9 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 emb.embed_batch(texts)
                 secs = time.perf_counter() - t0
-                row["runs"].append({"threads": threads, "run_batch": batch,
-                                    "passages_per_s": round(len(texts) / secs, 1)})
+                row["runs"].append(
+                    {"threads": threads, "run_batch": batch, "passages_per_s": round(len(texts) / secs, 1)}
+                )
         if local_models.MODELS[name].kind != "static":
             from memcli.providers.embedding import local
 
@@ -111,8 +129,12 @@ def main(argv=None) -> int:
         print(json.dumps(row), file=sys.stderr, flush=True)
     import os
 
-    print(json.dumps({"vault": str(args.vault), "passages": len(texts), "load_average": os.getloadavg(),
-                      "models": rows}, indent=1))
+    print(
+        json.dumps(
+            {"vault": str(args.vault), "passages": len(texts), "load_average": os.getloadavg(), "models": rows},
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -45,6 +45,7 @@ URLSAFE, B64 = ALNUM + "_-", ALNUM + "+/"
 
 # ---------------------------------------------------------------- fake secrets
 
+
 class Fake:
     """Format-valid fake secrets and filler values, all from one seeded generator."""
 
@@ -121,21 +122,43 @@ class Fake:
     def jwt(self) -> str:
         header = {"alg": self.pick("HS256", "RS256", "ES256"), "typ": "JWT"}
         claims = {"sub": self.uuid(), "iat": 1715000000 + self.rng.randrange(10**6), "role": self.pick("admin", "user")}
-        part = lambda d: self.b64url(json.dumps(d, separators=(",", ":")).encode())
+
+        def part(d):
+            return self.b64url(json.dumps(d, separators=(",", ":")).encode())
+
         return f"{part(header)}.{part(claims)}.{self.b64url(bytes(self.rng.randrange(256) for _ in range(32)))}"
 
     def pem(self) -> str:
-        label = self.pick("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY",
-                          "ENCRYPTED PRIVATE KEY", "DSA PRIVATE KEY")
+        label = self.pick(
+            "RSA PRIVATE KEY",
+            "PRIVATE KEY",
+            "EC PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+            "DSA PRIVATE KEY",
+        )
         body = "MII" + self.b64(self.rng.randrange(180, 400))
-        lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+        lines = [body[i : i + 64] for i in range(0, len(body), 64)]
         return "\n".join([f"-----BEGIN {label}-----", *lines, f"-----END {label}-----"])
 
     def password(self) -> str:
         return self.pick(
-            lambda: self.pick("hunter2", "Tr0ub4dor&3", "Summer2024!", "P@ssw0rd-db-17", "letmein123",
-                              "Winter#2023", "qwerty!234", "S3cure-Passw0rd", "admin1234", "MyDogRex2019",
-                              "BlueMoon$88", "pass_w0rd_2", "Kx7!vR2#pQ9z", "dr4gon-F1re"),
+            lambda: self.pick(
+                "hunter2",
+                "Tr0ub4dor&3",
+                "Summer2024!",
+                "P@ssw0rd-db-17",
+                "letmein123",
+                "Winter#2023",
+                "qwerty!234",
+                "S3cure-Passw0rd",
+                "admin1234",
+                "MyDogRex2019",
+                "BlueMoon$88",
+                "pass_w0rd_2",
+                "Kx7!vR2#pQ9z",
+                "dr4gon-F1re",
+            ),
             lambda: self.s(ALNUM, self.rng.randrange(12, 20)),
             lambda: self.s(ALNUM + "!@#$%^&*-_", 16),
             lambda: self.b64(18),
@@ -143,8 +166,9 @@ class Fake:
         )()
 
     def opaque_token(self) -> str:
-        return self.pick(lambda: self.s(ALNUM, 40), lambda: self.s(HEX, 40), lambda: self.uuid(),
-                         lambda: "tok_" + self.s(ALNUM, 28))()
+        return self.pick(
+            lambda: self.s(ALNUM, 40), lambda: self.s(HEX, 40), lambda: self.uuid(), lambda: "tok_" + self.s(ALNUM, 28)
+        )()
 
 
 # ---------------------------------------------------------------- corpus templates
@@ -420,10 +444,14 @@ Wi-Fi 密码：{s}
 # Human passwords that are plain words: realistic, and hard for a detector that needs
 # the value to look random. They go only where a config or a sentence names them.
 WORD_PASSWORDS = (
-    "swordfish", "postgres", "dragonfly",
+    "swordfish",
+    "postgres",
+    "dragonfly",
 )
 WORD_PASSWORD_TEMPLATES = (
-    "the wifi password is {s}", "POSTGRES_PASSWORD: {s}", "db_password = \"{s}\"",
+    "the wifi password is {s}",
+    "POSTGRES_PASSWORD: {s}",
+    'db_password = "{s}"',
 )
 
 # {hN} N lowercase hex digits, {HN} uppercase hex, {bN} N base64 characters, {aN} N
@@ -870,6 +898,7 @@ PHRASE_WORDS = ("correct", "horse", "battery", "staple", "orbit", "velvet", "can
 
 # ---------------------------------------------------------------- corpus generation
 
+
 def blocks(text: str):
     """(heading, line) for every template line under a `@@ heading`."""
     heading = ""
@@ -885,18 +914,27 @@ def pem_forms(fake: Fake) -> dict[str, str]:
     pem = fake.pem()
     lines = pem.splitlines()
     cut = "\n".join(lines[: max(3, len(lines) // 2)])
-    return {"{s}": pem, "{json_pem}": pem.replace("\n", "\\n") + "\\n",
-            "{indented_pem}": "\n".join("  " + x for x in lines),
-            "{quoted_pem}": "\n> ".join(lines), "{truncated_pem}": cut + "\n[... truncated]"}
+    return {
+        "{s}": pem,
+        "{json_pem}": pem.replace("\n", "\\n") + "\\n",
+        "{indented_pem}": "\n".join("  " + x for x in lines),
+        "{quoted_pem}": "\n> ".join(lines),
+        "{truncated_pem}": cut + "\n[... truncated]",
+    }
 
 
 def positive(fake: Fake, kind: str, template: str) -> dict:
-    makers = {"aws_secret_key": fake.aws_secret_key, "bearer_token": fake.opaque_token,
-              "password": fake.password, "basic_auth": lambda: base64.b64encode(
-                  f"svc-{fake.s(LO, 5)}:{fake.password()}".encode()).decode(),
-              "url_password": fake.password, "gitlab_token": lambda: "glpat-" + fake.s(URLSAFE, 20),
-              "npm_token": lambda: "npm_" + fake.s(ALNUM, 36), "huggingface_token": lambda: "hf_" + fake.s(ALNUM, 34),
-              "sendgrid_key": lambda: f"SG.{fake.s(URLSAFE, 22)}.{fake.s(URLSAFE, 43)}"}
+    makers = {
+        "aws_secret_key": fake.aws_secret_key,
+        "bearer_token": fake.opaque_token,
+        "password": fake.password,
+        "basic_auth": lambda: base64.b64encode(f"svc-{fake.s(LO, 5)}:{fake.password()}".encode()).decode(),
+        "url_password": fake.password,
+        "gitlab_token": lambda: "glpat-" + fake.s(URLSAFE, 20),
+        "npm_token": lambda: "npm_" + fake.s(ALNUM, 36),
+        "huggingface_token": lambda: "hf_" + fake.s(ALNUM, 34),
+        "sendgrid_key": lambda: f"SG.{fake.s(URLSAFE, 22)}.{fake.s(URLSAFE, 43)}",
+    }
     if kind == "private_key":
         forms = pem_forms(fake)
         text = template
@@ -951,10 +989,13 @@ def write_jsonl(path: Path, records: list[dict]) -> None:
 
 def family_positive(fake: Fake, kind: str, template: str) -> dict:
     """A context-family record: {sh}, {tok}, {keydata}, {phrase} and {w} first, else as positive()."""
-    makers = {"{sh}": lambda: fake.s(ALNUM, fake.rng.randrange(12, 20)), "{tok}": fake.opaque_token,
-              "{keydata}": lambda: base64.b64encode((fake.pem() + "\n").encode()).decode(),
-              "{phrase}": lambda: " ".join(fake.pick(*PHRASE_WORDS) for _ in range(4)),
-              "{w}": lambda: fake.pick(*FAMILY_WORDS)}
+    makers = {
+        "{sh}": lambda: fake.s(ALNUM, fake.rng.randrange(12, 20)),
+        "{tok}": fake.opaque_token,
+        "{keydata}": lambda: base64.b64encode((fake.pem() + "\n").encode()).decode(),
+        "{phrase}": lambda: " ".join(fake.pick(*PHRASE_WORDS) for _ in range(4)),
+        "{w}": lambda: fake.pick(*FAMILY_WORDS),
+    }
     for placeholder, make in makers.items():
         if placeholder in template:
             secret = make()
@@ -981,6 +1022,7 @@ def regenerate(corpus: Path) -> dict:
 
 
 # ---------------------------------------------------------------- scoring
+
 
 def load_jsonl(path: Path) -> list[dict]:
     if not path.is_file():
@@ -1014,8 +1056,8 @@ def score_positive(redactor, record: dict, tally: dict) -> None:
         tally["tp" if hit else "fp"] += 1
         tally["kind_match"] += hit and f.kind == record["kind"]
         if not hit:
-            tally["fp_cases"].append({"kind": f.kind, "match": text[f.start:f.end], "text": text})
-    tally["records"].append({"text": text, "found": [[f.kind, text[f.start:f.end]] for f in found]})
+            tally["fp_cases"].append({"kind": f.kind, "match": text[f.start : f.end], "text": text})
+    tally["records"].append({"text": text, "found": [[f.kind, text[f.start : f.end]] for f in found]})
 
 
 def score_negative(redactor, record: dict, tally: dict) -> None:
@@ -1023,14 +1065,25 @@ def score_negative(redactor, record: dict, tally: dict) -> None:
     found = redactor.find(text)
     tally["fp"] += len(found)
     for f in found:
-        tally["fp_cases"].append({"kind": f.kind, "match": text[f.start:f.end], "why": record.get("why"), "text": text})
-    tally["records"].append({"text": text, "found": [[f.kind, text[f.start:f.end]] for f in found]})
+        tally["fp_cases"].append(
+            {"kind": f.kind, "match": text[f.start : f.end], "why": record.get("why"), "text": text}
+        )
+    tally["records"].append({"text": text, "found": [[f.kind, text[f.start : f.end]] for f in found]})
 
 
 def score(redactor, positives: list[dict], negatives: list[dict]) -> dict:
     """Precision over replacements, recall over listed secrets (see the module docstring)."""
-    tally = {"secrets": 0, "recalled": 0, "tp": 0, "fp": 0, "kind_match": 0, "by_kind": {},
-             "fn_cases": [], "fp_cases": [], "records": []}
+    tally = {
+        "secrets": 0,
+        "recalled": 0,
+        "tp": 0,
+        "fp": 0,
+        "kind_match": 0,
+        "by_kind": {},
+        "fn_cases": [],
+        "fp_cases": [],
+        "records": [],
+    }
     for r in positives:
         score_positive(redactor, r, tally)
     for r in negatives:
@@ -1039,12 +1092,19 @@ def score(redactor, positives: list[dict], negatives: list[dict]) -> dict:
     return {
         "precision": round(tally["tp"] / replacements, 4) if replacements else 1.0,
         "recall": round(tally["recalled"] / tally["secrets"], 4) if tally["secrets"] else 1.0,
-        "positives": len(positives), "negatives": len(negatives), "secrets": tally["secrets"],
-        "replacements": replacements, "true_positives": tally["tp"], "false_positives": tally["fp"],
+        "positives": len(positives),
+        "negatives": len(negatives),
+        "secrets": tally["secrets"],
+        "replacements": replacements,
+        "true_positives": tally["tp"],
+        "false_positives": tally["fp"],
         "false_negatives": tally["secrets"] - tally["recalled"],
         "kind_agreement": round(tally["kind_match"] / tally["tp"], 4) if tally["tp"] else None,
-        "by_kind": {k: {**v, "recall": round(v["recalled"] / v["secrets"], 4)} for k, v in sorted(tally["by_kind"].items())},
-        "false_positive_cases": tally["fp_cases"], "false_negative_cases": tally["fn_cases"],
+        "by_kind": {
+            k: {**v, "recall": round(v["recalled"] / v["secrets"], 4)} for k, v in sorted(tally["by_kind"].items())
+        },
+        "false_positive_cases": tally["fp_cases"],
+        "false_negative_cases": tally["fn_cases"],
         "records": tally["records"],
     }
 
@@ -1065,8 +1125,10 @@ def timing(redactor, corpus_texts: list[str]) -> dict:
     corpus itself (a secret every ~200 bytes: far denser than any real note)."""
     docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     notes = "\n\n".join(p.read_text(encoding="utf-8") for p in docs if p.is_file())
-    return {"ms_per_mib_notes": ms_per_mib(redactor, notes or "\n".join(corpus_texts)),
-            "ms_per_mib_corpus": ms_per_mib(redactor, "\n\n".join(corpus_texts))}
+    return {
+        "ms_per_mib_notes": ms_per_mib(redactor, notes or "\n".join(corpus_texts)),
+        "ms_per_mib_corpus": ms_per_mib(redactor, "\n\n".join(corpus_texts)),
+    }
 
 
 def load_redact():
@@ -1089,8 +1151,9 @@ def report(corpus: Path, details: bool) -> dict:
     for path in [corpus / "sentences.jsonl", *sorted(corpus.glob("heldout*.jsonl"))]:
         if path.is_file():
             records = load_jsonl(path)
-            doc[path.stem] = score(redactor, [r for r in records if "secrets" in r],
-                                   [r for r in records if "secrets" not in r])
+            doc[path.stem] = score(
+                redactor, [r for r in records if "secrets" in r], [r for r in records if "secrets" not in r]
+            )
             parts.append(doc[path.stem])
     doc["seconds"] = round(time.perf_counter() - t0, 3)
     for part in parts:

@@ -109,8 +109,12 @@ def searches(mem: list[str], vault: Path, queries: list[str], env: dict, *extra:
         s, m, _ = run(mem + ["-w", str(vault), "search", q, *extra], env)
         times.append(s)
         rss.append(m)
-    return {"median_s": r(statistics.median(times)), "p90_s": r(p90(times)), "min_s": r(min(times)),
-            "peak_rss_mib": round(max(rss), 1)}
+    return {
+        "median_s": r(statistics.median(times)),
+        "p90_s": r(p90(times)),
+        "min_s": r(min(times)),
+        "peak_rss_mib": round(max(rss), 1),
+    }
 
 
 def check_hybrid(mem: list[str], vault: Path, query: str, env: dict) -> dict:
@@ -144,8 +148,11 @@ def bench_top(repeat: int = 20) -> dict:
             hits = vector.top(rows, mask, q, 15)
             times.append(time.perf_counter() - t0)
         assert len(hits) == 15
-        out[f"{n // 1000}k"] = {"median_ms": r(statistics.median(times) * 1000, 3),
-                                "min_ms": r(min(times) * 1000, 3), "matrix_mib": r(rows.nbytes / MIB, 1)}
+        out[f"{n // 1000}k"] = {
+            "median_ms": r(statistics.median(times) * 1000, 3),
+            "min_ms": r(min(times) * 1000, 3),
+            "matrix_mib": r(rows.nbytes / MIB, 1),
+        }
     return {"dims": DIMS, "k": 15, "calls": repeat, **out}
 
 
@@ -184,8 +191,9 @@ def one_file_updates(mem: list[str], vault: Path, env: dict, repeat: int = 3) ->
     return {"median_s": r(statistics.median(times)), "max_s": r(max(times)), "peak_rss_mib": round(max(rss), 1)}
 
 
-def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries: list[str],
-                 src: Path) -> tuple[dict, Path]:
+def bench_remote(
+    source: Path, scratch: Path, mem: list[str], env: dict, queries: list[str], src: Path
+) -> tuple[dict, Path]:
     sys.path.insert(0, str(src / "tests" / "providers"))
     import fake_provider as fp
 
@@ -193,8 +201,16 @@ def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries
     state.dims = DIMS
     try:
         vault = copy_vault(source, scratch / "remote")
-        write_config(vault, {"backend": "openai", "base_url": state.url + "/v1", "model_name": "bench-hash",
-                             "api_key": "bench-key", "dimensions": DIMS})
+        write_config(
+            vault,
+            {
+                "backend": "openai",
+                "base_url": state.url + "/v1",
+                "model_name": "bench-hash",
+                "api_key": "bench-key",
+                "dimensions": DIMS,
+            },
+        )
         log("remote: keyword index (reindex --scope bm25)")
         bm25_s = run(mem + ["-w", str(vault), "reindex", "--scope", "bm25"], env)[0]
         log("remote: filling vectors through the loopback server (reindex --scope embedding)")
@@ -213,11 +229,17 @@ def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries
     finally:
         stop()
     return {
-        "chunks": rep["chunks"], "chunks_with_vectors": rep["chunks_with_vectors"], "dims": DIMS,
+        "chunks": rep["chunks"],
+        "chunks_with_vectors": rep["chunks_with_vectors"],
+        "dims": DIMS,
         "server": "fake_provider (loopback, OpenAI protocol, sha256 hash vectors)",
         "keyword_index_build_s": r(bm25_s),
-        "embedding_fill": {"seconds": r(emb_s), "requests": fill_requests, "texts": rep["embedded"],
-                           "peak_rss_mib": round(emb_rss, 1)},
+        "embedding_fill": {
+            "seconds": r(emb_s),
+            "requests": fill_requests,
+            "texts": rep["embedded"],
+            "peak_rss_mib": round(emb_rss, 1),
+        },
         "first_query_counts": counts,
         "search_cold_hybrid": {**hybrid, "provider_requests": query_requests},
         "search_cold_keyword_only": keyword,
@@ -225,12 +247,14 @@ def bench_remote(source: Path, scratch: Path, mem: list[str], env: dict, queries
     }, vault
 
 
-def bench_local_vault(scratch: Path, mem: list[str], env: dict, queries: list[str], notes: int,
-                      digest: int) -> dict:
+def bench_local_vault(scratch: Path, mem: list[str], env: dict, queries: list[str], notes: int, digest: int) -> dict:
     gen = scratch / "local-src"
     log(f"local: generating a vault of {notes} notes + {digest} digest nodes")
-    subprocess.run([sys.executable, str(GENERATOR), str(gen), "--notes", str(notes), "--digest", str(digest)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(GENERATOR), str(gen), "--notes", str(notes), "--digest", str(digest)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     vault = copy_vault(gen, scratch / "local")
     write_config(vault, {"backend": "local"})
     bm25_s = run(mem + ["-w", str(vault), "reindex", "--scope", "bm25"], env)[0]
@@ -243,10 +267,17 @@ def bench_local_vault(scratch: Path, mem: list[str], env: dict, queries: list[st
     hybrid = searches(mem, vault, queries, env)
     keyword = searches(mem, vault, queries, env, "--mode", "keyword")
     return {
-        "notes": notes, "digest_nodes": digest, "chunks": rep["chunks"], "chunks_with_vectors": rep["chunks_with_vectors"],
+        "notes": notes,
+        "digest_nodes": digest,
+        "chunks": rep["chunks"],
+        "chunks_with_vectors": rep["chunks_with_vectors"],
         "keyword_index_build_s": r(bm25_s),
-        "embedding": {"seconds": r(emb_s), "chunks_per_s": r(rep["embedded"] / emb_s, 2),
-                      "peak_rss_mib": round(emb_rss, 1), "job_seconds": rep["seconds"]},
+        "embedding": {
+            "seconds": r(emb_s),
+            "chunks_per_s": r(rep["embedded"] / emb_s, 2),
+            "peak_rss_mib": round(emb_rss, 1),
+            "job_seconds": rep["seconds"],
+        },
         "first_query_counts": counts,
         "search_cold_hybrid": hybrid,
         "search_cold_keyword_only": keyword,
@@ -264,29 +295,46 @@ def bench_local_throughput(vault: Path, sample: int, full_chunks: int | None) ->
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     for i in range(0, len(picked), 10):
-        emb.embed_batch(picked[i:i + 10])
+        emb.embed_batch(picked[i : i + 10])
     seconds = time.perf_counter() - t0
     emb.close()
     rate = len(picked) / seconds
     total = full_chunks or len(texts)
-    return {"sampled_chunks": len(picked), "from_chunks": len(texts),
-            "mean_chunk_chars": round(statistics.mean(len(t) for t in picked)),
-            "model_load_s": r(load_s), "seconds": r(seconds), "chunks_per_s": r(rate, 2),
-            "extrapolated_full_vault": {"chunks": total, "seconds": round(total / rate),
-                                        "minutes": round(total / rate / 60, 1)}}
+    return {
+        "sampled_chunks": len(picked),
+        "from_chunks": len(texts),
+        "mean_chunk_chars": round(statistics.mean(len(t) for t in picked)),
+        "model_load_s": r(load_s),
+        "seconds": r(seconds),
+        "chunks_per_s": r(rate, 2),
+        "extrapolated_full_vault": {
+            "chunks": total,
+            "seconds": round(total / rate),
+            "minutes": round(total / rate / 60, 1),
+        },
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vault", type=Path, default=Path("/tmp/vault2k"), help="the large vault (with queries.txt)")
-    ap.add_argument("--src", type=Path, default=REPO,
-                    help="the memcli source tree to measure (default: this checkout); e.g. a `git archive` of a commit")
+    ap.add_argument(
+        "--src",
+        type=Path,
+        default=REPO,
+        help="the memcli source tree to measure (default: this checkout); e.g. a `git archive` of a commit",
+    )
     ap.add_argument("--local-notes", type=int, default=300, help="notes in the vault embedded with the local model")
     ap.add_argument("--local-digest", type=int, default=20)
     ap.add_argument("--sample", type=int, default=200, help="chunks of the large vault for the throughput figure")
     ap.add_argument("--skip-local", action="store_true", help="skip everything that runs the local model")
-    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                    help="config for the measured vaults, e.g. chunking.passage_tokens=0 (repeatable)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="config for the measured vaults, e.g. chunking.passage_tokens=0 (repeatable)",
+    )
     args = ap.parse_args()
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -303,8 +351,13 @@ def main() -> None:
     env.update({"NO_COLOR": "1", "PYTHONPATH": str(src)})
     import memcli
 
-    result: dict = {"vault": str(args.vault), "queries": len(queries), "mem": " ".join(mem), "set": args.set,
-                    "memcli": {"version": memcli.__version__, "src": str(Path(memcli.__file__).parent)}}
+    result: dict = {
+        "vault": str(args.vault),
+        "queries": len(queries),
+        "mem": " ".join(mem),
+        "set": args.set,
+        "memcli": {"version": memcli.__version__, "src": str(Path(memcli.__file__).parent)},
+    }
     failed = []
 
     def part(name, fn):
@@ -318,6 +371,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="mem-bench-vec-"))
     big = args.vault  # its chunk store is the throughput sample unless the remote part leaves a fresh one
     try:
+
         def remote():
             nonlocal big
             out, big = bench_remote(args.vault, scratch, mem, env, queries, src)
@@ -331,8 +385,10 @@ def main() -> None:
         elif not available():
             result["local"] = "skipped: the local extra is not installed"
         else:
-            part("local_small_vault", lambda: bench_local_vault(scratch, mem, env, queries, args.local_notes,
-                                                               args.local_digest))
+            part(
+                "local_small_vault",
+                lambda: bench_local_vault(scratch, mem, env, queries, args.local_notes, args.local_digest),
+            )
             # in this process, after every child process ran (a child's peak RSS counts its parent's)
             log(f"local: throughput on {args.sample} chunks sampled from {big}")
             part("local_throughput", lambda: bench_local_throughput(big, args.sample, None))

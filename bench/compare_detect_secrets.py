@@ -100,7 +100,7 @@ class DetectSecrets:
     def redact(self, text: str) -> tuple[str, list[str]]:
         parts, at = [], 0
         for s in self.find(text):
-            parts += [text[at:s.start], "[REDACTED:ds]"]
+            parts += [text[at : s.start], "[REDACTED:ds]"]
             at = s.end
         return "".join(parts) + text[at:], [s.kind for s in self.find(text)]
 
@@ -133,8 +133,11 @@ def main() -> int:
     keep = ("precision", "recall", "secrets", "replacements", "true_positives", "false_positives", "false_negatives")
     doc: dict = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        detectors = {"mem": Redactor.from_config(), "detect-secrets (values)": DetectSecrets(Path(tmp), lines=False),
-                     "detect-secrets (lines)": DetectSecrets(Path(tmp), lines=True)}
+        detectors = {
+            "mem": Redactor.from_config(),
+            "detect-secrets (values)": DetectSecrets(Path(tmp), lines=False),
+            "detect-secrets (lines)": DetectSecrets(Path(tmp), lines=True),
+        }
         for name, (positives, negatives) in sets.items():
             doc["sets"][name] = {"positives": len(positives), "negatives": len(negatives)}
             for label, detector in detectors.items():
@@ -143,8 +146,10 @@ def main() -> int:
                 if label == "detect-secrets (values)":
                     doc["sets"][name][label]["unmapped"], detector.unmapped = detector.unmapped, 0
         notes = _notes_mib()
-        doc["ms_per_mib_notes"] = {"mem": _ms_per_mib(detectors["mem"], notes, 3),
-                                   "detect-secrets": _ms_per_mib(detectors["detect-secrets (lines)"], notes, 1)}
+        doc["ms_per_mib_notes"] = {
+            "mem": _ms_per_mib(detectors["mem"], notes, 3),
+            "detect-secrets": _ms_per_mib(detectors["detect-secrets (lines)"], notes, 1),
+        }
     from importlib.metadata import version
 
     doc["detect_secrets_version"] = version("detect-secrets")

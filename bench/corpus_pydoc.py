@@ -44,8 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     vaults, stats = build(args.out_dir, args.max_queries)
-    print(f"pydoc: Python {stats['python']}, {stats['modules']} modules, {stats['sections']} sections, "
-          f"{stats['questions']} of {stats['candidates']} queries", file=sys.stderr)
+    print(
+        f"pydoc: Python {stats['python']}, {stats['modules']} modules, {stats['sections']} sections, "
+        f"{stats['questions']} of {stats['candidates']} queries",
+        file=sys.stderr,
+    )
     result = cli.execute(args, vaults, stats, categories=KINDS, extra={}, title="pydoc ")
     write_result(result, args.out, t0)
     return 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does offline `mem dream` put facts of one subject into one node, and only those? (issue 17)
+"""Does offline `mem dream` put facts of one subject into one node, and only those?
 
     python bench/dream_eval.py                                   # bench/dream_set/set.yaml, local model
     python bench/dream_eval.py --embedding none                  # words only (MEM_EMBEDDING_BACKEND=none)
@@ -80,8 +80,12 @@ def note_text(note: dict, sid: str) -> str:
     name, style, facts = note["name"], note["style"], note["facts"]
     title = note.get("title") or name.replace("-", " ").capitalize()
     if style == "ingest":
-        head = {"description": facts[0]["text"].split(": ", 1)[-1], "name": name, "session_id": sid,
-                "source_conversation": f"[[mem_session/dialog/{sid}.jsonl]]"}
+        head = {
+            "description": facts[0]["text"].split(": ", 1)[-1],
+            "name": name,
+            "session_id": sid,
+            "source_conversation": f"[[mem_session/dialog/{sid}.jsonl]]",
+        }
         parts = [f"# {title}"]
         for section in SECTIONS:
             lines = [f"- {f['text']}" for f in facts if f.get("section", "Facts") == section]
@@ -93,8 +97,11 @@ def note_text(note: dict, sid: str) -> str:
         if style == "prose":
             parts += ["", " ".join(f["text"] for f in facts)]
         elif style == "numbered":
-            parts += ["", f"## {note.get('section') or 'Steps'}",
-                      *[f"{i}. {f['text']}" for i, f in enumerate(facts, 1)]]
+            parts += [
+                "",
+                f"## {note.get('section') or 'Steps'}",
+                *[f"{i}. {f['text']}" for i, f in enumerate(facts, 1)],
+            ]
         else:
             current = None
             for f in facts:
@@ -138,23 +145,33 @@ def run(cmd: list[str], env: dict) -> str:
 
 
 def environment(home: Path, embedding: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_"))
-           and k not in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")}
-    env.update({"HOME": str(home), "TZ": "UTC", "NO_COLOR": "1", "MEM_EMBEDDING_BACKEND": embedding,
-                "PYTHONPATH": str(ROOT)})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_"))
+        and k not in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")
+    }
+    env.update(
+        {"HOME": str(home), "TZ": "UTC", "NO_COLOR": "1", "MEM_EMBEDDING_BACKEND": embedding, "PYTHONPATH": str(ROOT)}
+    )
     return env
 
 
 # ------------------------------------------------------------------ scoring
 def read_nodes(ws: Path) -> dict[str, str]:
     root = ws / "digest"
-    return {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))} \
-        if root.is_dir() else {}
+    return (
+        {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+        if root.is_dir()
+        else {}
+    )
 
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
-_STOP = set("that this with from have will than then they them their there what when where which while "
-            "about after before into over under also only just very more most some such user user's".split())
+_STOP = set(
+    "that this with from have will than then they them their there what when where which while "
+    "about after before into over under also only just very more most some such user user's".split()
+)
 
 
 def content_words(text: str) -> set[str]:
@@ -186,8 +203,9 @@ def forms(facts: list[dict], reports: list[dict]) -> dict[str, set[str]]:
     return out
 
 
-def placements(facts: list[dict], nodes: dict[str, str], reports: list[dict],
-               fuzzy: bool = False) -> dict[str, set[str]]:
+def placements(
+    facts: list[dict], nodes: dict[str, str], reports: list[dict], fuzzy: bool = False
+) -> dict[str, set[str]]:
     """fact id -> the nodes it reached."""
     if fuzzy:
         return {f["id"]: {p for p, b in nodes.items() if holds(b, note_path(f), f["text"])} for f in facts}
@@ -209,14 +227,13 @@ def parts(body: str) -> tuple[list[str], list[str]]:
     lines = body.split("\n")
     end = next((i for i, x in enumerate(lines) if x.strip() == "## Sources"), len(lines))
     at = next((i for i, x in enumerate(lines[:end]) if x.strip() == HISTORY), end)
-    return lines[:at], [x for x in lines[at + 1:end] if x.strip().startswith(PREVIOUSLY)]
+    return lines[:at], [x for x in lines[at + 1 : end] if x.strip().startswith(PREVIOUSLY)]
 
 
 def recorded(body: str, old: set[str], new: set[str]) -> bool:
     """Whether the node states the new fact as true now and records the old one as previous."""
     now, history = parts(body)
-    return any(any(n in norm(x) for n in new) for x in now) and \
-        any(any(o in norm(x) for o in old) for x in history)
+    return any(any(n in norm(x) for n in new) for x in now) and any(any(o in norm(x) for o in old) for x in history)
 
 
 def replaced(fact: dict, by_id: dict[str, dict]) -> list[dict]:
@@ -244,9 +261,14 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
             wrong[key] = wrong.get(key, 0) + 1
     sup = []
     said = forms(facts, reports)
-    brought = {(r["target_path"], fid) for rep in reports for r in rep.get("results", [])
-               if r["action"] in ("CREATE", "REFINE", "CORRECT") for line in r.get("facts", [])
-               for fid in [f["id"] for f in facts if norm(f["text"]) == norm(line)]}
+    brought = {
+        (r["target_path"], fid)
+        for rep in reports
+        for r in rep.get("results", [])
+        if r["action"] in ("CREATE", "REFINE", "CORRECT")
+        for line in r.get("facts", [])
+        for fid in [f["id"] for f in facts if norm(f["text"]) == norm(line)]
+    }
     for f in facts:
         if not f.get("supersedes"):
             continue
@@ -255,22 +277,37 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
         holders = [p for p in nodes if any(p in placed[g["id"]] for g in line)]
         if fuzzy:
             # an update of the old fact's node, from a unit citing the new fact's note, that holds it now
-            by_llm = {r["target_path"] for rep in reports for r in rep.get("results", [])
-                      if r["action"] in ("REFINE", "CORRECT") and note_path(f) in r.get("paths", [])}
+            by_llm = {
+                r["target_path"]
+                for rep in reports
+                for r in rep.get("results", [])
+                if r["action"] in ("REFINE", "CORRECT") and note_path(f) in r.get("paths", [])
+            }
             holders = holders or [p for p in nodes if p in by_llm]
             ok = [p for p in holders if p in by_llm and p in placed[f["id"]]]
-            sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
-                        "node": (ok or holders or [None])[0]})
+            sup.append(
+                {"fact": f["id"], "replaces": old["id"], "recorded": bool(ok), "node": (ok or holders or [None])[0]}
+            )
             continue
         olds = set().union(*(said[g["id"]] for g in line))
-        ok = [p for p in nodes if p in placed[f["id"]] and (p, f["id"]) in brought
-              and recorded(nodes[p], olds, said[f["id"]])]
-        sup.append({"fact": f["id"], "replaces": old["id"], "recorded": bool(ok),
-                    "node": (ok or [p for p in nodes if p in placed[f["id"]]] or holders or [None])[0]})
+        ok = [
+            p
+            for p in nodes
+            if p in placed[f["id"]] and (p, f["id"]) in brought and recorded(nodes[p], olds, said[f["id"]])
+        ]
+        sup.append(
+            {
+                "fact": f["id"],
+                "replaces": old["id"],
+                "recorded": bool(ok),
+                "node": (ok or [p for p in nodes if p in placed[f["id"]]] or holders or [None])[0],
+            }
+        )
     # a later value records any older one of its chain; a corroboration of a later value does too
     labelled = {(g["id"], f["id"]) for f in facts for g in replaced(f, by_id)}
-    labelled |= {(g["id"], f["id"]) for f in facts if f.get("restates") in by_id
-                 for g in replaced(by_id[f["restates"]], by_id)}
+    labelled |= {
+        (g["id"], f["id"]) for f in facts if f.get("restates") in by_id for g in replaced(by_id[f["restates"]], by_id)
+    }
     false_updates = []
     for p, body in nodes.items():
         now, history = parts(body)
@@ -281,18 +318,23 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
                 false_updates.append({"node": p, "old": old, "line": x.strip()[:160]})
     junk = [p for p in nodes if not any(p in s for s in placed.values())]
     return {
-        "facts": len(facts), "subjects": len({f["subject"] for f in facts}), "nodes": len(nodes),
+        "facts": len(facts),
+        "subjects": len({f["subject"] for f in facts}),
+        "nodes": len(nodes),
         "coverage": round(sum(1 for s in placed.values() if s) / len(facts), 3),
         "pair_precision": round(tp / (tp + fp), 3) if tp + fp else None,
         "pair_recall": round(tp / (tp + fn), 3) if tp + fn else None,
         "pairs": {"same_subject_shared": tp, "other_subject_shared": fp, "same_subject_apart": fn},
         "supersessions": {"recorded": sum(s["recorded"] for s in sup), "total": len(sup), "each": sup},
-        "false_updates": false_updates, "junk_nodes": junk,
+        "false_updates": false_updates,
+        "junk_nodes": junk,
         "wrong_pairs_by_subjects": {f"{a}+{b}": n for (a, b), n in sorted(wrong.items(), key=lambda kv: -kv[1])},
         "missed": sorted(f["id"] for f in facts if not placed[f["id"]]),
-        "split_subjects": {s: sorted({n for f in facts if f["subject"] == s for n in placed[f["id"]]})
-                           for s in sorted({f["subject"] for f in facts})
-                           if len({n for f in facts if f["subject"] == s for n in placed[f["id"]]}) > 1},
+        "split_subjects": {
+            s: sorted({n for f in facts if f["subject"] == s for n in placed[f["id"]]})
+            for s in sorted({f["subject"] for f in facts})
+            if len({n for f in facts if f["subject"] == s for n in placed[f["id"]]}) > 1
+        },
     }
 
 
@@ -312,8 +354,9 @@ def _tally(values) -> dict[str, int]:
     return out
 
 
-def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int,
-            drain: int) -> tuple[list[dict], list[dict]]:
+def nightly(
+    data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int, drain: int
+) -> tuple[list[dict], list[dict]]:
     reports, nights = [], []
     days = sorted({n["day"] for n in data["notes"]})
     runs = [(d, True) for d in days] + [(days[-1], False)] * drain
@@ -321,17 +364,39 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
         if fresh:
             write_night(ws, [n for n in data["notes"] if n["day"] == day], env, mem)
         t = time.perf_counter()
-        out = run([*mem, "-w", str(ws), "dream", "--date", day, "--scan-days", str(scan_days),
-                   "--max-units", str(max_units), "--json"], env)
+        out = run(
+            [
+                *mem,
+                "-w",
+                str(ws),
+                "dream",
+                "--date",
+                day,
+                "--scan-days",
+                str(scan_days),
+                "--max-units",
+                str(max_units),
+                "--json",
+            ],
+            env,
+        )
         rep = json.loads(out)
         reports.append(rep)
         facts = rep.get("facts") or {}
-        nights.append({"date": day, "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
-                       "new_facts": facts.get("new"), "remaining": rep.get("remaining"),
-                       "kept": len(facts.get("kept") or []), "grouping": facts.get("grouping"),
-                       "checkpointed": len(rep.get("checkpointed") or []),
-                       # with a model: statements it decided, and those the rules decided for it
-                       "decided_by": _tally(_who(d) for r in rep.get("results", []) for d in r.get("decisions", []))})
+        nights.append(
+            {
+                "date": day,
+                "seconds": round(time.perf_counter() - t, 2),
+                "actions": rep.get("actions"),
+                "new_facts": facts.get("new"),
+                "remaining": rep.get("remaining"),
+                "kept": len(facts.get("kept") or []),
+                "grouping": facts.get("grouping"),
+                "checkpointed": len(rep.get("checkpointed") or []),
+                # with a model: statements it decided, and those the rules decided for it
+                "decided_by": _tally(_who(d) for r in rep.get("results", []) for d in r.get("decisions", [])),
+            }
+        )
         if not fresh and not (rep.get("remaining") or {}).get("units"):
             break
     return reports, nights
@@ -340,16 +405,23 @@ def nightly(data: dict, ws: Path, env: dict, mem: list[str], max_units: int, sca
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", type=Path, default=DEFAULT_SET, help="the labelled set (YAML)")
-    ap.add_argument("--embedding", choices=("local", "none"), default="local",
-                    help="MEM_EMBEDDING_BACKEND for the runs (none: grouping by words only)")
+    ap.add_argument(
+        "--embedding",
+        choices=("local", "none"),
+        default="local",
+        help="MEM_EMBEDDING_BACKEND for the runs (none: grouping by words only)",
+    )
     ap.add_argument("--max-units", type=int, default=5)
     ap.add_argument("--scan-days", type=int, default=2)
     ap.add_argument("--drain", type=int, default=0, help="extra runs after the last night while facts remain")
     ap.add_argument("--keep", type=Path, help="build the workspace here (kept) instead of a temporary folder")
     ap.add_argument("--mem", default=f"{sys.executable} -m memcli", help="how to run mem")
     ap.add_argument("--mem-yaml", type=Path, help="a mem.yaml for the workspace (an LLM: llm_model_config)")
-    ap.add_argument("--fuzzy", action="store_true",
-                    help="score nodes written as prose (60%% of a fact's words; any update counts as recorded)")
+    ap.add_argument(
+        "--fuzzy",
+        action="store_true",
+        help="score nodes written as prose (60%% of a fact's words; any update counts as recorded)",
+    )
     args = ap.parse_args(argv)
     data = load(args.set)
     mem = args.mem.split()
@@ -367,12 +439,18 @@ def main(argv: list[str] | None = None) -> int:
         env = environment(home, args.embedding)
         t = time.perf_counter()
         reports, nights = nightly(data, ws, env, mem, args.max_units, args.scan_days, args.drain)
-        result = {"set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
-                  "embedding": args.embedding, "max_units": args.max_units, "scan_days": args.scan_days,
-                  "decided_by": "llm" if llm else "offline rules",
-                  **score(data, read_nodes(ws), reports, fuzzy=args.fuzzy),
-                  "remaining": (reports[-1].get("remaining") or {}) if reports else None,
-                  "runs": len(reports), "seconds": round(time.perf_counter() - t, 1), "nights": nights}
+        result = {
+            "set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
+            "embedding": args.embedding,
+            "max_units": args.max_units,
+            "scan_days": args.scan_days,
+            "decided_by": "llm" if llm else "offline rules",
+            **score(data, read_nodes(ws), reports, fuzzy=args.fuzzy),
+            "remaining": (reports[-1].get("remaining") or {}) if reports else None,
+            "runs": len(reports),
+            "seconds": round(time.perf_counter() - t, 1),
+            "nights": nights,
+        }
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)
     print()
     return 0

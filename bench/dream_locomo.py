@@ -38,9 +38,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
-import ingest_locomo as il  # noqa: E402 - the same ingestion as the ingest benchmark
+import ingest_locomo as il
 
-from memcli.extraction.dream import node as dream_node  # noqa: E402
+from memcli.extraction.dream import node as dream_node
 
 
 def dream_conversation(args, sample: dict, ws: Path) -> dict:
@@ -48,8 +48,21 @@ def dream_conversation(args, sample: dict, ws: Path) -> dict:
     skipped = failed = runs = 0
     days = sorted({when.date().isoformat() for _, when, _ in il.sessions(sample["conversation"])})
     for day in days:
-        out = il.run([*il.mem_cmd(args), "-w", str(ws), "dream", "--date", day, "--scan-days", str(args.scan_days),
-                      "--max-units", str(args.max_units), "--json"]).stdout
+        out = il.run(
+            [
+                *il.mem_cmd(args),
+                "-w",
+                str(ws),
+                "dream",
+                "--date",
+                day,
+                "--scan-days",
+                str(args.scan_days),
+                "--max-units",
+                str(args.max_units),
+                "--json",
+            ]
+        ).stdout
         rep = json.loads(out)
         runs += 1
         counts.update(rep.get("actions") or {})
@@ -72,15 +85,19 @@ def check_nodes(ws: Path) -> dict:
         node = dream_node.parse(path.relative_to(ws).as_posix(), text)
         by_bucket[path.parent.name] += 1
         cited = dream_node.cited(node.body)
-        sources_ok += bool(cited) and all((ws / c).is_file() and re.match(r"memory/\d{4}-\d{2}-\d{2}/", c)
-                                          for c in cited)
+        sources_ok += bool(cited) and all(
+            (ws / c).is_file() and re.match(r"memory/\d{4}-\d{2}-\d{2}/", c) for c in cited
+        )
         links_ok += all((ws / link).is_file() for link in dream_node.links(node.body))
         words.append(dream_node.abstract_words(node.body))
     n = len(nodes) or 1
-    return {"nodes": len(nodes), "by_bucket": dict(by_bucket), "sources_resolve": round(sources_ok / n, 4),
-            "links_resolve": round(links_ok / n, 4),
-            "abstract_words": [min(words, default=0), statistics.median(words) if words else 0,
-                               max(words, default=0)]}
+    return {
+        "nodes": len(nodes),
+        "by_bucket": dict(by_bucket),
+        "sources_resolve": round(sources_ok / n, 4),
+        "links_resolve": round(links_ok / n, 4),
+        "abstract_words": [min(words, default=0), statistics.median(words) if words else 0, max(words, default=0)],
+    }
 
 
 def main() -> None:
@@ -92,7 +109,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "dream_locomo")
     ap.add_argument("--mem", help="the mem executable (default: this Python's memcli)")
     args = ap.parse_args()
-    data = json.loads(args.locomo.read_text(encoding="utf-8"))[:args.conversations]
+    data = json.loads(args.locomo.read_text(encoding="utf-8"))[: args.conversations]
     shutil.rmtree(args.out, ignore_errors=True)
     (args.out / "inputs").mkdir(parents=True)
     t0 = time.perf_counter()
@@ -105,21 +122,31 @@ def main() -> None:
         (ws / "mem_metadata" / "file_catalog" / "dream.jsonl.zst").unlink()
         again = dream_conversation(args, sample, ws)
         after = digest_texts(ws)
-        row["rerun"] = {"changed_nodes_by_units": sum(again["actions"].values()),
-                        "files_added": len(after.keys() - before.keys()),
-                        "files_changed": sum(before[k] != after[k] for k in before.keys() & after.keys())}
+        row["rerun"] = {
+            "changed_nodes_by_units": sum(again["actions"].values()),
+            "files_added": len(after.keys() - before.keys()),
+            "files_changed": sum(before[k] != after[k] for k in before.keys() & after.keys()),
+        }
         totals.update(row["actions"])
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
     nodes = sum(r["nodes"] for r in rows) or 1
-    result = {"conversations": len(rows), "nodes": sum(r["nodes"] for r in rows), "actions": dict(totals),
-              "skipped": sum(r["skipped"] for r in rows), "failed": sum(r["failed"] for r in rows),
-              "sources_resolve": round(sum(r["sources_resolve"] * r["nodes"] for r in rows) / nodes, 4),
-              "links_resolve": round(sum(r["links_resolve"] * r["nodes"] for r in rows) / nodes, 4),
-              "rerun_files_changed": sum(r["rerun"]["files_added"] + r["rerun"]["files_changed"] for r in rows),
-              "per_conversation": rows, "seconds": round(time.perf_counter() - t0, 1),
-              "backend": "rules (offline)", "search": "keyword (MEM_EMBEDDING_BACKEND=none)",
-              "max_units": args.max_units, "scan_days": args.scan_days}
+    result = {
+        "conversations": len(rows),
+        "nodes": sum(r["nodes"] for r in rows),
+        "actions": dict(totals),
+        "skipped": sum(r["skipped"] for r in rows),
+        "failed": sum(r["failed"] for r in rows),
+        "sources_resolve": round(sum(r["sources_resolve"] * r["nodes"] for r in rows) / nodes, 4),
+        "links_resolve": round(sum(r["links_resolve"] * r["nodes"] for r in rows) / nodes, 4),
+        "rerun_files_changed": sum(r["rerun"]["files_added"] + r["rerun"]["files_changed"] for r in rows),
+        "per_conversation": rows,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "backend": "rules (offline)",
+        "search": "keyword (MEM_EMBEDDING_BACKEND=none)",
+        "max_units": args.max_units,
+        "scan_days": args.scan_days,
+    }
     print(json.dumps(result, indent=2))
 
 

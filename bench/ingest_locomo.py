@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("/work/shared/data/locomo/locomo10.json")
 sys.path.insert(0, str(ROOT))
-from memcli.extraction.conversation.rules import sentences  # noqa: E402 - the extractor's own sentence split
+from memcli.extraction.conversation.rules import sentences
 
 
 def mem_cmd(args: argparse.Namespace) -> list[str]:
@@ -87,12 +87,33 @@ def ingest_conversation(args, sample: dict, ws: Path, work: Path) -> dict[int, s
     notes: dict[int, str] = {}
     for n, when, turns in sessions(sample["conversation"]):
         # turns one second apart, so the session log keeps their order
-        msgs = [{"id": t["dia_id"], "name": t["speaker"], "role": "user", "content": turn_text(t),
-                 "timestamp": (when + timedelta(seconds=i)).isoformat() + "+00:00"} for i, t in enumerate(turns)]
+        msgs = [
+            {
+                "id": t["dia_id"],
+                "name": t["speaker"],
+                "role": "user",
+                "content": turn_text(t),
+                "timestamp": (when + timedelta(seconds=i)).isoformat() + "+00:00",
+            }
+            for i, t in enumerate(turns)
+        ]
         src = work / f"{sample['sample_id']}-s{n}.json"
         src.write_text(json.dumps(msgs, ensure_ascii=False), encoding="utf-8")
-        rep = json.loads(run([*mem_cmd(args), "-w", str(ws), "ingest", str(src), "-s",
-                              f"{sample['sample_id']}-s{n}", "--force", "--json"]).stdout)
+        rep = json.loads(
+            run(
+                [
+                    *mem_cmd(args),
+                    "-w",
+                    str(ws),
+                    "ingest",
+                    str(src),
+                    "-s",
+                    f"{sample['sample_id']}-s{n}",
+                    "--force",
+                    "--json",
+                ]
+            ).stdout
+        )
         args.extractor = rep.get("extractor", "rules")
         added = [c["path"] for c in rep["changes"] if c["path"].count("/") == 2]
         notes[n] = (ws / added[0]).read_text(encoding="utf-8") if added else ""
@@ -105,8 +126,9 @@ def write_baseline(sample: dict, ws: Path) -> None:
         path = ws / "memory" / when.date().isoformat() / f"session-{n}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         body = "\n".join(f"- {t['speaker']}: {turn_text(t)}" for t in turns)
-        path.write_text(f"---\nname: session-{n}\nsession_id: {sample['sample_id']}-s{n}\n---\n{body}\n",
-                        encoding="utf-8")
+        path.write_text(
+            f"---\nname: session-{n}\nsession_id: {sample['sample_id']}-s{n}\n---\n{body}\n", encoding="utf-8"
+        )
 
 
 def evidence_sessions(qa: dict) -> set[int]:
@@ -131,8 +153,20 @@ def recall(args, sample: dict, ws: Path) -> tuple[int, int, dict]:
         want = evidence_sessions(qa)
         if qa.get("category") not in args.categories or not want:
             continue
-        out = run([*mem_cmd(args), "-w", str(ws), "search", str(qa["question"]), "--limit", str(args.limit),
-                   "--json", "--no-links", "--no-sync"]).stdout
+        out = run(
+            [
+                *mem_cmd(args),
+                "-w",
+                str(ws),
+                "search",
+                str(qa["question"]),
+                "--limit",
+                str(args.limit),
+                "--json",
+                "--no-links",
+                "--no-sync",
+            ]
+        ).stdout
         got = {session_of(ws, h["path"], cache) for h in json.loads(out)["results"]}
         hit = bool(got & want)
         found += hit
@@ -151,8 +185,13 @@ def coverage(sample: dict, notes: dict[int, str]) -> tuple[int, int, int, int]:
             for s in sentences(turn_text(t)):
                 total += 1
                 kept += s in notes.get(n, "")
-    ev = {f"D{s}:{k}" for qa in sample["qa"] if qa.get("category") != 5
-          for e in qa.get("evidence", []) for s, k in re.findall(r"D(\d+):(\d+)", str(e))}
+    ev = {
+        f"D{s}:{k}"
+        for qa in sample["qa"]
+        if qa.get("category") != 5
+        for e in qa.get("evidence", [])
+        for s, k in re.findall(r"D(\d+):(\d+)", str(e))
+    }
     ev = [turns[d] for d in sorted(ev) if d in turns]
     covered = sum(any(s in notes.get(n, "") for s in sentences(turn_text(t))) for n, t in ev)
     return covered, len(ev), kept, total
@@ -171,7 +210,7 @@ def main() -> None:
     ap.add_argument("--no-reindex", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.categories = {int(c) for c in args.categories.split(",")}
-    data = json.loads(args.locomo.read_text(encoding="utf-8"))[:args.conversations]
+    data = json.loads(args.locomo.read_text(encoding="utf-8"))[: args.conversations]
     shutil.rmtree(args.out, ignore_errors=True)
     (args.out / "inputs").mkdir(parents=True)
     t0 = time.perf_counter()
@@ -184,11 +223,22 @@ def main() -> None:
         notes = ingest_conversation(args, sample, ws, args.out / "inputs")
         found, total, by_cat = recall(args, sample, ws)
         cov, ev, kept, sents = coverage(sample, notes)
-        row = {"conversation": sample["sample_id"], "sessions": len(notes), "questions": total,
-               f"recall_at_{args.limit}": round(found / total, 4), "turn_coverage": round(cov / ev, 4),
-               "kept_sentences": round(kept / sents, 4)}
-        for k, v in (("found", found), ("questions", total), ("covered", cov), ("evidence_turns", ev),
-                     ("kept", kept), ("sentences", sents)):
+        row = {
+            "conversation": sample["sample_id"],
+            "sessions": len(notes),
+            "questions": total,
+            f"recall_at_{args.limit}": round(found / total, 4),
+            "turn_coverage": round(cov / ev, 4),
+            "kept_sentences": round(kept / sents, 4),
+        }
+        for k, v in (
+            ("found", found),
+            ("questions", total),
+            ("covered", cov),
+            ("evidence_turns", ev),
+            ("kept", kept),
+            ("sentences", sents),
+        ):
             totals[k] += v
         for c, (f, t) in by_cat.items():
             cats[c][0] += f
@@ -204,12 +254,15 @@ def main() -> None:
         per_conv.append(row)
         print(json.dumps(row), file=sys.stderr)
     result = {
-        "conversations": len(data), "questions": totals["questions"], "categories": sorted(args.categories),
+        "conversations": len(data),
+        "questions": totals["questions"],
+        "categories": sorted(args.categories),
         f"recall_at_{args.limit}": round(totals["found"] / totals["questions"], 4),
         f"recall_at_{args.limit}_by_category": {str(c): round(f / t, 4) for c, (f, t) in sorted(cats.items())},
         "turn_coverage": round(totals["covered"] / totals["evidence_turns"], 4),
         "kept_sentences": round(totals["kept"] / totals["sentences"], 4),
-        "per_conversation": per_conv, "seconds": round(time.perf_counter() - t0, 1),
+        "per_conversation": per_conv,
+        "seconds": round(time.perf_counter() - t0, 1),
         "search": "keyword (MEM_EMBEDDING_BACKEND=none)",
         "extractor": "rules (offline)" if getattr(args, "extractor", "rules") == "rules" else args.extractor,
     }

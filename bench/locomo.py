@@ -50,8 +50,13 @@ def main(argv: list[str] | None = None) -> int:
     cli.add_run_options(ap, TURN_BUDGET)
     ap.add_argument("--via-cli", type=int, default=0, metavar="N", help="also run N questions through `mem search`")
     ap.add_argument("--report", type=Path, nargs="+", help="print markdown tables of sweep JSON files and exit")
-    ap.add_argument("--compare", type=Path, nargs=2, metavar=("BASE", "NEW"),
-                    help="paired bootstrap of two --details runs (NEW - BASE per question) and exit")
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        nargs=2,
+        metavar=("BASE", "NEW"),
+        help="paired bootstrap of two --details runs (NEW - BASE per question) and exit",
+    )
     args = ap.parse_args(argv)
     if args.report:
         print(report(args.report))
@@ -63,15 +68,17 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{args.locomo} not found: pass --locomo or set LOCOMO_JSON")
     stats: dict = {}
     t0 = time.perf_counter()
-    vaults = convert(args.locomo, args.out_dir, one_vault=args.one_vault, conversations=args.conversations,
-                     stats=stats)
-    log(f"{stats['conversations']} conversations, {stats['sessions']} sessions, {stats['turns']} turns, "
+    vaults = convert(args.locomo, args.out_dir, one_vault=args.one_vault, conversations=args.conversations, stats=stats)
+    log(
+        f"{stats['conversations']} conversations, {stats['sessions']} sessions, {stats['turns']} turns, "
         f"{stats['questions']} questions (categories 1-4 with evidence; {stats['excluded_no_evidence']} "
-        f"without a valid evidence id left out)")
+        f"without a valid evidence id left out)"
+    )
     result = cli.execute(args, vaults, stats, categories=CATEGORIES, extra={"one_vault": args.one_vault})
     if args.via_cli and not args.sweep:
-        result["via_cli"] = vc = via_cli(vaults, args.via_cli, mode=args.mode, sets=result["set"],
-                                         spec=result["variant"])
+        result["via_cli"] = vc = via_cli(
+            vaults, args.via_cli, mode=args.mode, sets=result["set"], spec=result["variant"]
+        )
         log(f"via CLI: {vc['agree']}/{vc['checked']} searches gave the same hits as the job function")
     write_result(result, args.out, t0)
     return 0

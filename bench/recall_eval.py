@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-from bench.harness import recall_data, recall_score  # noqa: E402
+from bench.harness import recall_data, recall_score
 
 ROOT = HERE.parent
 
@@ -62,8 +62,12 @@ def log(msg: str) -> None:
 
 def environment(home: Path) -> dict:
     """The offline default configuration: no MEM_* or provider keys from the caller's shell."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_"))
-           and k not in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEM_", "OPENCLAW_", "CLAWDBOT_"))
+        and k not in ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")
+    }
     env.update({"HOME": str(home), "TZ": "UTC", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
     return env
 
@@ -77,8 +81,9 @@ class Mem:
 
     def __call__(self, *args: str) -> dict:
         t = time.perf_counter()
-        proc = subprocess.run([*self.cmd, "-w", str(self.ws), *args], env=self.env, capture_output=True,
-                              text=True, timeout=900)
+        proc = subprocess.run(
+            [*self.cmd, "-w", str(self.ws), *args], env=self.env, capture_output=True, text=True, timeout=900
+        )
         self.seconds[args[0]] = self.seconds.get(args[0], 0.0) + time.perf_counter() - t
         if proc.returncode != 0:
             raise SystemExit(f"mem {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
@@ -118,9 +123,16 @@ def nightly(rs, mem: Mem, tmp: Path, args) -> list[dict]:
         t = time.perf_counter()
         rep = mem("dream", "--date", day.isoformat(), "--max-units", str(args.max_units), "--json")
         facts = rep.get("facts") or {}
-        nights.append({"date": day.isoformat(), "sessions": [s.id for s in todays],
-                       "seconds": round(time.perf_counter() - t, 2), "actions": rep.get("actions"),
-                       "new_facts": facts.get("new", 0), "remaining": (rep.get("remaining") or {}).get("facts", 0)})
+        nights.append(
+            {
+                "date": day.isoformat(),
+                "sessions": [s.id for s in todays],
+                "seconds": round(time.perf_counter() - t, 2),
+                "actions": rep.get("actions"),
+                "new_facts": facts.get("new", 0),
+                "remaining": (rep.get("remaining") or {}).get("facts", 0),
+            }
+        )
         day += timedelta(days=1)
     mem("reindex", "--json")
     return nights
@@ -134,8 +146,9 @@ def ask(rs, mem: Mem, limit: int) -> tuple[list[dict], recall_score.Workspace]:
         hits = res.get("results") or []
         per_hit = [ws.sessions_of_hit(h["path"], h.get("text", "")) for h in hits]
         ranks = recall_score.session_ranks(per_hit)
-        row = recall_score.score_question(q, ranks, [h.get("text", "") for h in hits],
-                                          recall_score.session_order(per_hit))
+        row = recall_score.score_question(
+            q, ranks, [h.get("text", "") for h in hits], recall_score.session_order(per_hit)
+        )
         row["hits"] = [h["path"] for h in hits]
         rows.append(row)
     return rows, ws
@@ -156,17 +169,36 @@ def dream_set(rs, args) -> dict | None:
     if args.no_dream_set or not path.exists():
         return None
     log(f"dream set: bench/dream_eval.py --set {path}")
-    proc = subprocess.run([sys.executable, str(HERE / "dream_eval.py"), "--set", str(path), "--mem", args.mem],
-                          capture_output=True, text=True, timeout=900, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "dream_eval.py"), "--set", str(path), "--mem", args.mem],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     if proc.returncode != 0:
         return {"error": proc.stderr.strip()[-1000:]}
     doc = json.loads(proc.stdout)
-    keep = ("facts", "subjects", "nodes", "coverage", "pair_precision", "pair_recall", "junk_nodes",
-            "wrong_pairs_by_subjects", "missed", "remaining", "seconds")
+    keep = (
+        "facts",
+        "subjects",
+        "nodes",
+        "coverage",
+        "pair_precision",
+        "pair_recall",
+        "junk_nodes",
+        "wrong_pairs_by_subjects",
+        "missed",
+        "remaining",
+        "seconds",
+    )
     out = {k: doc.get(k) for k in keep}
     sup = doc["supersessions"]
-    out["supersessions"] = {"recorded": sup["recorded"], "total": sup["total"],
-                            "missed": [s["fact"] for s in sup["each"] if not s["recorded"]]}
+    out["supersessions"] = {
+        "recorded": sup["recorded"],
+        "total": sup["total"],
+        "missed": [s["fact"] for s in sup["each"] if not s["recorded"]],
+    }
     out["false_updates"] = len(doc["false_updates"])
     return out
 
@@ -209,8 +241,11 @@ def main(argv: list[str] | None = None) -> int:
             mem = make_workspace(base, "dream", args)
             nights = nightly(rs, mem, msgs, args)
             result["dream"] = measure(rs, mem, args.limit, dreamt=True)
-            result["dream"]["nights"] = {"count": len(nights), "seconds": round(sum(n["seconds"] for n in nights), 1),
-                                         "left_after_last": nights[-1]["remaining"]}
+            result["dream"]["nights"] = {
+                "count": len(nights),
+                "seconds": round(sum(n["seconds"] for n in nights), 1),
+                "left_after_last": nights[-1]["remaining"],
+            }
             if args.details:
                 result["dream"]["nights"]["each"] = nights
             log(f"dream: {brief(result['dream'])}, {result['dream']['digest']['nodes']} nodes")
@@ -233,8 +268,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def brief(part: dict) -> str:
     a = part["all"]
-    return (f"R@1 {a['R@1']} R@5 {a['R@5']} MRR@10 {a['MRR@10']} latest-first {a.get('latest_first')} "
-            f"answer@5 {a['answer_in_top5']}")
+    return (
+        f"R@1 {a['R@1']} R@5 {a['R@5']} MRR@10 {a['MRR@10']} latest-first {a.get('latest_first')} "
+        f"answer@5 {a['answer_in_top5']}"
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,11 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> dict:
         if os.waitstatus_to_exitcode(status) != 0:
             err.seek(0)
             sys.exit(f"scale: {' '.join(cmd)} failed:\n{err.read().decode(errors='replace')[-2000:]}")
-    return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-            "peak_mib": round(usage.ru_maxrss * 1024 / MIB, 1)}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "peak_mib": round(usage.ru_maxrss * 1024 / MIB, 1),
+    }
 
 
 def vault(notes: int, generator: Path) -> Path:
@@ -67,8 +70,11 @@ def vault(notes: int, generator: Path) -> Path:
         shutil.rmtree(path, ignore_errors=True)
         # the generator's own output, ~30x faster (bench/gen_vault_fast.py); --generator another one
         cmd = [str(HERE / "gen_vault_fast.py")] if generator == GENERATOR else [str(generator)]
-        subprocess.run([sys.executable, *cmd, str(path), "--notes", str(notes),
-                        "--digest", str(max(1, notes // 20))], check=True, stdout=sys.stderr)
+        subprocess.run(
+            [sys.executable, *cmd, str(path), "--notes", str(notes), "--digest", str(max(1, notes // 20))],
+            check=True,
+            stdout=sys.stderr,
+        )
     return path
 
 
@@ -77,16 +83,23 @@ def qmd_bin() -> Path:
     if not qmd.exists():
         log("installing QMD 2.8.3 on Bun 1.4.5 from npm")
         subprocess.run(["npm", "install", "--prefix", str(QMD_DIR), "bun@1.4.5"], check=True, stdout=sys.stderr)
-        subprocess.run([str(QMD_DIR / "node_modules" / ".bin" / "bun"), "install", "-g", "@tobilu/qmd@2.8.3"],
-                       check=True, stdout=sys.stderr, env={**os.environ, "BUN_INSTALL": str(QMD_DIR / "home")})
+        subprocess.run(
+            [str(QMD_DIR / "node_modules" / ".bin" / "bun"), "install", "-g", "@tobilu/qmd@2.8.3"],
+            check=True,
+            stdout=sys.stderr,
+            env={**os.environ, "BUN_INSTALL": str(QMD_DIR / "home")},
+        )
     return qmd
 
 
 def median_run(cmds: list[list[str]], env: dict) -> dict:
     runs = [run(c, env) for c in cmds]
-    return {"wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
-            "cpu_s": round(statistics.median(r["cpu_s"] for r in runs), 3),
-            "peak_mib": max(r["peak_mib"] for r in runs), "n": len(runs)}
+    return {
+        "wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
+        "cpu_s": round(statistics.median(r["cpu_s"] for r in runs), 3),
+        "peak_mib": max(r["peak_mib"] for r in runs),
+        "n": len(runs),
+    }
 
 
 def edit(copy: Path, i: int) -> None:
@@ -120,8 +133,7 @@ def measure_watched(copy: Path, queries: list[str], base: list[str], env: dict) 
     """The same update and searches while `mem watch` runs: its change journal answers
     which files changed (memcli.watch.journal), so nothing stats every file. Each edit is
     followed by the reindex at once, then a pause for the watcher's own debounced batch."""
-    watcher = subprocess.Popen(base + ["watch"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+    watcher = subprocess.Popen(base + ["watch"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         first = watcher.stderr.readline()
         if "change journal" not in first:
@@ -133,8 +145,10 @@ def measure_watched(copy: Path, queries: list[str], base: list[str], env: dict) 
             edit(copy, i)
             updates.append(run(base + ["reindex"], env))
             time.sleep(2.5)
-        return {"update_watched": {k: statistics.median(u[k] for u in updates) for k in ("wall_s", "cpu_s", "peak_mib")},
-                "search_watched": median_run([base + ["search", q] for q in queries], env)}
+        return {
+            "update_watched": {k: statistics.median(u[k] for u in updates) for k in ("wall_s", "cpu_s", "peak_mib")},
+            "search_watched": median_run([base + ["search", q] for q in queries], env),
+        }
     finally:
         watcher.terminate()
         watcher.wait(timeout=60)
@@ -146,9 +160,14 @@ def measure_qmd(src: Path, scratch: Path, queries: list[str]) -> dict:
     shutil.copytree(src, copy, ignore=shutil.ignore_patterns("mem_metadata", "queries.txt"), symlinks=True)
     home = scratch / "qmd-home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-           "XDG_CONFIG_HOME": str(home / ".config"), "NO_COLOR": "1",
-           "PATH": f"{QMD_DIR / 'home' / 'bin'}:{QMD_DIR / 'node_modules' / '.bin'}:{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "NO_COLOR": "1",
+        "PATH": f"{QMD_DIR / 'home' / 'bin'}:{QMD_DIR / 'node_modules' / '.bin'}:{os.environ.get('PATH', '')}",
+    }
     log(f"qmd build of {src.name}")
     out = {"build": run([qmd, "collection", "add", str(copy), "--name", "vault"], env)}
     out["noop"] = run([qmd, "update"], env)
@@ -174,31 +193,43 @@ def ratios(mem: dict, qmd: dict) -> dict:
 
 
 def markdown(result: dict) -> str:
-    rows = ["| notes | | build wall | build CPU | build peak | update wall | update peak | cold search "
-            "| update, mem watch running | search, mem watch running |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| notes | | build wall | build CPU | build peak | update wall | update peak | cold search "
+        "| update, mem watch running | search, mem watch running |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for size in result["sizes"]:
         for tool in ("mem", "qmd"):
             m = size.get(tool)
             if m:
-                rows.append(f"| {size['notes']:,} ({size['mb']} MB) | {tool} | {m['build']['wall_s']} s | "
-                            f"{m['build']['cpu_s']} s | {m['build']['peak_mib']} MiB | {m['update']['wall_s']} s | "
-                            f"{m['update']['peak_mib']} MiB | {m['search']['wall_s']} s | "
-                            + (f"{m['update_watched']['wall_s']} s | {m['search_watched']['wall_s']} s |"
-                               if "update_watched" in m else "| |"))
+                rows.append(
+                    f"| {size['notes']:,} ({size['mb']} MB) | {tool} | {m['build']['wall_s']} s | "
+                    f"{m['build']['cpu_s']} s | {m['build']['peak_mib']} MiB | {m['update']['wall_s']} s | "
+                    f"{m['update']['peak_mib']} MiB | {m['search']['wall_s']} s | "
+                    + (
+                        f"{m['update_watched']['wall_s']} s | {m['search_watched']['wall_s']} s |"
+                        if "update_watched" in m
+                        else "| |"
+                    )
+                )
         if size.get("ratio"):
             r = size["ratio"]
-            rows.append(f"| | mem/QMD | {r.get('build_wall_s')}x | {r.get('build_cpu_s')}x | "
-                        f"{r.get('build_peak_mib')}x | {r.get('update_wall_s')}x | {r.get('update_peak_mib')}x | "
-                        f"{r.get('search_wall_s')}x | {r.get('update_watched_wall_s', '')}x | "
-                        f"{r.get('search_watched_wall_s', '')}x |")
+            rows.append(
+                f"| | mem/QMD | {r.get('build_wall_s')}x | {r.get('build_cpu_s')}x | "
+                f"{r.get('build_peak_mib')}x | {r.get('update_wall_s')}x | {r.get('update_peak_mib')}x | "
+                f"{r.get('search_wall_s')}x | {r.get('update_watched_wall_s', '')}x | "
+                f"{r.get('search_watched_wall_s', '')}x |"
+            )
     note = f"{result['note'].strip()}\n\n" if result.get("note") else ""
-    return ("# Scale: mem and QMD side by side\n\n" + note + "Measured by `python bench/scale.py --sizes "
-            f"{','.join(str(s['notes']) for s in result['sizes'])} --markdown docs/scale.md"
-            f"{' --note bench/scale_note.md' if note else ''}` on "
-            f"{result['machine']} ({result['date']}, load {result.get('load', '?')} at the start); keyword "
-            f"search only, medians of {result['searches']} cold searches and 3 one-file updates.\n\n"
-            + "\n".join(rows) + "\n")
+    return (
+        "# Scale: mem and QMD side by side\n\n" + note + "Measured by `python bench/scale.py --sizes "
+        f"{','.join(str(s['notes']) for s in result['sizes'])} --markdown docs/scale.md"
+        f"{' --note bench/scale_note.md' if note else ''}` on "
+        f"{result['machine']} ({result['date']}, load {result.get('load', '?')} at the start); keyword "
+        f"search only, medians of {result['searches']} cold searches and 3 one-file updates.\n\n"
+        + "\n".join(rows)
+        + "\n"
+    )
 
 
 def main() -> int:
@@ -211,13 +242,18 @@ def main() -> int:
     ap.add_argument("--markdown", type=Path, help="also write the table here (e.g. docs/scale.md)")
     ap.add_argument("--note", type=Path, help="Markdown put above the table (what the figures mean)")
     args = ap.parse_args()
-    result = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, {sys.platform}",
-              "load": round(os.getloadavg()[0], 2), "searches": args.searches, "sizes": [],
-              "note": args.note.read_text(encoding="utf-8") if args.note else ""}
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{os.cpu_count()} cores, {sys.platform}",
+        "load": round(os.getloadavg()[0], 2),
+        "searches": args.searches,
+        "sizes": [],
+        "note": args.note.read_text(encoding="utf-8") if args.note else "",
+    }
     for notes in (int(s) for s in args.sizes.split(",")):
         src = vault(notes, args.generator)
         queries = [q for q in (src / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
-        queries = queries[:args.searches]
+        queries = queries[: args.searches]
         mb = round(sum(p.stat().st_size for p in src.rglob("*.md")) / 1e6, 1)
         size = {"notes": notes, "mb": mb}
         with tempfile.TemporaryDirectory(prefix="mem-scale-") as tmp:

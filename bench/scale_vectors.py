@@ -109,9 +109,14 @@ def main() -> int:
     args = ap.parse_args()
     src = vault(args.notes, Path("/work/shared/tools/gen_vault.py"))
     queries = [q for q in (src / "queries.txt").read_text(encoding="utf-8").splitlines() if q.strip()]
-    queries = queries[:args.searches]
-    result = {"date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores, {sys.platform}",
-              "load": round(os.getloadavg()[0], 2), "notes": args.notes, "model": MODEL}
+    queries = queries[: args.searches]
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{os.cpu_count()} cores, {sys.platform}",
+        "load": round(os.getloadavg()[0], 2),
+        "notes": args.notes,
+        "model": MODEL,
+    }
     with tempfile.TemporaryDirectory(prefix="mem-scale-vec-") as tmp:
         if args.keep:
             shutil.rmtree(args.keep, ignore_errors=True)
@@ -120,8 +125,7 @@ def main() -> int:
         copy = Path(tmp) / "vault"
         shutil.copytree(src, copy, ignore=shutil.ignore_patterns("mem_metadata", "queries.txt"), symlinks=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEM_")}
-        env.update({"MEM_EMBEDDING_BACKEND": "local", "MEM_EMBEDDING_MODEL": MODEL, "NO_COLOR": "1",
-                    "HOME": tmp})
+        env.update({"MEM_EMBEDDING_BACKEND": "local", "MEM_EMBEDDING_MODEL": MODEL, "NO_COLOR": "1", "HOME": tmp})
         base = [*args.mem.split(), "-w", str(copy)]
         log(f"build of {src.name} with {MODEL}")
         result["build"] = run(base + ["reindex", "--full"], env)
@@ -150,7 +154,8 @@ def main() -> int:
             "max_s": round(max(s["shortlist_s"] for s in shots), 4),
             "median_imports_s": round(statistics.median(s["imports_s"] for s in shots), 4),
             "median_index_open_s": round(statistics.median(s["index_s"] for s in shots), 4),
-            "exact_overlap": round(statistics.mean(overlap), 3)}
+            "exact_overlap": round(statistics.mean(overlap), 3),
+        }
         result["files_mb"] = round(sum(p.stat().st_size for p in (copy / "mem_metadata").rglob("*.vec-*")) / 1e6, 1)
     json.dump(result, sys.stdout, indent=1)
     print()
@@ -163,19 +168,24 @@ def main() -> int:
 def markdown(r: dict, note: str, args) -> str:
     sl, vc = r["shortlist"], r["vectors_check"]
     rows = ["| | wall | CPU | peak RSS |", "|---|---|---|---|"]
-    for key, label in (("build", "build from nothing (`reindex --full`)"), ("update", "one-file update (`reindex`)"),
-                       ("write", "`remember` (embedded before it returns)"),
-                       ("search", "cold `search --mode vector` (model loaded)")):
+    for key, label in (
+        ("build", "build from nothing (`reindex --full`)"),
+        ("update", "one-file update (`reindex`)"),
+        ("write", "`remember` (embedded before it returns)"),
+        ("search", "cold `search --mode vector` (model loaded)"),
+    ):
         rows.append(f"| {label} | {r[key]['wall_s']:.3g} s | {r[key]['cpu_s']:.3g} s | {r[key]['peak_mib']:.0f} MiB |")
-    return (f"# Vectors at scale\n\n{note}Measured by `python bench/scale_vectors.py --notes {r['notes']} "
-            f"--markdown {args.markdown}{' --note ' + str(args.note) if args.note else ''}` on {r['machine']} "
-            f"({r['date']}, load {r['load']} at the start), model {r['model']}: {vc.get('chunks')} chunks, "
-            f"{vc.get('passages')} passages, {r['files_mb']} MB of vector files; medians of "
-            f"{len(r['update_runs'])} updates and the searches.\n\n" + "\n".join(rows) + "\n\n"
-            f"Cold vector shortlist (fresh process; vector files opened and every chunk ranked, imports "
-            f"{sl['median_imports_s']} s and keyword index {sl['median_index_open_s']} s apart): median "
-            f"{sl['median_s']} s, max {sl['max_s']} s; its top 10 shares {sl['exact_overlap']:.0%} with the exact "
-            f"ranking's.\n")
+    return (
+        f"# Vectors at scale\n\n{note}Measured by `python bench/scale_vectors.py --notes {r['notes']} "
+        f"--markdown {args.markdown}{' --note ' + str(args.note) if args.note else ''}` on {r['machine']} "
+        f"({r['date']}, load {r['load']} at the start), model {r['model']}: {vc.get('chunks')} chunks, "
+        f"{vc.get('passages')} passages, {r['files_mb']} MB of vector files; medians of "
+        f"{len(r['update_runs'])} updates and the searches.\n\n" + "\n".join(rows) + "\n\n"
+        f"Cold vector shortlist (fresh process; vector files opened and every chunk ranked, imports "
+        f"{sl['median_imports_s']} s and keyword index {sl['median_index_open_s']} s apart): median "
+        f"{sl['median_s']} s, max {sl['max_s']} s; its top 10 shares {sl['exact_overlap']:.0%} with the exact "
+        f"ranking's.\n"
+    )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,10 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-from bench.experiments import parse_variant, patched  # noqa: E402
-from bench.harness.indexes import ensure_index, parse_sets, workspace  # noqa: E402
-from bench.harness.paths import OUT  # noqa: E402
-from bench.harness.vaults import write_if_changed  # noqa: E402
+from bench.experiments import parse_variant, patched
+from bench.harness.indexes import ensure_index, parse_sets, workspace
+from bench.harness.paths import OUT
+from bench.harness.vaults import write_if_changed
 
 SET = HERE / "semantic_set" / "set.json"
 DAY = "memory/2026-05-01"
@@ -62,8 +62,11 @@ def summarise(rows: list[dict], mode: str) -> dict:
         if not sel:
             continue
         ranks = [r["modes"][mode]["rank"] for r in sel]
-        out[split] = {"n": len(sel), "hit@1": round(sum(1 for k in ranks if k == 1) / len(sel), 3),
-                      "mrr@10": round(sum(1 / k for k in ranks if k) / len(sel), 3)}
+        out[split] = {
+            "n": len(sel),
+            "hit@1": round(sum(1 for k in ranks if k == 1) / len(sel), 3),
+            "mrr@10": round(sum(1 / k for k in ranks if k) / len(sel), 3),
+        }
     return out
 
 
@@ -94,9 +97,16 @@ def main(argv=None) -> int:
             rows.append(row)
     from bench.harness.embeddings import model_of, record
 
-    result = {"model": model_of(ws), "set": sets, "variant": spec, "data": str(args.data.name),
-              "notes": len(data["notes"]), "queries": len(rows),
-              "summary": {m: summarise(rows, m) for m in MODES}, "per_query": rows}
+    result = {
+        "model": model_of(ws),
+        "set": sets,
+        "variant": spec,
+        "data": str(args.data.name),
+        "notes": len(data["notes"]),
+        "queries": len(rows),
+        "summary": {m: summarise(rows, m) for m in MODES},
+        "per_query": rows,
+    }
     record(result)
     print(f"model={result['model']} set={sets} variant={args.variant or '-'}", file=sys.stderr)
     print(f"{'mode':8} " + " ".join(f"{s:>16}" for s in result["summary"]["auto"]), file=sys.stderr)

@@ -7,7 +7,7 @@ JOB_FAILED = 1
 BAD_INPUT = 2
 CONFIG = 3
 PROVIDER = 4
-UNHEALTHY = 5
+UNHEALTHY = 5  # `mem health` found a failing check: its report is the output, not an error line
 BUSY = 75
 INTERRUPTED = 130
 
@@ -46,10 +46,6 @@ class ConfigError(MemError):
 
 class ProviderError(MemError):
     exit_code = PROVIDER
-
-
-class Unhealthy(MemError):
-    exit_code = UNHEALTHY
 
 
 class Busy(MemError):

@@ -15,12 +15,18 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from memtest import assert_clean_failure  # noqa: F401 - also used via the clean_failure fixture
+from memtest import assert_clean_failure
 
 REPO = Path(__file__).resolve().parent.parent
 PROVIDER_KEYS = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")
-PINNED = {"NO_COLOR": "1", "COLUMNS": "100", "TZ": "UTC", "MEM_EMBEDDING_BACKEND": "none",
-          "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8"}
+PINNED = {
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "TZ": "UTC",
+    "MEM_EMBEDDING_BACKEND": "none",
+    "PYTHONIOENCODING": "utf-8",
+    "LC_ALL": "C.UTF-8",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -75,9 +81,14 @@ def _run(args, input=None, env=None, cwd=None, timeout=60):
             full_env[var] = value
     if isinstance(input, str):
         input = input.encode("utf-8")
-    proc = subprocess.run([sys.executable, "-m", "memcli", *map(str, args)], input=input, env=full_env,
-                          cwd=str(cwd) if cwd else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli", *map(str, args)],
+        input=input,
+        env=full_env,
+        cwd=str(cwd) if cwd else None,
+        capture_output=True,
+        timeout=timeout,
+    )
     return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 
 

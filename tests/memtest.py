@@ -3,7 +3,7 @@ tests/providers/conftest.py when the whole suite runs)."""
 
 
 def assert_clean_failure(result, expected: int) -> str:
-    """A failure as STYLE.md wants it: the exit code, empty stdout, one `mem: error:` line."""
+    """A failure as docs/architecture.md (Conventions) wants it: the exit code, empty stdout, one `mem: error:` line."""
     code, out, err = result
     assert code == expected, (code, out, err)
     assert out == "", out

@@ -10,8 +10,21 @@ import pytest
 
 NOTE = "memory/2026-05-18/plan.md"
 JSON_SCHEMA_TYPES = {"object", "string", "integer", "number", "boolean", "array", "null"}
-SCHEMA_KEYWORDS = {"type", "description", "properties", "required", "additionalProperties", "minimum", "maximum",
-                   "minLength", "maxLength", "pattern", "items", "maxItems", "enum"}
+SCHEMA_KEYWORDS = {
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "items",
+    "maxItems",
+    "enum",
+}
 
 
 def check_json_schema(schema: dict, where: str) -> None:
@@ -50,8 +63,13 @@ def check_openai_tools(tools) -> dict:
 
 @pytest.fixture
 def memory(ws, note):
-    note(ws, NOTE, "# Plan\n\nWe chose PostgreSQL over MySQL for the Lumen API.\nThe migration runs on Friday.\n",
-         name="plan", description="Database plan.")
+    note(
+        ws,
+        NOTE,
+        "# Plan\n\nWe chose PostgreSQL over MySQL for the Lumen API.\nThe migration runs on Friday.\n",
+        name="plan",
+        description="Database plan.",
+    )
     return ws
 
 
@@ -110,7 +128,10 @@ def test_the_mapped_commands_run(memory, run_mem):
     code, out, err = run("memory_search", {"query": "PostgreSQL", "limit": 1})
     assert code == 0, err
     assert out.startswith(f"========== {NOTE}:5-8 ") and f"Source: {NOTE}#L5-L8\n" in out
-    assert run("memory_get", {"path": NOTE, "from": 7, "lines": 1})[1] == "We chose PostgreSQL over MySQL for the Lumen API.\n"
+    assert (
+        run("memory_get", {"path": NOTE, "from": 7, "lines": 1})[1]
+        == "We chose PostgreSQL over MySQL for the Lumen API.\n"
+    )
     code, out, err = run("remember", {"text": "-- The user wants answers in German.", "tags": ["lang", "prefs"]})
     assert code == 0, err
     assert re.fullmatch(r"Remembered in memory/\d{4}-\d{2}-\d{2}/remembered-facts\.md\n", out)
@@ -124,8 +145,13 @@ def test_markdown_format_has_guidance_commands_and_parseable_tools(memory, run_m
     code, out, err = run_mem("-w", memory, "agent-prompt")
     assert (code, err) == (0, "")
     assert out.startswith("## Memory\n")
-    for heading in ("## Memory tools", "### memory_search", "### memory_get", "### remember",
-                    "## OpenAI tool definitions"):
+    for heading in (
+        "## Memory tools",
+        "### memory_search",
+        "### memory_get",
+        "### remember",
+        "## OpenAI tool definitions",
+    ):
         assert f"\n{heading}\n" in out
     # the guidance of the reference designs
     assert 'If someone says "remember this", write it down' in out
@@ -137,8 +163,9 @@ def test_markdown_format_has_guidance_commands_and_parseable_tools(memory, run_m
     commands = re.findall(r"```\n(.*?)\n```", out, re.S)
     assert [c.split(" -w ")[1].split()[1] for c in commands] == ["search", "get", "remember"]
     assert all(f"-w {memory.resolve()} " in c for c in commands)
-    assert commands[0].endswith("search --citations --max-chars 700 [--limit <limit>] [--since <since>] "
-                                "[--until <until>] -- <query>")
+    assert commands[0].endswith(
+        "search --citations --max-chars 700 [--limit <limit>] [--since <since>] [--until <until>] -- <query>"
+    )
 
 
 def test_markdown_and_json_share_the_same_guidance(memory, mem):
@@ -148,8 +175,8 @@ def test_markdown_and_json_share_the_same_guidance(memory, mem):
 
 
 def test_the_memory_tools_are_the_mcp_tools():
-    from memcli.mcp import schemas as agent_prompt
     from memcli.jobs import remember
+    from memcli.mcp import schemas as agent_prompt
 
     tools = agent_prompt.memory_tools()
     mcp = [t.mcp() for t in tools]
@@ -159,10 +186,13 @@ def test_the_memory_tools_are_the_mcp_tools():
     check_json_schema(agent_prompt.ingest_tool().parameters, "ingest")
 
 
-@pytest.mark.parametrize(("args", "code", "needle"), [
-    (["--format", "yaml"], 2, "yaml"),
-    (["--max-chars", "0"], 2, "--max-chars must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["--format", "yaml"], 2, "yaml"),
+        (["--max-chars", "0"], 2, "--max-chars must be at least 1"),
+    ],
+)
 def test_bad_options_fail_cleanly(memory, run_mem, args, code, needle):
     rc, out, err = run_mem("-w", memory, "agent-prompt", *args)
     assert rc == code and out == "" and needle in err and "Traceback" not in err

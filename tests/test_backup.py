@@ -44,18 +44,32 @@ def tree_hash(root: Path, *, skip=("mem_metadata",)) -> str:
 
 
 def files_of(root: Path) -> dict[str, bytes]:
-    return {os.path.relpath(os.path.join(d, f), root): Path(d, f).read_bytes()
-            for d, _, fs in os.walk(root) for f in fs if "locks" not in Path(d).parts}
+    return {
+        os.path.relpath(os.path.join(d, f), root): Path(d, f).read_bytes()
+        for d, _, fs in os.walk(root)
+        for f in fs
+        if "locks" not in Path(d).parts
+    }
 
 
 @pytest.fixture
 def vault(ws, note, pinned_env):
     """A workspace with every module filled: notes, digest, MEMORY.md, sessions, resources, config."""
     note(ws, "MEMORY.md", "# Memory\n\n- The user prefers PostgreSQL.\n")
-    note(ws, "memory/2026-05-18/kickoff.md", "# Kickoff\n\nWe chose PostgreSQL over MySQL.\n",
-         name="kickoff", description="Project kickoff.")
-    note(ws, "memory/2026-05-18.md", "<!-- notes:auto -->\n- [[memory/2026-05-18/kickoff.md]]\n<!-- /notes:auto -->\n",
-         name="2026-05-18", description="1 note(s) today.")
+    note(
+        ws,
+        "memory/2026-05-18/kickoff.md",
+        "# Kickoff\n\nWe chose PostgreSQL over MySQL.\n",
+        name="kickoff",
+        description="Project kickoff.",
+    )
+    note(
+        ws,
+        "memory/2026-05-18.md",
+        "<!-- notes:auto -->\n- [[memory/2026-05-18/kickoff.md]]\n<!-- /notes:auto -->\n",
+        name="2026-05-18",
+        description="1 note(s) today.",
+    )
     note(ws, "digest/wiki/postgresql.md", "PostgreSQL is the database.\n", name="postgresql", description="DB.")
     (ws / "digest" / "personal").mkdir(parents=True)  # an empty folder survives the round trip
     (ws / "mem_session" / "dialog").mkdir(parents=True)
@@ -96,8 +110,13 @@ def test_create_writes_a_self_describing_zip(mem, vault, pinned_env):
     kickoff = (vault / "memory/2026-05-18/kickoff.md").read_bytes()
     assert by_path["memory/2026-05-18/kickoff.md"]["sha256"] == hashlib.sha256(kickoff).hexdigest()
     assert by_path["memory/2026-05-18/kickoff.md"]["size"] == len(kickoff)
-    assert {"vault/MEMORY.md", "sessions/mem_session/dialog/s1.jsonl", "resources/resource/data.csv",
-            "config/mem.yaml", "meta.json"} <= names
+    assert {
+        "vault/MEMORY.md",
+        "sessions/mem_session/dialog/s1.jsonl",
+        "resources/resource/data.csv",
+        "config/mem.yaml",
+        "meta.json",
+    } <= names
     assert any(n.startswith("metadata/mem_metadata/keyword_index/") for n in names)
     assert not any("/locks/" in n for n in names)  # the lock folder is never saved
     assert {"module": "vault", "path": "digest/personal"} in meta["dirs"]
@@ -235,8 +254,9 @@ def test_restore_without_yes_off_a_terminal_refuses(run_mem, mem, vault):
 def run_on_terminal(args: list, answer: bytes, env: dict) -> tuple[int, str]:
     """Run the CLI with stdin and stderr on a pseudo-terminal; type `answer` after the prompt."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stderr=slave,
-                            stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", *map(str, args)], stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env
+    )
     os.close(slave)
     seen = b""
     while b"[y/N]" not in seen:

@@ -90,8 +90,7 @@ def test_metadata_only_restore_keeps_search_true_to_the_markdown(small, open_ws,
     rep = backup.create(ws, tmp_path / "out", ["metadata"])
     (small / "memory/2026-05-10/n0.md").write_text("# Note 0\n\nzebra crossing\n")
     assert mem("-w", small, "reindex")[0] == 0
-    res = backup.restore(ws, rep.path, tmp_path / "out" / "snapshots", lambda: open_ws(small),
-                         modules=["metadata"])
+    res = backup.restore(ws, rep.path, tmp_path / "out" / "snapshots", lambda: open_ws(small), modules=["metadata"])
     assert res.index is not None and res.index.changes == 1  # the old index met today's note
     code, out, _ = mem("-w", small, "search", "zebra", "--json", "--no-sync")
     assert [r["path"] for r in json.loads(out)["results"]] == ["memory/2026-05-10/n0.md"]

@@ -16,8 +16,11 @@ import pytest
 from test_backup import create, tree_hash
 from test_backup_safety import rewrite
 
-AGENT_JSON = {"running": {"reme_light_memory_config": {"daily_dir": "notes", "digest_dir": "knowledge",
-                                                       "resource_dir": "inbox_files"}}}
+AGENT_JSON = {
+    "running": {
+        "reme_light_memory_config": {"daily_dir": "notes", "digest_dir": "knowledge", "resource_dir": "inbox_files"}
+    }
+}
 PLAN = "notes/2026-05-18/plan.md"
 NODE = "knowledge/wiki/walrus.md"
 
@@ -159,8 +162,15 @@ def test_a_restored_config_naming_a_folder_outside_the_workspace_is_refused(mem,
         data = json.dumps(cfg).encode()
         meta["modules"].append("config")
         meta["slots"]["config"] = ["mem.yaml", "agent.json"]
-        meta["files"].append({"module": "config", "path": "agent.json", "size": len(data),
-                              "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": 1})
+        meta["files"].append(
+            {
+                "module": "config",
+                "path": "agent.json",
+                "size": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "mtime_ns": 1,
+            }
+        )
 
     def add_entry(entries, meta):
         import zipfile

@@ -52,8 +52,9 @@ def entry(name: str, data: bytes = b"x", mode: int = stat.S_IFREG | 0o644) -> tu
 def declare(meta: dict, module: str, path: str, data: bytes = b"x") -> None:
     import hashlib
 
-    meta["files"].append({"module": module, "path": path, "size": len(data),
-                          "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": 1})
+    meta["files"].append(
+        {"module": module, "path": path, "size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "mtime_ns": 1}
+    )
 
 
 def refused(mem, ws, archive: Path, needle: str) -> None:
@@ -68,8 +69,9 @@ def refused(mem, ws, archive: Path, needle: str) -> None:
     assert not [p for p in ws.iterdir() if p.name.startswith(".mem-restore-")]
 
 
-@pytest.mark.parametrize(("new", "needle"), [(b"MariaDB!!!", "sha256 does not match meta.json"),
-                                              (b"MySQL", "size differs from meta.json")])
+@pytest.mark.parametrize(
+    ("new", "needle"), [(b"MariaDB!!!", "sha256 does not match meta.json"), (b"MySQL", "size differs from meta.json")]
+)
 def test_tampered_file_is_refused(mem, ws, backup, tmp_path, new, needle):
     def tamper(entries, meta):  # the zip's own CRC is recomputed: only meta.json can tell
         return [(i, d.replace(b"PostgreSQL", new) if i.filename.endswith("kickoff.md") else d) for i, d in entries]
@@ -88,8 +90,17 @@ def test_corrupted_byte_fails_the_zip_crc(mem, ws, backup, tmp_path):
     refused(mem, ws, stored, "is corrupt (Bad CRC-32")
 
 
-@pytest.mark.parametrize("name", ["../evil.md", "/tmp/evil-mem-backup.md", "vault/memory/../../../evil.md",
-                                  "vault\\..\\..\\evil.md", "C:/evil.md", "vault//memory/x.md"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../evil.md",
+        "/tmp/evil-mem-backup.md",
+        "vault/memory/../../../evil.md",
+        "vault\\..\\..\\evil.md",
+        "C:/evil.md",
+        "vault//memory/x.md",
+    ],
+)
 def test_zip_slip_names_are_refused(mem, ws, backup, tmp_path, name):
     def add(entries, meta):
         return entries + [entry(name)]
@@ -126,7 +137,9 @@ def test_undeclared_entries_are_refused(mem, ws, backup, tmp_path, name):
     def add(entries, meta):
         return entries + [entry(name)]
 
-    refused(mem, ws, rewrite(backup, tmp_path / "extra.zip", entries_edit=add), "outside the modules meta.json declares")
+    refused(
+        mem, ws, rewrite(backup, tmp_path / "extra.zip", entries_edit=add), "outside the modules meta.json declares"
+    )
 
 
 def test_entry_outside_its_modules_slots_is_refused(mem, ws, backup, tmp_path):
@@ -137,12 +150,15 @@ def test_entry_outside_its_modules_slots_is_refused(mem, ws, backup, tmp_path):
     refused(mem, ws, rewrite(backup, tmp_path / "slot.zip", entries_edit=add), "outside the slots meta.json declares")
 
 
-@pytest.mark.parametrize(("module", "slot", "needle"), [
-    ("vault", "mem_metadata", "lock folder"),
-    ("vault", "resource/inner", "overlaps"),
-    ("config", "memory", "config holds only"),
-    ("vault", ".mem-restore-x", "reserved name"),
-])
+@pytest.mark.parametrize(
+    ("module", "slot", "needle"),
+    [
+        ("vault", "mem_metadata", "lock folder"),
+        ("vault", "resource/inner", "overlaps"),
+        ("config", "memory", "config holds only"),
+        ("vault", ".mem-restore-x", "reserved name"),
+    ],
+)
 def test_hostile_slots_are_refused(mem, ws, backup, tmp_path, module, slot, needle):
     def edit(meta):
         meta["slots"][module].append(slot)
@@ -189,8 +205,7 @@ def test_not_a_backup(run_mem, ws, tmp_path):
 def test_a_damaged_unrestored_module_still_refuses_the_restore(mem, ws, tmp_path):
     # restoring only the vault still reads every entry: a backup damaged anywhere is suspect
     def tamper(entries, meta):
-        return [(i, d.replace(b"limit: 4", b"limit: 9") if i.filename == "config/mem.yaml" else d)
-                for i, d in entries]
+        return [(i, d.replace(b"limit: 4", b"limit: 9") if i.filename == "config/mem.yaml" else d) for i, d in entries]
 
     (ws / "mem.yaml").write_text("search:\n  limit: 4\n")
     good = Path(create(mem, ws, "--modules", "vault,config")["file"])

@@ -47,8 +47,12 @@ def all_bytes(path: Path) -> bytes:
 
 
 def test_secret_key_names():
-    assert all(map(is_secret_key, ["api_key", "apiKey", "API-KEY", "secret", "client_secret", "password", "token",
-                                   "access_token"]))
+    assert all(
+        map(
+            is_secret_key,
+            ["api_key", "apiKey", "API-KEY", "secret", "client_secret", "password", "token", "access_token"],
+        )
+    )
     assert not any(map(is_secret_key, ["max_tokens", "tokenizer", "backend", "model_name", "keys"]))
 
 
@@ -67,7 +71,7 @@ def test_redact_yaml_keeps_comments_and_layout():
 def test_redact_json_with_tabs_and_lists():
     out, n = redact(AGENT_JSON, is_json=True)
     assert n == 3 and "secret" not in out
-    assert out.startswith("{\n\t\"running\"")  # the file's own layout, tabs included
+    assert out.startswith('{\n\t"running"')  # the file's own layout, tabs included
     data = json.loads(out)
     assert data["running"]["max_tokens"] == 4096
     assert data["running"]["providers"][0] == {"name": "x", "apiKey": "", "access_token": ""}

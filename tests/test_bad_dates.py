@@ -1,7 +1,7 @@
 """A date-shaped name that names no day (2026-11-31, 2026-02-30, 2026-13-01) is no date.
 
 Everywhere a date comes from a path (search's --since/--until, dream's window, resource
-notes and day pages, the shared index: tests/shared/test_team_bad_files.py), such a note
+notes and day pages, the shared index: tests/team/test_team_bad_files.py), such a note
 is undated and the job that meets it names it; nothing fails, nothing else is held up.
 """
 
@@ -11,8 +11,11 @@ import json
 
 import pytest
 
-BAD = {"memory/2026-11-31/x.md": "2026-11-31", "memory/2026-02-30.md": "2026-02-30",
-       "memory/2026-13-01/y.md": "2026-13-01"}
+BAD = {
+    "memory/2026-11-31/x.md": "2026-11-31",
+    "memory/2026-02-30.md": "2026-02-30",
+    "memory/2026-13-01/y.md": "2026-13-01",
+}
 
 
 @pytest.fixture
@@ -46,8 +49,7 @@ def test_search_finds_them_but_no_date_filter_does(vault, run_mem):
         assert code == 0, err
         found = {h["path"] for h in json.loads(out)["results"]}
         assert not found & BAD.keys(), (since, found)
-    code, out, _ = run_mem("-w", vault, "search", "quokka", "--since", "2026-05-18", "--until", "2026-05-18",
-                           "--json")
+    code, out, _ = run_mem("-w", vault, "search", "quokka", "--since", "2026-05-18", "--until", "2026-05-18", "--json")
     assert [h["path"] for h in json.loads(out)["results"]] == ["memory/2026-05-18/good.md"]
 
 
@@ -61,7 +63,8 @@ def test_dream_names_the_days_it_can_never_reach_and_dreams_the_rest(ws, note, r
     rep = json.loads(out)
     assert rep["status"] == "completed_with_warnings"
     assert "skipped memory/2026-11-31/: 2026-11-31 is not a calendar date: treated as undated" in " ".join(
-        rep["warnings"])
+        rep["warnings"]
+    )
     assert any(w.startswith("skipped memory/2026-13-01/: 2026-13-01 is not a calendar date") for w in rep["warnings"])
     assert "mem: warning: skipped memory/2026-11-31/" in err
     digest = " ".join(p.read_text(encoding="utf-8") for p in (ws / "digest").rglob("*.md"))
@@ -78,8 +81,10 @@ def test_resource_in_a_day_that_is_no_day_is_dated_otherwise_and_named(ws, run_m
     code, out, err = run_mem("-w", ws, "resource", "scan", "--json")
     assert code == 0, err
     rep = json.loads(out)
-    assert "resource/2026-02-30/tides.txt: 2026-02-30 is not a calendar date: treated as undated " \
-           "(rename it to fix)" in rep["warnings"]
+    assert (
+        "resource/2026-02-30/tides.txt: 2026-02-30 is not a calendar date: treated as undated "
+        "(rename it to fix)" in rep["warnings"]
+    )
     notes = {n["resource"]: n["note"] for n in rep["notes"]}
     assert notes["resource/2026-03-01/moon.txt"] == "memory/2026-03-01/moon.md"
     day = notes["resource/2026-02-30/tides.txt"].split("/")[1]

@@ -1,4 +1,4 @@
-"""BM25 scores equal an independent reference (rank_bm25 with DESIGN §5's idf)."""
+"""BM25 scores equal an independent reference (rank_bm25 with the idf of docs/architecture.md, Search)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import random
 import pytest
 from rank_bm25 import BM25Okapi
 
-from memcli.index.stores import store
 from memcli.index import sync
 from memcli.index.keyword import bm25
 from memcli.index.keyword.tokenizer import query_terms, tokenize
+from memcli.index.stores import store
 
 QUERIES = [
     "fusion",
@@ -29,9 +29,11 @@ QUERIES = [
     "PostgreSQL database choice",
 ]
 
-VOCAB = ("memory agent search index chunk vector keyword fusion digest dream session resource "
-         "workspace token budget overlap heading table fence the a of to and database choice "
-         "reciprocal rank socket reconnect deploy release review postgres").split()
+VOCAB = (
+    "memory agent search index chunk vector keyword fusion digest dream session resource "
+    "workspace token budget overlap heading table fence the a of to and database choice "
+    "reciprocal rank socket reconnect deploy release review postgres"
+).split()
 
 
 def build_corpus(root, rng: random.Random) -> None:
@@ -40,8 +42,10 @@ def build_corpus(root, rng: random.Random) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
 
-    write("MEMORY.md", "# Long-term memory\n\nWe chose PostgreSQL as the main database.\n"
-                       "The user prefers reciprocal rank fusion.\n")
+    write(
+        "MEMORY.md",
+        "# Long-term memory\n\nWe chose PostgreSQL as the main database.\nThe user prefers reciprocal rank fusion.\n",
+    )
     for day in range(1, 6):
         date = f"2026-05-{day:02d}"
         for n in range(4):
@@ -54,14 +58,19 @@ def build_corpus(root, rng: random.Random) -> None:
                 body.append("The client hit ECONNREFUSED in handleWebSocketReconnect.\n")
             if rng.random() < 0.2:
                 body.append("Invoice INV-20931-QX was paid twice.\n")
-            write(f"memory/{date}/note-{n}.md",
-                  f"---\nname: note-{n}\ndescription: note {n} of {date}\n---\n# Note {n}\n\n" + "\n".join(body))
+            write(
+                f"memory/{date}/note-{n}.md",
+                f"---\nname: note-{n}\ndescription: note {n} of {date}\n---\n# Note {n}\n\n" + "\n".join(body),
+            )
     long_lines = [" ".join(rng.choice(VOCAB) for _ in range(15)) for _ in range(300)]
     write("memory/2026-05-06/long.md", "# Long log\n\n" + "\n".join(long_lines) + "\n")
     write("memory/2026-05-06/zh.md", "# 部署\n\n我们决定使用向量数据库来存储长期记忆。\n部署流程需要两步。\n")
     write("memory/2026-05-06/ko.md", "에이전트는 메모리를 파일로 저장한다.\n메모리 검색은 빠르다.\n")
-    write("digest/wiki/rrf.md", "---\nname: rrf\ndescription: Reciprocal rank fusion.\n---\n"
-                                "Reciprocal rank fusion merges ranked lists from keyword and vector search.\n")
+    write(
+        "digest/wiki/rrf.md",
+        "---\nname: rrf\ndescription: Reciprocal rank fusion.\n---\n"
+        "Reciprocal rank fusion merges ranked lists from keyword and vector search.\n",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +149,9 @@ def test_snapshot_doc_lengths_are_token_counts(indexed):
 
 def test_cli_reports_the_same_best_score(indexed, run_mem):
     root, _, snap, records, _ = indexed
-    code, out, err = run_mem("-w", root, "search", "handleWebSocketReconnect", "--json", "--limit", "1",
-                             "--no-links", "--no-sync")
+    code, out, err = run_mem(
+        "-w", root, "search", "handleWebSocketReconnect", "--json", "--limit", "1", "--no-links", "--no-sync"
+    )
     assert code == 0, err
     res = json.loads(out)["results"]
     ref = reference_scores(records, "handleWebSocketReconnect")

@@ -9,11 +9,11 @@ import os
 import random
 
 import pytest
+from test_segments import note_text, state, vault, ws_of
 
 from memcli.index import build, sync
-from memcli.index.notes import parse
 from memcli.index.keyword import segments
-from test_segments import note_text, state, vault, ws_of
+from memcli.index.notes import parse
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from itertools import pairwise
 
 import pytest
 
@@ -23,7 +24,7 @@ def ancestors(lines: list[str], body_start: int, idx: int) -> list[str]:
     fence = None
     for i in range(body_start, idx + 1):
         s = lines[i].lstrip()
-        if s.startswith("```") or s.startswith("~~~"):
+        if s.startswith(("```", "~~~")):
             if fence is None:
                 fence = s[:3]
             elif s.startswith(fence):
@@ -42,15 +43,16 @@ def ancestors(lines: list[str], body_start: int, idx: int) -> list[str]:
 
 
 def body_of(chunk) -> list[str]:
-    return chunk.text.split("\n")[chunk.crumb_lines:]
+    return chunk.text.split("\n")[chunk.crumb_lines :]
 
 
 def crumb_of(chunk) -> list[str]:
-    return chunk.text.split("\n")[:chunk.crumb_lines]
+    return chunk.text.split("\n")[: chunk.crumb_lines]
 
 
-def check_chunks(lines: list[str], body_start: int, chunks, target: int, overlap: int, *,
-                 exact_crumbs: bool = True) -> None:
+def check_chunks(
+    lines: list[str], body_start: int, chunks, target: int, overlap: int, *, exact_crumbs: bool = True
+) -> None:
     """Invariants every chunking must satisfy (`exact_crumbs`: see check_crumb)."""
     assert chunks, "non-empty body gives at least one chunk"
     covered: set[int] = set()
@@ -60,7 +62,7 @@ def check_chunks(lines: list[str], body_start: int, chunks, target: int, overlap
         assert c.start_line >= prev_start, "chunks come in file order"
         prev_start = c.start_line
         # the text after the breadcrumb is exactly the file lines start..end
-        assert body_of(c) == lines[c.start_line - 1:c.end_line], c
+        assert body_of(c) == lines[c.start_line - 1 : c.end_line], c
         assert lines[c.start_line - 1].strip() and lines[c.end_line - 1].strip(), "no blank edges"
         check_crumb(lines, body_start, c, exact_crumbs)
         body_tokens = sum(estimate_tokens(x) for x in body_of(c))
@@ -96,13 +98,15 @@ def check_crumb(lines: list[str], body_start: int, c, exact: bool) -> None:
         assert m, (h, c)
         assert len(m.group(1)) > level, c
         level = len(m.group(1))
-        assert h in lines[pos:c.start_line - 1], (h, c)
+        assert h in lines[pos : c.start_line - 1], (h, c)
         pos = lines.index(h, pos) + 1
 
 
 def words(rng: random.Random, n: int) -> str:
-    vocab = ("memory note agent search index chunk vector keyword fusion digest dream session "
-             "resource workspace token budget overlap heading table fence").split()
+    vocab = (
+        "memory note agent search index chunk vector keyword fusion digest dream session "
+        "resource workspace token budget overlap heading table fence"
+    ).split()
     return " ".join(rng.choice(vocab) for _ in range(n))
 
 
@@ -114,10 +118,15 @@ def generated_document(seed: int) -> list[str]:
         for _ in range(rng.randint(1, 6)):
             kind = rng.random()
             if kind < 0.15:
-                lines += ["```python"] + [f"x{i} = {i}  # {words(rng, 3)}" for i in range(rng.randint(2, 30))] + ["```", ""]
+                lines += (
+                    ["```python"] + [f"x{i} = {i}  # {words(rng, 3)}" for i in range(rng.randint(2, 30))] + ["```", ""]
+                )
             elif kind < 0.25:
-                lines += ["| key | value |", "|---|---|"] + [f"| k{i} | {words(rng, 4)} |"
-                                                            for i in range(rng.randint(1, 20))] + [""]
+                lines += (
+                    ["| key | value |", "|---|---|"]
+                    + [f"| k{i} | {words(rng, 4)} |" for i in range(rng.randint(1, 20))]
+                    + [""]
+                )
             elif kind < 0.35:
                 lines += [f"### Detail {s}", ""]
             else:
@@ -175,8 +184,9 @@ def test_breadcrumbs_are_ancestor_headings():
     chunks = chunk_lines(lines, 0, 60, 0)
     assert len(chunks) > 3
     check_chunks(lines, 0, chunks, 60, 0)
-    deep = [c for c in chunks if c.start_line > lines.index("### Alpha deep") + 1
-            and c.end_line < lines.index("## Beta")]
+    deep = [
+        c for c in chunks if c.start_line > lines.index("### Alpha deep") + 1 and c.end_line < lines.index("## Beta")
+    ]
     assert deep, chunks
     for c in deep:
         assert crumb_of(c) == ["# Top", "## Alpha", "### Alpha deep"]
@@ -203,7 +213,7 @@ def test_generated_documents_keep_all_invariants(seed, target, overlap):
 
 def line_of(tokens: int, word: str) -> str:
     """An ASCII line that estimate_tokens counts as `tokens`."""
-    text = " ".join([word] * 400)[:(tokens - 1) * 4].rstrip()
+    text = " ".join([word] * 400)[: (tokens - 1) * 4].rstrip()
     assert estimate_tokens(text) == tokens
     return text
 
@@ -222,8 +232,19 @@ def test_no_chunk_is_only_a_heading():
 def test_overlap_does_not_misattribute_a_previous_section():
     """The overlap tail carried into the next chunk comes from section Alpha; the chunk's
     breadcrumb must then name Alpha, not only the parents of the following section Beta."""
-    lines = ["# Top", "", "## Alpha", "", line_of(60, "apple"), "", line_of(20, "banana"), "",
-             "## Beta", "", line_of(90, "cherry")]
+    lines = [
+        "# Top",
+        "",
+        "## Alpha",
+        "",
+        line_of(60, "apple"),
+        "",
+        line_of(20, "banana"),
+        "",
+        "## Beta",
+        "",
+        line_of(90, "cherry"),
+    ]
     chunks = chunk_lines(lines, 0, 100, 40)
     assert len(chunks) == 2
     check_chunks(lines, 0, chunks, 100, 40)
@@ -235,7 +256,9 @@ def test_overlap_does_not_misattribute_a_previous_section():
 def test_fenced_code_that_fits_is_not_split():
     rng = random.Random(3)
     code = ["```python"] + [f"value_{i} = compute({i})  # step {i}" for i in range(25)] + ["```"]
-    lines = ["# Notes", ""] + [words(rng, 40) for _ in range(4)] + [""] + code + [""] + [words(rng, 40) for _ in range(4)]
+    lines = (
+        ["# Notes", ""] + [words(rng, 40) for _ in range(4)] + [""] + code + [""] + [words(rng, 40) for _ in range(4)]
+    )
     fence_start = lines.index("```python") + 1
     fence_end = fence_start + len(code) - 1
     fence_tokens = sum(estimate_tokens(x) for x in code)
@@ -253,7 +276,14 @@ def test_fenced_code_that_fits_is_not_split():
 def test_table_that_fits_is_not_split():
     rng = random.Random(4)
     table = ["| id | owner | status |", "|---|---|---|"] + [f"| {i} | person{i} | {words(rng, 3)} |" for i in range(20)]
-    lines = ["# Tracker", ""] + [words(rng, 50) for _ in range(3)] + [""] + table + [""] + [words(rng, 50) for _ in range(3)]
+    lines = (
+        ["# Tracker", ""]
+        + [words(rng, 50) for _ in range(3)]
+        + [""]
+        + table
+        + [""]
+        + [words(rng, 50) for _ in range(3)]
+    )
     t_start = lines.index(table[0]) + 1
     t_end = t_start + len(table) - 1
     target = sum(estimate_tokens(x) for x in table) + 10
@@ -281,9 +311,9 @@ def test_long_paragraph_is_split_with_overlap():
     chunks = chunk_lines(lines, 0, 100, 30)
     assert len(chunks) > 5
     check_chunks(lines, 0, chunks, 100, 30)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in pairwise(chunks):
         assert b.start_line <= a.end_line, "consecutive pieces of one section overlap"
-        shared = lines[b.start_line - 1:a.end_line]
+        shared = lines[b.start_line - 1 : a.end_line]
         assert sum(estimate_tokens(x) for x in shared) <= 30 + max(estimate_tokens(x) for x in shared)
         assert b.end_line > a.end_line, "every piece makes progress"
 
@@ -296,7 +326,7 @@ def test_long_section_of_paragraphs_is_split_with_overlap():
     chunks = chunk_lines(lines, 0, 120, 40)
     assert len(chunks) > 3
     check_chunks(lines, 0, chunks, 120, 40)
-    overlapping = sum(1 for a, b in zip(chunks, chunks[1:]) if b.start_line <= a.end_line)
+    overlapping = sum(1 for a, b in pairwise(chunks) if b.start_line <= a.end_line)
     assert overlapping >= len(chunks) - 2
 
 
@@ -305,7 +335,7 @@ def test_no_overlap_when_overlap_is_zero():
     lines = [words(rng, 20) for _ in range(100)]
     chunks = chunk_lines(lines, 0, 80, 0)
     check_chunks(lines, 0, chunks, 80, 0)
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in pairwise(chunks):
         assert b.start_line == a.end_line + 1
 
 
@@ -356,8 +386,9 @@ def sample_note() -> str:
 def test_crlf_gives_the_same_chunks_as_lf():
     lf = read_note("a.md", sample_note().encode(), 400, 80)
     crlf = read_note("a.md", sample_note().replace("\n", "\r\n").encode(), 400, 80)
-    assert [(c.start_line, c.end_line, c.text, c.crumb_lines) for c in crlf.chunks] == \
-        [(c.start_line, c.end_line, c.text, c.crumb_lines) for c in lf.chunks]
+    assert [(c.start_line, c.end_line, c.text, c.crumb_lines) for c in crlf.chunks] == [
+        (c.start_line, c.end_line, c.text, c.crumb_lines) for c in lf.chunks
+    ]
     assert crlf.front_matter == lf.front_matter == {"name": "sample", "description": "a sample note"}
     assert crlf.links == lf.links == [["digest/wiki/rrf.md", ""]]
     assert all("\r" not in c.text for c in crlf.chunks)
@@ -375,21 +406,25 @@ def test_bom_is_ignored_and_frontmatter_still_read():
     plain = read_note("a.md", sample_note().encode(), 400, 80)
     bom = read_note("a.md", b"\xef\xbb\xbf" + sample_note().encode(), 400, 80)
     assert bom.front_matter == {"name": "sample", "description": "a sample note"}
-    assert [(c.start_line, c.end_line, c.text) for c in bom.chunks] == \
-        [(c.start_line, c.end_line, c.text) for c in plain.chunks]
+    assert [(c.start_line, c.end_line, c.text) for c in bom.chunks] == [
+        (c.start_line, c.end_line, c.text) for c in plain.chunks
+    ]
     assert not bom.chunks[0].text.startswith("\ufeff")
 
 
 # ---------------------------------------------------------------- broken input
 
 
-@pytest.mark.parametrize("front", [
-    "name: [unclosed\ndescription: x\n",  # invalid YAML
-    "- a\n- b\n",  # a list, not a mapping
-    "just a string\n",  # a scalar
-    "name: !!python/object/apply:os.system ['echo pwned']\n",  # unsafe tag
-    "\tname: tab\n",  # tab indentation is invalid YAML
-])
+@pytest.mark.parametrize(
+    "front",
+    [
+        "name: [unclosed\ndescription: x\n",  # invalid YAML
+        "- a\n- b\n",  # a list, not a mapping
+        "just a string\n",  # a scalar
+        "name: !!python/object/apply:os.system ['echo pwned']\n",  # unsafe tag
+        "\tname: tab\n",  # tab indentation is invalid YAML
+    ],
+)
 def test_broken_frontmatter_reads_as_empty_with_a_problem(front):
     text = f"---\n{front}---\nbody text here\n"
     note = read_note("a.md", text.encode(), 400, 80)
@@ -423,8 +458,9 @@ def test_yaml_alias_bomb_is_defused():
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     try:
-        proc = subprocess.run([sys.executable, "-c", ALIAS_BOMB], capture_output=True, text=True, timeout=3,
-                              preexec_fn=limit)
+        proc = subprocess.run(
+            [sys.executable, "-c", ALIAS_BOMB], capture_output=True, text=True, timeout=3, preexec_fn=limit
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("reading a note with a YAML alias bomb did not finish in 3 s")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -447,7 +483,7 @@ def test_oversized_note_is_skipped():
 
 
 def test_invalid_utf8_is_skipped():
-    note = read_note("a.md", "fine text\n".encode() + b"\xff\xfe broken\n", 400, 80)
+    note = read_note("a.md", b"fine text\n" + b"\xff\xfe broken\n", 400, 80)
     assert note.skipped and note.chunks == [] and "UTF-8" in note.problem
 
 

@@ -13,18 +13,34 @@ CJK = "memory/2026-05-20/bushu.md"
 
 @pytest.fixture
 def golden(ws, note, index):
-    note(ws, KICKOFF, """\
+    note(
+        ws,
+        KICKOFF,
+        """\
         # Kickoff
 
         We picked reciprocal rank fusion for hybrid search.
         See [[digest/wiki/rrf.md]] for the details.
-        """, name="project-kickoff", description="Kickoff meeting of the search project.")
-    note(ws, "digest/wiki/rrf.md", "Fusion merges ranked lists from keyword and vector search.\n",
-         name="rrf", description="Reciprocal rank fusion combines ranked lists.")
+        """,
+        name="project-kickoff",
+        description="Kickoff meeting of the search project.",
+    )
+    note(
+        ws,
+        "digest/wiki/rrf.md",
+        "Fusion merges ranked lists from keyword and vector search.\n",
+        name="rrf",
+        description="Reciprocal rank fusion combines ranked lists.",
+    )
     words = " ".join(f"word{i}" for i in range(120))
     note(ws, LONG, f"# Long note\n\nZebrafish appear here. {words}\n", name="long-note", description="Long.")
-    note(ws, CJK, "# 部署\n\n" + "部署流程先在预发环境验证然后灰度发布最后全量上线" * 4 + "\n", name="bushu",
-         description="部署流程。")
+    note(
+        ws,
+        CJK,
+        "# 部署\n\n" + "部署流程先在预发环境验证然后灰度发布最后全量上线" * 4 + "\n",
+        name="bushu",
+        description="部署流程。",
+    )
     index(ws)
     return ws
 
@@ -40,7 +56,8 @@ def test_citation_line_follows_each_snippet(golden, run_mem):
         "See [[digest/wiki/rrf.md]] for the details.\n"
         "Source: memory/2026-05-18/project-kickoff.md#L5-L8\n"
         "  outlinks (1):\n"
-        '    → digest/wiki/rrf.md  name="rrf"  description="Reciprocal rank fusion combines ranked lists."\n')
+        '    → digest/wiki/rrf.md  name="rrf"  description="Reciprocal rank fusion combines ranked lists."\n'
+    )
 
 
 def test_every_result_gets_a_source_that_names_its_header_range(golden, mem):
@@ -69,9 +86,10 @@ def plain_json(ws, mem):
     code, out, _ = mem("-w", ws, "search", "fusion search", "--json")
     assert code == 0
     data = json.loads(out)
-    assert all(set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links",
-                              "superseded_by"}
-               for r in data["results"])
+    assert all(
+        set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links", "superseded_by"}
+        for r in data["results"]
+    )
     return out
 
 
@@ -121,13 +139,16 @@ def test_max_chars_below_one_is_bad_input(golden, run_mem, clean_failure, value)
     assert "--max-chars must be at least 1" in line
 
 
-@pytest.mark.parametrize("args", [["--citations"], ["--max-chars", "30"], ["--citations", "--max-chars=30", "--json"],
-                                  ["--max-chars", "many"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--citations"], ["--max-chars", "30"], ["--citations", "--max-chars=30", "--json"], ["--max-chars", "many"]],
+)
 def test_fast_path_and_typer_agree_on_the_new_flags(golden, capsys, args):
     from memcli.cli import app, fast
 
     argv = ["-w", str(golden), "search", "fusion", *args]
     results = []
+
     def main_like(a):  # the console entry: the fast path, else typer
         code = fast.run(a)
         return app.run(a) if code is None else code

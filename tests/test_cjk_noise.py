@@ -16,29 +16,47 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_vectors import SECRET, UNPIN, BowServer, write_config  # noqa: E402
+from test_vectors import SECRET, UNPIN, BowServer, write_config
 
+from memcli.index.keyword.tokenizer import part_terms, query_terms
 from memcli.index.vectors import noise
 from memcli.index.vectors import vectors as vectormod
-from memcli.index.keyword.tokenizer import part_terms, query_terms
 
 REPO = Path(__file__).resolve().parent.parent
 EMPTY = "(no memory results)\n"
 DAY = "memory/2026-03-02"
 CJK_NOTES = {
-    "shanghai-meeting": ("上海客户会议", "三月二日在上海和客户开会。对方希望四月底之前交付第一版，报价控制在二十万元以内。"
-                         "王经理负责合同，李工负责技术方案。"),
+    "shanghai-meeting": (
+        "上海客户会议",
+        "三月二日在上海和客户开会。对方希望四月底之前交付第一版，报价控制在二十万元以内。"
+        "王经理负责合同，李工负责技术方案。",
+    ),
     "team-lunch": ("团队聚餐", "每月最后一个周五中午团队聚餐，预算每人一百元。小张对海鲜过敏，订餐时要避开海鲜。"),
     "backup-policy": ("数据库备份", "生产数据库每天凌晨三点做全量备份，备份文件保留三十天，每周验证一次恢复。"),
-    "tokyo-trip": ("東京出張の予定", "来週の火曜日から東京へ出張します。ホテルは新宿で、会議は水曜日の午後二時からです。"),
+    "tokyo-trip": (
+        "東京出張の予定",
+        "来週の火曜日から東京へ出張します。ホテルは新宿で、会議は水曜日の午後二時からです。",
+    ),
     "seoul-office": ("서울 사무실 이전", "다음 달에 서울 사무실을 강남으로 이전합니다. 이사 업체는 이미 계약했습니다."),
     "cat": ("Cat", "The user's cat is called Miso and eats twice a day."),
 }
 # (query, the note it must find first)
-TRUE = [("上海会议", "shanghai-meeting"), ("报价", "shanghai-meeting"), ("海鲜过敏", "team-lunch"),
-        ("数据库备份", "backup-policy"), ("東京出張", "tokyo-trip"), ("서울 사무실", "seoul-office")]
-NONSENSE = ["量子计算机的冷却系统", "火星探测器的燃料", "量子コンピュータの冷却", "富士山の天気", "猫の予防接種",
-            "한국 전쟁의 역사"]
+TRUE = [
+    ("上海会议", "shanghai-meeting"),
+    ("报价", "shanghai-meeting"),
+    ("海鲜过敏", "team-lunch"),
+    ("数据库备份", "backup-policy"),
+    ("東京出張", "tokyo-trip"),
+    ("서울 사무실", "seoul-office"),
+]
+NONSENSE = [
+    "量子计算机的冷却系统",
+    "火星探测器的燃料",
+    "量子コンピュータの冷却",
+    "富士山の天気",
+    "猫の予防接種",
+    "한국 전쟁의 역사",
+]
 
 
 def write_cjk(root: Path) -> None:
@@ -110,8 +128,10 @@ def test_each_script_has_fixed_nonsense_of_its_own():
 
 
 def test_a_query_is_held_to_the_floor_of_its_script():
-    assert [noise.script_of(q) for q in ("部署流程", "富士山の天気", "서울 사무실", "курс доллара", "deploy", "Lumen 的部署",
-                                         "café")] == ["han", "kana", "hangul", "cyrillic", "latin", "han", "latin"]
+    assert [
+        noise.script_of(q)
+        for q in ("部署流程", "富士山の天気", "서울 사무실", "курс доллара", "deploy", "Lumen 的部署", "café")
+    ] == ["han", "kana", "hangul", "cyrillic", "latin", "han", "latin"]
     record = {"floor": 0.3, "scripts": {"han": {"floor": 0.62}, "hangul": {"floor": 0.71}}}
     assert noise.floor_for(record, "部署") == 0.62 and noise.floor_for(record, "deploy") == 0.3
     assert noise.floor_for(record, "курс") == 0.71  # not measured: the highest floor there is
@@ -154,8 +174,10 @@ def test_the_probes_of_the_vaults_scripts_are_sent_once_and_a_search_measures_it
 
         mark = len(server.requests())
         cli("search", "한국 전쟁의 역사")
-        assert [t for s in server.requests()[mark:] for t in s.body["input"]] == \
-            ["한국 전쟁의 역사", *noise.noise_probes("hangul")]  # one batch
+        assert [t for s in server.requests()[mark:] for t in s.body["input"]] == [
+            "한국 전쟁의 역사",
+            *noise.noise_probes("hangul"),
+        ]  # one batch
         record = noise.load_noise(meta, vectormod.active_space(meta))
         assert sorted(record["scripts"]) == ["han", "hangul", "kana"] and record["held"] == ["han", "kana"]
         mark = len(server.requests())
@@ -210,7 +232,8 @@ def test_the_first_pass_holds_cjk_nonsense_to_its_scripts_floor(tmp_path, run_me
     words = "garden tomato bicycle office meeting invoice budget travel hotel train coffee piano".split()
     for i in range(FIRST_PASS_MIN_CHUNKS + 10):
         (root / DAY / f"filler-{i}.md").write_text(
-            f"# Note {i}\n\n{' '.join(words[(i * 7 + k * 3) % len(words)] for k in range(30))}.\n", encoding="utf-8")
+            f"# Note {i}\n\n{' '.join(words[(i * 7 + k * 3) % len(words)] for k in range(30))}.\n", encoding="utf-8"
+        )
     code, out, err = run_mem("-w", root, "reindex", "--no-refine", env=UNPIN, timeout=300)
     assert code == 0 and "first pass" in out, out + err
     for query in ("量子计算机的冷却系统", "钢琴课的时间表", "火星探测器的燃料", "한국 전쟁의 역사"):

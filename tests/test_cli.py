@@ -194,7 +194,7 @@ def test_init_shows_every_default_as_mem_uses_it(run_mem, tmp_path):
     assert code == 0, err
     effective = json.loads(out)["config"]
     for key, value in shown.items():
-        for sub, v in (value.items() if isinstance(value, dict) else [(None, value)]):
+        for sub, v in value.items() if isinstance(value, dict) else [(None, value)]:
             assert (effective[key][sub] if sub else effective[key]) == v, (key, sub)
     (root / "mem.yaml").write_text(uncommented(text), encoding="utf-8")
     code, live, err = run_mem("-w", root, "config", "--json", env=env)
@@ -207,8 +207,8 @@ def test_init_writes_the_defaults_of_the_settings():
 
     import yaml
 
-    from memcli.jobs import init
     from memcli.config.layers import DEFAULTS
+    from memcli.jobs import init
 
     changed = copy.deepcopy(DEFAULTS)
     changed["search"]["fusion"], changed["dream_cron"], changed["timezone"] = "rrf", "5 4 * * *", "Asia/Tokyo"
@@ -263,8 +263,9 @@ def config_json(run, ws, env=None, cwd=None):
 
 
 def test_config_masks_api_key_from_mem_yaml(run_mem, mem, ws):
-    (ws / "mem.yaml").write_text(f"embedding_model_config:\n  backend: openai\n  api_key: {SECRET}\n"
-                                 f"llm_model_config:\n  api_key: {SECRET}-llm\n")
+    (ws / "mem.yaml").write_text(
+        f"embedding_model_config:\n  backend: openai\n  api_key: {SECRET}\nllm_model_config:\n  api_key: {SECRET}-llm\n"
+    )
     for run, args in ((run_mem, ["config"]), (mem, ["config", "--json"]), (mem, ["-v", "config"])):
         code, out, err = run("-w", ws, *args)
         assert code == 0, err
@@ -288,8 +289,9 @@ def test_config_masks_api_key_from_environment(mem, ws):
 
 def test_config_masks_secret_headers(run_mem, ws):
     """Provider headers carry credentials too (Authorization, x-api-key): never printed."""
-    (ws / "mem.yaml").write_text("embedding_model_config:\n  headers:\n"
-                                 f"    Authorization: Bearer {SECRET}\n    x-api-key: {SECRET}-2\n")
+    (ws / "mem.yaml").write_text(
+        f"embedding_model_config:\n  headers:\n    Authorization: Bearer {SECRET}\n    x-api-key: {SECRET}-2\n"
+    )
     code, out, err = run_mem("-w", ws, "config")
     assert code == 0, err
     assert SECRET not in out and SECRET not in err
@@ -300,17 +302,20 @@ def test_config_shows_empty_key_as_empty(mem, ws):
     assert config_json(mem, ws)["embedding_model_config"]["api_key"] == ""
 
 
-@pytest.mark.parametrize("yaml_text, needle", [
-    ("no_such_key: 1\n", "no_such_key"),
-    ("embedding_model_config:\n  no_such_field: 1\n", "no_such_field"),
-    ("daily_dir: [unclosed\n", "mem.yaml"),
-    ("auto_memory_interval: abc\n", "auto_memory_interval"),
-    ('auto_memory_interval: "abc"\n', "auto_memory_interval"),
-    ("dream_cron_enabled: maybe\n", "dream_cron_enabled"),
-    ("embedding_model_config: 5\n", "embedding_model_config"),
-    ("- a\n- b\n", "mem.yaml"),
-    ("search:\n  limit: [1, 2]\n", "limit"),
-])
+@pytest.mark.parametrize(
+    "yaml_text, needle",
+    [
+        ("no_such_key: 1\n", "no_such_key"),
+        ("embedding_model_config:\n  no_such_field: 1\n", "no_such_field"),
+        ("daily_dir: [unclosed\n", "mem.yaml"),
+        ("auto_memory_interval: abc\n", "auto_memory_interval"),
+        ('auto_memory_interval: "abc"\n', "auto_memory_interval"),
+        ("dream_cron_enabled: maybe\n", "dream_cron_enabled"),
+        ("embedding_model_config: 5\n", "embedding_model_config"),
+        ("- a\n- b\n", "mem.yaml"),
+        ("search:\n  limit: [1, 2]\n", "limit"),
+    ],
+)
 def test_bad_mem_yaml_is_exit_3_one_line(mem, ws, clean_failure, yaml_text, needle):
     (ws / "mem.yaml").write_text(yaml_text, encoding="utf-8")
     for cmd in (["config"], ["search", "x"]):
@@ -330,8 +335,9 @@ def test_daily_dir_escaping_the_workspace_is_exit_3(mem, ws, clean_failure):
 
 
 def agent_json(ws, section: dict, **extra) -> None:
-    (ws / "agent.json").write_text(json.dumps({"id": "a1", "running": {"reme_light_memory_config": section, **extra}}),
-                                   encoding="utf-8")
+    (ws / "agent.json").write_text(
+        json.dumps({"id": "a1", "running": {"reme_light_memory_config": section, **extra}}), encoding="utf-8"
+    )
 
 
 def test_agent_json_is_honoured(mem, ws, note):
@@ -361,13 +367,17 @@ def test_broken_agent_json_is_exit_3(mem, ws, clean_failure):
 
 
 def test_environment_beats_mem_yaml(mem, ws):
-    (ws / "mem.yaml").write_text("timezone: Europe/Berlin\nembedding_model_config:\n  model_name: from-yaml\n"
-                                 "  dimensions: 512\n")
+    (ws / "mem.yaml").write_text(
+        "timezone: Europe/Berlin\nembedding_model_config:\n  model_name: from-yaml\n  dimensions: 512\n"
+    )
     cfg = config_json(mem, ws)
     assert cfg["timezone"] == "Europe/Berlin"
     assert cfg["embedding_model_config"]["model_name"] == "from-yaml"
-    cfg = config_json(mem, ws, env={"MEM_TIMEZONE": "Asia/Tokyo", "MEM_EMBEDDING_MODEL": "from-env",
-                                        "MEM_EMBEDDING_DIMENSIONS": "256"})
+    cfg = config_json(
+        mem,
+        ws,
+        env={"MEM_TIMEZONE": "Asia/Tokyo", "MEM_EMBEDDING_MODEL": "from-env", "MEM_EMBEDDING_DIMENSIONS": "256"},
+    )
     assert cfg["timezone"] == "Asia/Tokyo"
     assert cfg["embedding_model_config"]["model_name"] == "from-env"
     assert cfg["embedding_model_config"]["dimensions"] == 256
@@ -424,8 +434,9 @@ def test_a_qwenpaw_agent_folder_is_a_workspace_before_mem_init(run_mem, tmp_path
     agent = tmp_path / "qwenpaw" / "agents" / "helper"
     (agent / "memory" / "2026-01-01").mkdir(parents=True)
     (agent / "memory" / "2026-01-01" / "n.md").write_text("The egret waded.\n", encoding="utf-8")
-    (agent / "agent.json").write_text(json.dumps({"running": {"reme_light_memory_config": {
-        "search": {"limit": 4}}}}), encoding="utf-8")
+    (agent / "agent.json").write_text(
+        json.dumps({"running": {"reme_light_memory_config": {"search": {"limit": 4}}}}), encoding="utf-8"
+    )
     cwd = agent / where
     code, out, err = run_mem("config", "--json", cwd=cwd)
     assert code == 0, err
@@ -512,11 +523,16 @@ def test_killed_lock_holder_does_not_block(mem, ws, note):
     note(ws, "memory/2026-05-18/a.md", "alpha\n")
     locks = ws / "mem_metadata" / "locks"
     locks.mkdir(parents=True)
-    holder = subprocess.Popen([sys.executable, "-c",
-                               "import fcntl, os, sys, time\n"
-                               f"fd = os.open({str(locks / 'index.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
-                               "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(60)\n"],
-                              stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(locks / 'index.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout.readline() == b"held\n"
     finally:
@@ -539,12 +555,12 @@ def test_broken_pipe_is_silent(ws, note):
     for n in range(40):
         note(ws, f"memory/2026-05-18/n{n:02d}.md", body)
     cmd = f"{sys.executable} -m memcli -w {ws} search pelican --limit 40 | head -1"
-    proc = subprocess.run(["bash", "-c", cmd + "; echo \"rc=${PIPESTATUS[0]}\" >&2"], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        ["bash", "-c", cmd + '; echo "rc=${PIPESTATUS[0]}" >&2'], capture_output=True, text=True, timeout=60
+    )
     assert proc.stdout.startswith("========== memory/2026-05-18/n")
     assert proc.stdout.count("\n") == 1
     no_traceback(proc.stderr)
     lines = proc.stderr.strip().splitlines()
     assert lines[-1] in ("rc=0", "rc=141"), proc.stderr
     assert lines[:-1] == [], proc.stderr
-

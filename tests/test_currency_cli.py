@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from test_mcp import Client
 
 OLD = "memory/2026-03-05/running.md"
@@ -18,8 +17,13 @@ SWIM = "memory/2026-04-26/swim.md"
 
 @pytest.fixture
 def vault(ws, note, run_mem):
-    note(ws, OLD, "# Running\n\n- The user's half-marathon goal is 1:55 for the Leiden half marathon.\n"
-                  "- The user does the long run on Sunday mornings along the river.\n", name="running")
+    note(
+        ws,
+        OLD,
+        "# Running\n\n- The user's half-marathon goal is 1:55 for the Leiden half marathon.\n"
+        "- The user does the long run on Sunday mornings along the river.\n",
+        name="running",
+    )
     note(ws, MID, "# Trial\n\n- User: I'm changing my goal to 1:52 then.\n", name="trial")
     note(ws, NEW, "# Tempo\n\n- The user's half-marathon goal is now 1:58 after the calf strain.\n", name="tempo")
     note(ws, PG, "# Pgbouncer\n\n- The pgbouncer pool size is 20 for the events database.\n", name="pgbouncer")
@@ -78,8 +82,10 @@ def test_get_says_what_superseded_the_note(vault, run_mem):
     code, out, err = run_mem("-w", vault, "get", OLD)
     assert code == 0, err
     assert out == (vault / OLD).read_text(encoding="utf-8")  # stdout is still the file
-    assert f"Superseded: line 6 (The user's half-marathon goal is 1:55 for the Leiden half marathon.) by " \
-           f"The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" in err
+    assert (
+        f"Superseded: line 6 (The user's half-marathon goal is 1:55 for the Leiden half marathon.) by "
+        f"The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" in err
+    )
     code, out, err = run_mem("-w", vault, "get", "--json", OLD)
     got = json.loads(out)["superseded"]
     assert [(s["line"], s["current"]["path"]) for s in got] == [(6, NEW)]
@@ -90,12 +96,11 @@ def test_get_says_what_superseded_the_note(vault, run_mem):
 
 
 def test_an_edit_is_seen_by_the_next_search_without_reindex(vault, run_mem, note):
-    note(vault, "memory/2026-05-01/again.md", "# Again\n\n- The user's half-marathon goal is now 1:50.\n",
-         name="again")
+    note(vault, "memory/2026-05-01/again.md", "# Again\n\n- The user's half-marathon goal is now 1:50.\n", name="again")
     hits = search(run_mem, vault, "half-marathon goal")
     sup = {h["path"]: h["superseded_by"] for h in hits}
     assert sup[NEW]["path"] == "memory/2026-05-01/again.md"
-    assert [h["path"] for h in hits][0] == "memory/2026-05-01/again.md"
+    assert hits[0]["path"] == "memory/2026-05-01/again.md"
 
 
 def test_mcp_search_and_get_show_the_relation(vault):
@@ -104,8 +109,9 @@ def test_mcp_search_and_get_show_the_relation(vault):
         c.initialize()
         text, failed = c.call("memory_search", {"query": "half-marathon goal", "limit": 5})
         assert not failed
-        assert f"Superseded: The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" \
-            in text
+        assert (
+            f"Superseded: The user's half-marathon goal is now 1:58 after the calf strain. ({NEW}, 2026-04-19)" in text
+        )
         assert text.index(f"========== {NEW}") < text.index(f"========== {OLD}")
         text, failed = c.call("memory_get", {"path": OLD})
         assert not failed
@@ -117,14 +123,20 @@ def test_mcp_search_and_get_show_the_relation(vault):
 
 def test_a_digest_line_citing_an_old_note_is_superseded_too(vault, note, run_mem):
     node = "digest/wiki/running.md"
-    note(vault, node, "# Running\n\n- The user's half-marathon goal is 1:55. ([[memory/2026-03-05/running.md]])\n"
-                      "- The user likes the Leiden course. ([[memory/2026-03-05/running.md]])\n", name="running")
+    note(
+        vault,
+        node,
+        "# Running\n\n- The user's half-marathon goal is 1:55. ([[memory/2026-03-05/running.md]])\n"
+        "- The user likes the Leiden course. ([[memory/2026-03-05/running.md]])\n",
+        name="running",
+    )
     code, _, err = run_mem("-w", vault, "reindex")
     assert code == 0, err
     relations = json.loads((vault / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
     got = relations["superseded"][node]
-    assert [(e["line"], e["text"], e["current"]["path"]) for e in got] == \
-        [(6, "The user's half-marathon goal is 1:55.", NEW)]
+    assert [(e["line"], e["text"], e["current"]["path"]) for e in got] == [
+        (6, "The user's half-marathon goal is 1:55.", NEW)
+    ]
     hits = search(run_mem, vault, "half-marathon goal 1:55")
     paths = [h["path"] for h in hits]
     assert paths.index(NEW) < paths.index(node)
@@ -143,10 +155,18 @@ def test_damaged_derived_state_is_rebuilt_from_the_notes(vault, run_mem):
 
 def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, note, run_mem):
     old, new = "memory/2026-03-19/helix.md", "memory/2026-04-15/zed.md"
-    note(vault, old, "# Helix\n\n- User: switched to helix last week, ruff was not found on the path at first.\n",
-         name="helix")
-    note(vault, new, "# Zed\n\n- User: ok confession: i left helix.\n- User: i'm on zed now, with vim mode.\n",
-         name="zed")
+    note(
+        vault,
+        old,
+        "# Helix\n\n- User: switched to helix last week, ruff was not found on the path at first.\n",
+        name="helix",
+    )
+    note(
+        vault,
+        new,
+        "# Zed\n\n- User: ok confession: i left helix.\n- User: i'm on zed now, with vim mode.\n",
+        name="zed",
+    )
     hits = search(run_mem, vault, "why was ruff not found in helix")
     assert hits[0]["path"] == old  # a question about helix itself: no reordering
     assert hits[0]["superseded_by"]["path"] == new  # the relation is still shown
@@ -154,7 +174,7 @@ def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, n
 
 
 def test_a_question_about_the_past_shows_the_relation_and_moves_nothing(vault, run_mem):
-    """"What was the goal before" asks for the old value: the hit holding it keeps its place
+    """ "What was the goal before" asks for the old value: the hit holding it keeps its place
     and still says what superseded it; the same question in the present raises the current one."""
     past = search(run_mem, vault, "what was the half-marathon goal for the Leiden half marathon before")
     assert past[0]["path"] == OLD and past[0]["superseded_by"]["path"] == NEW
@@ -163,7 +183,7 @@ def test_a_question_about_the_past_shows_the_relation_and_moves_nothing(vault, r
 
 
 def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(ws, note, run_mem):
-    """"pgbouncer pool size" asks about the connection pool: the swimming pool's newer length
+    """ "pgbouncer pool size" asks about the connection pool: the swimming pool's newer length
     shares the word "pool" and must not climb above the pgbouncer note."""
     note(ws, "memory/2026-03-10/pg.md", "# Pg\n\n- Pool size is 20, transaction mode, for pgbouncer.\n", name="pg")
     note(ws, "memory/2026-03-12/swim.md", "# Swim\n\n- Its a 25m pool at the sports centre.\n", name="swim")

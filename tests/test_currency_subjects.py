@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.index.currency import kinds, subjects
+from memcli.index.currency import compare, kinds, subjects
 from memcli.index.currency.relate import relate
 from memcli.index.currency.statements import items, statements
 
@@ -84,13 +84,13 @@ def test_the_previous_value_is_kept_when_the_sentence_names_it():
 
 
 def test_same_subject_by_words_not_by_one_shared_word():
-    goal = subjects.subject_key("half-marathon goal")
-    assert subjects.same_subject(subjects.subject_key("goal"), goal)
-    assert subjects.same_subject(subjects.subject_key("new manager"), subjects.subject_key("manager"))
+    goal = compare.subject_key("half-marathon goal")
+    assert compare.same_subject(compare.subject_key("goal"), goal)
+    assert compare.same_subject(compare.subject_key("new manager"), compare.subject_key("manager"))
     # decoys: a connection pool and a swimming pool, a dog and a dish share a word only
-    assert not subjects.same_subject(subjects.subject_key("pool size"), subjects.subject_key("swimming pool"))
-    assert not subjects.same_subject(subjects.subject_key("dog food"), subjects.subject_key("tofu recipe"))
-    assert not subjects.same_subject((), goal)
+    assert not compare.same_subject(compare.subject_key("pool size"), compare.subject_key("swimming pool"))
+    assert not compare.same_subject(compare.subject_key("dog food"), compare.subject_key("tofu recipe"))
+    assert not compare.same_subject((), goal)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_same_subject_by_words_not_by_one_shared_word():
     ],
 )
 def test_values_agree_or_differ(a, b, same):
-    assert subjects.same_value(a, b) is same
+    assert compare.same_value(a, b) is same
 
 
 def _files(*notes):
@@ -289,7 +289,7 @@ def test_a_frame_of_two_words_meets_a_subject_of_the_same_words():
         )
     )
     assert rel["memory/2026-03-05/a.md"][0]["current"]["path"] == "memory/2026-03-25/b.md"
-    assert not subjects.same_subject(("~pool",), ("pool",))  # one shared word is no subject
+    assert not compare.same_subject(("~pool",), ("pool",))  # one shared word is no subject
 
 
 def test_ingest_topic_glosses_are_not_words_of_the_statement():
@@ -338,8 +338,8 @@ def test_a_cjk_change_reaches_an_older_english_statement_through_its_keywords_an
 
 
 def test_cjk_dates_read_as_english():
-    assert subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 9")
-    assert not subjects.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 2")
+    assert compare.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 9")
+    assert not compare.same_value(subjects.claim("フライトは5月9日に変わりました。").value, "May 2")
 
 
 @pytest.mark.parametrize(
@@ -566,3 +566,15 @@ def test_a_copy_of_the_statement_giving_a_thing_up_is_not_superseded_by_it():
         )
     )
     assert rel == {}
+
+
+def test_a_vocabulary_is_used_only_for_the_stat_it_was_read_at(tmp_path):
+    """A missing or stale vocabulary makes relating read the note again, never pass it over."""
+    from memcli.index.currency import vocab
+
+    vocab.update(tmp_path, {"memory/a.md": ([1, 2], " pegasu ")}, [], full=True)
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [1, 2]}})("memory/a.md") == " pegasu "
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [5, 6]}})("memory/a.md") is None
+    assert vocab.Lazy(tmp_path, {"memory/b.md": {"stat": [1, 2]}})("memory/b.md") is None
+    vocab.update(tmp_path, {}, ["memory/a.md"], full=False)
+    assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [1, 2]}})("memory/a.md") is None

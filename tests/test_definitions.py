@@ -1,4 +1,4 @@
-"""The reverse dictionary (issue 16, item 4): `mem reindex` embeds the WordNet definitions of
+"""The reverse dictionary: `mem reindex` embeds the WordNet definitions of
 the vault's words (memcli.index.vectors.glosses), `mem search` adds the words whose definition is
 nearest the query to its keyword terms (memcli.retrieval.expand.defined).
 
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_expansion import DAY, cli, concept_vector, configure, root, write  # noqa: F401 - fixtures, helpers
 from test_vectors import BowServer
 
@@ -99,7 +98,8 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
     before = server.mark()
     assert cli("reindex")[0] == 0
     assert sorted(definitions_sent(server, before)) == sorted(
-        glosses.definition(w) for w in ("orchard", "needs", "water")), "only the new words' definitions"
+        glosses.definition(w) for w in ("orchard", "needs", "water")
+    ), "only the new words' definitions"
     (root / DAY / "osaka.md").unlink()
     assert cli("reindex")[0] == 0
     from memcli.index import sync
@@ -111,10 +111,12 @@ def test_definitions_are_embedded_once_per_word(root, server, cli):
     snap = sync.open_snapshot(ws)
     words, stored = terms.vocabulary(snap, ws.settings.search.expand_vocabulary), glosses.load(ws.metadata, space)[0]
     snap.close()
-    assert "osaka" not in words and stored == [w for w in words if glosses.definition(w)], \
+    assert "osaka" not in words and stored == [w for w in words if glosses.definition(w)], (
         "kept up to date word by word, the store equals one made from nothing"
-    assert "bicycle" not in server.texts() and terms.load(ws.metadata, space) is None, \
+    )
+    assert "bicycle" not in server.texts() and terms.load(ws.metadata, space) is None, (
         "expand_terms: 0 sends no bare word: the definitions need only the word list"
+    )
 
 
 def test_with_word_vectors_too(root, server, cli):
@@ -130,14 +132,15 @@ def test_with_word_vectors_too(root, server, cli):
     write(root, "orchard", "The orchard needs water.")
     assert cli("reindex")[0] == 0
     assert sorted(definitions_sent(server, before)) == sorted(
-        glosses.definition(w) for w in ("orchard", "needs", "water"))
+        glosses.definition(w) for w in ("orchard", "needs", "water")
+    )
 
 
 def test_a_damaged_definition_store_only_turns_definitions_off(root, server, cli):
     indexed(root, server, cli)
     (path,) = (root / "mem_metadata/embedding_store").glob("glosses_*.f32m")
     raw = path.read_bytes()
-    path.write_bytes(raw[:len(raw) // 2])  # torn: the vectors are cut short
+    path.write_bytes(raw[: len(raw) // 2])  # torn: the vectors are cut short
     doc = search(cli)
     assert doc["results"] and term("commute") not in doc["expansion"]
     assert cli("reindex")[0] == 0
@@ -148,8 +151,9 @@ def test_dictionary_and_inflections():
     from memcli.index.vectors import glosses
 
     assert len(glosses.dictionary()) > 70_000 and glosses.lookup("commute").startswith("a regular journey")
-    assert glosses.definition("commute").startswith("commute: a regular journey of some distance to and from your "
-                                                    "place of work")
+    assert glosses.definition("commute").startswith(
+        "commute: a regular journey of some distance to and from your place of work"
+    )
     travel = glosses.lookup("travel")
     assert glosses.definition("travels") == f"travels: {travel}"
     assert glosses.definition("bicycles") == f"bicycles: {glosses.lookup('bicycle')}"

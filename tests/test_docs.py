@@ -31,8 +31,9 @@ def live_nodes() -> list[docgen.Node]:
 
 
 def test_generated_docs_are_up_to_date():
-    proc = subprocess.run([sys.executable, "-m", "memcli.cli.docgen", "--check"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli.cli.docgen", "--check"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, f"man/ or completions/ drifted from the CLI; run `make docs`:\n{proc.stderr}"
 
 
@@ -63,26 +64,30 @@ def test_other_shell_scripts_parse(shell):
 def bash_complete(script: Path, line: str) -> list[str]:
     """What the bash completion function offers for `line` (cursor at its end)."""
     words = line.split(" ")
-    driver = (f'source "{script}"\nCOMP_WORDS=({" ".join(repr(w) for w in words)})\n'
-              f"COMP_CWORD={len(words) - 1}\n_mem\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
-    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", driver], capture_output=True, text=True,
-                          timeout=30)
+    driver = (
+        f'source "{script}"\nCOMP_WORDS=({" ".join(repr(w) for w in words)})\n'
+        f"COMP_CWORD={len(words) - 1}\n_mem\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
+    )
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", driver], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     return [w for w in proc.stdout.split("\n") if w]
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("mem se", ["search"]),
-    ("mem -w /tmp/ws se", ["search"]),  # the value of -w is skipped, not taken for a command
-    ("mem search --no-", ["--no-links", "--no-sync"]),
-    ("mem search --limit 3 --js", ["--json"]),
-    ("mem get --li", ["--lines"]),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("mem se", ["search"]),
+        ("mem -w /tmp/ws se", ["search"]),  # the value of -w is skipped, not taken for a command
+        ("mem search --no-", ["--no-links", "--no-sync"]),
+        ("mem search --limit 3 --js", ["--json"]),
+        ("mem get --li", ["--lines"]),
+    ],
+)
 def test_bash_completion_completes(line, expected):
     assert bash_complete(BASH, line) == expected
 
 
-class Module(str, enum.Enum):
+class Module(str, enum.Enum):  # noqa: UP042 - the str-mixin choice type typer's docs show
     vault = "vault"
     sessions = "sessions"
 
@@ -99,8 +104,10 @@ def nested_app():
         """Top."""
 
     @backup.command("create", help="Create a backup.")
-    def create(module: Module = typer.Option(Module.vault, "--module", help="What to save."),
-               full: bool = typer.Option(False, "--full", help="Everything.")) -> None:
+    def create(
+        module: Module = typer.Option(Module.vault, "--module", help="What to save."),
+        full: bool = typer.Option(False, "--full", help="Everything."),
+    ) -> None:
         pass
 
     @backup.command("list", help="List backups.")
@@ -126,14 +133,17 @@ def nested_scripts(tmp_path):
     return paths
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("mem ba", ["backup"]),
-    ("mem backup ", ["create", "list"]),
-    ("mem -w x backup cr", ["create"]),
-    ("mem backup create --", ["--module", "--full", "--help"]),
-    ("mem backup create --module ", ["vault", "sessions"]),
-    ("mem backup create --module s", ["sessions"]),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("mem ba", ["backup"]),
+        ("mem backup ", ["create", "list"]),
+        ("mem -w x backup cr", ["create"]),
+        ("mem backup create --", ["--module", "--full", "--help"]),
+        ("mem backup create --module ", ["vault", "sessions"]),
+        ("mem backup create --module s", ["sessions"]),
+    ],
+)
 def test_bash_completion_handles_nested_groups_and_choices(nested_scripts, line, expected):
     assert bash_complete(nested_scripts["bash"], line) == expected
 
@@ -143,8 +153,12 @@ def test_fish_completion_handles_nested_groups_and_choices(nested_scripts):
         pytest.skip("fish is not installed")
 
     def complete(line: str) -> list[str]:
-        proc = subprocess.run(["fish", "--no-config", "-c", f"source {nested_scripts['fish']}; complete -C '{line}'"],
-                              capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(
+            ["fish", "--no-config", "-c", f"source {nested_scripts['fish']}; complete -C '{line}'"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert proc.returncode == 0, proc.stderr
         return [row.split("\t")[0] for row in proc.stdout.splitlines()]
 
@@ -156,12 +170,16 @@ def test_zsh_completion_handles_nested_groups_and_choices(nested_scripts):
     if shutil.which("zsh") is None:
         pytest.skip("zsh is not installed")
     # the completion-system functions are stubbed: they print what they would offer
-    stubs = ('compdef() { :; }\n_describe() { local -a d; d=("${(@P)${@[-1]}}"); print -l -- "${d[@]%%:*}"; }\n'
-             'compadd() { print -l -- "${(@P)${@[-1]}}"; }\n_files() { print FILES; }\n_message() { print MSG; }\n')
+    stubs = (
+        'compdef() { :; }\n_describe() { local -a d; d=("${(@P)${@[-1]}}"); print -l -- "${d[@]%%:*}"; }\n'
+        'compadd() { print -l -- "${(@P)${@[-1]}}"; }\n_files() { print FILES; }\n_message() { print MSG; }\n'
+    )
 
     def complete(*words: str) -> list[str]:
-        script = (f"{stubs}source {nested_scripts['zsh']}\nwords=({' '.join(repr(w) for w in words)})\n"
-                  f"CURRENT={len(words)}\nPREFIX={words[-1]!r}\n_mem\n")
+        script = (
+            f"{stubs}source {nested_scripts['zsh']}\nwords=({' '.join(repr(w) for w in words)})\n"
+            f"CURRENT={len(words)}\nPREFIX={words[-1]!r}\n_mem\n"
+        )
         proc = subprocess.run(["zsh", "-f", "-c", script], capture_output=True, text=True, timeout=30)
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.split()

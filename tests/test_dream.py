@@ -15,8 +15,9 @@ WIKILINK = re.compile(r"\[\[([^\[\]|#]+)")
 
 def session_note(root: Path, day: str, name: str, sid: str, sections: dict[str, list[str]]) -> Path:
     """A daily note shaped like `mem ingest` writes it (speaker-prefixed bullets under sections)."""
-    body = f"# {name}\n" + "".join(f"\n## {title}\n" + "".join(f"- {line}\n" for line in lines)
-                                   for title, lines in sections.items())
+    body = f"# {name}\n" + "".join(
+        f"\n## {title}\n" + "".join(f"- {line}\n" for line in lines) for title, lines in sections.items()
+    )
     path = root / "memory" / day / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"---\ndescription: {name}\nname: {name}\nsession_id: {sid}\n---\n{body}", encoding="utf-8")
@@ -24,9 +25,16 @@ def session_note(root: Path, day: str, name: str, sid: str, sections: dict[str, 
 
 
 def coffee_day(root: Path, day: str = D1, drink: str = "coffee", sid: str = "s1") -> Path:
-    return session_note(root, day, "morning-routine", sid, {
-        "Preferences": [f"User: I prefer {drink} in the morning."],
-        "Facts": ["User: The Lumen launch deadline is April 20."]})
+    return session_note(
+        root,
+        day,
+        "morning-routine",
+        sid,
+        {
+            "Preferences": [f"User: I prefer {drink} in the morning."],
+            "Facts": ["User: The Lumen launch deadline is April 20."],
+        },
+    )
 
 
 def dream(mem, ws, *args):
@@ -36,8 +44,9 @@ def dream(mem, ws, *args):
 
 
 def digest_files(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted((root / "digest").rglob("*.md"))}
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted((root / "digest").rglob("*.md"))
+    }
 
 
 def assert_links_resolve(root: Path) -> int:
@@ -61,22 +70,26 @@ def test_first_dream_creates_nodes_in_design_format(ws, mem):
     assert code == 0, err
     lines = out.splitlines()
     assert lines[:2] == ["AutoDream completed", ""]
-    assert lines[2:8] == [f"- Date: {D1}", f"- Scan window: 2026-05-31, {D1}",
-                          "- Files: 1 scanned, 1 changed, 0 unchanged, 0 deleted",
-                          "- Extracted: 2 unit(s), 2 topic candidate(s)", "- Integrated: 2 ok, 0 skipped, 0 failed",
-                          "- Catalog: checkpointed 1 changed path(s)"]
+    assert lines[2:8] == [
+        f"- Date: {D1}",
+        f"- Scan window: 2026-05-31, {D1}",
+        "- Files: 1 scanned, 1 changed, 0 unchanged, 0 deleted",
+        "- Extracted: 2 unit(s), 2 topic candidate(s)",
+        "- Integrated: 2 ok, 0 skipped, 0 failed",
+        "- Catalog: checkpointed 1 changed path(s)",
+    ]
     assert lines[8] == "- Facts: 2 new, grouped by words only"
     assert "Changes:" in lines
-    assert "- [digest/personal/coffee.md][CREATE]: new personal node: The user prefers coffee in the morning." \
-        in lines
+    assert "- [digest/personal/coffee.md][CREATE]: new personal node: The user prefers coffee in the morning." in lines
     nodes = digest_files(ws)
     assert set(nodes) == {"digest/personal/coffee.md", "digest/wiki/lumen-launch-deadline.md"}
     text = nodes["digest/personal/coffee.md"]
     assert text.startswith("---\ndescription: The user prefers coffee in the morning.\nname: coffee\n---\n")
     meta, abstract, sources = node_parts(text)
     # knowledge only: the self-contained statement with its source, no transcript voice, no template prose
-    assert abstract == ("# Coffee\n\n- The user prefers coffee in the morning. "
-                        f"([[memory/{D1}/morning-routine.md]])\n\n")
+    assert abstract == (
+        f"# Coffee\n\n- The user prefers coffee in the morning. ([[memory/{D1}/morning-routine.md]])\n\n"
+    )
     assert sources == f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
     assert assert_links_resolve(ws) == 4
 
@@ -102,25 +115,41 @@ def test_repeated_runs_over_the_same_facts_create_no_duplicates(ws, mem):
 def test_a_changed_value_is_current_and_the_old_one_history(ws, mem):
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
-    session_note(ws, D2, "update", "s2", {"Preferences": ["User: I prefer tea in the morning."],
-                                          "Facts": ["User: The Lumen launch deadline moved to May 3."]})
+    session_note(
+        ws,
+        D2,
+        "update",
+        "s2",
+        {
+            "Preferences": ["User: I prefer tea in the morning."],
+            "Facts": ["User: The Lumen launch deadline moved to May 3."],
+        },
+    )
     rep = dream(mem, ws, "--date", D2)
     assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORRECT", "digest/personal/coffee.md"), ("CORRECT", "digest/wiki/lumen-launch-deadline.md")]
-    assert all(r["reason"].startswith("about the subject of digest/") and "CORRECT: gives a new value for" in r["reason"]
-               for r in rep["results"])
+        ("CORRECT", "digest/personal/coffee.md"),
+        ("CORRECT", "digest/wiki/lumen-launch-deadline.md"),
+    ]
+    assert all(
+        r["reason"].startswith("about the subject of digest/") and "CORRECT: gives a new value for" in r["reason"]
+        for r in rep["results"]
+    )
     coffee = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
     meta, abstract, sources = node_parts(coffee)
     # what is true now first, the old value with its source and its end date below
-    assert abstract == (f"# Coffee\n\n- The user prefers tea in the morning. ([[memory/{D2}/update.md]])\n\n"
-                        f"## History\n- Previously: The user prefers coffee in the morning, until {D2} "
-                        f"([[memory/{D1}/morning-routine.md]])\n\n")
+    assert abstract == (
+        f"# Coffee\n\n- The user prefers tea in the morning. ([[memory/{D2}/update.md]])\n\n"
+        f"## History\n- Previously: The user prefers coffee in the morning, until {D2} "
+        f"([[memory/{D1}/morning-routine.md]])\n\n"
+    )
     assert meta["description"] == "The user prefers tea in the morning."  # the description says what holds now
-    assert sources == (f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n"
-                       f"- Corrected on {D2} in [[memory/{D2}/update.md]].\n")
+    assert sources == (
+        f"- Stated on {D1} in [[memory/{D1}/morning-routine.md]].\n- Corrected on {D2} in [[memory/{D2}/update.md]].\n"
+    )
     deadline = node_parts((ws / "digest/wiki/lumen-launch-deadline.md").read_text(encoding="utf-8"))[1]
     assert deadline.index("- The Lumen launch deadline moved to May 3.") < deadline.index(
-        f"- Previously: The Lumen launch deadline is April 20, until {D2}")
+        f"- Previously: The Lumen launch deadline is April 20, until {D2}"
+    )
     assert_links_resolve(ws)
 
 
@@ -129,17 +158,16 @@ def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
     dream(mem, ws, "--date", D1)
     session_note(ws, D2, "again", "s2", {"Preferences": ["User: I prefer coffee in the morning!"]})
     rep = dream(mem, ws, "--date", D2)
-    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("CORROBORATE", "digest/personal/coffee.md")]
+    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [("CORROBORATE", "digest/personal/coffee.md")]
     text = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
     assert f"- Corroborated on {D2} in [[memory/{D2}/again.md]]." in text
     # the statement cites both notes that make it, the one that states it most recently first
-    assert (f"- The user prefers coffee in the morning. ([[memory/{D2}/again.md]], "
-            f"[[memory/{D1}/morning-routine.md]])") in text
+    assert (
+        f"- The user prefers coffee in the morning. ([[memory/{D2}/again.md]], [[memory/{D1}/morning-routine.md]])"
+    ) in text
     session_note(ws, D3, "more", "s3", {"Preferences": ["User: I prefer my coffee black, with no sugar at all."]})
     rep = dream(mem, ws, "--date", D3)
-    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [
-        ("REFINE", "digest/personal/coffee.md")]
+    assert [(r["action"], r["target_path"]) for r in rep["results"]] == [("REFINE", "digest/personal/coffee.md")]
     text = (ws / "digest/personal/coffee.md").read_text(encoding="utf-8")
     meta, abstract, sources = node_parts(text)
     assert f"- The user prefers their coffee black, with no sugar at all. ([[memory/{D3}/more.md]])" in abstract
@@ -150,7 +178,10 @@ def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
 
 
 def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
-    note(ws, f"memory/{D1}/deploy.md", """\
+    note(
+        ws,
+        f"memory/{D1}/deploy.md",
+        """\
         # Deploying Lumen
 
         ## How to deploy
@@ -159,7 +190,10 @@ def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
         3. Promote the canary to production after 30 minutes.
 
         PostgreSQL 16 is the database of the Lumen API since May.
-        """, name="deploy", description="How Lumen is deployed.")
+        """,
+        name="deploy",
+        description="How Lumen is deployed.",
+    )
     rep = dream(mem, ws, "--date", D1)
     buckets = {r["target_path"].split("/")[1] for r in rep["results"]}
     assert buckets == {"procedure", "wiki"}
@@ -186,7 +220,7 @@ def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
     rep = dream(mem, ws, "--date", D1)
     assert rep["files"]["deleted"] == [f"memory/{D1}/other.md"]
     assert rep["files"]["changed"] == [f"memory/{D1}/morning-routine.md"]
-    assert set(r["path"] for r in store.read_records(catalog)) == {f"memory/{D1}/morning-routine.md"}
+    assert {r["path"] for r in store.read_records(catalog)} == {f"memory/{D1}/morning-routine.md"}
 
 
 def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
@@ -199,8 +233,16 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
     for t in data["topics"]:
         assert list(t) == ["title", "reason", "evidence", "keywords", "paths"]
         assert t["paths"] == [f"memory/{D1}/morning-routine.md"] and t["reason"] and t["keywords"]
-    session_note(ws, D2, "again", "s2", {"Preferences": ["User: I prefer coffee in the morning!"],
-                                         "Facts": ["User: The Berlin office opens on 2026-07-01 at Torstrasse 5."]})
+    session_note(
+        ws,
+        D2,
+        "again",
+        "s2",
+        {
+            "Preferences": ["User: I prefer coffee in the morning!"],
+            "Facts": ["User: The Berlin office opens on 2026-07-01 at Torstrasse 5."],
+        },
+    )
     dream(mem, ws, "--date", D2)
     later = yaml.safe_load((ws / f"memory/{D2}/interests.yaml").read_text(encoding="utf-8"))
     assert "Coffee" not in [t["title"] for t in later["topics"]]  # proposed yesterday already
@@ -222,11 +264,15 @@ def test_dry_run_writes_nothing(ws, mem):
 def test_inbox_records_what_changed_and_why_and_search_finds_the_node(ws, mem):
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
-    [rec] = [r for r in map(json.loads, (ws / "mem_metadata/inbox/inbox.jsonl").read_text().splitlines())
-             if r["job"] == "dream"]
+    [rec] = [
+        r
+        for r in map(json.loads, (ws / "mem_metadata/inbox/inbox.jsonl").read_text().splitlines())
+        if r["job"] == "dream"
+    ]
     assert [{k: c[k] for k in ("path", "action")} for c in rec["changes"][:2]] == [
         {"path": "digest/personal/coffee.md", "action": "CREATE"},
-        {"path": "digest/wiki/lumen-launch-deadline.md", "action": "CREATE"}]
+        {"path": "digest/wiki/lumen-launch-deadline.md", "action": "CREATE"},
+    ]
     # each change carries its own why
     assert rec["changes"][0]["note"].startswith("new personal node: The user prefers coffee")
     assert rec["changes"][2] == {"path": f"memory/{D1}/interests.yaml", "action": "added"}
@@ -241,12 +287,15 @@ def test_a_note_in_another_day_is_outside_the_window(ws, mem):
     assert out == f"No changed dream input for 2026-05-30, 2026-05-31, {D1}\n"
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["--scan-days", "0"], "--scan-days must be between 1 and 366"),
-    (["--max-units", "0"], "--max-units must be between 1 and 50"),
-    (["--date", "2026-13-01"], "is not a calendar date"),
-    (["--date", "yesterday"], "is not YYYY-MM-DD"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["--scan-days", "0"], "--scan-days must be between 1 and 366"),
+        (["--max-units", "0"], "--max-units must be between 1 and 50"),
+        (["--date", "2026-13-01"], "is not a calendar date"),
+        (["--date", "yesterday"], "is not YYYY-MM-DD"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(ws, run_mem, clean_failure, args, expected):
     assert expected in clean_failure(run_mem("-w", ws, "dream", *args), 2)
 
@@ -262,9 +311,18 @@ def test_a_running_dream_makes_the_second_exit_75(ws, run_mem, clean_failure, op
 
 
 def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
-    facts = [f"User: I prefer {x} for {y}." for x, y in
-             [("vim", "editing"), ("zsh", "shells"), ("firefox", "browsing"), ("linux", "servers"),
-              ("python", "scripts"), ("postgres", "databases"), ("rust", "tools")]]
+    facts = [
+        f"User: I prefer {x} for {y}."
+        for x, y in [
+            ("vim", "editing"),
+            ("zsh", "shells"),
+            ("firefox", "browsing"),
+            ("linux", "servers"),
+            ("python", "scripts"),
+            ("postgres", "databases"),
+            ("rust", "tools"),
+        ]
+    ]
     session_note(ws, D1, "prefs", "s1", {"Preferences": facts})
     rep = dream(mem, ws, "--date", D1, "--max-units", "3")
     assert len(rep["units"]) == 3 and len(rep["results"]) == 3
@@ -273,13 +331,19 @@ def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
 
 def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many(ws, mem, open_ws):
     """The budget cuts units, never facts: the note stays pending until each of its facts is done,
-    even once it has left the scan window (issue 17)."""
+    even once it has left the scan window."""
     from memcli.extraction.dream.voice import statement
     from memcli.index.stores import store
 
-    facts = ["I use vim for editing.", "I use zsh as my shell.", "Firefox is my browser.",
-             "The servers run Debian 12.", "Python 3.12 runs the scripts.", "Postgres 16 holds the data.",
-             "Rust builds the CLI tools."]
+    facts = [
+        "I use vim for editing.",
+        "I use zsh as my shell.",
+        "Firefox is my browser.",
+        "The servers run Debian 12.",
+        "Python 3.12 runs the scripts.",
+        "Postgres 16 holds the data.",
+        "Rust builds the CLI tools.",
+    ]
     session_note(ws, D1, "setup", "s1", {"Facts": [f"User: {f}" for f in facts]})
     code, out, err = mem("-w", ws, "dream", "--date", D1, "--max-units", "3")
     assert code == 0, err
@@ -304,8 +368,7 @@ def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many
 def test_resource_summaries_give_facts_only_from_what_the_file_says(ws, mem):
     """A resource note's structural lines (its source line, keys, counts, outline) are no facts."""
     (ws / "resource").mkdir()
-    (ws / "resource/key.json").write_text('{"name": "lumen", "port": 8080, "db": {"host": "db1"}}\n',
-                                          encoding="utf-8")
+    (ws / "resource/key.json").write_text('{"name": "lumen", "port": 8080, "db": {"host": "db1"}}\n', encoding="utf-8")
     (ws / "resource/notes.txt").write_text("The gateway restarts every night at 02:00 UTC.\n", encoding="utf-8")
     code, out, err = mem("-w", ws, "resource", "scan")
     assert code == 0, err
@@ -331,8 +394,10 @@ class CountingEmbedder:
         import numpy as np
 
         self.batches.append(len(texts))
-        rows = [[1.0 if a in t.lower() or (a == "commute" and "tram" in t.lower()) else 0.0 for a in self.AXES]
-                for t in texts]
+        rows = [
+            [1.0 if a in t.lower() or (a == "commute" and "tram" in t.lower()) else 0.0 for a in self.AXES]
+            for t in texts
+        ]
         rows = np.asarray(rows, dtype=np.float32) + 0.01
         return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
@@ -345,14 +410,27 @@ def test_with_an_embedding_model_dream_groups_by_meaning_in_one_batch_and_caches
     from memcli.providers.embedding import space
 
     fake = CountingEmbedder()
-    monkeypatch.setattr(space, "configured", lambda w, timeout=None: space.Backend(
-        fake, {"id": "fake0000", "identity": fake.identity, "dims": fake.dims}))
+    monkeypatch.setattr(
+        space,
+        "configured",
+        lambda w, timeout=None: space.Backend(fake, {"id": "fake0000", "identity": fake.identity, "dims": fake.dims}),
+    )
     # only dream's own batches are counted here: the indexing of the nodes it writes embeds
-    # them too (issue 16, every write by meaning), which this budget of 0 leaves out
+    # them too (every write is searchable by meaning), which this budget of 0 leaves out
     (ws / "mem.yaml").write_text("embedding_model_config:\n  embed_budget_seconds: 0\n", encoding="utf-8")
-    session_note(ws, D1, "commute", "s1", {"Facts": ["User: I commute by bike.",
-                                                     "User: On rainy days I take the tram.",
-                                                     "User: Invoices go out monthly."]})
+    session_note(
+        ws,
+        D1,
+        "commute",
+        "s1",
+        {
+            "Facts": [
+                "User: I commute by bike.",
+                "User: On rainy days I take the tram.",
+                "User: Invoices go out monthly.",
+            ]
+        },
+    )
     rep = dream.run(open_ws(ws), day=D1, jitter=False)
     assert fake.batches == [3]  # every fact in one call
     assert rep.progress.grouping == "meaning+words" and rep.progress.model == "fake:axes"

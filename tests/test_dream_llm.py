@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "providers"))
-from fake_provider import KEY, Reply, serve  # noqa: E402
-
-from test_dream import D1, D2, coffee_day, digest_files, session_note  # noqa: E402
+from fake_provider import KEY, Reply, serve
+from test_dream import D1, D2, coffee_day, digest_files, session_note
 
 NOTE = f"memory/{D1}/morning-routine.md"
 
@@ -26,8 +25,12 @@ NOTE = f"memory/{D1}/morning-routine.md"
 def chat(content, finish="stop") -> Reply:
     if not isinstance(content, str):
         content = json.dumps(content)
-    body = {"id": "c1", "object": "chat.completion", "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]}
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+    }
     return Reply(200, body)
 
 
@@ -44,7 +47,9 @@ def llm(ws):
     state, stop = serve()
     (ws / "mem.yaml").write_text(
         "llm_model_config:\n  backend: openai\n  base_url: " + state.url + "/v1\n  model_name: test-model\n"
-        f"  api_key: {KEY}\n  timeout: 2.0\n  max_retries: 0\n", encoding="utf-8")
+        f"  api_key: {KEY}\n  timeout: 2.0\n  max_retries: 0\n",
+        encoding="utf-8",
+    )
     yield state
     stop()
 
@@ -109,8 +114,9 @@ def test_small_talk_the_model_rejects_stays_in_the_note(ws, mem, llm):
 def test_a_change_the_model_files_as_correct_marks_the_old_statement(ws, mem, llm):
     first_day(ws, mem, llm)
     coffee_day(ws, D2, "green tea", "s2")
-    llm.script(verdict("morning drink"), filing("1", "CORRECT", "1.1"), verdict("Lumen launch"),
-               filing("1", "CORROBORATE"))
+    llm.script(
+        verdict("morning drink"), filing("1", "CORRECT", "1.1"), verdict("Lumen launch"), filing("1", "CORROBORATE")
+    )
     rep = run_dream(mem, ws, D2)
     by_path = {r["target_path"]: r for r in rep["results"]}
     drink = by_path["digest/personal/morning-drink.md"]
@@ -137,23 +143,29 @@ def test_a_change_the_model_would_leave_out_is_kept_so_the_old_value_is_not_curr
     assert [k["fact"] for k in rep["facts"]["kept"]] == ["User: The Lumen launch deadline is April 20."]
 
 
-@pytest.mark.parametrize("bad,error", [
-    (("1", "CORROBORATE"), "does not state this yet (CORROBORATE would drop it)"),
-    (("1", "REFINE"), "that is CORRECT"),
-    (("1", "CORRECT", "none"), "CORRECT must name"),
-    (("1", "CREATE"), 'CREATE goes with node "none"'),
-])
+@pytest.mark.parametrize(
+    "bad,error",
+    [
+        (("1", "CORROBORATE"), "does not state this yet (CORROBORATE would drop it)"),
+        (("1", "REFINE"), "that is CORRECT"),
+        (("1", "CORRECT", "none"), "CORRECT must name"),
+        (("1", "CREATE"), 'CREATE goes with node "none"'),
+    ],
+)
 def test_a_reply_that_would_lose_knowledge_is_retried_then_decided_by_the_rules(ws, mem, llm, bad, error):
     first_day(ws, mem, llm)
     coffee_day(ws, D2, "green tea", "s2")
-    llm.script(verdict("morning drink"), filing(*bad), filing(*bad), verdict("Lumen launch"),
-               filing("1", "CORROBORATE"))
+    llm.script(
+        verdict("morning drink"), filing(*bad), filing(*bad), verdict("Lumen launch"), filing("1", "CORROBORATE")
+    )
     rep = run_dream(mem, ws, D2)
     assert asked(llm)[4].startswith("Your answer was rejected: ") and error in asked(llm)[4]
     drink = {r["target_path"]: r for r in rep["results"]}["digest/personal/morning-drink.md"]
     # the rules see the change the model could not file: still recorded, and said who decided
     assert drink["action"] == "CORRECT" and drink["decided_by"] == "rules"
-    assert drink["decisions"][0]["reason"].startswith("model reply invalid: ") and error in drink["decisions"][0]["reason"]
+    assert (
+        drink["decisions"][0]["reason"].startswith("model reply invalid: ") and error in drink["decisions"][0]["reason"]
+    )
     assert "## History" in digest_files(ws)["digest/personal/morning-drink.md"]
 
 
@@ -173,7 +185,7 @@ def test_garbage_twice_is_decided_by_the_rules_and_the_night_succeeds(ws, mem, l
     llm.script(chat("Sure! The user likes coffee."), chat("{not json"), verdict("Lumen launch"))
     rep = run_dream(mem, ws)
     assert rep["status"] == "completed" and len(digest_files(ws)) == 2
-    drink = [r for r in rep["results"] if "coffee" in r["decisions"][0]["fact"]][0]
+    drink = next(r for r in rep["results"] if "coffee" in r["decisions"][0]["fact"])
     assert drink["decided_by"] == "rules" and "model reply invalid: " in drink["decisions"][0]["reason"]
     assert drink["target_path"].startswith("digest/personal/")  # named by the rules' words instead
 
@@ -195,12 +207,14 @@ def test_verdict_validation():
     assert parse_verdict('{"subject": " Half-marathon  goal.", "remember": "yes"}').subject == "Half-marathon goal"
     assert parse_verdict('{"subject": "thanks", "remember": "no"}').remember is False
     assert parse_verdict('{"subject": "Sam\'s preferences", "remember": "yes"}').subject == "Sam's preferences"
-    for bad, why in [('{"subject": "tea", "remember": "maybe"}', '"remember" must be'),
-                     ('{"subject": "", "remember": "yes"}', '"subject" must name'),
-                     ('{"subject": "123", "remember": "yes"}', '"subject" must name'),
-                     ('{"subject": "the user", "remember": "yes"}', "says nothing"),
-                     ('{"subject": "User preferences", "remember": "yes"}', "says nothing"),
-                     ('{"subject": "a b c d e f g", "remember": "yes"}', "at most 6 words")]:
+    for bad, why in [
+        ('{"subject": "tea", "remember": "maybe"}', '"remember" must be'),
+        ('{"subject": "", "remember": "yes"}', '"subject" must name'),
+        ('{"subject": "123", "remember": "yes"}', '"subject" must name'),
+        ('{"subject": "the user", "remember": "yes"}', "says nothing"),
+        ('{"subject": "User preferences", "remember": "yes"}', "says nothing"),
+        ('{"subject": "a b c d e f g", "remember": "yes"}', "at most 6 words"),
+    ]:
         with pytest.raises(Invalid, match=why):
             parse_verdict(bad)
 
@@ -221,11 +235,13 @@ def test_filing_validation():
     assert parse(node="none", action="CREATE", replaces="none").node is None
     ok = parse(node="1", action="CORRECT", replaces="1.1")
     assert (ok.node, ok.action, ok.statement) == (0, "CORRECT", "The user's editor is Vim.")
-    for reply, why in [({"node": "2", "action": "REFINE"}, '"node" must be'),
-                       ({"node": "1", "action": "DELETE"}, '"action" must be one of'),
-                       ({"node": "1", "action": "CORRECT", "replaces": "1.2"}, "changes no value of statement 1.2"),
-                       ({"node": "1", "action": "REFINE"}, "that is CORRECT"),
-                       ({"node": "1", "action": "CORROBORATE"}, "CORROBORATE would drop it")]:
+    for reply, why in [
+        ({"node": "2", "action": "REFINE"}, '"node" must be'),
+        ({"node": "1", "action": "DELETE"}, '"action" must be one of'),
+        ({"node": "1", "action": "CORRECT", "replaces": "1.2"}, "changes no value of statement 1.2"),
+        ({"node": "1", "action": "REFINE"}, "that is CORRECT"),
+        ({"node": "1", "action": "CORROBORATE"}, "CORROBORATE would drop it"),
+    ]:
         with pytest.raises(Invalid, match=why):
             parse(**reply)
     again = Fact("The user's editor is Vim.", "memory/2026-06-03/b.md")

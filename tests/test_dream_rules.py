@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.extraction.dream import group as dream_group, match as dream_match, node as dream_node, \
-    rules as dream_rules
+from memcli.extraction.dream import group as dream_group
+from memcli.extraction.dream import match as dream_match
+from memcli.extraction.dream import node as dream_node
+from memcli.extraction.dream import rules as dream_rules
 from memcli.extraction.dream.evidence import Evidence, plain
 from memcli.extraction.dream.schema import Fact, Unit
 
 
-@pytest.mark.parametrize("text,bucket", [
-    ("I prefer dark mode in every editor.", "personal"),
-    ("My name is Ada and I work at Lumen.", "personal"),
-    ("Run the migration with pgloader before the cut-over.", "procedure"),
-    ("How to roll back: redeploy the previous image tag.", "procedure"),
-    ("Check out my painting for the art show!", "wiki"),
-    ("PostgreSQL 16 replaced MySQL 8 for the API.", "wiki"),
-    ("我喜欢用深色主题。", "personal"),
-])
+@pytest.mark.parametrize(
+    "text,bucket",
+    [
+        ("I prefer dark mode in every editor.", "personal"),
+        ("My name is Ada and I work at Lumen.", "personal"),
+        ("Run the migration with pgloader before the cut-over.", "procedure"),
+        ("How to roll back: redeploy the previous image tag.", "procedure"),
+        ("Check out my painting for the art show!", "wiki"),
+        ("PostgreSQL 16 replaced MySQL 8 for the API.", "wiki"),
+        ("我喜欢用深色主题。", "personal"),
+    ],
+)
 def test_bucket_cues(text, bucket):
     assert dream_rules.bucket_of(Fact(text, "memory/2026-06-01/a.md")) == bucket
 
@@ -32,7 +37,7 @@ def place(facts, nodes=(), vectors=None, contexts=None):
 
 def test_numbered_steps_are_procedure_and_one_unit():
     body = "# Deploy\n\n## Release steps\n1. Merge to main.\n2. Deploy the image to staging.\n3. Promote the canary.\n"
-    placement = place(dream_rules.facts_all([("memory/2026-06-01/d.md", body, {})]))
+    placement = place(dream_rules.facts_of("memory/2026-06-01/d.md", body, {}))
     [p] = placement.placed
     assert (p.unit.name, p.unit.bucket, len(p.unit.facts), p.target) == ("release-steps", "procedure", 3, None)
     topic = dream_rules.topic(p.unit)
@@ -40,10 +45,12 @@ def test_numbered_steps_are_procedure_and_one_unit():
 
 
 def test_a_resource_notes_structural_lines_are_no_facts():
-    body = ("# key.json\n\nSource: [[resource/key.json]] (JSON, 86 B; object with 4 key(s))\n\n## Structure\n"
-            "- (root): object, 4 key(s)\n  - `port`: number 8080\n\n## Opening\n"
-            "> The gateway restarts at midnight.\n>\n> Lines of the file quoted here count.\n\n"
-            "(3 more paragraph(s) in the file)\n")
+    body = (
+        "# key.json\n\nSource: [[resource/key.json]] (JSON, 86 B; object with 4 key(s))\n\n## Structure\n"
+        "- (root): object, 4 key(s)\n  - `port`: number 8080\n\n## Opening\n"
+        "> The gateway restarts at midnight.\n>\n> Lines of the file quoted here count.\n\n"
+        "(3 more paragraph(s) in the file)\n"
+    )
     facts = dream_rules.facts_of("memory/2026-06-01/key.md", body, {"source_resource": "[[resource/key.json]]"})
     assert [f.text for f in facts] == ["The gateway restarts at midnight.", "Lines of the file quoted here count."]
     # the same lines in an ordinary note are facts
@@ -54,15 +61,19 @@ def fact(text, day="2026-06-02", note="n", speaker=""):
     return Fact(text, f"memory/{day}/{note}.md", speaker)
 
 
-COMMUTE = ("# Commute\n\n- The user commutes to the office on a Brompton folding bike. ([[memory/2026-06-01/c.md]])\n"
-           "- The ride takes about 25 minutes along the river path. ([[memory/2026-06-01/c.md]])\n\n"
-           "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/c.md]].\n")
-TEA = ("# Tea\n\n- The user prefers oolong tea over coffee. ([[memory/2026-06-01/t.md]])\n\n"
-       "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/t.md]].\n")
+COMMUTE = (
+    "# Commute\n\n- The user commutes to the office on a Brompton folding bike. ([[memory/2026-06-01/c.md]])\n"
+    "- The ride takes about 25 minutes along the river path. ([[memory/2026-06-01/c.md]])\n\n"
+    "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/c.md]].\n"
+)
+TEA = (
+    "# Tea\n\n- The user prefers oolong tea over coffee. ([[memory/2026-06-01/t.md]])\n\n"
+    "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/t.md]].\n"
+)
 
 
 def test_a_word_every_statement_has_makes_no_subject():
-    """The commute node must not take a tea fact because both say "user" (issue 17)."""
+    """The commute node must not take a tea fact because both say "user"."""
     nodes = [node("digest/wiki/commute.md", COMMUTE)]
     [p] = place([fact("The user drinks oolong tea without sugar.")], nodes).placed
     assert p.target is None  # a node of its own
@@ -84,7 +95,10 @@ def test_a_change_of_mind_corrects_the_preference():
     [p] = place([new], nodes).placed
     d = dream_match.decide(p.unit, p.target)
     assert (p.target.path, d.action, d.contradictions) == (
-        "digest/personal/tea.md", "CORRECT", [(new, "The user prefers oolong tea over coffee.")])
+        "digest/personal/tea.md",
+        "CORRECT",
+        [(new, "The user prefers oolong tea over coffee.")],
+    )
 
 
 def test_a_fact_that_links_to_two_nodes_alike_stays_in_its_note():
@@ -96,12 +110,16 @@ def test_a_fact_that_links_to_two_nodes_alike_stays_in_its_note():
 
 def test_meaning_groups_what_words_do_not():
     """With vectors (here made up), a close meaning links facts that share no word; a far one does not."""
-    facts = [fact("The user commutes on a Brompton folding bike."),
-             fact("On rainy days the user takes the tram to work."),
-             fact("Invoices go out on the first working day of each month.")]
-    vec = {"The user commutes on a Brompton folding bike.": [1.0, 0.0, 0.0],
-           "On rainy days the user takes the tram to work.": [0.8, 0.6, 0.0],
-           "Invoices go out on the first working day of each month.": [0.0, 0.0, 1.0]}
+    facts = [
+        fact("The user commutes on a Brompton folding bike."),
+        fact("On rainy days the user takes the tram to work."),
+        fact("Invoices go out on the first working day of each month."),
+    ]
+    vec = {
+        "The user commutes on a Brompton folding bike.": [1.0, 0.0, 0.0],
+        "On rainy days the user takes the tram to work.": [0.8, 0.6, 0.0],
+        "Invoices go out on the first working day of each month.": [0.0, 0.0, 1.0],
+    }
     assert len(place(facts).placed) == 3  # words alone: three subjects
     placed = place(facts, vectors=vec).placed
     assert [len(p.unit.facts) for p in placed] == [2, 1]
@@ -116,8 +134,10 @@ def test_facts_under_one_heading_of_an_agents_note_go_together():
 
 
 def test_facts_skip_links_questions_small_talk_and_images():
-    body = ("## Facts\n- User: Thanks!\n- User: Can you check the logs?\n- User: [image: a cat]\n"
-            "- User: See [[memory/2026-06-01/x.md]] for the plan.\n- User: The cat is called Miso. [image: a cat]\n")
+    body = (
+        "## Facts\n- User: Thanks!\n- User: Can you check the logs?\n- User: [image: a cat]\n"
+        "- User: See [[memory/2026-06-01/x.md]] for the plan.\n- User: The cat is called Miso. [image: a cat]\n"
+    )
     facts = dream_rules.facts_of("memory/2026-06-01/a.md", body, {"session_id": "s1"})
     assert [(f.speaker, f.text, f.section) for f in facts] == [("User", "The cat is called Miso.", "facts")]
     # without a session, "Name: text" is not a speaker
@@ -125,19 +145,22 @@ def test_facts_skip_links_questions_small_talk_and_images():
     assert (fact.speaker, fact.text) == ("", "Decision: PostgreSQL 16 it is.")
 
 
-@pytest.mark.parametrize("new,old,expected", [
-    ("I prefer tea in the morning.", "I prefer coffee in the morning.", True),
-    ("I prefer coffee in the morning!", "I prefer coffee in the morning.", False),
-    ("The launch deadline moved to May 3.", "The launch deadline is April 20.", True),
-    ("The deadline is now May 3.", "The launch deadline is April 20.", True),
-    ("My favorite band is Muse.", "My favorite band is Radiohead.", True),
-    ("My favorite food is ramen.", "My favorite band is Radiohead.", False),
-    ("The staging database is db-staging-3.", "The staging database is db-staging-2.", True),
-    ("I like swimming with the kids.", "I like painting with the kids.", False),
-    ("Painting is a great way to relax.", "Painting is a fun way to express feelings.", False),
-    ("I went swimming on Friday.", "I went painting on Friday.", False),
-    ("I live in Porto now.", "I live in Lisbon.", True),
-])
+@pytest.mark.parametrize(
+    "new,old,expected",
+    [
+        ("I prefer tea in the morning.", "I prefer coffee in the morning.", True),
+        ("I prefer coffee in the morning!", "I prefer coffee in the morning.", False),
+        ("The launch deadline moved to May 3.", "The launch deadline is April 20.", True),
+        ("The deadline is now May 3.", "The launch deadline is April 20.", True),
+        ("My favorite band is Muse.", "My favorite band is Radiohead.", True),
+        ("My favorite food is ramen.", "My favorite band is Radiohead.", False),
+        ("The staging database is db-staging-3.", "The staging database is db-staging-2.", True),
+        ("I like swimming with the kids.", "I like painting with the kids.", False),
+        ("Painting is a great way to relax.", "Painting is a fun way to express feelings.", False),
+        ("I went swimming on Friday.", "I went painting on Friday.", False),
+        ("I live in Porto now.", "I live in Lisbon.", True),
+    ],
+)
 def test_contradictions(new, old, expected):
     assert dream_match.contradicts(Fact(new, "p"), old) is expected
 
@@ -151,15 +174,20 @@ def unit(*facts, name="user-coffee", bucket="personal"):
     return Unit(name, bucket, " ".join(facts), ["memory/2026-06-02/n.md"], fs)
 
 
-OLD = ("# Coffee\n\nRule: User: I prefer coffee in the morning.\n\nHow to apply:\n- Offer coffee.\n\n"
-       "Related: [[digest/wiki/cafes.md]].\n\n## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n")
+OLD = (
+    "# Coffee\n\nRule: User: I prefer coffee in the morning.\n\nHow to apply:\n- Offer coffee.\n\n"
+    "Related: [[digest/wiki/cafes.md]].\n\n## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n"
+)
 
 
-@pytest.mark.parametrize("facts,action", [
-    (["I prefer coffee in the morning."], "CORROBORATE"),
-    (["I prefer tea in the morning."], "CORRECT"),
-    (["I drink my coffee black, without sugar."], "REFINE"),
-])
+@pytest.mark.parametrize(
+    "facts,action",
+    [
+        (["I prefer coffee in the morning."], "CORROBORATE"),
+        (["I prefer tea in the morning."], "CORRECT"),
+        (["I drink my coffee black, without sugar."], "REFINE"),
+    ],
+)
 def test_decide_picks_one_action(facts, action):
     c = node("digest/personal/user-coffee.md", OLD)
     assert dream_match.decide(unit(*facts), c).action == action
@@ -175,11 +203,13 @@ def test_unrelated_fact_creates():
 def test_the_old_template_prose_is_no_statement_and_goes_on_update():
     from memcli.extraction.dream import write as dream_write
 
-    old = ("# Coffee\n\nThese lines are quoted as they were written in the daily notes; the sources below hold "
-           "the context.\n\nRule: User: I prefer coffee in the morning.\n\n"
-           "Why: the user said so directly; the sources below give the context.\n\nHow to apply:\n"
-           "- Keep this in mind whenever coffee comes up with the user, and follow the newest source.\n\n"
-           "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n")
+    old = (
+        "# Coffee\n\nThese lines are quoted as they were written in the daily notes; the sources below hold "
+        "the context.\n\nRule: User: I prefer coffee in the morning.\n\n"
+        "Why: the user said so directly; the sources below give the context.\n\nHow to apply:\n"
+        "- Keep this in mind whenever coffee comes up with the user, and follow the newest source.\n\n"
+        "## Sources\n- Stated on 2026-06-01 in [[memory/2026-06-01/a.md]].\n"
+    )
     c = node("digest/personal/user-coffee.md", old)
     assert dream_node.statements(old) == ["The user prefers coffee in the morning."]  # read in a node's voice
     u = unit("I drink my coffee black, without sugar.")
@@ -194,8 +224,11 @@ def test_updates_only_add():
     from memcli.extraction.dream import write as dream_write
 
     c = node("digest/personal/user-coffee.md", OLD)
-    for facts in (["I prefer tea in the morning."], ["I drink my coffee black, without sugar."],
-                  ["I prefer coffee in the morning."]):
+    for facts in (
+        ["I prefer tea in the morning."],
+        ["I drink my coffee black, without sugar."],
+        ["I prefer coffee in the morning."],
+    ):
         u = unit(*facts)
         new = dream_write.update(c, u, dream_match.decide(u, c), lambda p: p.split("/")[1], ["digest/wiki/x.md"])
         assert new is not None
@@ -214,8 +247,9 @@ def test_node_helpers():
     assert dream_node.links("[[a.md|A]] and [[b.md#h]]\n```\n[[c.md]]\n```\n") == ["a.md", "b.md"]
     linked = dream_node.add_related(body, ["digest/wiki/x.md"])
     assert "Text.\n\nRelated: [[digest/wiki/x.md]].\n\n## Sources" in linked
-    assert "Related: [[digest/wiki/x.md]], [[digest/wiki/y.md]]." in dream_node.add_related(linked,
-                                                                                           ["digest/wiki/y.md"])
+    assert "Related: [[digest/wiki/x.md]], [[digest/wiki/y.md]]." in dream_node.add_related(
+        linked, ["digest/wiki/y.md"]
+    )
     assert dream_node.slugify("User: Coffee & Tea 2026-06-01!") == "user-coffee-tea"
     assert dream_node.slugify("2026") == "node"
     assert dream_node.abstract_words(OLD) == 14
@@ -224,8 +258,9 @@ def test_node_helpers():
 def test_a_rerun_changes_nothing_even_with_new_neighbours():
     from memcli.extraction.dream import write as dream_write
 
-    cites_it = node("digest/personal/user-coffee.md",
-                    OLD.replace("[[memory/2026-06-01/a.md]]", "[[memory/2026-06-02/n.md]]"))
+    cites_it = node(
+        "digest/personal/user-coffee.md", OLD.replace("[[memory/2026-06-01/a.md]]", "[[memory/2026-06-02/n.md]]")
+    )
     other = node("digest/personal/coffee-habits.md", OLD)  # states the same, cites another note
     f = Fact("I prefer coffee in the morning.", "memory/2026-06-02/n.md", "User")
     [p] = place([f], [other, cites_it]).placed
@@ -233,8 +268,12 @@ def test_a_rerun_changes_nothing_even_with_new_neighbours():
     d = dream_match.decide(p.unit, p.target)
     assert (d.action, d.new_facts, d.uncited) == ("", [], [])
     # a node created since the first run is related now, but a link alone is no reason to write
-    assert dream_write.update(cites_it, p.unit, dream_match.Decision("CORROBORATE", cites_it), lambda p: None,
-                              ["digest/wiki/new.md"]) is None
+    assert (
+        dream_write.update(
+            cites_it, p.unit, dream_match.Decision("CORROBORATE", cites_it), lambda p: None, ["digest/wiki/new.md"]
+        )
+        is None
+    )
 
 
 def test_a_fact_goes_to_the_node_that_states_it():
@@ -247,9 +286,12 @@ def test_a_fact_goes_to_the_node_that_states_it():
     assert (d.action, d.new_facts) == ("CORROBORATE", [])  # one place per statement: its source is added
 
 
-@pytest.mark.parametrize("new,old", [
-    ("I prefer my coffee black, with no sugar at all.", "I prefer coffee in the morning."),
-    ("I prefer tea in the evening as well.", "I prefer tea in the morning."),
-])
+@pytest.mark.parametrize(
+    "new,old",
+    [
+        ("I prefer my coffee black, with no sugar at all.", "I prefer coffee in the morning."),
+        ("I prefer tea in the evening as well.", "I prefer tea in the morning."),
+    ],
+)
 def test_a_value_that_starts_the_same_refines(new, old):
     assert dream_match.contradicts(Fact(new, "p"), old) is False

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_vectors import SECRET, BowServer
 
 DIMS = 16
@@ -55,8 +54,17 @@ def server():
 
 def configure(root: Path, url: str, dims: int = DIMS, **search) -> None:
     """The workspace's mem.yaml; definitions (tests/test_definitions.py) off unless asked for."""
-    lines = ["embedding_model_config:", "  backend: openai", f"  base_url: {url}/v1", "  model_name: test-emb",
-             f"  api_key: {SECRET}", f"  dimensions: {dims}", "  max_retries: 0", "search:", "  vector_weight: 0.3"]
+    lines = [
+        "embedding_model_config:",
+        "  backend: openai",
+        f"  base_url: {url}/v1",
+        "  model_name: test-emb",
+        f"  api_key: {SECRET}",
+        f"  dimensions: {dims}",
+        "  max_retries: 0",
+        "search:",
+        "  vector_weight: 0.3",
+    ]
     lines += [f"  {k}: {json.dumps(v)}" for k, v in {"define_terms": 0, **search}.items()]
     (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -78,6 +86,7 @@ def root(tmp_path) -> Path:
 def cli(run_mem, root):
     def run(*args):
         return run_mem("-w", root, *args, env=UNPIN)
+
     return run
 
 
@@ -104,9 +113,9 @@ def stored(root: Path):
     raw = terms_file(root).read_bytes()
     assert raw[:8] == b"MEMTERM1"
     (hlen,) = struct.unpack_from("<I", raw, 8)
-    head = json.loads(raw[12:12 + hlen])
+    head = json.loads(raw[12 : 12 + hlen])
     start = 12 + hlen
-    words = raw[start:start + head["blob"]].decode("utf-8").split("\n")
+    words = raw[start : start + head["blob"]].decode("utf-8").split("\n")
     off = start + head["blob"] + ((-(start + head["blob"])) & 7)
     vecs = np.frombuffer(raw, dtype="<f4", count=head["words"] * head["dims"], offset=off)
     assert len(words) == head["words"] and len(raw) == off + 4 * head["words"] * head["dims"]
@@ -193,7 +202,7 @@ def test_expansion_off_embeds_no_words(root, server, cli):
 
 def test_a_damaged_word_store_only_turns_expansion_off(indexed, root, cli):
     raw = terms_file(root).read_bytes()
-    terms_file(root).write_bytes(raw[:len(raw) // 2])  # torn: the vectors are cut short
+    terms_file(root).write_bytes(raw[: len(raw) // 2])  # torn: the vectors are cut short
     doc = search(cli, "who was hurt")
     assert doc["expansion"] == []
     code, out, err = cli("reindex", "--json")

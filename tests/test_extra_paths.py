@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 
-
 def open_workspace(root: Path):
     """The workspace as the CLI opens it with `-w root` (in-process, the pinned environment)."""
     from memcli.vault.workspace import open_workspace as _open
 
     return _open(Path(root).resolve(), dict(os.environ))
+
 
 GUIDE = "extra/team-docs/guide.md"
 DEEP = "extra/team-docs/sub/deep.md"
@@ -53,8 +53,7 @@ def extra_ws(ws, team, tmp_path, pinned_env) -> Path:
     ops = write(tmp_path / "shared" / "ops.md", "Ops: the pelican runbook.\n")
     write(pinned_env / "notes" / "h.md", "A pelican note at home.\n")
     write(ws / "memory" / "2026-05-18" / "n.md", "A pelican in the daily note.\n")
-    (ws / "mem.yaml").write_text(json.dumps({"extra_paths": ["../team-docs", str(ops), "~/notes"]}),
-                                 encoding="utf-8")
+    (ws / "mem.yaml").write_text(json.dumps({"extra_paths": ["../team-docs", str(ops), "~/notes"]}), encoding="utf-8")
     return ws
 
 
@@ -79,8 +78,9 @@ def snapshot(root: Path) -> dict[str, tuple]:
 def test_hits_outside_the_workspace_print_virtual_paths(extra_ws, run_mem):
     code, out, err = run_mem("-w", extra_ws, "search", "pelican", "--json", "--limit", "20")
     assert (code, err) == (0, "")
-    assert sorted(r["path"] for r in json.loads(out)["results"]) == sorted([
-        DEEP, GUIDE, OPS, HOME_NOTE, "memory/2026-05-18/n.md"])
+    assert sorted(r["path"] for r in json.loads(out)["results"]) == sorted(
+        [DEEP, GUIDE, OPS, HOME_NOTE, "memory/2026-05-18/n.md"]
+    )
     code, out, err = run_mem("-w", extra_ws, "search", "protocol release")
     assert (code, err) == (0, "")
     assert out.startswith(f"========== {GUIDE}:1-3 [score=")
@@ -110,14 +110,17 @@ def test_get_accepts_openclaw_and_absolute_forms_of_an_extra_path(extra_ws, team
         assert json.loads(out)["path"] == GUIDE
 
 
-@pytest.mark.parametrize("path", [
-    "extra/team-docs/notes.txt",  # not Markdown
-    "extra/team-docs/../../ws/MEMORY.md",  # climbs out
-    "extra/unknown/x.md",  # no such extra path
-    "extra/team-docs/missing.md",
-    "../elsewhere/x.md",  # outside, but no extra path
-    "extra/team-docs/.hidden/h.md/../../../shared/ops.md",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "extra/team-docs/notes.txt",  # not Markdown
+        "extra/team-docs/../../ws/MEMORY.md",  # climbs out
+        "extra/unknown/x.md",  # no such extra path
+        "extra/team-docs/missing.md",
+        "../elsewhere/x.md",  # outside, but no extra path
+        "extra/team-docs/.hidden/h.md/../../../shared/ops.md",
+    ],
+)
 def test_get_still_refuses_everything_else_outside(extra_ws, tmp_path, mem, clean_failure, path):
     write(tmp_path / "elsewhere" / "x.md", "no\n")
     clean_failure(mem("-w", extra_ws, "get", path), 2)
@@ -152,7 +155,8 @@ def test_missing_extra_path_warns_in_reindex_and_for_health(ws, team, run_mem):
     # what `mem health` reports (memcli.jobs.health calls it)
     assert open_workspace(ws).extra_path_problems() == [
         ("../missing", f"extra path not found ({missing})"),
-        ("../team-docs/notes.txt", "extra path is a file but not Markdown (.md)")]
+        ("../team-docs/notes.txt", "extra path is a file but not Markdown (.md)"),
+    ]
 
 
 def test_no_problems_without_extra_paths(ws):
@@ -210,12 +214,24 @@ def test_resolver_is_picklable_for_index_workers(extra_ws, team):
 
 def test_no_job_writes_into_an_extra_root(extra_ws, team, tmp_path, mem):
     before = snapshot(tmp_path / "team-docs"), snapshot(tmp_path / "shared")
-    conv = write(tmp_path / "conv.json", json.dumps([
-        {"role": "user", "content": "We decided the pelican release goes out on Fridays."},
-        {"role": "assistant", "content": "Noted: pelican releases on Fridays."}]))
-    for args in (["reindex", "--full"], ["remember", "The pelican team meets on Mondays."],
-                 ["ingest", conv, "--session-id", "s1", "--force"], ["dream"], ["resource", "scan"],
-                 ["search", "pelican"], ["get", GUIDE]):
+    conv = write(
+        tmp_path / "conv.json",
+        json.dumps(
+            [
+                {"role": "user", "content": "We decided the pelican release goes out on Fridays."},
+                {"role": "assistant", "content": "Noted: pelican releases on Fridays."},
+            ]
+        ),
+    )
+    for args in (
+        ["reindex", "--full"],
+        ["remember", "The pelican team meets on Mondays."],
+        ["ingest", conv, "--session-id", "s1", "--force"],
+        ["dream"],
+        ["resource", "scan"],
+        ["search", "pelican"],
+        ["get", GUIDE],
+    ):
         code, _, err = mem("-w", extra_ws, *args)
         assert code == 0, (args, err)
     assert (snapshot(tmp_path / "team-docs"), snapshot(tmp_path / "shared")) == before
@@ -268,8 +284,8 @@ def test_mcp_memory_get_and_search_use_the_virtual_path(extra_ws):
 
 
 def test_parallel_index_workers_read_extra_files(extra_ws, team, monkeypatch):
-    from memcli.index.notes import parse
     from memcli.index import sync
+    from memcli.index.notes import parse
 
     for i in range(6):
         write(team / "bulk" / f"b{i}.md", f"bulk note {i}\n")

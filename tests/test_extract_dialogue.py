@@ -210,7 +210,7 @@ def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(w
     )
     code, out, err = mem("-w", ws, "ingest", conv, "-s", "s1", "--force", "--json")
     assert code == 0, err
-    [note] = [p for p in (ws / "memory" / day).glob("*.md")]
+    [note] = list((ws / "memory" / day).glob("*.md"))
     text = note.read_text(encoding="utf-8")
     assert "- The user switched to helix last week, vs code was too slow on their laptop." in text
     assert "- The user no longer likes light themes." in text

@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import sys
-from datetime import timezone
+from datetime import UTC
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -18,45 +18,76 @@ from memcli.extraction.conversation.messages import parse, text_of
 from memcli.extraction.conversation.validate import Invalid, parse_reply
 from memcli.vault import notes, session
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def user(text, **extra):
-    return {"id": extra.pop("id", text[:20]), "name": extra.pop("name", "user"), "role": "user",
-            "content": [{"type": "text", "text": text}], "timestamp": None, **extra}
+    return {
+        "id": extra.pop("id", text[:20]),
+        "name": extra.pop("name", "user"),
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "timestamp": None,
+        **extra,
+    }
 
 
 def assistant(text):
-    return {"id": "a-" + text[:20], "name": "assistant", "role": "assistant",
-            "content": [{"type": "text", "text": text}], "timestamp": None}
+    return {
+        "id": "a-" + text[:20],
+        "name": "assistant",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "timestamp": None,
+    }
 
 
 # --- parsing -----------------------------------------------------------------------------------
 
+
 def test_agentscope_msg_with_blocks_and_metadata_time():
-    msg = {"id": "x1", "name": "Alice", "role": "user", "metadata": {"created_at": 1782727200000},
-           "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello there"}]}
+    msg = {
+        "id": "x1",
+        "name": "Alice",
+        "role": "user",
+        "metadata": {"created_at": 1782727200000},
+        "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello there"}],
+    }
     [rec] = parse(json.dumps([msg]), "agentscope", UTC).messages
-    assert rec == {"id": "x1", "name": "Alice", "role": "user", "timestamp": "2026-06-29T10:00:00+00:00",
-                   "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello there"}]}
+    assert rec == {
+        "id": "x1",
+        "name": "Alice",
+        "role": "user",
+        "timestamp": "2026-06-29T10:00:00+00:00",
+        "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello there"}],
+    }
     assert text_of(rec) == "Hello there"
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("2026-06-29 12:00:00.123", "2026-06-29T12:00:00.123000+08:00"),  # AgentScope: naive, local zone
-    ("2026-06-29T04:00:00Z", "2026-06-29T04:00:00+00:00"),
-    (1782705600, "2026-06-29T12:00:00+08:00"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("2026-06-29 12:00:00.123", "2026-06-29T12:00:00.123000+08:00"),  # AgentScope: naive, local zone
+        ("2026-06-29T04:00:00Z", "2026-06-29T04:00:00+00:00"),
+        (1782705600, "2026-06-29T12:00:00+08:00"),
+    ],
+)
 def test_timestamps(value, expected):
     for key in ("created_at", "timestamp", "createdAt", "time_created"):
-        [rec] = parse(json.dumps({"role": "user", "content": "x", key: value}), "auto",
-                      ZoneInfo("Asia/Shanghai")).messages
+        [rec] = parse(
+            json.dumps({"role": "user", "content": "x", key: value}), "auto", ZoneInfo("Asia/Shanghai")
+        ).messages
         assert rec["timestamp"] == expected
 
 
 def test_openai_messages_wrapper_and_formats():
-    doc = {"model": "x", "messages": [{"role": "developer", "content": "Be brief."},
-                                      {"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}
+    doc = {
+        "model": "x",
+        "messages": [
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+        ],
+    }
     recs = parse(json.dumps(doc), "openai", UTC).messages
     assert [(r["role"], r["name"]) for r in recs] == [("system", "system"), ("user", "user")]
     with pytest.raises(BadInput, match="'image_url' is not an AgentScope block type") as info:
@@ -77,28 +108,35 @@ def test_stable_ids_hash_role_time_and_content():
 
 
 def test_unknown_block_kinds_are_dropped_and_counted():
-    p = parse(json.dumps([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "hologram"}]}]),
-              "auto", UTC)
+    p = parse(
+        json.dumps([{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "hologram"}]}]), "auto", UTC
+    )
     assert p.dropped_blocks == 1 and len(p.messages) == 1
 
 
 # --- rule-based extractor -------------------------------------------------------------------------
 
+
 def test_rules_sort_statements_and_skip_small_talk():
-    found = rules.findings([
-        user("Hey! Thanks a lot."), user("How are you doing?"),
-        user("My name is Dana and I work as a nurse in Leeds."),
-        user("We decided to go with Postgres instead of MySQL."),
-        user("I really prefer tea over coffee."),
-        user("I'm going to book the flights tomorrow."),
-        user("The server has 64 GB of RAM."),
-        user("That's so cool!"),
-        assistant("The capital of France is Paris."),  # the assistant alone is not evidence
-        assistant("Got it, you prefer tea over coffee."),
-    ])
+    found = rules.findings(
+        [
+            user("Hey! Thanks a lot."),
+            user("How are you doing?"),
+            user("My name is Dana and I work as a nurse in Leeds."),
+            user("We decided to go with Postgres instead of MySQL."),
+            user("I really prefer tea over coffee."),
+            user("I'm going to book the flights tomorrow."),
+            user("The server has 64 GB of RAM."),
+            user("That's so cool!"),
+            assistant("The capital of France is Paris."),  # the assistant alone is not evidence
+            assistant("Got it, you prefer tea over coffee."),
+        ]
+    )
     assert found == {
-        "Facts": ["- The user's name is Dana and the user works as a nurse in Leeds.",
-                  "- The server has 64 GB of RAM."],
+        "Facts": [
+            "- The user's name is Dana and the user works as a nurse in Leeds.",
+            "- The server has 64 GB of RAM.",
+        ],
         "Decisions": ["- The user's team decided to go with Postgres instead of MySQL."],
         "Preferences": ["- The user really prefers tea over coffee.", "- The user prefers tea over coffee."],
         "Next steps": ["- The user is going to book the flights tomorrow."],
@@ -107,48 +145,79 @@ def test_rules_sort_statements_and_skip_small_talk():
 
 
 def test_rules_chinese():
-    found = rules.findings([user("你好！"), user("我叫李雷，在杭州工作。"), user("我们决定采用蓝绿部署。"),
-                            user("我更喜欢用 Vim。"), user("明天要把报告发给王经理。"), user("你觉得呢？"),
-                            user("哈哈"), assistant("好的，记住了：你喜欢用 Vim。")])
+    found = rules.findings(
+        [
+            user("你好！"),
+            user("我叫李雷，在杭州工作。"),
+            user("我们决定采用蓝绿部署。"),
+            user("我更喜欢用 Vim。"),
+            user("明天要把报告发给王经理。"),
+            user("你觉得呢？"),
+            user("哈哈"),
+            assistant("好的，记住了：你喜欢用 Vim。"),
+        ]
+    )
     assert found["Facts"] == ["- The user said: 「我叫李雷，在杭州工作。」 (keywords: work job)"]
     assert found["Decisions"] == ["- The user said: 「我们决定采用蓝绿部署。」"]
-    assert found["Preferences"] == ["- The user said: 「我更喜欢用 Vim。」 (keywords: like likes prefer)",
-                                    "- The assistant confirmed: 「好的，记住了：你喜欢用 Vim。」 (keywords: like likes prefer)"]
+    assert found["Preferences"] == [
+        "- The user said: 「我更喜欢用 Vim。」 (keywords: like likes prefer)",
+        "- The assistant confirmed: 「好的，记住了：你喜欢用 Vim。」 (keywords: like likes prefer)",
+    ]
     assert found["Next steps"] == ["- The user said: 「明天要把报告发给王经理。」 (keywords: tomorrow, boss manager)"]
 
 
 def test_rules_never_invent_text():
-    msgs = [user("We decided to ship v2.3 on 14 July, after the Berlin offsite. I hate long meetings!"),
-            user("Caroline went to the LGBTQ support group and it was so powerful.", name="Melanie")]
+    msgs = [
+        user("We decided to ship v2.3 on 14 July, after the Berlin offsite. I hate long meetings!"),
+        user("Caroline went to the LGBTQ support group and it was so powerful.", name="Melanie"),
+    ]
     draft = rules.extract(Request(msgs, "2026-06-29", "s"))
     said = " ".join(text_of(m) for m in msgs).lower()
     frame = {"the", "user", "user's", "their", "team", "household", "s", "hates"}  # who, and "I hate" -> "hates"
     bullets = [line[2:] for line in draft.body.splitlines() if line.startswith("- ")]
-    assert bullets == ["Caroline went to the LGBTQ support group and it was so powerful.",
-                       "The user's team decided to ship v2.3 on 14 July, after the Berlin offsite.",
-                       "The user hates long meetings!"]
+    assert bullets == [
+        "Caroline went to the LGBTQ support group and it was so powerful.",
+        "The user's team decided to ship v2.3 on 14 July, after the Berlin offsite.",
+        "The user hates long meetings!",
+    ]
     for line in bullets:  # every other word is the speaker's own
         assert all(w in frame or w in said for w in re.findall(r"[\w.']+", line.lower().rstrip(".!")))
     assert draft.description == bullets[1]
 
 
 def test_rules_name_is_deterministic_across_hash_seeds():
-    code = ("from memcli.extraction.conversation import rules\n"
-            "f = rules.findings([{'id':'1','name':'user','role':'user','timestamp':None,'content':[{'type':'text',"
-            "'text':'We decided the Lumen API moves to Postgres. Lumen needs JSONB. Alpha beta gamma delta.'}]}])\n"
-            "print(rules.topic_name(f, set()))")
-    names = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout for seed in ("1", "2", "3")}
+    code = (
+        "from memcli.extraction.conversation import rules\n"
+        "f = rules.findings([{'id':'1','name':'user','role':'user','timestamp':None,'content':[{'type':'text',"
+        "'text':'We decided the Lumen API moves to Postgres. Lumen needs JSONB. Alpha beta gamma delta.'}]}])\n"
+        "print(rules.topic_name(f, set()))"
+    )
+    names = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
     assert len(names) == 1 and names.pop().strip().startswith("lumen-")
 
 
 def test_merge_body_adds_only_new_items_and_keeps_the_rest():
     body = "# Plan\n\nIntro by hand.\n\n## Decisions\n- User: Use Postgres.\n\n## Notes\nfree text\n"
-    found = {"Facts": ["- User: Team of 3."], "Decisions": ["- User: Use Postgres.", "- User: Use pgloader."],
-             "Preferences": [], "Next steps": []}
+    found = {
+        "Facts": ["- User: Team of 3."],
+        "Decisions": ["- User: Use Postgres.", "- User: Use pgloader."],
+        "Preferences": [],
+        "Next steps": [],
+    }
     merged = rules.merge_body(body, found)
-    assert merged == ("# Plan\n\nIntro by hand.\n\n## Decisions\n- User: Use Postgres.\n- User: Use pgloader.\n\n"
-                      "## Notes\nfree text\n\n## Facts\n- User: Team of 3.\n")
+    assert merged == (
+        "# Plan\n\nIntro by hand.\n\n## Decisions\n- User: Use Postgres.\n- User: Use pgloader.\n\n"
+        "## Notes\nfree text\n\n## Facts\n- User: Team of 3.\n"
+    )
     assert rules.merge_body(merged, found) == merged
 
 
@@ -165,31 +234,37 @@ def test_valid_replies():
     assert parse_reply('{"name": "", "description": "", "body": "  "}', "stop", None) is None
 
 
-@pytest.mark.parametrize("reply,error", [
-    ("nope", "not valid JSON"),
-    ('{"name": "x", "description": "y", "body": "# a', "not valid JSON"),
-    (json.dumps([GOOD, GOOD]), "expected a JSON object"),
-    (json.dumps(dict(GOOD, body=7)), '"body" must be a string'),
-    (json.dumps(dict(GOOD, body="\n---\nsession_id: other\n---\nx")), "frontmatter"),
-    (json.dumps(dict(GOOD, body="x" * 32001)), "longer than 32000"),
-    (json.dumps(dict(GOOD, body="<!-- notes:auto -->")), "reserved"),
-])
+@pytest.mark.parametrize(
+    "reply,error",
+    [
+        ("nope", "not valid JSON"),
+        ('{"name": "x", "description": "y", "body": "# a', "not valid JSON"),
+        (json.dumps([GOOD, GOOD]), "expected a JSON object"),
+        (json.dumps(dict(GOOD, body=7)), '"body" must be a string'),
+        (json.dumps(dict(GOOD, body="\n---\nsession_id: other\n---\nx")), "frontmatter"),
+        (json.dumps(dict(GOOD, body="x" * 32001)), "longer than 32000"),
+        (json.dumps(dict(GOOD, body="<!-- notes:auto -->")), "reserved"),
+    ],
+)
 def test_invalid_replies(reply, error):
     with pytest.raises(Invalid, match=error):
         parse_reply(reply, "stop", None)
 
 
-@pytest.mark.parametrize("reply,name,description", [
-    # what is mechanical is repaired (issue 17): a one-object list, a missing or long
-    # description, a name that is not kebab-case, holds a date or is too long
-    (json.dumps([GOOD]), "db-choice", "Chose Postgres."),
-    (json.dumps({"name": "x", "body": "b"}), "x", "b"),
-    (json.dumps(dict(GOOD, name="DB_choice")), "db-choice", "Chose Postgres."),
-    (json.dumps(dict(GOOD, name="notes-20260629")), "notes", "Chose Postgres."),
-    (json.dumps(dict(GOOD, name="x" * 65)), "db", "Chose Postgres."),  # from the title
-    (json.dumps(dict(GOOD, description="")), "db-choice", "Postgres"),
-    (json.dumps(dict(GOOD, description="d" * 301)), "db-choice", "d" * 299 + "…"),
-])
+@pytest.mark.parametrize(
+    "reply,name,description",
+    [
+        # what is mechanical is repaired: a one-object list, a missing or long
+        # description, a name that is not kebab-case, holds a date or is too long
+        (json.dumps([GOOD]), "db-choice", "Chose Postgres."),
+        (json.dumps({"name": "x", "body": "b"}), "x", "b"),
+        (json.dumps(dict(GOOD, name="DB_choice")), "db-choice", "Chose Postgres."),
+        (json.dumps(dict(GOOD, name="notes-20260629")), "notes", "Chose Postgres."),
+        (json.dumps(dict(GOOD, name="x" * 65)), "db", "Chose Postgres."),  # from the title
+        (json.dumps(dict(GOOD, description="")), "db-choice", "Postgres"),
+        (json.dumps(dict(GOOD, description="d" * 301)), "db-choice", "d" * 299 + "…"),
+    ],
+)
 def test_repaired_replies(reply, name, description):
     draft = parse_reply(reply, "stop", None)
     assert (draft.name, draft.description) == (name, description)
@@ -206,6 +281,7 @@ def test_cut_off_reply_and_timeline_rules():
 
 
 # --- session log and day index --------------------------------------------------------------------
+
 
 def test_merge_orders_by_time_and_keeps_timeless_in_arrival_order():
     a = {"id": "a", "timestamp": "2026-06-29T10:00:00+00:00"}

@@ -46,7 +46,7 @@ def typer_options(command) -> dict[str, tuple[str, type]]:
 @pytest.mark.parametrize("name, module", [("search", search_cmd), ("get", get_cmd), ("reindex", reindex_cmd)])
 def test_option_table_matches_typer_command(name, module):
     command = click_command().commands[name]
-    assert module.OPTIONS == typer_options(command)
+    assert typer_options(command) == module.OPTIONS
 
 
 @pytest.mark.parametrize("name, module, first", [("search", search_cmd, "query"), ("get", get_cmd, "path")])
@@ -54,7 +54,7 @@ def test_positional_argument_and_execute_signature(name, module, first):
     command = click_command().commands[name]
     args = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
     assert args == [first]
-    assert module.POSITIONAL == first
+    assert first == module.POSITIONAL
     params = inspect.signature(module.execute).parameters
     assert first in params
     for key, _ in module.OPTIONS.values():
@@ -69,17 +69,27 @@ def test_global_options_match():
             continue
         for opt in [*p.opts, *p.secondary_opts]:
             expected[opt] = p.name
-    assert {**fast.GLOBAL_VALUE, **fast.GLOBAL_FLAG} == expected
+    assert expected == {**fast.GLOBAL_VALUE, **fast.GLOBAL_FLAG}
     for opt in fast.GLOBAL_FLAG:
         assert next(p for p in root.params if opt in p.opts).is_flag
 
 
 @pytest.fixture
 def indexed(ws, note, index):
-    note(ws, "memory/2026-05-18/kickoff.md", "# Kickoff\n\nWe picked reciprocal rank fusion.\nSee [[digest/wiki/rrf.md]].\n",
-         name="kickoff", description="Kickoff.")
-    note(ws, "memory/2026-05-18.md", "- [[memory/2026-05-18/kickoff.md]] kickoff\n", name="2026-05-18",
-         description="1 note(s) today.")
+    note(
+        ws,
+        "memory/2026-05-18/kickoff.md",
+        "# Kickoff\n\nWe picked reciprocal rank fusion.\nSee [[digest/wiki/rrf.md]].\n",
+        name="kickoff",
+        description="Kickoff.",
+    )
+    note(
+        ws,
+        "memory/2026-05-18.md",
+        "- [[memory/2026-05-18/kickoff.md]] kickoff\n",
+        name="2026-05-18",
+        description="1 note(s) today.",
+    )
     note(ws, "digest/wiki/rrf.md", "Fusion merges ranked lists.\n", name="rrf", description="RRF.")
     note(ws, "MEMORY.md", "# Memory\n\nThe user likes fusion food.\nSecond line.\n")
     index(ws)
@@ -138,13 +148,17 @@ def test_fast_path_and_typer_give_identical_output(indexed, capsys, case, glob):
     assert fo or fe
 
 
-@pytest.mark.parametrize("case", [
-    ["search", "--mode", "bogus", "fusion"],
-    ["search", "--limit", "abc", "fusion"],
-    ["search", "--min-score", "high", "fusion"],
-    ["get", "MEMORY.md", "--from", "x"],
-    ["search", "-n=1", "fusion"],
-], ids=["bad-choice", "bad-int", "bad-float", "bad-get-int", "short-option-with-equals"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        ["search", "--mode", "bogus", "fusion"],
+        ["search", "--limit", "abc", "fusion"],
+        ["search", "--min-score", "high", "fusion"],
+        ["get", "MEMORY.md", "--from", "x"],
+        ["search", "-n=1", "fusion"],
+    ],
+    ids=["bad-choice", "bad-int", "bad-float", "bad-get-int", "short-option-with-equals"],
+)
 def test_bad_values_give_typer_messages(indexed, capsys, case):
     """A bad option value is reported the same way whichever parser sees it first
     (click reads `-n=1` as the value "=1", which is not an integer)."""
@@ -154,17 +168,20 @@ def test_bad_values_give_typer_messages(indexed, capsys, case):
     assert fc == 2
 
 
-@pytest.mark.parametrize("argv", [
-    ["search", "--limit", "abc", "x"],
-    ["search", "--help"],
-    ["search", "--bogus", "x"],
-    ["search"],
-    ["search", "x", "--limit"],
-    ["get", "MEMORY.md", "--json=yes"],
-    ["--version"],
-    ["reindex", "extra-argument"],
-    ["reindex", "--scope", "vectors"],
-    ["init"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "--limit", "abc", "x"],
+        ["search", "--help"],
+        ["search", "--bogus", "x"],
+        ["search"],
+        ["search", "x", "--limit"],
+        ["get", "MEMORY.md", "--json=yes"],
+        ["--version"],
+        ["reindex", "extra-argument"],
+        ["reindex", "--scope", "vectors"],
+        ["init"],
+    ],
+)
 def test_unusual_argv_is_left_to_typer(argv):
     assert fast.parse(["-w", "/tmp", *argv]) is None

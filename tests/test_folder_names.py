@@ -8,8 +8,11 @@ import re
 import pytest
 from test_mcp import Client
 
-AGENT_JSON = {"running": {"reme_light_memory_config": {"daily_dir": "notes", "digest_dir": "knowledge",
-                                                       "resource_dir": "inbox_files"}}}
+AGENT_JSON = {
+    "running": {
+        "reme_light_memory_config": {"daily_dir": "notes", "digest_dir": "knowledge", "resource_dir": "inbox_files"}
+    }
+}
 DEFAULT_NAMES = re.compile(r"(?<![\w/.-])(memory|digest|resource)/")
 
 

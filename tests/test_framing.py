@@ -1,5 +1,7 @@
 """memcli.retrieval.framing: a recall query searched without the words that frame it."""
 
+from typing import ClassVar
+
 from memcli.retrieval.framing import topic
 
 
@@ -11,15 +13,24 @@ def test_the_conversation_and_the_owner_are_framing():
 
 
 def test_a_query_without_framing_or_all_framing_is_unchanged():
-    for q in ("handleWebSocketReconnect disconnection reconnect", "ECONNREFUSED", "Database choice for the project",
-              "What did we discuss last time?", "the user", "Update the user manual"):
+    for q in (
+        "handleWebSocketReconnect disconnection reconnect",
+        "ECONNREFUSED",
+        "Database choice for the project",
+        "What did we discuss last time?",
+        "the user",
+        "Update the user manual",
+    ):
         assert topic(q) == q
 
 
 def test_words_that_only_contain_framing_are_kept():
     assert topic("The discussion board of the user group") == "The discussion board of the user group"
     assert topic("lasting timer issue") == "lasting timer issue"
-    assert topic("Who runs the user research for the user interface?") == "Who runs the user research for the user interface?"
+    assert (
+        topic("Who runs the user research for the user interface?")
+        == "Who runs the user research for the user interface?"
+    )
 
 
 def test_the_owner_asks_in_the_first_person():
@@ -39,16 +50,19 @@ def test_the_owner_asks_in_the_first_person():
 def test_a_query_about_the_owner_is_the_mean_of_both_phrasings():
     import numpy as np
 
-    from memcli.jobs.search import query_vectors
+    from memcli.jobs.searchers.query import query_vectors
 
     class Table:  # an embedder answering from a table of unit vectors
-        rows = {"What music does like?": [1.0, 0.0, 0.0], "What music do I like?": [0.0, 1.0, 0.0],
-                "jazz": [0.0, 0.0, 1.0]}
+        rows: ClassVar = {
+            "What music does like?": [1.0, 0.0, 0.0],
+            "What music do I like?": [0.0, 1.0, 0.0],
+            "jazz": [0.0, 0.0, 1.0],
+        }
 
         def embed_batch(self, texts):
             return np.asarray([self.rows[t] for t in texts], dtype=np.float32)
 
     vecs = query_vectors(Table(), "What music does like?", "What music do I like?", ["jazz"])
-    assert np.allclose(vecs[0], [2 ** -0.5, 2 ** -0.5, 0.0]) and np.allclose(vecs[1], [0, 0, 1]) and len(vecs) == 2
+    assert np.allclose(vecs[0], [2**-0.5, 2**-0.5, 0.0]) and np.allclose(vecs[1], [0, 0, 1]) and len(vecs) == 2
     same = query_vectors(Table(), "jazz", "jazz", [])
     assert np.allclose(same, [[0, 0, 1]])

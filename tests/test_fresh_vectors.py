@@ -1,4 +1,4 @@
-"""Issue 16: every write is searchable by meaning when the command returns, `mem health` tells
+"""Every write is searchable by meaning when the command returns, `mem health` tells
 the truth about vectors, and a vault is refined from a fast first pass to the configured
 model while searches go on.
 
@@ -21,17 +21,20 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
-from memcli.index.vectors import vectors as vectormod  # noqa: E402
-from memcli.index.vectors import noise as noisemod  # noqa: E402
+import fake_provider as fp
+
+from memcli.index.vectors import noise as noisemod
+from memcli.index.vectors import vectors as vectormod
 
 PROBES = frozenset(noisemod.noise_probes())
 SECRET = "sk-fresh-123"
 UNPIN = {"MEM_EMBEDDING_BACKEND": None}
 DAY = "memory/2026-05-01"
-NOTES = {"bike": "My preferred commute is a lightweight bicycle.",
-         "cat": "The cat sleeps on the sofa all afternoon.",
-         "tax": "Tax return deadline is in April; gather receipts."}
+NOTES = {
+    "bike": "My preferred commute is a lightweight bicycle.",
+    "cat": "The cat sleeps on the sofa all afternoon.",
+    "tax": "Tax return deadline is in April; gather receipts.",
+}
 
 
 def bow(text: str, dims: int = 8) -> list[float]:
@@ -52,11 +55,14 @@ class Server:
             return local.texts
 
         def answer(_):
-            return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": bow(t)}
-                                               for i, t in enumerate(local.texts)]}
+            return {
+                "object": "list",
+                "data": [{"object": "embedding", "index": i, "embedding": bow(t)} for i, t in enumerate(local.texts)],
+            }
 
-        self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
-                                          ("authorization", f"Bearer {SECRET}"))
+        self.state.protocol = fp.Protocol(
+            "openai", "/v1", "/v1/embeddings", texts, answer, ("authorization", f"Bearer {SECRET}")
+        )
 
     @property
     def base_url(self) -> str:
@@ -91,8 +97,15 @@ def root(ws) -> Path:
 
 
 def write_config(root: Path, base_url: str, **over) -> None:
-    emb = {"backend": "openai", "base_url": base_url, "model_name": "test-emb", "api_key": SECRET,
-           "dimensions": 8, "max_retries": 0, **over}
+    emb = {
+        "backend": "openai",
+        "base_url": base_url,
+        "model_name": "test-emb",
+        "api_key": SECRET,
+        "dimensions": 8,
+        "max_retries": 0,
+        **over,
+    }
     lines = ["embedding_model_config:"] + [f"  {k}: {json.dumps(v)}" for k, v in emb.items()]
     lines += ["search:", "  expand_terms: 0", "  define_terms: 0"]
     (root / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -109,6 +122,7 @@ def write_notes(root: Path, notes: dict[str, str]) -> None:
 def cli(run_mem, root):
     def run(*args, env=None, timeout=120, input=None):
         return run_mem("-w", root, *args, env={**UNPIN, **(env or {})}, timeout=timeout, input=input)
+
     return run
 
 
@@ -152,8 +166,10 @@ def test_remember_embeds_the_fact_before_it_returns(indexed, server, cli):
 
 
 def test_ingest_embeds_the_note_it_writes(indexed, server, cli):
-    msgs = [{"role": "user", "content": "Remember that the wifi password changes every Monday."},
-            {"role": "assistant", "content": "Noted: the wifi password rotates on Mondays."}]
+    msgs = [
+        {"role": "user", "content": "Remember that the wifi password changes every Monday."},
+        {"role": "assistant", "content": "Noted: the wifi password rotates on Mondays."},
+    ]
     code, out, err = cli("ingest", "-", "--session-id", "s1", "--force", input=json.dumps(msgs))
     assert code == 0, err
     figures = checks(cli)["vectors"]["figures"]
@@ -200,10 +216,10 @@ def test_keyword_search_never_embeds(indexed, server, cli):
 
 
 def test_a_watch_batch_embeds_what_it_synced(indexed, server):
+    import os
+
     from memcli.jobs import watch
     from memcli.vault.workspace import open_workspace
-
-    import os
 
     env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
     write_notes(indexed, {"owl": "An owl nests in the old barn."})
@@ -280,10 +296,19 @@ def test_first_pass_then_refine_with_the_local_models(tmp_path, run_mem):
 
     ws = tmp_path / "local"
     # a first pass is for a vault the model would take a while over (one chunk per note here)
-    filler = {f"f{i:03d}": f"Filler note {i} about errand {i % 17} and place {i % 23}."
-              for i in range(embedding.FIRST_PASS_MIN_CHUNKS + 1)}
-    write_notes(ws, {**filler, "bike": NOTES["bike"], "db": "Finally decided to replace MySQL with PostgreSQL",
-                     "font": "The choice of font for the slides is Helvetica."})
+    filler = {
+        f"f{i:03d}": f"Filler note {i} about errand {i % 17} and place {i % 23}."
+        for i in range(embedding.FIRST_PASS_MIN_CHUNKS + 1)
+    }
+    write_notes(
+        ws,
+        {
+            **filler,
+            "bike": NOTES["bike"],
+            "db": "Finally decided to replace MySQL with PostgreSQL",
+            "font": "The choice of font for the slides is Helvetica.",
+        },
+    )
     (ws / "digest").mkdir()
     code, out, err = run_mem("-w", ws, "reindex", "--no-refine", "--json", env=UNPIN, timeout=300)
     assert code == 0, err
@@ -373,20 +398,27 @@ def test_the_reference_examples_with_the_local_model(tmp_path, run_mem):
     paraphrase and the exact identifier rank first (the model itself misses the commute)."""
     local_or_skip()
     ws = tmp_path / "examples"
-    write_notes(ws, {
-        "db": "Finally decided to replace MySQL with PostgreSQL",
-        "build": "Configured incremental compilation to avoid full builds",
-        "ws": "handleWebSocketReconnect function handles WebSocket disconnection reconnect",
-        "econn": "The worker crashed with ECONNREFUSED when Redis was down on port 6379.",
-        "font": "The choice of font for the slides is Helvetica, after a long debate.",
-        "shed": "The garden shed rebuild after the storm took three weekends.",
-        "router": "The router keeps disconnecting; unplug it to reconnect.",
-        "vpn": "The connection to the office VPN was refused twice this morning.",
-        "sugar": "Trying to reduce sugar in the morning coffee this month.",
-    })
+    write_notes(
+        ws,
+        {
+            "db": "Finally decided to replace MySQL with PostgreSQL",
+            "build": "Configured incremental compilation to avoid full builds",
+            "ws": "handleWebSocketReconnect function handles WebSocket disconnection reconnect",
+            "econn": "The worker crashed with ECONNREFUSED when Redis was down on port 6379.",
+            "font": "The choice of font for the slides is Helvetica, after a long debate.",
+            "shed": "The garden shed rebuild after the storm took three weekends.",
+            "router": "The router keeps disconnecting; unplug it to reconnect.",
+            "vpn": "The connection to the office VPN was refused twice this morning.",
+            "sugar": "Trying to reduce sugar in the morning coffee this month.",
+        },
+    )
     assert run_mem("-w", ws, "reindex", env=UNPIN, timeout=300)[0] == 0
-    for query, note in (("Database choice for the project", "db"), ("How to reduce unnecessary rebuilds", "build"),
-                        ("handleWebSocketReconnect disconnection reconnect", "ws"), ("ECONNREFUSED", "econn")):
+    for query, note in (
+        ("Database choice for the project", "db"),
+        ("How to reduce unnecessary rebuilds", "build"),
+        ("handleWebSocketReconnect disconnection reconnect", "ws"),
+        ("ECONNREFUSED", "econn"),
+    ):
         code, out, err = run_mem("-w", ws, "search", query, "--json", env=UNPIN)
         assert code == 0, err
         assert json.loads(out)["results"][0]["path"] == f"{DAY}/{note}.md", (query, out)

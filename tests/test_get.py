@@ -39,12 +39,15 @@ def test_line_range(vault, run_mem):
     assert (code, out, err) == (0, "Step one.\nStep two.\n", "")
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--from", "5"], "# Plan\n\nStep one.\nStep two.\nStep three.\n"),
-    (["--lines", "1"], "---\n"),
-    (["--from", "9", "--lines", "50"], "Step three.\n"),
-    (["--from=8", "--lines=1"], "Step two.\n"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--from", "5"], "# Plan\n\nStep one.\nStep two.\nStep three.\n"),
+        (["--lines", "1"], "---\n"),
+        (["--from", "9", "--lines", "50"], "Step three.\n"),
+        (["--from=8", "--lines=1"], "Step two.\n"),
+    ],
+)
 def test_range_variants(vault, mem, args, expected):
     code, out, err = mem("-w", vault, "get", NOTE, *args)
     assert (code, out) == (0, expected), err
@@ -53,8 +56,14 @@ def test_range_variants(vault, mem, args, expected):
 def test_json(vault, mem):
     code, out, err = mem("-w", vault, "get", NOTE, "--from", "7", "--lines", "2", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"path": NOTE, "start_line": 7, "end_line": 8, "total_lines": 9,
-                               "text": "Step one.\nStep two.", "superseded": []}
+    assert json.loads(out) == {
+        "path": NOTE,
+        "start_line": 7,
+        "end_line": 8,
+        "total_lines": 9,
+        "text": "Step one.\nStep two.",
+        "superseded": [],
+    }
 
 
 def test_digest_and_day_page_are_readable(vault, mem):
@@ -80,20 +89,23 @@ def test_daily_dir_from_config_is_readable(ws, mem):
     assert mem("-w", ws, "get", "memory/x.md")[0] == 2
 
 
-@pytest.mark.parametrize("path", [
-    "/etc/passwd",
-    "/etc/hostname.md",
-    "../outside.md",
-    "memory/../../outside.md",
-    "memory/2026-05-18/../../MEMORY.md",
-    "memory/2026-05-18/data.txt",
-    "mem.yaml",
-    "resource/doc.md",
-    "mem_metadata/x.md",
-    "memory/2026-05-18/missing.md",
-    "memory\\2026-05-18\\plan.md",
-    "",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/etc/hostname.md",
+        "../outside.md",
+        "memory/../../outside.md",
+        "memory/2026-05-18/../../MEMORY.md",
+        "memory/2026-05-18/data.txt",
+        "mem.yaml",
+        "resource/doc.md",
+        "mem_metadata/x.md",
+        "memory/2026-05-18/missing.md",
+        "memory\\2026-05-18\\plan.md",
+        "",
+    ],
+)
 def test_refused_paths(vault, mem, clean_failure, path):
     clean_failure(mem("-w", vault, "get", path), 2)
 

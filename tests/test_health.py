@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
+import fake_provider as fp
 
-import memcli  # noqa: E402
+import memcli
 
 SECRET = "sk-secret-XYZ"
 UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # conftest pins `none`; these tests configure mem.yaml
@@ -32,9 +32,11 @@ def server():
 @pytest.fixture
 def root(tmp_path) -> Path:
     ws = tmp_path / "ws"
-    for rel, text in {"memory/2026-05-01/bike.md": "# Bike\n\nMy preferred commute is a bicycle.\n",
-                      "memory/2026-05-01/tea.md": "# Tea\n\nGreen tea in the morning.\n",
-                      "MEMORY.md": "# Memory\n\nThe user likes short answers.\n"}.items():
+    for rel, text in {
+        "memory/2026-05-01/bike.md": "# Bike\n\nMy preferred commute is a bicycle.\n",
+        "memory/2026-05-01/tea.md": "# Tea\n\nGreen tea in the morning.\n",
+        "MEMORY.md": "# Memory\n\nThe user likes short answers.\n",
+    }.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text, encoding="utf-8")
     (ws / "digest").mkdir()
@@ -42,9 +44,18 @@ def root(tmp_path) -> Path:
 
 
 def configure(root: Path, server=None, *, extra: str = "", **emb) -> None:
-    cfg = {"backend": "none"} if server is None else {
-        "backend": "openai", "base_url": server.url + "/v1", "model_name": "test-emb",
-        "api_key": SECRET, "dimensions": 8, "max_retries": 0}
+    cfg = (
+        {"backend": "none"}
+        if server is None
+        else {
+            "backend": "openai",
+            "base_url": server.url + "/v1",
+            "model_name": "test-emb",
+            "api_key": SECRET,
+            "dimensions": 8,
+            "max_retries": 0,
+        }
+    )
     cfg.update(emb)
     body = "embedding_model_config:\n" + "".join(f"  {k}: {json.dumps(v)}\n" for k, v in cfg.items())
     (root / "mem.yaml").write_text(body + extra, encoding="utf-8")
@@ -101,8 +112,9 @@ def test_failing_provider_is_a_fail_line(root, server, cli, failure):
         configure(root, server, base_url="http://127.0.0.1:9/v1")  # discard port: nothing listens
     code, out, err = cli("health")
     assert code == 5, out
-    m = re.fullmatch(head(root) + r"FAIL timeout=15\.0s elapsed=" + NUM + r"s error=ProviderError: (.+)",
-                     embedding_line(out))
+    m = re.fullmatch(
+        head(root) + r"FAIL timeout=15\.0s elapsed=" + NUM + r"s error=ProviderError: (.+)", embedding_line(out)
+    )
     assert m, embedding_line(out)
     assert ("HTTP 500" in m[2] and "model overloaded" in m[2]) if failure == "http-500" else "connect" in m[2]
     assert out.splitlines()[-1] == UNHEALTHY
@@ -113,8 +125,9 @@ def test_timeout_line(root, server, cli):
     server.script(fp.Reply(delay=2.0))
     code, out, err = cli("health", "--timeout", "0.5")
     assert code == 5, out
-    m = re.fullmatch(head(root) + r"FAIL timeout=0\.5s elapsed=" + NUM + r"s error=timeout\(0\.5s\)",
-                     embedding_line(out))
+    m = re.fullmatch(
+        head(root) + r"FAIL timeout=0\.5s elapsed=" + NUM + r"s error=timeout\(0\.5s\)", embedding_line(out)
+    )
     assert m, embedding_line(out)
     assert 0.5 <= float(m[1]) < 2.0
     assert out.splitlines()[-1] == UNHEALTHY
@@ -125,8 +138,9 @@ def test_dimension_mismatch_names_both_numbers(root, server, cli):
     server.script(fp.Reply(dims=4))
     code, out, err = cli("health")
     assert code == 5, out
-    m = re.fullmatch(head(root) + r"FAIL timeout=15\.0s elapsed=" + NUM + r"s error=ProviderError: (.+)",
-                     embedding_line(out))
+    m = re.fullmatch(
+        head(root) + r"FAIL timeout=15\.0s elapsed=" + NUM + r"s error=ProviderError: (.+)", embedding_line(out)
+    )
     assert m, embedding_line(out)
     assert "dimension" in m[2] and re.search(r"\b4\b", m[2]) and re.search(r"\b8\b", m[2]), m[2]
 
@@ -182,8 +196,9 @@ def test_notes_whose_frontmatter_does_not_parse_are_listed_with_the_reason(root,
     its one-line reason, edited since indexing or not; a warning, not unhealthy."""
     configure(root)
     day = root / "memory/2026-05-01"
-    (day / "colon.md").write_text("---\nname: colon\ndescription: Note: about x\n---\n# X\n\nAbout x.\n",
-                                  encoding="utf-8")
+    (day / "colon.md").write_text(
+        "---\nname: colon\ndescription: Note: about x\n---\n# X\n\nAbout x.\n", encoding="utf-8"
+    )
     (day / "bracket.md").write_text("---\nname: [oops\n---\n", encoding="utf-8")  # no body: no chunk
     (day / "fine.md").write_text("---\nname: fine\ndescription: 'Note: quoted'\n---\n# Fine\n", encoding="utf-8")
     code, out, err = cli("reindex")
@@ -194,22 +209,25 @@ def test_notes_whose_frontmatter_does_not_parse_are_listed_with_the_reason(root,
     lines = out.splitlines()
     head = next(ln for ln in lines if ln.startswith("[FRONTMATTER]"))
     assert head.startswith("[FRONTMATTER] broken=3 -> WARN: 3 note(s) whose frontmatter does not parse"), head
-    listed = lines[lines.index(head) + 1:lines.index(head) + 4]
+    listed = lines[lines.index(head) + 1 : lines.index(head) + 4]
     assert listed == [
         "    memory/2026-05-01/bracket.md: broken frontmatter at line 3: did not find expected ',' or ']'",
         "    memory/2026-05-01/colon.md: broken frontmatter at line 3: mapping values are not allowed in this "
         "context (quote a value that holds ': ')",
         "    memory/2026-05-01/tea.md: broken frontmatter at line 2: mapping values are not allowed in this "
-        "context (quote a value that holds ': ')"], out
+        "context (quote a value that holds ': ')",
+    ], out
     assert "[FILES] indexed=6 stale=1 skipped=0" in out  # a note without a body is not "not indexable"
     data = json.loads(cli("health", "--json")[1])
     check = next(c for c in data["checks"] if c["name"] == "frontmatter")
     assert check["status"] == "warn" and check["figures"]["broken"] == 3
-    assert [n["path"] for n in check["figures"]["notes"]] == [f"memory/2026-05-01/{n}.md"
-                                                             for n in ("bracket", "colon", "tea")]
+    assert [n["path"] for n in check["figures"]["notes"]] == [
+        f"memory/2026-05-01/{n}.md" for n in ("bracket", "colon", "tea")
+    ]
     for name in ("colon", "bracket", "tea"):  # fixed: gone from the list, indexed again or not
-        (day / f"{name}.md").write_text(f"---\nname: {name}\ndescription: 'Note: about x'\n---\n# X\n",
-                                        encoding="utf-8")
+        (day / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: 'Note: about x'\n---\n# X\n", encoding="utf-8"
+        )
     data = json.loads(cli("health", "--json")[1])
     assert next(c for c in data["checks"] if c["name"] == "frontmatter")["status"] == "ok"
 
@@ -226,7 +244,9 @@ def test_bad_dream_cron_is_unhealthy(root, cli, cron):
 # ---------------------------------------------------------------- --json and secrets
 
 
-@pytest.mark.parametrize("reply", [None, fp.Reply(401, {"error": {"message": f"Incorrect API key provided: {SECRET}"}})])
+@pytest.mark.parametrize(
+    "reply", [None, fp.Reply(401, {"error": {"message": f"Incorrect API key provided: {SECRET}"}})]
+)
 def test_json_parses_and_holds_no_api_key(root, server, cli, reply):
     configure(root, server)
     assert cli("reindex")[0] == 0

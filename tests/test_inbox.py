@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import sys
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "providers"))
-from fake_provider import Reply, serve  # noqa: E402
+from fake_provider import Reply, serve
 
-from memcli.jobs import inbox  # noqa: E402
+from memcli.jobs import inbox
 
-WHEN = datetime(2026, 6, 29, 10, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 6, 29, 10, 0, tzinfo=UTC)
 
 
 def test_empty_inbox(ws, mem):
@@ -30,9 +29,11 @@ def test_list_then_clear(ws, mem, open_ws):
     inbox.push(w, "ingest", [], "no changes: no record", WHEN)
     code, out, err = mem("-w", ws, "inbox", "--clear")
     assert code == 0 and err == "Cleared 2 record(s)\n"
-    assert out == ("2026-06-29T10:00:00+00:00 dream: 1 unit\n  - [digest/wiki/rrf.md][ADDED]\n"
-                   "2026-06-29T10:00:00+00:00 ingest\n  - [memory/2026-06-29/a.md][UPDATED]\n"
-                   "  - [memory/2026-06-29.md][UPDATED]\n")
+    assert out == (
+        "2026-06-29T10:00:00+00:00 dream: 1 unit\n  - [digest/wiki/rrf.md][ADDED]\n"
+        "2026-06-29T10:00:00+00:00 ingest\n  - [memory/2026-06-29/a.md][UPDATED]\n"
+        "  - [memory/2026-06-29.md][UPDATED]\n"
+    )
     assert mem("-w", ws, "inbox")[1] == "(inbox is empty)\n"
 
 
@@ -65,15 +66,21 @@ def test_webhook_receives_the_record_and_failures_only_warn(ws, open_ws):
         state.script(Reply(204, b""), Reply(500, "down"))
         assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == []
         assert state.seen[0].path == "/hook?token=s3cret"
-        assert state.seen[0].body == {"job": "ingest", "time": "2026-06-29T10:00:00+00:00",
-                                      "changes": [{"path": "m.md", "action": "added"}], "summary": "s"}
+        assert state.seen[0].body == {
+            "job": "ingest",
+            "time": "2026-06-29T10:00:00+00:00",
+            "changes": [{"path": "m.md", "action": "added"}],
+            "summary": "s",
+        }
         warnings = inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN)
         assert warnings == [f"inbox webhook {state.url}/hook failed: HTTP 500"]
         assert len(inbox.read(w)) == 2
     finally:
         stop()
     w.settings = replace(w.settings, inbox_webhook_url="http://127.0.0.1:9/x")  # nothing listens on the discard port
-    assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == ["inbox webhook http://127.0.0.1:9/x failed: ConnectError"]
+    assert inbox.push(w, "ingest", [("m.md", "added")], "s", WHEN) == [
+        "inbox webhook http://127.0.0.1:9/x failed: ConnectError"
+    ]
 
 
 def test_every_command_records_in_the_workspaces_zone(ws, run_mem, tmp_path):
@@ -81,21 +88,42 @@ def test_every_command_records_in_the_workspaces_zone(ws, run_mem, tmp_path):
     (`timezone`: Asia/Tokyo here, while the machine is on UTC), as the session logs and the
     daily notes' days are; a record kept from before in another zone is converted."""
     (ws / "mem.yaml").write_text("timezone: Asia/Tokyo\n", encoding="utf-8")
-    old = {"job": "remember", "time": "2026-06-29T10:00:00+00:00", "changes": [{"path": "x.md", "action": "added"}],
-           "summary": "from before"}
+    old = {
+        "job": "remember",
+        "time": "2026-06-29T10:00:00+00:00",
+        "changes": [{"path": "x.md", "action": "added"}],
+        "summary": "from before",
+    }
     (ws / "mem_metadata" / "inbox").mkdir(parents=True)
     (ws / "mem_metadata" / "inbox" / "inbox.jsonl").write_text(json.dumps(old) + "\n", encoding="utf-8")
     conversation = tmp_path / "conv.json"
-    conversation.write_text(json.dumps([
-        {"role": "user", "content": "We decided to replace MySQL with PostgreSQL 16 for the API.",
-         "timestamp": "2026-06-29T10:02:00+00:00"},
-        {"role": "user", "content": "I prefer dark mode in every editor.", "timestamp": "2026-06-29T10:04:00+00:00"}]),
-        encoding="utf-8")
+    conversation.write_text(
+        json.dumps(
+            [
+                {
+                    "role": "user",
+                    "content": "We decided to replace MySQL with PostgreSQL 16 for the API.",
+                    "timestamp": "2026-06-29T10:02:00+00:00",
+                },
+                {
+                    "role": "user",
+                    "content": "I prefer dark mode in every editor.",
+                    "timestamp": "2026-06-29T10:04:00+00:00",
+                },
+            ]
+        ),
+        encoding="utf-8",
+    )
     (ws / "resource" / "2026-06-29").mkdir(parents=True)
-    (ws / "resource" / "2026-06-29" / "report.md").write_text("# Report\n\nQuarterly numbers are up.\n",
-                                                              encoding="utf-8")
-    for args in (("remember", "The spare key is under the blue pot"), ("ingest", conversation, "-s", "s1", "--force"),
-                 ("resource", "scan"), ("dream",)):
+    (ws / "resource" / "2026-06-29" / "report.md").write_text(
+        "# Report\n\nQuarterly numbers are up.\n", encoding="utf-8"
+    )
+    for args in (
+        ("remember", "The spare key is under the blue pot"),
+        ("ingest", conversation, "-s", "s1", "--force"),
+        ("resource", "scan"),
+        ("dream",),
+    ):
         code, out, err = run_mem("-w", ws, *args, env={"TZ": "UTC"})
         assert code == 0, (args, err)
     code, out, err = run_mem("-w", ws, "inbox", "--json")

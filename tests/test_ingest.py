@@ -39,8 +39,11 @@ def put(tmp_path: Path, messages, name="conv.json", jsonl=False) -> Path:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under the workspace except locks (their holder line changes)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and "locks" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "locks" not in p.parts
+    }
 
 
 def session_notes(ws: Path, day: str = DAY) -> list[Path]:
@@ -62,17 +65,21 @@ def test_force_writes_the_note_day_index_and_session_log(ws, tmp_path, mem):
     assert [line.split(":")[0] for line in head] == ["description", "name", "session_id", "source_conversation"]
     assert f"name: {note.stem}" in head and "session_id: s1" in head
     assert "source_conversation: '[[mem_session/dialog/s1.jsonl]]'" in head
-    assert ("- The user's team decided to replace MySQL with PostgreSQL 16 for the Lumen API, because they need JSONB."
-            in text)
+    assert (
+        "- The user's team decided to replace MySQL with PostgreSQL 16 for the Lumen API, because they need JSONB."
+        in text
+    )
     assert "- The user prefers dark mode in every editor." in text
     assert "- The user will draft the migration script by Friday." in text
     assert "User:" not in text and "I prefer" not in text
     assert "Thanks for the help" not in text and "How can I help" not in text
     day = (ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
-    desc = [line for line in head if line.startswith("description: ")][0][len("description: "):].strip("'")
-    assert day == ("---\ndescription: 1 note(s) today.\nname: '2026-06-29'\n---\n<!-- notes:auto -->\n"
-                   f"- [[memory/{DAY}/{note.name}]] name: {note.stem} description: {desc}\n"
-                   "<!-- /notes:auto -->\n")
+    desc = next(line for line in head if line.startswith("description: "))[len("description: ") :].strip("'")
+    assert day == (
+        "---\ndescription: 1 note(s) today.\nname: '2026-06-29'\n---\n<!-- notes:auto -->\n"
+        f"- [[memory/{DAY}/{note.name}]] name: {note.stem} description: {desc}\n"
+        "<!-- /notes:auto -->\n"
+    )
     log = [json.loads(x) for x in (ws / "mem_session/dialog/s1.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["role"] for r in log] == [m["role"] for m in KICKOFF]
     assert list(log[0]) == ["id", "name", "role", "content", "timestamp"]
@@ -127,8 +134,11 @@ def test_reingest_changes_nothing(ws, tmp_path, mem):
 
 
 def test_messages_without_ids_get_stable_ids(ws, tmp_path, mem):
-    plain = [{"role": "user", "content": "ok"}, {"role": "user", "content": "ok"},
-             {"role": "user", "content": "We ship on Monday."}]
+    plain = [
+        {"role": "user", "content": "ok"},
+        {"role": "user", "content": "ok"},
+        {"role": "user", "content": "We ship on Monday."},
+    ]
     conv = put(tmp_path, plain)
     mem("-w", ws, "ingest", conv, "-s", "s1")
     code, out, _ = mem("-w", ws, "ingest", conv, "-s", "s1", "--json")
@@ -153,8 +163,14 @@ def test_second_batch_updates_the_same_note(ws, tmp_path, mem):
 
 
 def test_note_found_by_source_conversation(ws, tmp_path, mem, note):
-    note(ws, f"memory/{DAY}/kickoff.md", "# Kickoff\n\n## Decisions\n- Old line.\n", name="kickoff",
-         description="Kickoff.", source_conversation="[[mem_session/dialog/s1.jsonl]]")
+    note(
+        ws,
+        f"memory/{DAY}/kickoff.md",
+        "# Kickoff\n\n## Decisions\n- Old line.\n",
+        name="kickoff",
+        description="Kickoff.",
+        source_conversation="[[mem_session/dialog/s1.jsonl]]",
+    )
     code, out, _ = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
     assert code == 0 and [p.name for p in session_notes(ws)] == ["kickoff.md"]
     text = (ws / f"memory/{DAY}/kickoff.md").read_text(encoding="utf-8")
@@ -162,18 +178,28 @@ def test_note_found_by_source_conversation(ws, tmp_path, mem, note):
 
 
 def test_day_index_keeps_text_outside_markers_and_lists_other_keys(ws, tmp_path, mem, note):
-    note(ws, f"memory/{DAY}/other.md", "# Other\n", name="other", description="From another session.",
-         session_id="s0", tags=["db", "plan"])
-    (ws / "memory" / f"{DAY}.md").write_text("# My day\n\nWritten by hand.\n\n<!-- notes:auto -->\n- stale\n"
-                                             "<!-- /notes:auto -->\n\nFooter.\n", encoding="utf-8")
+    note(
+        ws,
+        f"memory/{DAY}/other.md",
+        "# Other\n",
+        name="other",
+        description="From another session.",
+        session_id="s0",
+        tags=["db", "plan"],
+    )
+    (ws / "memory" / f"{DAY}.md").write_text(
+        "# My day\n\nWritten by hand.\n\n<!-- notes:auto -->\n- stale\n<!-- /notes:auto -->\n\nFooter.\n",
+        encoding="utf-8",
+    )
     mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
     [mine] = [p for p in session_notes(ws) if p.name != "other.md"]
     page = (ws / "memory" / f"{DAY}.md").read_text(encoding="utf-8")
-    assert page.startswith("---\ndescription: 2 note(s) today.\nname: '2026-06-29'\n---\n# My day\n\nWritten by hand.\n")
+    assert page.startswith(
+        "---\ndescription: 2 note(s) today.\nname: '2026-06-29'\n---\n# My day\n\nWritten by hand.\n"
+    )
     assert page.endswith("<!-- /notes:auto -->\n\nFooter.\n") and "- stale" not in page
     lines = page.split("<!-- notes:auto -->\n")[1].split("<!-- /notes:auto -->")[0].splitlines()
-    assert lines[0] == (f"- [[memory/{DAY}/other.md]] name: other description: From another session. "
-                        "tags: db, plan")
+    assert lines[0] == (f"- [[memory/{DAY}/other.md]] name: other description: From another session. tags: db, plan")
     assert lines[1].startswith(f"- [[memory/{DAY}/{mine.name}]] name: {mine.stem} description: ")  # by file name
     assert "session_id" not in page and "source_conversation" not in page
 
@@ -187,20 +213,45 @@ def test_search_finds_the_new_fact_at_once(ws, tmp_path, mem):
 
 def test_sanitizes_tool_results_and_base64_media(ws, tmp_path, mem):
     conv = [
-        {"role": "user", "content": [
-            {"type": "text", "text": "Here is my passport scan for the visa."},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAA"}},
-            {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "memory_search",
-                                           "input": {"query": "visa"}}]},
-        {"role": "system", "content": [{"type": "tool_result", "id": "t1", "name": "memory_search",
-                                        "output": [{"type": "text", "text": "RECALLED: user hates Paris"}]}]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"visa\"}"}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Here is my passport scan for the visa."},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgoAAAA"}},
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "memory_search", "input": {"query": "visa"}}],
+        },
+        {
+            "role": "system",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "id": "t1",
+                    "name": "memory_search",
+                    "output": [{"type": "text", "text": "RECALLED: user hates Paris"}],
+                }
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "visa"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "TOOL OUTPUT: user hates Rome"},
-        {"role": "user", "content": [{"type": "text", "text": "I am flying to Tokyo on 12 July."},
-                                     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-                                     {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "I am flying to Tokyo on 12 July."},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
+            ],
+        },
     ]
     code, out, _ = mem("-w", ws, "ingest", put(tmp_path, conv), "-s", "s1", "--force", "--date", DAY, "--json")
     rep = json.loads(out)
@@ -243,11 +294,17 @@ def test_torn_log_tail_is_dropped_and_repaired(ws, tmp_path, mem):
 def test_chinese_conversation(ws, tmp_path, mem):
     conv = [
         {"role": "user", "content": "你好！", "timestamp": f"{DAY}T09:00:00Z"},
-        {"role": "user", "content": "我们决定把数据库从 MySQL 换成 PostgreSQL，因为需要 JSONB。",
-         "timestamp": f"{DAY}T09:01:00Z"},
+        {
+            "role": "user",
+            "content": "我们决定把数据库从 MySQL 换成 PostgreSQL，因为需要 JSONB。",
+            "timestamp": f"{DAY}T09:01:00Z",
+        },
         {"role": "assistant", "content": "好的，已记录：数据库改用 PostgreSQL。", "timestamp": f"{DAY}T09:02:00Z"},
-        {"role": "user", "content": "我喜欢用深色主题。下周一之前要完成数据库迁移脚本。这样可以吗？",
-         "timestamp": f"{DAY}T09:03:00Z"},
+        {
+            "role": "user",
+            "content": "我喜欢用深色主题。下周一之前要完成数据库迁移脚本。这样可以吗？",
+            "timestamp": f"{DAY}T09:03:00Z",
+        },
         {"role": "user", "content": "谢谢", "timestamp": f"{DAY}T09:04:00Z"},
     ]
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, conv), "-s", "会话-1", "--force")
@@ -265,12 +322,12 @@ def test_chinese_conversation(ws, tmp_path, mem):
 
 def test_date_comes_from_the_newest_message_in_the_configured_zone(ws, tmp_path, mem):
     (ws / "mem.yaml").write_text("timezone: Asia/Shanghai\n")
-    conv = [{"role": "user", "content": "We decided to use Redis for the job queue.",
-             "timestamp": "2026-06-29T20:00:00Z"}]
+    conv = [
+        {"role": "user", "content": "We decided to use Redis for the job queue.", "timestamp": "2026-06-29T20:00:00Z"}
+    ]
     code, out, _ = mem("-w", ws, "ingest", put(tmp_path, conv), "-s", "s1", "--force")
     assert code == 0 and "memory/2026-06-30/" in out
-    code, out, _ = mem("-w", ws, "ingest", put(tmp_path, conv, "b.json"), "-s", "s2", "--force",
-                       "--date", "2026-01-02")
+    code, out, _ = mem("-w", ws, "ingest", put(tmp_path, conv, "b.json"), "-s", "s2", "--force", "--date", "2026-01-02")
     assert "memory/2026-01-02/" in out
 
 
@@ -283,8 +340,9 @@ def test_inbox_gets_a_record_when_memory_changed(ws, tmp_path, mem):
     assert [c["action"] for c in rec["changes"]] == ["added", "added"]
 
 
-@pytest.mark.parametrize("sid", ["../x", "a/b", "a\\b", "..", ".", "x\x01y", "a:b", "a*b", 'a"b', "a|b", "",
-                                 " x", "x" * 201])
+@pytest.mark.parametrize(
+    "sid", ["../x", "a/b", "a\\b", "..", ".", "x\x01y", "a:b", "a*b", 'a"b', "a|b", "", " x", "x" * 201]
+)
 def test_bad_session_ids_exit_2_and_write_nothing(ws, tmp_path, mem, sid):
     before = tree(ws)
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "--session-id", sid, "--force")
@@ -292,17 +350,25 @@ def test_bad_session_ids_exit_2_and_write_nothing(ws, tmp_path, mem, sid):
     assert tree(ws) == before and not (tmp_path / "x.jsonl").exists()
 
 
-@pytest.mark.parametrize("payload,expected", [
-    ('[\n{"role": "user", "content": "a"},\n{"role": "user" "content": "b"}\n]\n',
-     "input is not valid JSON: Expecting ',' delimiter at line 3 column 17"),
-    ('{"role": "user", "content": "a"}\n{"role": "user", "content": "b"\n', "line 2 is not valid JSON"),
-    ('{"role": "user", "content": "a"}\n\n{"role": "robot", "content": "b"}\n', "line 3: role must be one of"),
-    ('[{"role": "user", "content": "a", "timestamp": "yesterday"}]', "message 1: cannot read timestamp 'yesterday'"),
-    ('[{"role": "user", "content": 5}]', "message 1: content must be a string or a list of blocks"),
-    ("[]", "the input holds no messages"),
-    ("   \n", "the input holds no messages"),
-    ("hello", "line 1 is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "payload,expected",
+    [
+        (
+            '[\n{"role": "user", "content": "a"},\n{"role": "user" "content": "b"}\n]\n',
+            "input is not valid JSON: Expecting ',' delimiter at line 3 column 17",
+        ),
+        ('{"role": "user", "content": "a"}\n{"role": "user", "content": "b"\n', "line 2 is not valid JSON"),
+        ('{"role": "user", "content": "a"}\n\n{"role": "robot", "content": "b"}\n', "line 3: role must be one of"),
+        (
+            '[{"role": "user", "content": "a", "timestamp": "yesterday"}]',
+            "message 1: cannot read timestamp 'yesterday'",
+        ),
+        ('[{"role": "user", "content": 5}]', "message 1: content must be a string or a list of blocks"),
+        ("[]", "the input holds no messages"),
+        ("   \n", "the input holds no messages"),
+        ("hello", "line 1 is not valid JSON"),
+    ],
+)
 def test_malformed_input_names_the_line_and_writes_nothing(ws, tmp_path, mem, payload, expected):
     conv = tmp_path / "bad.json"
     conv.write_text(payload, encoding="utf-8")

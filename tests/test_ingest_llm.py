@@ -9,19 +9,25 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "providers"))
-from fake_provider import KEY, Reply, serve  # noqa: E402
+from fake_provider import KEY, Reply, serve
+from test_ingest import DAY, KICKOFF, put, session_notes, tree
 
-from test_ingest import DAY, KICKOFF, put, session_notes, tree  # noqa: E402
-
-GOOD = {"name": "database-migration", "description": "Lumen moves from MySQL to PostgreSQL 16.",
-        "body": "# Database migration\n\n## Decisions\n- Replace MySQL with PostgreSQL 16 (JSONB).\n"}
+GOOD = {
+    "name": "database-migration",
+    "description": "Lumen moves from MySQL to PostgreSQL 16.",
+    "body": "# Database migration\n\n## Decisions\n- Replace MySQL with PostgreSQL 16 (JSONB).\n",
+}
 
 
 def chat(content, finish="stop", status=200, delay=0.0) -> Reply:
     if not isinstance(content, str):
         content = json.dumps(content)
-    body = {"id": "c1", "object": "chat.completion", "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}]}
+    body = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+    }
     return Reply(status, body, delay=delay)
 
 
@@ -31,7 +37,9 @@ def llm(ws):
     state, stop = serve()
     (ws / "mem.yaml").write_text(
         "llm_model_config:\n  backend: openai\n  base_url: " + state.url + "/v1\n  model_name: test-model\n"
-        f"  api_key: {KEY}\n  timeout: 1.0\n  max_retries: 0\n", encoding="utf-8")
+        f"  api_key: {KEY}\n  timeout: 1.0\n  max_retries: 0\n",
+        encoding="utf-8",
+    )
     yield state
     stop()
 
@@ -43,8 +51,10 @@ def test_llm_writes_the_note_it_returns(ws, tmp_path, mem, llm):
     assert out.splitlines()[0] == f"Added memory/{DAY}/database-migration.md"
     assert "Extracted with openai:test-model (force)" in out
     text = (ws / f"memory/{DAY}/database-migration.md").read_text(encoding="utf-8")
-    assert text == ("---\ndescription: Lumen moves from MySQL to PostgreSQL 16.\nname: database-migration\n"
-                    "session_id: s1\nsource_conversation: '[[mem_session/dialog/s1.jsonl]]'\n---\n" + GOOD["body"])
+    assert text == (
+        "---\ndescription: Lumen moves from MySQL to PostgreSQL 16.\nname: database-migration\n"
+        "session_id: s1\nsource_conversation: '[[mem_session/dialog/s1.jsonl]]'\n---\n" + GOOD["body"]
+    )
     [seen] = llm.seen
     assert seen.path == "/v1/chat/completions" and seen.headers["authorization"] == f"Bearer {KEY}"
     body = seen.body
@@ -66,17 +76,26 @@ def test_garbage_then_valid_reply_is_retried_with_the_error(ws, tmp_path, mem, l
     assert retry[3]["content"].startswith("Your answer was rejected: not valid JSON")
 
 
-@pytest.mark.parametrize("first,second,expected", [
-    (chat("garbage"), chat("still garbage"), "reply rejected twice: not valid JSON"),
-    (chat('{"name": "db", "description": "x", "body": "# D'), chat('{"name": "db"', finish="length"),
-     "reply was cut off (finish_reason=length)"),
-    (chat(dict(GOOD, body="---\nname: evil\n---\n# X\n")), chat(dict(GOOD, body="x" * 33_000)),
-     "longer than 32000 characters"),
-    (chat(dict(GOOD, body="# X\n<!-- notes:auto -->")), chat(["not", "an", "object"]), "expected a JSON object"),
-    (Reply(500, {"error": {"message": "model crashed"}}), None, "HTTP 500 Internal Server Error: model crashed"),
-    (chat(GOOD, delay=3.0), None, "timed out after 1s"),
-    (Reply(200, "<html>not json</html>"), None, "returned malformed JSON"),
-])
+@pytest.mark.parametrize(
+    "first,second,expected",
+    [
+        (chat("garbage"), chat("still garbage"), "reply rejected twice: not valid JSON"),
+        (
+            chat('{"name": "db", "description": "x", "body": "# D'),
+            chat('{"name": "db"', finish="length"),
+            "reply was cut off (finish_reason=length)",
+        ),
+        (
+            chat(dict(GOOD, body="---\nname: evil\n---\n# X\n")),
+            chat(dict(GOOD, body="x" * 33_000)),
+            "longer than 32000 characters",
+        ),
+        (chat(dict(GOOD, body="# X\n<!-- notes:auto -->")), chat(["not", "an", "object"]), "expected a JSON object"),
+        (Reply(500, {"error": {"message": "model crashed"}}), None, "HTTP 500 Internal Server Error: model crashed"),
+        (chat(GOOD, delay=3.0), None, "timed out after 1s"),
+        (Reply(200, "<html>not json</html>"), None, "returned malformed JSON"),
+    ],
+)
 def test_llm_failures_exit_4_and_write_nothing(ws, tmp_path, mem, clean_failure, llm, first, second, expected):
     llm.script(*[r for r in (first, second) if r is not None])
     conv = put(tmp_path, KICKOFF)
@@ -104,18 +123,27 @@ def test_a_500_is_retried_by_the_http_layer(ws, tmp_path, mem, llm):
 
 
 def test_existing_note_gets_the_updated_body_and_keeps_its_timeline(ws, tmp_path, mem, llm, note):
-    note(ws, f"memory/{DAY}/database-migration.md",
-         "# Database migration\n\n## Timeline\n- 10:00 chose PostgreSQL\n- 10:05 asked for pgloader\n",
-         name="database-migration", description="Old description.", session_id="s1",
-         source_conversation="[[mem_session/dialog/s1.jsonl]]")
+    note(
+        ws,
+        f"memory/{DAY}/database-migration.md",
+        "# Database migration\n\n## Timeline\n- 10:00 chose PostgreSQL\n- 10:05 asked for pgloader\n",
+        name="database-migration",
+        description="Old description.",
+        session_id="s1",
+        source_conversation="[[mem_session/dialog/s1.jsonl]]",
+    )
     dropped = "# Database migration\n\n## Timeline\n- 10:05 asked for pgloader\n"
     kept = "# Database migration\n\n## Timeline\n- 10:00 chose PostgreSQL\n- 10:05 asked for pgloader\n- 11:00 done\n"
-    llm.script(chat({"name": "renamed-topic", "description": "", "body": dropped}),
-               chat({"name": "renamed-topic", "description": "Migration finished.", "body": kept}))
+    llm.script(
+        chat({"name": "renamed-topic", "description": "", "body": dropped}),
+        chat({"name": "renamed-topic", "description": "Migration finished.", "body": kept}),
+    )
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
     assert code == 0, err
-    assert "timeline entry was removed or changed ('- 10:00 chose PostgreSQL')" in \
-        llm.seen[1].body["messages"][3]["content"]
+    assert (
+        "timeline entry was removed or changed ('- 10:00 chose PostgreSQL')"
+        in llm.seen[1].body["messages"][3]["content"]
+    )
     assert "Existing note:\nname: database-migration" in llm.seen[0].body["messages"][1]["content"]
     assert [p.name for p in session_notes(ws)] == ["database-migration.md"]  # the name is kept
     text = (ws / f"memory/{DAY}/database-migration.md").read_text(encoding="utf-8")
@@ -137,12 +165,15 @@ def test_no_llm_call_without_extraction(ws, tmp_path, mem, llm):
     assert code == 0 and llm.seen == []
 
 
-@pytest.mark.parametrize("cfg,expected", [
-    ("llm_model_config:\n  backend: openai\n", "LLM backend 'openai' needs llm_model_config.model_name"),
-    ("llm_model_config:\n  backend: gpt\n  model_name: x\n", "unknown LLM backend 'gpt'"),
-    ("llm_model_config:\n  backend: vllm\n  model_name: x\n", "needs llm_model_config.base_url"),
-    ("timezone: Mars/Olympus\n", "unknown timezone 'Mars/Olympus'"),
-])
+@pytest.mark.parametrize(
+    "cfg,expected",
+    [
+        ("llm_model_config:\n  backend: openai\n", "LLM backend 'openai' needs llm_model_config.model_name"),
+        ("llm_model_config:\n  backend: gpt\n  model_name: x\n", "unknown LLM backend 'gpt'"),
+        ("llm_model_config:\n  backend: vllm\n  model_name: x\n", "needs llm_model_config.base_url"),
+        ("timezone: Mars/Olympus\n", "unknown timezone 'Mars/Olympus'"),
+    ],
+)
 def test_config_errors_exit_3_and_write_nothing(ws, tmp_path, run_mem, clean_failure, cfg, expected):
     (ws / "mem.yaml").write_text(cfg)
     line = clean_failure(run_mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force"), 3)
@@ -155,11 +186,16 @@ def test_backend_none_is_offline(ws, tmp_path, mem):
     assert code == 0 and "Extracted with rules (force)" in out
 
 
-ITEMS = {"name": "Night Shift Nurse", "description": "",
-         "items": [{"kind": "fact", "text": "Priya Raman works night shifts as a nurse on ward 7."},
-                   {"kind": "decision", "text": "The ward rota moves from Excel to Notion."},
-                   {"kind": "decision", "text": "The ward rota moves from Excel to Notion."},
-                   {"kind": "next_steps", "text": "- Renew the CPR\ncertification by August 15."}]}
+ITEMS = {
+    "name": "Night Shift Nurse",
+    "description": "",
+    "items": [
+        {"kind": "fact", "text": "Priya Raman works night shifts as a nurse on ward 7."},
+        {"kind": "decision", "text": "The ward rota moves from Excel to Notion."},
+        {"kind": "decision", "text": "The ward rota moves from Excel to Notion."},
+        {"kind": "next_steps", "text": "- Renew the CPR\ncertification by August 15."},
+    ],
+}
 
 
 def test_items_are_rendered_and_repaired_without_a_retry(ws, tmp_path, mem, llm):
@@ -171,20 +207,27 @@ def test_items_are_rendered_and_repaired_without_a_retry(ws, tmp_path, mem, llm)
     assert len(llm.seen) == 1
     text = (ws / f"memory/{DAY}/night-shift-nurse.md").read_text(encoding="utf-8")
     assert "description: Priya Raman works night shifts as a nurse on ward 7.\n" in text
-    assert text.endswith("---\n# Night shift nurse\n\nPriya Raman works night shifts as a nurse on ward 7.\n\n"
-                         "## Facts\n- Priya Raman works night shifts as a nurse on ward 7.\n\n"
-                         "## Decisions\n- The ward rota moves from Excel to Notion.\n\n"
-                         "## Next steps\n- Renew the CPR certification by August 15.\n")
+    assert text.endswith(
+        "---\n# Night shift nurse\n\nPriya Raman works night shifts as a nurse on ward 7.\n\n"
+        "## Facts\n- Priya Raman works night shifts as a nurse on ward 7.\n\n"
+        "## Decisions\n- The ward rota moves from Excel to Notion.\n\n"
+        "## Next steps\n- Renew the CPR certification by August 15.\n"
+    )
 
 
-@pytest.mark.parametrize("reply,name", [
-    (dict(GOOD, name="Database Migration"), "database-migration"),
-    (dict(GOOD, name="2026-06-29 notes"), "notes"),
-    (dict(GOOD, name="", description="PostgreSQL 16 replaces MySQL."), "database-migration"),  # from the title
-    ({"name": "db-move", "description": "x", "facts": ["MySQL goes."], "next_steps": ["Run pgloader."]}, "db-move"),
-    ('{"name": "db-move", "description": "Line one\nline two", "items": [{"kind": "fact", "text": "A",},],}',
-     "db-move"),  # raw newline in a string, trailing commas
-])
+@pytest.mark.parametrize(
+    "reply,name",
+    [
+        (dict(GOOD, name="Database Migration"), "database-migration"),
+        (dict(GOOD, name="2026-06-29 notes"), "notes"),
+        (dict(GOOD, name="", description="PostgreSQL 16 replaces MySQL."), "database-migration"),  # from the title
+        ({"name": "db-move", "description": "x", "facts": ["MySQL goes."], "next_steps": ["Run pgloader."]}, "db-move"),
+        (
+            '{"name": "db-move", "description": "Line one\nline two", "items": [{"kind": "fact", "text": "A",},],}',
+            "db-move",
+        ),  # raw newline in a string, trailing commas
+    ],
+)
 def test_mechanical_repairs_need_no_retry(ws, tmp_path, mem, llm, reply, name):
     llm.script(chat(reply))
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
@@ -194,27 +237,60 @@ def test_mechanical_repairs_need_no_retry(ws, tmp_path, mem, llm, reply, name):
 
 def test_items_are_added_to_the_existing_note(ws, tmp_path, mem, llm, note):
     old = "# Database migration\n\n## Decisions\n- Replace MySQL.\n\n## Timeline\n- 10:00 chose PostgreSQL\n"
-    note(ws, f"memory/{DAY}/database-migration.md", old, name="database-migration", description="Old.",
-         session_id="s1", source_conversation="[[mem_session/dialog/s1.jsonl]]")
-    llm.script(chat({"name": "other", "description": "New.", "items": [
-        {"kind": "decision", "text": "Replace MySQL."}, {"kind": "decision", "text": "Use pgloader."},
-        {"kind": "preference", "text": "The user likes JSONB."}]}))
+    note(
+        ws,
+        f"memory/{DAY}/database-migration.md",
+        old,
+        name="database-migration",
+        description="Old.",
+        session_id="s1",
+        source_conversation="[[mem_session/dialog/s1.jsonl]]",
+    )
+    llm.script(
+        chat(
+            {
+                "name": "other",
+                "description": "New.",
+                "items": [
+                    {"kind": "decision", "text": "Replace MySQL."},
+                    {"kind": "decision", "text": "Use pgloader."},
+                    {"kind": "preference", "text": "The user likes JSONB."},
+                ],
+            }
+        )
+    )
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, KICKOFF), "-s", "s1", "--force")
     assert code == 0, err
     text = (ws / f"memory/{DAY}/database-migration.md").read_text(encoding="utf-8")
     assert "description: Old." in text
-    assert text.endswith("# Database migration\n\n## Decisions\n- Replace MySQL.\n- Use pgloader.\n\n"
-                         "## Timeline\n- 10:00 chose PostgreSQL\n\n## Preferences\n- The user likes JSONB.\n")
+    assert text.endswith(
+        "# Database migration\n\n## Decisions\n- Replace MySQL.\n- Use pgloader.\n\n"
+        "## Timeline\n- 10:00 chose PostgreSQL\n\n## Preferences\n- The user likes JSONB.\n"
+    )
 
 
 def test_a_long_conversation_is_sent_in_parts_that_fit_the_window(ws, tmp_path, mem, llm):
     (ws / "mem.yaml").write_text((ws / "mem.yaml").read_text() + "  context_tokens: 2048\n")
-    turns = [{"role": "user", "content": f"Fact number {i}: the server rack {i} sits in room {100 + i}. " * 6,
-              "timestamp": f"2026-06-29T10:{i:02d}:00+00:00"} for i in range(30)]
-    first = {"name": "server-racks", "description": "Where the racks are.",
-             "items": [{"kind": "fact", "text": "Rack 0 sits in room 100."}]}
-    llm.script(chat(first), *[chat({"name": "x", "description": "", "items": [
-        {"kind": "fact", "text": f"Rack part {n} noted."}]}) for n in range(1, 10)])
+    turns = [
+        {
+            "role": "user",
+            "content": f"Fact number {i}: the server rack {i} sits in room {100 + i}. " * 6,
+            "timestamp": f"2026-06-29T10:{i:02d}:00+00:00",
+        }
+        for i in range(30)
+    ]
+    first = {
+        "name": "server-racks",
+        "description": "Where the racks are.",
+        "items": [{"kind": "fact", "text": "Rack 0 sits in room 100."}],
+    }
+    llm.script(
+        chat(first),
+        *[
+            chat({"name": "x", "description": "", "items": [{"kind": "fact", "text": f"Rack part {n} noted."}]})
+            for n in range(1, 10)
+        ],
+    )
     code, out, err = mem("-w", ws, "ingest", put(tmp_path, turns), "-s", "s1", "--force")
     assert code == 0, err
     assert len(llm.seen) >= 3

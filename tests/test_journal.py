@@ -49,6 +49,7 @@ def watching(vault, open_ws):
 @pytest.fixture
 def no_walk(monkeypatch):
     """Fail any walk of the vault: a sync through the journal must not need one."""
+
     def refuse(*a, **k):
         raise AssertionError("walked every file")
 
@@ -208,8 +209,13 @@ def test_the_real_watcher_journals_for_the_real_cli(vault, run_mem):
     place through the journal (its mark moves past the cookie it wrote)."""
     env = dict(os.environ, MEM_EMBEDDING_BACKEND="none")
     assert run_mem("-w", vault, "reindex", env={"MEM_EMBEDDING_BACKEND": "none"})[0] == 0
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(vault), "watch"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(vault), "watch"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert "change journal" in proc.stdout.readline()
         assert "catch-up" in proc.stdout.readline()
@@ -219,7 +225,7 @@ def test_the_real_watcher_journals_for_the_real_cli(vault, run_mem):
         assert code == 0 and json.loads(out)["changed"] == ["memory/2026-05-03/n1.md"], err
         header = json.loads(sync.snapshot_path(type("W", (), {"metadata": vault / "mem_metadata"})).read_text())
         journal_text = next((vault / "mem_metadata" / "watch").glob("*.journal")).read_text()
-        upto = journal_text.encode()[:header["watch"]["offset"]].decode()
+        upto = journal_text.encode()[: header["watch"]["offset"]].decode()
         assert upto.splitlines()[-1].startswith('c "')  # the mark: just past the reindex's cookie
         assert '"memory/2026-05-03/n1.md"' in journal_text
     finally:
@@ -241,8 +247,11 @@ def loop(vault, open_ws):
     deadline = time.monotonic() + 30
 
     def start():
-        thread = threading.Thread(target=watch.run, daemon=True, kwargs={
-            "ws": open_ws(vault), "interval": 0.05, "stop": stop, "log": lines.append, "debounce": 0.1})
+        thread = threading.Thread(
+            target=watch.run,
+            daemon=True,
+            kwargs={"ws": open_ws(vault), "interval": 0.05, "stop": stop, "log": lines.append, "debounce": 0.1},
+        )
         thread.start()
         threads.append(thread)
         return lines
@@ -344,13 +353,18 @@ def test_a_reindex_killed_at_any_point_leaves_a_mark_the_next_one_can_trust(vaul
             write(target, f"killed round {round_} {i}\n")
         with (vault / "digest" / "wiki" / f"w{round_ % 6}.md").open("a") as fh:
             fh.write(f"edit {round_}\n")
-        proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(vault), "reindex"], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(vault), "reindex"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.0, 0.6))
         proc.kill()
         proc.wait(timeout=30)
-    code = subprocess.run([sys.executable, "-m", "memcli", "-w", str(vault), "reindex"], env=env,
-                          capture_output=True, timeout=60).returncode
+    code = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(vault), "reindex"], env=env, capture_output=True, timeout=60
+    ).returncode
     assert code == 0
     ws = open_ws(vault)
     assert indexed(ws) == dict(ws.iter_watched())

@@ -61,10 +61,16 @@ def test_spec_objects_example():
         ids: [116, 943, 234, 38793],
     },
 }"""
-    assert loads(text) == {"image": {
-        "width": 800, "height": 600, "title": "View from 15th Floor",
-        "thumbnail": {"url": "http://www.example.com/image/481989943", "height": 125, "width": 100},
-        "animated": False, "ids": [116, 943, 234, 38793]}}
+    assert loads(text) == {
+        "image": {
+            "width": 800,
+            "height": 600,
+            "title": "View from 15th Floor",
+            "thumbnail": {"url": "http://www.example.com/image/481989943", "height": 125, "width": 100},
+            "animated": False,
+            "ids": [116, 943, 234, 38793],
+        }
+    }
 
 
 def test_spec_arrays_example():
@@ -82,14 +88,20 @@ def test_spec_arrays_example():
 
 
 def test_spec_strings_examples():
-    assert loads("'Lorem ipsum dolor sit amet, \\\nconsectetur adipiscing elit.'") == \
-        "Lorem ipsum dolor sit amet, consectetur adipiscing elit."
+    assert (
+        loads("'Lorem ipsum dolor sit amet, \\\nconsectetur adipiscing elit.'")
+        == "Lorem ipsum dolor sit amet, consectetur adipiscing elit."
+    )
     assert loads(r"'\A\C\/\D\C'") == "AC/DC"  # spec 5.1: non-escape characters stand for themselves
 
 
 def test_spec_numbers_examples():
     assert loads("{integer: 123, withFractionPart: 123.456, onlyFractionPart: .456, withExponent: 123e-456}") == {
-        "integer": 123, "withFractionPart": 123.456, "onlyFractionPart": 0.456, "withExponent": 0.0}
+        "integer": 123,
+        "withFractionPart": 123.456,
+        "onlyFractionPart": 0.456,
+        "withExponent": 0.0,
+    }
     value = loads("{positiveInfinity: Infinity, negativeInfinity: -Infinity, notANumber: NaN}")
     assert value["positiveInfinity"] == math.inf and value["negativeInfinity"] == -math.inf
     assert math.isnan(value["notANumber"])
@@ -152,19 +164,52 @@ def test_only_one_trailing_comma(text):
 
 
 def test_identifier_keys():
-    value = loads("{$: 1, _: 2, a1: 3, $_x9: 4, ümlåût: 5, ключ: 6, 名前: 7, Ⅻ: 8,"
-                  " a\u0301b: 9, x\u200cy: 10, snake_case: 11, \\u0061bc: 12, d\\u00e9f: 13}")
-    assert value == {"$": 1, "_": 2, "a1": 3, "$_x9": 4, "ümlåût": 5, "ключ": 6, "名前": 7, "Ⅻ": 8,
-                     "a\u0301b": 9, "x\u200cy": 10, "snake_case": 11, "abc": 12, "déf": 13}
+    value = loads(
+        "{$: 1, _: 2, a1: 3, $_x9: 4, ümlåût: 5, ключ: 6, 名前: 7, Ⅻ: 8,"
+        " a\u0301b: 9, x\u200cy: 10, snake_case: 11, \\u0061bc: 12, d\\u00e9f: 13}"
+    )
+    assert value == {
+        "$": 1,
+        "_": 2,
+        "a1": 3,
+        "$_x9": 4,
+        "ümlåût": 5,
+        "ключ": 6,
+        "名前": 7,
+        "Ⅻ": 8,
+        "a\u0301b": 9,
+        "x\u200cy": 10,
+        "snake_case": 11,
+        "abc": 12,
+        "déf": 13,
+    }
 
 
 def test_reserved_words_are_plain_keys():
     assert loads("{null: 1, true: 2, false: 3, Infinity: 4, NaN: 5, if: 6}") == {
-        "null": 1, "true": 2, "false": 3, "Infinity": 4, "NaN": 5, "if": 6}
+        "null": 1,
+        "true": 2,
+        "false": 3,
+        "Infinity": 4,
+        "NaN": 5,
+        "if": 6,
+    }
 
 
-@pytest.mark.parametrize("text", ["{1a: 1}", "{-a: 1}", "{a-b: 1}", "{\u0301a: 1}", "{\\u0031: 1}",
-                                  "{a\\u002db: 1}", "{: 1}", "{a b: 1}", "{'a' 'b': 1}"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{1a: 1}",
+        "{-a: 1}",
+        "{a-b: 1}",
+        "{\u0301a: 1}",
+        "{\\u0031: 1}",
+        "{a\\u002db: 1}",
+        "{: 1}",
+        "{a b: 1}",
+        "{'a' 'b': 1}",
+    ],
+)
 def test_bad_keys(text):
     with pytest.raises(JSON5Error):
         loads(text)
@@ -198,20 +243,60 @@ def test_line_continuations():
     assert loads("'tab\there'") == "tab\there"
 
 
-@pytest.mark.parametrize("text", [r"'\1'", r"'\9'", r"'\08'", r"'\x4'", r"'\xg0'", r"'\u12'", r"'\u12g4'",
-                                  "'a\nb'", "'a\rb'", "'abc", "'abc\\", '"abc\''])
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"'\1'",
+        r"'\9'",
+        r"'\08'",
+        r"'\x4'",
+        r"'\xg0'",
+        r"'\u12'",
+        r"'\u12g4'",
+        "'a\nb'",
+        "'a\rb'",
+        "'abc",
+        "'abc\\",
+        "\"abc'",
+    ],
+)
 def test_bad_strings(text):
     with pytest.raises(JSON5Error):
         loads(text)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("0", 0), ("-0", 0), ("+0", 0), ("42", 42), ("-42", -42), ("+42", 42),
-    ("0x0", 0), ("0xFF", 255), ("0Xff", 255), ("-0x10", -16), ("+0x10", 16),
-    (".5", 0.5), ("-.5", -0.5), ("+.5", 0.5), ("5.", 5.0), ("-5.", -5.0), ("0.", 0.0),
-    ("1e3", 1000.0), ("1E+3", 1000.0), ("1e-3", 0.001), ("2.5e2", 250.0), (".5e1", 5.0), ("5.e1", 50.0),
-    ("1e400", math.inf), ("Infinity", math.inf), ("+Infinity", math.inf), ("-Infinity", -math.inf),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0", 0),
+        ("-0", 0),
+        ("+0", 0),
+        ("42", 42),
+        ("-42", -42),
+        ("+42", 42),
+        ("0x0", 0),
+        ("0xFF", 255),
+        ("0Xff", 255),
+        ("-0x10", -16),
+        ("+0x10", 16),
+        (".5", 0.5),
+        ("-.5", -0.5),
+        ("+.5", 0.5),
+        ("5.", 5.0),
+        ("-5.", -5.0),
+        ("0.", 0.0),
+        ("1e3", 1000.0),
+        ("1E+3", 1000.0),
+        ("1e-3", 0.001),
+        ("2.5e2", 250.0),
+        (".5e1", 5.0),
+        ("5.e1", 50.0),
+        ("1e400", math.inf),
+        ("Infinity", math.inf),
+        ("+Infinity", math.inf),
+        ("-Infinity", -math.inf),
+    ],
+)
 def test_numbers(text, expected):
     value = loads(text)
     assert value == expected and type(value) is type(expected)
@@ -222,9 +307,33 @@ def test_nan_and_big_hex():
     assert loads("0x" + "f" * 40) == int("f" * 40, 16)
 
 
-@pytest.mark.parametrize("text", ["01", "-01", "00", "0x", "0xg", "1e", "1e+", "1.2.3", "5..", ".", "+", "-",
-                                  "1_000", "1a", "0b1", "0o7", "Infinit", "Infinityx", "NaNa", "++1", "- 1",
-                                  "1" * 5000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "01",
+        "-01",
+        "00",
+        "0x",
+        "0xg",
+        "1e",
+        "1e+",
+        "1.2.3",
+        "5..",
+        ".",
+        "+",
+        "-",
+        "1_000",
+        "1a",
+        "0b1",
+        "0o7",
+        "Infinit",
+        "Infinityx",
+        "NaNa",
+        "++1",
+        "- 1",
+        "1" * 5000,
+    ],
+)
 def test_bad_numbers(text):
     with pytest.raises(JSON5Error, match="number"):
         loads(text)
@@ -256,27 +365,30 @@ def test_rejects_bytes():
 # --- errors and where they point ---------------------------------------------------
 
 
-@pytest.mark.parametrize("text, line, col, what", [
-    ("", 1, 1, "unexpected end of input"),
-    ("   ", 1, 4, "unexpected end of input"),
-    ("{a: 1,\n  b: }", 2, 6, "unexpected character '}'"),
-    ("{\n  \"a\": 01\n}", 2, 8, "invalid number"),
-    ('{"a" 1}', 1, 6, "expected ':' but found character '1'"),
-    ("[1 2]", 1, 4, "expected ',' or ']' but found character '2'"),
-    ("{a: 1 b: 2}", 1, 7, "expected ',' or '}' but found character 'b'"),
-    ("{1: 2}", 1, 2, "expected a member name but found character '1'"),
-    ("[1, 2", 1, 6, "expected ',' or ']' but found end of input"),
-    ("{a: 'x',\r\n b: 'y\r\n'}", 2, 7, "line break inside a string"),
-    ("[1]\n\n  x", 3, 3, "unexpected character 'x' after the value"),
-    ("[1,\r2,\r\n3,\u2028@]", 4, 1, "unexpected character '@'"),
-    ("{\n  k: 'abc", 2, 6, "unterminated string"),
-    ("[1, /* never closed", 1, 5, "unterminated /* comment"),
-    ("'\\1'", 1, 2, "invalid escape \\1"),
-    ("'ab\\x4'", 1, 4, "\\x needs 2 hex digits"),
-    ("'\\u12'", 1, 2, "\\u needs 4 hex digits"),
-    ("{a\\u0020b: 1}", 1, 3, "escaped character ' ' cannot be in a member name"),
-    ("[/]", 1, 2, "unexpected character '/'"),
-])
+@pytest.mark.parametrize(
+    "text, line, col, what",
+    [
+        ("", 1, 1, "unexpected end of input"),
+        ("   ", 1, 4, "unexpected end of input"),
+        ("{a: 1,\n  b: }", 2, 6, "unexpected character '}'"),
+        ('{\n  "a": 01\n}', 2, 8, "invalid number"),
+        ('{"a" 1}', 1, 6, "expected ':' but found character '1'"),
+        ("[1 2]", 1, 4, "expected ',' or ']' but found character '2'"),
+        ("{a: 1 b: 2}", 1, 7, "expected ',' or '}' but found character 'b'"),
+        ("{1: 2}", 1, 2, "expected a member name but found character '1'"),
+        ("[1, 2", 1, 6, "expected ',' or ']' but found end of input"),
+        ("{a: 'x',\r\n b: 'y\r\n'}", 2, 7, "line break inside a string"),
+        ("[1]\n\n  x", 3, 3, "unexpected character 'x' after the value"),
+        ("[1,\r2,\r\n3,\u2028@]", 4, 1, "unexpected character '@'"),
+        ("{\n  k: 'abc", 2, 6, "unterminated string"),
+        ("[1, /* never closed", 1, 5, "unterminated /* comment"),
+        ("'\\1'", 1, 2, "invalid escape \\1"),
+        ("'ab\\x4'", 1, 4, "\\x needs 2 hex digits"),
+        ("'\\u12'", 1, 2, "\\u needs 4 hex digits"),
+        ("{a\\u0020b: 1}", 1, 3, "escaped character ' ' cannot be in a member name"),
+        ("[/]", 1, 2, "unexpected character '/'"),
+    ],
+)
 def test_error_positions(text, line, col, what):
     with pytest.raises(JSON5Error) as info:
         loads(text)
@@ -299,8 +411,9 @@ def test_nesting_up_to_the_limit_is_fine():
     assert loads("{a:" * 500 + "[" * 500 + "]" * 500 + "}" * 500)["a"]["a"]
 
 
-@pytest.mark.parametrize("text", ["[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
-                                  "[" * 200_000, "{a:" * 200_000, "[{a:" * 100_000])
+@pytest.mark.parametrize(
+    "text", ["[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 200_000, "{a:" * 200_000, "[{a:" * 100_000]
+)
 def test_too_deep_is_a_clear_error_not_a_recursion_error(text):
     with pytest.raises(JSON5Error, match="nested too deeply") as info:
         loads(text)
@@ -324,14 +437,18 @@ def _seconds(text: str) -> float:
     return best
 
 
-@pytest.mark.parametrize("unit", [
-    "{key_%d: 'value \\u00e9 \\x41', n: [1, 2.5, 0xff, true, null], /* c */ },\n",  # mixed documents
-    "'%d \\n\\t\\\\ \\'',",  # escape-heavy strings
-    "// a comment line %d\n/* and a block */ %d,",  # comment-heavy
-])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "{key_%d: 'value \\u00e9 \\x41', n: [1, 2.5, 0xff, true, null], /* c */ },\n",  # mixed documents
+        "'%d \\n\\t\\\\ \\'',",  # escape-heavy strings
+        "// a comment line %d\n/* and a block */ %d,",  # comment-heavy
+    ],
+)
 def test_time_is_linear_in_input_size(unit):
     def doc(n: int) -> str:
         return "[" + "".join(unit.replace("%d", str(i)) for i in range(n)) + "]"
+
     small, large = _seconds(doc(2_000)), _seconds(doc(16_000))
     assert large < 30 * max(small, 1e-4), (small, large)  # 8x the input; a quadratic parser would take 64x
     assert large < 10.0
@@ -357,7 +474,7 @@ def _random_json(rng: random.Random, depth: int = 0):
     if kind == 0:
         return rng.choice([True, False, None])
     if kind == 1:
-        return rng.randint(-10**20, 10**20)
+        return rng.randint(-(10**20), 10**20)
     if kind == 2:
         return rng.uniform(-1e6, 1e6) * 10 ** rng.randint(-30, 30)
     if kind in (3, 4):
@@ -373,21 +490,28 @@ def _random_json(rng: random.Random, depth: int = 0):
 def test_round_trip_matches_json_loads(seed):
     rng = random.Random(seed)
     doc = _random_json(rng, 0)
-    for text in (json.dumps(doc), json.dumps(doc, ensure_ascii=False), json.dumps(doc, indent=2),
-                 json.dumps(doc, separators=(",", ":"), sort_keys=True)):
+    for text in (
+        json.dumps(doc),
+        json.dumps(doc, ensure_ascii=False),
+        json.dumps(doc, indent=2),
+        json.dumps(doc, separators=(",", ":"), sort_keys=True),
+    ):
         expected = json.loads(text)
         got = loads(text)
         assert got == expected
         assert json.dumps(got) == json.dumps(expected)  # same types too: int stays int, float float
 
 
-@pytest.mark.parametrize("text", [
-    '{"a": [1, 2.0, -3e-2, 1E5, 0.1, -0.0, 12345678901234567890], "b": {"c": null, "d": [true, false]}}',
-    r'"\u00e9\ud83d\ude00\/\b\f\n\r\t\\\" \u0000 \ud800"',
-    '[[], {}, [[]], {"": ""}, "", 0, -0, 1.5e300, 5e-324]',
-    ' \t\n\r {"spaced" \n : \r\n "out" } \n',
-    '{"dup": 1, "dup": 2}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.0, -3e-2, 1E5, 0.1, -0.0, 12345678901234567890], "b": {"c": null, "d": [true, false]}}',
+        r'"\u00e9\ud83d\ude00\/\b\f\n\r\t\\\" \u0000 \ud800"',
+        '[[], {}, [[]], {"": ""}, "", 0, -0, 1.5e300, 5e-324]',
+        ' \t\n\r {"spaced" \n : \r\n "out" } \n',
+        '{"dup": 1, "dup": 2}',
+    ],
+)
 def test_ordinary_json_matches_json_loads(text):
     got, expected = loads(text), json.loads(text)
     assert got == expected and json.dumps(got) == json.dumps(expected)

@@ -22,9 +22,13 @@ class Client:
     """A `mem mcp` subprocess; every stdout line must be one JSON-RPC message."""
 
     def __init__(self, ws: Path, *args: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(ws), *args, "mcp"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=dict(os.environ))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(ws), *args, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.next_id = 0
@@ -55,8 +59,10 @@ class Client:
         return reply
 
     def initialize(self, version: str = "2025-06-18"):
-        reply = self.request("initialize", {"protocolVersion": version, "capabilities": {},
-                                            "clientInfo": {"name": "pytest", "version": "1"}})
+        reply = self.request(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}},
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply["result"]
 
@@ -79,8 +85,13 @@ class Client:
 
 @pytest.fixture
 def memory(ws, note):
-    note(ws, PLAN, "# Plan\n\nWe chose PostgreSQL over MySQL for the Lumen API.\nThe migration runs on Friday.\n",
-         name="plan", description="Database plan.")
+    note(
+        ws,
+        PLAN,
+        "# Plan\n\nWe chose PostgreSQL over MySQL for the Lumen API.\nThe migration runs on Friday.\n",
+        name="plan",
+        description="Database plan.",
+    )
     note(ws, "MEMORY.md", "# Preferences\n\nThe user prefers tea over coffee.\n")
     return ws
 
@@ -117,8 +128,9 @@ def test_unknown_protocol_version_gets_the_newest(client):
 
 
 def cli(ws, *args):
-    proc = subprocess.run([sys.executable, "-m", "memcli", "-w", str(ws), *args], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(ws), *args], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.removesuffix("\n")
 
@@ -127,8 +139,9 @@ def test_tools_answer_with_the_cli_text(client, memory):
     client.initialize()
     text, failed = client.call("memory_search", {"query": "PostgreSQL migration", "limit": 2})
     assert not failed
-    assert text == cli(memory, "search", "--citations", "--max-chars", "700", "--limit", "2", "--",
-                       "PostgreSQL migration")
+    assert text == cli(
+        memory, "search", "--citations", "--max-chars", "700", "--limit", "2", "--", "PostgreSQL migration"
+    )
     assert f"Source: {PLAN}#L5-L8" in text
     text, failed = client.call("memory_get", {"path": PLAN, "from": 7, "lines": 2})
     assert (text, failed) == (cli(memory, "get", "--from", "7", "--lines", "2", PLAN), False)
@@ -156,8 +169,9 @@ def test_a_file_edited_between_two_calls_is_seen(client, memory):
     assert "The migration runs on Monday." in second and "Friday" not in second
     assert client.call("memory_get", {"path": PLAN, "from": 8})[0] == "The migration runs on Monday."
     (memory / "memory/2026-05-19").mkdir()
-    (memory / "memory/2026-05-19/quokka.md").write_text("# Zoo\n\nA quokka lives on Rottnest Island.\n",
-                                                       encoding="utf-8")
+    (memory / "memory/2026-05-19/quokka.md").write_text(
+        "# Zoo\n\nA quokka lives on Rottnest Island.\n", encoding="utf-8"
+    )
     third, _ = client.call("memory_search", {"query": "quokka"})
     assert third.startswith("========== memory/2026-05-19/quokka.md:1-3 ")
 
@@ -211,14 +225,25 @@ def test_protocol_errors_get_json_rpc_errors(client):
     client.send(b"\xff\xfe\n")
     assert client.recv()["error"]["code"] == -32700
     client.send({"jsonrpc": "1.0", "id": 5, "method": "ping"})
-    assert client.recv() == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600,
-                                                                     "message": "not a JSON-RPC 2.0 message"}}
+    assert client.recv() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "not a JSON-RPC 2.0 message"},
+    }
     client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
     client.send({"jsonrpc": "2.0", "id": 9, "result": {}})  # a stray response: no answer either
-    client.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
-                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                 {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
-                  "params": {"name": "memory_get", "arguments": {"path": "MEMORY.md", "lines": 1}}}])
+    client.send(
+        [
+            {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": "b",
+                "method": "tools/call",
+                "params": {"name": "memory_get", "arguments": {"path": "MEMORY.md", "lines": 1}},
+            },
+        ]
+    )
     batch = client.recv()
     assert [r["id"] for r in batch] == ["a", "b"]
     assert batch[1]["result"]["content"][0]["text"] == "# Preferences"
@@ -240,14 +265,20 @@ def test_a_message_over_the_size_cap_is_refused_without_reading_it_all_in(client
 
 def test_ingest_saves_the_session_and_flushes_into_a_searchable_note(client, memory):
     client.initialize()
-    messages = [{"role": "user", "content": "We decided to deploy the Lumen API with blue-green releases.",
-                 "timestamp": "2026-06-29T10:02:00Z"},
-                {"role": "assistant", "content": "Noted: blue-green releases for Lumen.",
-                 "timestamp": "2026-06-29T10:03:00Z"}]
+    messages = [
+        {
+            "role": "user",
+            "content": "We decided to deploy the Lumen API with blue-green releases.",
+            "timestamp": "2026-06-29T10:02:00Z",
+        },
+        {"role": "assistant", "content": "Noted: blue-green releases for Lumen.", "timestamp": "2026-06-29T10:03:00Z"},
+    ]
     text, failed = client.call("ingest", {"session_id": "a3f9c2e1", "messages": messages, "flush": True})
     assert not failed, text
-    assert text.splitlines()[-2:] == ["Saved 2 message(s) to mem_session/dialog/a3f9c2e1.jsonl (2 new, 0 updated)",
-                                      "Extracted with rules (flush)"]
+    assert text.splitlines()[-2:] == [
+        "Saved 2 message(s) to mem_session/dialog/a3f9c2e1.jsonl (2 new, 0 updated)",
+        "Extracted with rules (flush)",
+    ]
     note = next(line.split()[1] for line in text.splitlines() if line.startswith("Added memory/2026-06-29/"))
     assert (memory / note).is_file()
     found, _ = client.call("memory_search", {"query": "blue-green"})

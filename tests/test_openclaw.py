@@ -17,8 +17,14 @@ from memcli.config.layers import DEFAULTS
 from memcli.vault.workspace import open_workspace
 
 KEY = "sk-openclaw-test-key-1234567890"
-OC_VARS = ("OPENCLAW_CONFIG_PATH", "CLAWDBOT_CONFIG_PATH", "OPENCLAW_STATE_DIR", "CLAWDBOT_STATE_DIR",
-           "OPENCLAW_HOME", "OPENCLAW_PROFILE")
+OC_VARS = (
+    "OPENCLAW_CONFIG_PATH",
+    "CLAWDBOT_CONFIG_PATH",
+    "OPENCLAW_STATE_DIR",
+    "CLAWDBOT_STATE_DIR",
+    "OPENCLAW_HOME",
+    "OPENCLAW_PROFILE",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +104,13 @@ def test_config_shows_openclaw_settings_key_masked(oc_home, ws, run_mem):
     cfg = json.loads(out)["config"]
     emb = cfg["embedding_model_config"]
     assert (emb["backend"], emb["model_name"], emb["dimensions"], emb["base_url"], emb["api_key"], emb["headers"]) == (
-        "openai", "text-embedding-3-large", 3072, "http://127.0.0.1:9/v1", "***", {"X-Team": "***"})
+        "openai",
+        "text-embedding-3-large",
+        3072,
+        "http://127.0.0.1:9/v1",
+        "***",
+        {"X-Team": "***"},
+    )
     assert cfg["search"]["limit"] == 8
     assert cfg["search"]["vector_weight"] == pytest.approx(0.75)  # 0.6 / (0.6 + 0.2)
     assert cfg["search"]["candidate_multiplier"] == 20.0  # clamped as OpenClaw does
@@ -112,8 +124,11 @@ def test_layer_reports_its_file_agent_and_ignored_keys(oc_home, ws):
     w = opened(ws, OC_KEY=KEY, EMB_HOST="http://h", MEM_EMBEDDING_BACKEND=None)
     layer = w.openclaw
     assert layer.path == str(oc_home / ".openclaw" / "openclaw.json") and layer.agent == "main"
-    assert sorted(layer.ignored) == ["memorySearch.query.minScore", "memorySearch.remote.batch.enabled",
-                                     "memorySearch.sync.watch"]
+    assert sorted(layer.ignored) == [
+        "memorySearch.query.minScore",
+        "memorySearch.remote.batch.enabled",
+        "memorySearch.sync.watch",
+    ]
     assert layer.warnings == []
     assert KEY not in repr(layer)
     assert w.settings.embedding.api_key == KEY  # used, never printed
@@ -146,7 +161,8 @@ def test_missing_variable_leaves_the_setting_out_with_a_warning(oc_home, ws, run
     w = opened(ws, OC_KEY=None, EMB_HOST="http://h", MEM_EMBEDDING_BACKEND=None)
     assert w.settings.embedding.api_key == "" and w.settings.embedding.base_url == "http://h/v1"
     assert w.openclaw.warnings == [
-        "agents.defaults.memorySearch.remote.apiKey: ${OC_KEY} is not set; the setting is left out"]
+        "agents.defaults.memorySearch.remote.apiKey: ${OC_KEY} is not set; the setting is left out"
+    ]
     code, out, err = run_mem("-w", ws, "reindex", env={"EMB_HOST": "http://h"})
     assert code == 0
     assert "${OC_KEY} is not set" in err
@@ -154,8 +170,10 @@ def test_missing_variable_leaves_the_setting_out_with_a_warning(oc_home, ws, run
 
 def test_no_install_changes_nothing(ws, pinned_env):
     w = opened(ws)
-    assert w.openclaw is None and w.config == {**DEFAULTS, "embedding_model_config": {
-        **DEFAULTS["embedding_model_config"], "backend": "none"}}
+    assert w.openclaw is None and w.config == {
+        **DEFAULTS,
+        "embedding_model_config": {**DEFAULTS["embedding_model_config"], "backend": "none"},
+    }
     assert openclaw.candidates(str(ws), dict(os.environ), str(pinned_env)) == []
 
 
@@ -166,23 +184,49 @@ def test_unrelated_workspace_gets_nothing(oc_home, tmp_path):
 
 
 def test_openclaw_config_path(ws, tmp_path):
-    cfg = write(tmp_path / "etc" / "oc.json", json.dumps({
-        "agents": {"defaults": {"workspace": str(ws), "memorySearch": {"provider": "ollama",
-                                                                         "model": "nomic-embed-text:latest"}}}}))
+    cfg = write(
+        tmp_path / "etc" / "oc.json",
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {
+                        "workspace": str(ws),
+                        "memorySearch": {"provider": "ollama", "model": "nomic-embed-text:latest"},
+                    }
+                }
+            }
+        ),
+    )
     w = opened(ws, OPENCLAW_CONFIG_PATH=str(cfg), MEM_EMBEDDING_BACKEND=None)
     e = w.settings.embedding
-    assert (w.openclaw.path, e.backend, e.model_name, e.dimensions) == (str(cfg), "ollama", "nomic-embed-text:latest", 768)
+    assert (w.openclaw.path, e.backend, e.model_name, e.dimensions) == (
+        str(cfg),
+        "ollama",
+        "nomic-embed-text:latest",
+        768,
+    )
     assert opened(ws, OPENCLAW_CONFIG_PATH=str(tmp_path / "nope.json")).openclaw is None
 
 
 def test_longest_matching_agent_and_entries_and_new_memory_search(pinned_env, ws, tmp_path):
-    install(pinned_env, json.dumps({
-        "memory": {"search": {"query": {"maxResults": 4}, "extraPaths": ["../shared"]}},
-        "agents": {"defaults": {"workspace": str(ws.parent), "memorySearch": {"chunking": {"tokens": 200}}},
-                   "entries": {"main": {}, "coder": {"workspace": str(ws),
-                                                     "memory": {"search": {"extraPaths": ["~/x"],
-                                                                           "query": {"maxResults": 9}}}}}},
-    }))
+    install(
+        pinned_env,
+        json.dumps(
+            {
+                "memory": {"search": {"query": {"maxResults": 4}, "extraPaths": ["../shared"]}},
+                "agents": {
+                    "defaults": {"workspace": str(ws.parent), "memorySearch": {"chunking": {"tokens": 200}}},
+                    "entries": {
+                        "main": {},
+                        "coder": {
+                            "workspace": str(ws),
+                            "memory": {"search": {"extraPaths": ["~/x"], "query": {"maxResults": 9}}},
+                        },
+                    },
+                },
+            }
+        ),
+    )
     w = opened(ws)
     assert w.openclaw.agent == "coder"
     assert w.settings.search.limit == 9 and w.settings.chunking.target_tokens == 200
@@ -192,30 +236,50 @@ def test_longest_matching_agent_and_entries_and_new_memory_search(pinned_env, ws
 def test_default_agent_workspace_and_profiles(pinned_env, tmp_path):
     ws = pinned_env / ".openclaw" / "workspace-work"
     (ws / "memory").mkdir(parents=True)
-    install(pinned_env, '{agents: {defaults: {memorySearch: {query: {maxResults: 11}}}}}', ".openclaw-work/openclaw.json")
+    install(
+        pinned_env, "{agents: {defaults: {memorySearch: {query: {maxResults: 11}}}}}", ".openclaw-work/openclaw.json"
+    )
     w = opened(ws)
     assert (w.openclaw.agent, w.settings.search.limit) == ("main", 11)
 
 
 def test_secret_ref_escapes_and_env_block(pinned_env, ws):
-    install(pinned_env, json.dumps({
-        "env": {"vars": {"FROM_BLOCK": "block-key"}},
-        "agents": {"defaults": {"workspace": str(ws), "memorySearch": {
-            "provider": "voyage", "remote": {"apiKey": {"source": "env", "provider": "default", "id": "FROM_BLOCK"},
-                                             "headers": {"X-Literal": "$${NOT_A_VAR}", "x-lower": "${lower}"}}}}}}))
+    install(
+        pinned_env,
+        json.dumps(
+            {
+                "env": {"vars": {"FROM_BLOCK": "block-key"}},
+                "agents": {
+                    "defaults": {
+                        "workspace": str(ws),
+                        "memorySearch": {
+                            "provider": "voyage",
+                            "remote": {
+                                "apiKey": {"source": "env", "provider": "default", "id": "FROM_BLOCK"},
+                                "headers": {"X-Literal": "$${NOT_A_VAR}", "x-lower": "${lower}"},
+                            },
+                        },
+                    }
+                },
+            }
+        ),
+    )
     w = opened(ws, MEM_EMBEDDING_BACKEND=None)
     e = w.settings.embedding
     assert (e.backend, e.model_name, e.dimensions, e.api_key) == ("voyage", "voyage-4-large", 1024, "block-key")
     assert e.headers == {"X-Literal": "${NOT_A_VAR}", "x-lower": "${lower}"}
 
 
-@pytest.mark.parametrize("search, backend, warned", [
-    ({"enabled": False, "provider": "openai"}, "none", False),
-    ({"provider": "none"}, "none", False),
-    ({"provider": "local", "model": "embeddinggemma-300m-qat-Q8_0.gguf"}, "local", False),
-    ({"provider": "bedrock"}, "", True),
-    ({"provider": "auto"}, "", False),
-])
+@pytest.mark.parametrize(
+    "search, backend, warned",
+    [
+        ({"enabled": False, "provider": "openai"}, "none", False),
+        ({"provider": "none"}, "none", False),
+        ({"provider": "local", "model": "embeddinggemma-300m-qat-Q8_0.gguf"}, "local", False),
+        ({"provider": "bedrock"}, "", True),
+        ({"provider": "auto"}, "", False),
+    ],
+)
 def test_provider_mapping(pinned_env, ws, search, backend, warned):
     install(pinned_env, json.dumps({"agents": {"defaults": {"workspace": str(ws), "memorySearch": search}}}))
     w = opened(ws, MEM_EMBEDDING_BACKEND=None)
@@ -224,20 +288,37 @@ def test_provider_mapping(pinned_env, ws, search, backend, warned):
 
 
 def test_bad_values_are_warnings_not_errors(pinned_env, ws):
-    install(pinned_env, json.dumps({"agents": {"defaults": {"workspace": str(ws), "memorySearch": {
-        "query": {"maxResults": "many", "hybrid": {"vectorWeight": True}},
-        "chunking": {"tokens": 0}, "extraPaths": ["ok", 3, {"path": "p", "pattern": "*.md"}]}}}}))
+    install(
+        pinned_env,
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {
+                        "workspace": str(ws),
+                        "memorySearch": {
+                            "query": {"maxResults": "many", "hybrid": {"vectorWeight": True}},
+                            "chunking": {"tokens": 0},
+                            "extraPaths": ["ok", 3, {"path": "p", "pattern": "*.md"}],
+                        },
+                    }
+                }
+            }
+        ),
+    )
     w = opened(ws)
     assert w.settings.search.limit == 5 and w.settings.extra_paths == ("ok", "p")
     assert len(w.openclaw.warnings) == 5
 
 
-@pytest.mark.parametrize("text, why", [
-    ("{agents: {", "cannot parse"),
-    ('{"$include": "../outside.json"}', "outside the config folder"),
-    ('{"$include": "./openclaw.json"}', "includes itself"),
-    ('{"$include": 3}', "must be a path"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{agents: {", "cannot parse"),
+        ('{"$include": "../outside.json"}', "outside the config folder"),
+        ('{"$include": "./openclaw.json"}', "includes itself"),
+        ('{"$include": 3}', "must be a path"),
+    ],
+)
 def test_unusable_config_is_a_warning_and_mem_works(pinned_env, ws, tmp_path, run_mem, text, why):
     write(pinned_env / "outside.json", "{}")
     install(pinned_env, text)
@@ -251,8 +332,20 @@ def test_unusable_config_is_a_warning_and_mem_works(pinned_env, ws, tmp_path, ru
 def test_include_list_is_deep_merged_siblings_win(pinned_env, ws):
     install(pinned_env, '{"memorySearch": {"extraPaths": ["b"]}}', ".openclaw/b.json5")
     install(pinned_env, '{"memorySearch": {"extraPaths": ["a"], "query": {"maxResults": 2}}}', ".openclaw/a.json5")
-    install(pinned_env, json.dumps({"agents": {"defaults": {
-        "workspace": str(ws), "$include": ["./a.json5", "./b.json5"], "memorySearch": {"query": {"maxResults": 7}}}}}))
+    install(
+        pinned_env,
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {
+                        "workspace": str(ws),
+                        "$include": ["./a.json5", "./b.json5"],
+                        "memorySearch": {"query": {"maxResults": 7}},
+                    }
+                }
+            }
+        ),
+    )
     w = opened(ws)
     assert w.settings.extra_paths == ("a", "b") and w.settings.search.limit == 7
 

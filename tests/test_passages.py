@@ -15,12 +15,28 @@ import random
 
 import numpy as np
 import pytest
+from test_vectors import (  # noqa: F401
+    DAY,
+    NOTES,
+    bow,
+    chunk_store,
+    cli,
+    cosine,
+    index_figures,
+    indexed,
+    one_warning,
+    root,
+    search_json,
+    server,
+    space_id,
+    unit,
+    write_config,
+    write_notes,
+)
 
 from memcli.index.notes.chunker import estimate_tokens
 from memcli.index.vectors.passages import mean_vectors, split
 from memcli.retrieval.vector import top
-from test_vectors import (DAY, NOTES, bow, chunk_store, cli, cosine, index_figures, indexed, one_warning,  # noqa: F401
-                          root, search_json, server, space_id, unit, write_config, write_notes)
 
 # ---------------------------------------------------------------- the split
 
@@ -31,8 +47,10 @@ def body_of(passage: str, crumb: int) -> list[str]:
 
 def random_chunk(r: random.Random, crumb: int, n_lines: int) -> str:
     head = [f"{'#' * (i + 1)} Heading {i}" for i in range(crumb)]
-    body = [f"L{i} " + " ".join("w" * r.randint(1, 12) for _ in range(r.choice([0, 1, 3, 8, 20, 60])))
-            for i in range(n_lines)]
+    body = [
+        f"L{i} " + " ".join("w" * r.randint(1, 12) for _ in range(r.choice([0, 1, 3, 8, 20, 60])))
+        for i in range(n_lines)
+    ]
     return "\n".join(head + body)
 
 
@@ -51,12 +69,12 @@ def test_windows_cover_every_body_line_in_order_within_the_budget(seed):
         return
     starts = [body.index(w[0]) for w in windows]  # body lines are unique (numbered)
     for w, s in zip(windows, starts):
-        assert body[s:s + len(w)] == w, "a window is a run of consecutive body lines"
+        assert body[s : s + len(w)] == w, "a window is a run of consecutive body lines"
         assert len(w) == 1 or sum(map(estimate_tokens, w)) <= target, "within the budget unless one line"
     assert starts[0] == 0 and starts[-1] + len(windows[-1]) == len(body), "first and last line covered"
     for (s0, w0), s1 in zip(zip(starts, windows), starts[1:]):
         assert s0 < s1 <= s0 + len(w0), "always advances, never leaves a gap"
-        overlap = body[s1:s0 + len(w0)]
+        overlap = body[s1 : s0 + len(w0)]
         assert sum(map(estimate_tokens, overlap)) <= target // 5, "overlap within a fifth of the budget"
 
 
@@ -80,7 +98,7 @@ def test_small_chunk_or_zero_target_is_one_passage_equal_to_the_chunk():
 def test_mean_vectors_are_normalised_means_and_single_rows_stay_exact():
     rows = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0.8, 0], [0, 0, 1]], dtype=np.float32)
     out = mean_vectors(rows, [0, 2, 3, 4])
-    np.testing.assert_allclose(out[0], [2 ** -0.5, 2 ** -0.5, 0], atol=1e-6)
+    np.testing.assert_allclose(out[0], [2**-0.5, 2**-0.5, 0], atol=1e-6)
     assert out[1].tobytes() == rows[2].tobytes() and out[2].tobytes() == rows[3].tobytes()
 
 
@@ -121,8 +139,7 @@ def test_above_the_shortlist_scores_are_exact_and_the_best_passage_is_found(seed
     for d, s in hits:
         assert s == pytest.approx(exact[d], abs=1e-5)  # a returned chunk's score is its exact best passage
     assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
-    odd = top(rows, mask, q, 20, allowed=lambda d: d % 2 == 1, offsets=offsets,
-              chunk_rows=mean_vectors(rows, offsets))
+    odd = top(rows, mask, q, 20, allowed=lambda d: d % 2 == 1, offsets=offsets, chunk_rows=mean_vectors(rows, offsets))
     assert odd and all(d % 2 == 1 for d, _ in odd)
 
 
@@ -302,8 +319,9 @@ def assert_matrix_matches_the_texts(root, server) -> int:
             continue
         want = np.stack([unit(bow(t, 8)) for t in texts])
         assert np.allclose(rows, want, atol=2e-3), (d, texts[0][:40])
-        assert np.allclose(np.asarray(m.chunk_row(d), dtype=np.float32), mean_vectors(want, [0, len(want)])[0],
-                           atol=2e-3), d
+        assert np.allclose(
+            np.asarray(m.chunk_row(d), dtype=np.float32), mean_vectors(want, [0, len(want)])[0], atol=2e-3
+        ), d
         checked += 1
     m.close()
     snap.close()

@@ -11,12 +11,13 @@ import re
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
-from test_vectors import SECRET, BowServer, write_config, write_notes  # noqa: E402
+import fake_provider as fp
+from test_vectors import SECRET, BowServer, write_config, write_notes
 
 LINE = re.compile(r"Indexing: [A-Z][a-z]+( \([a-z ]+\)| [a-z]+)* [\d,]+(/[\d,]+ \(\d+%\))?, \d+ s")
 
@@ -30,8 +31,13 @@ def test_a_long_reindex_off_a_terminal_prints_a_line_every_interval(ws, tmp_path
         server.state.script(*[fp.Reply(delay=0.4)] * 8)
         env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
         env["MEM_PROGRESS_SECONDS"] = "0.5"
-        proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(ws), "reindex"], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(ws), "reindex"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         seen = []  # (arrival, line)
         for line in proc.stderr:
             seen.append((time.monotonic(), line))
@@ -46,7 +52,7 @@ def test_a_long_reindex_off_a_terminal_prints_a_line_every_interval(ws, tmp_path
     assert all(LINE.fullmatch(line) for line in lines), lines  # plain lines: no bar, no \r, no colour
     assert any(line.startswith("Indexing: Embedding ") and "/16 (" in line for line in lines), lines
     times = [t for t, _ in seen] + [end]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     assert max(gaps) < 0.5 + 1.0, gaps  # every interval, give or take a busy machine
     assert out.startswith("Rebuilt 16 files, 16 chunks")
 

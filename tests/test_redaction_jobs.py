@@ -16,8 +16,10 @@ AWS_ID = "AKIA" + "QX7TZ4NR2B9KLM3W"
 AWS_SECRET = "wJalrXUtnF" + "EMI/K7MDENG/bPxRfi" + "CYzq8Vv3Tm1Y"
 GITHUB = "ghp_" + "Zr4TqW8vNx2LmP9kJ7bH3cY6dF1sA0eGuViO"
 PASSWORD = "Tr0ub4dor&3x"
-PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
-       "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----")
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
+)
 SECRETS = [OPENAI, AWS_ID, AWS_SECRET, GITHUB, PASSWORD, "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMx", "s3cr3t-Db-pa55"]
 
 
@@ -59,8 +61,9 @@ def test_ingest_redacts_messages_log_note_and_store(ws, run_mem):
         {"role": "user", "content": f"The CI token is {GITHUB} and the db password={PASSWORD} for staging."},
         {"role": "user", "content": f"Here is the deploy key:\n{PEM}\nWe decided to deploy on Fridays."},
     ]
-    code, out, err = run_mem("-w", ws, "ingest", "--session-id", "deploy", "--force", "--json", "-",
-                             input=json.dumps(convo))
+    code, out, err = run_mem(
+        "-w", ws, "ingest", "--session-id", "deploy", "--force", "--json", "-", input=json.dumps(convo)
+    )
     assert code == 0, err
     rep = json.loads(out)
     assert rep["extracted"] and rep["changes"]
@@ -73,9 +76,10 @@ def test_ingest_redacts_messages_log_note_and_store(ws, run_mem):
 def test_resource_scan_redacts_config_values(ws, run_mem):
     res = ws / "resource" / "2026-05-18"
     res.mkdir(parents=True)
-    (res / "config.json").write_text(json.dumps({"db_host": "db.internal", "db_port": 5432,
-                                                 "db_password": "s3cr3t-Db-pa55", "api_key": OPENAI}),
-                                     encoding="utf-8")
+    (res / "config.json").write_text(
+        json.dumps({"db_host": "db.internal", "db_port": 5432, "db_password": "s3cr3t-Db-pa55", "api_key": OPENAI}),
+        encoding="utf-8",
+    )
     code, out, err = run_mem("-w", ws, "resource", "scan", "--json")
     assert code == 0, err
     rep = json.loads(out)
@@ -86,8 +90,14 @@ def test_resource_scan_redacts_config_values(ws, run_mem):
 
 
 def test_dream_keeps_a_hand_written_secret_out_of_the_digest_and_health_names_it(ws, run_mem, note):
-    note(ws, "memory/2026-05-18/ops.md", f"# Ops\n\n- The staging database password is {PASSWORD} now.\n"
-         "- We deploy the billing service with Terraform every Friday.\n", name="ops", description="Ops notes.")
+    note(
+        ws,
+        "memory/2026-05-18/ops.md",
+        f"# Ops\n\n- The staging database password is {PASSWORD} now.\n"
+        "- We deploy the billing service with Terraform every Friday.\n",
+        name="ops",
+        description="Ops notes.",
+    )
     code, out, err = run_mem("-w", ws, "dream", "--date", "2026-05-18", "--json")
     assert code == 0, err
     assert json.loads(out)["redacted"] == {"password": 1}
@@ -100,8 +110,9 @@ def test_dream_keeps_a_hand_written_secret_out_of_the_digest_and_health_names_it
 
 
 def test_redaction_can_be_configured(ws, run_mem):
-    (ws / "mem.yaml").write_text("redaction:\n  patterns:\n    ticket_code: 'TKT-[0-9]{6}'\n"
-                                 "  disabled_kinds: [openai_key]\n", encoding="utf-8")
+    (ws / "mem.yaml").write_text(
+        "redaction:\n  patterns:\n    ticket_code: 'TKT-[0-9]{6}'\n  disabled_kinds: [openai_key]\n", encoding="utf-8"
+    )
     code, out, err = run_mem("-w", ws, "remember", f"ticket TKT-123456 uses {OPENAI}", "--json")
     assert code == 0, err
     rep = json.loads(out)
@@ -118,7 +129,9 @@ def test_redaction_can_be_configured(ws, run_mem):
 SENTENCE = "My password for the staging admin is Tr0ub4dor&3-Lumen and the root password on logs-02 is hunter2-Xq9!zz"
 SENTENCE_VALUES = ["Tr0ub4dor&3-Lumen", "hunter2-Xq9!zz"]
 ACCOUNT_KEY = "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4OTBhYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NQ=="
-CONNECTION = f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={ACCOUNT_KEY};EndpointSuffix=core.windows.net"
+CONNECTION = (
+    f"DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey={ACCOUNT_KEY};EndpointSuffix=core.windows.net"
+)
 
 
 def every_file(root) -> list:
@@ -135,15 +148,22 @@ def every_file(root) -> list:
 
 
 def test_sentence_secrets_reach_no_file_and_dream_prints_no_account_key(ws, run_mem):
-    convo = [{"role": "user", "content": SENTENCE}, {"role": "assistant", "content": "Noted."},
-             {"role": "user", "content": f"The logs storage connection string is {CONNECTION} and we keep logs 30 days."}]
-    code, out, err = run_mem("-w", ws, "ingest", "--session-id", "ops", "--force", "--json", "-", input=json.dumps(convo))
+    convo = [
+        {"role": "user", "content": SENTENCE},
+        {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": f"The logs storage connection string is {CONNECTION} and we keep logs 30 days."},
+    ]
+    code, out, err = run_mem(
+        "-w", ws, "ingest", "--session-id", "ops", "--force", "--json", "-", input=json.dumps(convo)
+    )
     assert code == 0, err
     assert json.loads(out)["redacted"] == {"azure_key": 1, "password": 2}
     code, out, err = run_mem("-w", ws, "remember", SENTENCE, "--json")
     assert code == 0, err
-    assert json.loads(out)["text"] == ("My password for the staging admin is [REDACTED:password] and the root password "
-                                       "on logs-02 is [REDACTED:password]")
+    assert json.loads(out)["text"] == (
+        "My password for the staging admin is [REDACTED:password] and the root password "
+        "on logs-02 is [REDACTED:password]"
+    )
     code, out, err = run_mem("-w", ws, "dream")
     assert code == 0, err
     assert "AccountKey=" + ACCOUNT_KEY[:8] not in out and ACCOUNT_KEY not in out + err
@@ -181,14 +201,21 @@ def test_health_fails_on_mem_records_and_warns_on_stale_chunks(ws, run_mem, note
     note(ws, "memory/2026-05-18/access.md", "# Access\n\n- The staging admin password is in the vault.\n")
     log = ws / "mem_session" / "dialog" / "old.jsonl"
     log.parent.mkdir(parents=True)
-    log.write_text(json.dumps({"id": "m1", "role": "user", "content": [{"type": "text", "text": "密码是 Zh8#kL2m9"}]},
-                              ensure_ascii=True) + "\n", encoding="utf-8")  # \u-escaped: still found
+    log.write_text(
+        json.dumps(
+            {"id": "m1", "role": "user", "content": [{"type": "text", "text": "密码是 Zh8#kL2m9"}]}, ensure_ascii=True
+        )
+        + "\n",
+        encoding="utf-8",
+    )  # \u-escaped: still found
     code, out, err = run_mem("-w", ws, "health", "--json")
     assert code == 5, err
     check = next(c for c in json.loads(out)["checks"] if c["name"] == "secrets")
     assert check["status"] == "fail" and "mem_session/dialog/old.jsonl" in check["message"]
-    assert check["figures"]["paths"] == ["mem_metadata/file_store/file_chunks_default_v1.jsonl.zst (memory/2026-05-18/access.md)",
-                                         "mem_session/dialog/old.jsonl"]
+    assert check["figures"]["paths"] == [
+        "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst (memory/2026-05-18/access.md)",
+        "mem_session/dialog/old.jsonl",
+    ]
     assert "mem reindex" in check["message"] and "Zh8#kL2m9" not in out and SENTENCE_VALUES[0] not in out
     log.unlink()
     code, out, err = run_mem("-w", ws, "reindex")

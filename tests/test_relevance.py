@@ -1,4 +1,4 @@
-"""Honest hybrid scores (issue 14), in-process: what the keyword branch knows beyond its top
+"""Honest hybrid scores, in-process: what the keyword branch knows beyond its top
 k (bm25.scored), the cosine of any chunk (vector.cosines), fusions that do not depend on how
 deep the branch lists go, and the noise floor (probes, quantile, cap). End to end with a
 real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
@@ -6,16 +6,16 @@ real embedding server: tests/test_vectors.py and tests/test_expansion.py."""
 from __future__ import annotations
 
 import random
+from typing import ClassVar
 
 import numpy as np
 import pytest
+from test_bm25 import QUERIES, build_corpus
 
 from memcli.index.keyword import bm25
-from memcli.index.vectors import vectors
 from memcli.index.vectors import noise
 from memcli.retrieval import fusion
 from memcli.retrieval.vector import cosines, top
-from test_bm25 import QUERIES, build_corpus
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_cosines_are_the_scores_top_gives():
 class FakeSnap:
     """What the fusions read of a snapshot: a path, lines and a text per chunk."""
 
-    paths = ["a.md"]
+    paths: ClassVar = ["a.md"]
 
     def meta(self, d):
         return 0, 10 * d + 1, 10 * d + 5, 0
@@ -112,10 +112,12 @@ def test_minmax_scores_do_not_depend_on_how_deep_the_lists_go(seed):
 def test_rrf_counts_ranks_up_to_the_pool_only():
     vector, keyword, cos, bm = lists(np.random.default_rng(7), n=3 * fusion.POOL)
     deep = {h.docs[0]: h.score for h in fusion.fuse_rrf(FakeSnap(), vector, keyword, 0.7, 60, scores=(cos, bm))}
-    pool = {h.docs[0]: h.score for h in fusion.fuse_rrf(FakeSnap(), vector[:fusion.POOL], keyword[:fusion.POOL],
-                                                        0.7, 60, scores=(cos, bm))}
+    pool = {
+        h.docs[0]: h.score
+        for h in fusion.fuse_rrf(FakeSnap(), vector[: fusion.POOL], keyword[: fusion.POOL], 0.7, 60, scores=(cos, bm))
+    }
     assert all(deep[d] == s for d, s in pool.items())
-    beyond = {d for d, _ in vector[fusion.POOL:]} - {d for d, _ in keyword[:fusion.POOL]}
+    beyond = {d for d, _ in vector[fusion.POOL :]} - {d for d, _ in keyword[: fusion.POOL]}
     assert beyond and all(deep[d] == 0.0 for d in beyond)
 
 
@@ -158,7 +160,9 @@ def test_the_floor_is_the_quantile_of_the_probes_best_cosines_below_the_cap():
     assert record["passages"] == 20 and record["probes"] == 48
     np.testing.assert_allclose(noise.noise_vectors(record, 8), probes, atol=2e-3)
     eye = np.eye(8, dtype=np.float32)
-    low = noise.noise_record(space, eye[1:2].repeat(48, axis=0) * 0.3 + eye[2:3] * 0.9539, FakeMatrix(eye[:2], [1], [0, 2]))
+    low = noise.noise_record(
+        space, eye[1:2].repeat(48, axis=0) * 0.3 + eye[2:3] * 0.9539, FakeMatrix(eye[:2], [1], [0, 2])
+    )
     assert low["floor"] == low["measured"] == 0.3  # under the cap: the measurement itself
     high = noise.noise_record(space, eye[:1].repeat(48, axis=0), FakeMatrix(eye[:2], [1], [0, 2]))
     assert (high["measured"], high["floor"]) == (1.0, noise.FLOOR_CAP)  # nonsense as close as it gets

@@ -32,16 +32,28 @@ REQUIRED = os.environ.get("MEM_REQUIRE_REME") == "1"  # read at import: the fixt
 REME_VERSION = "0.4.2.0"
 CHUNKS = "mem_metadata/" + store.CHUNK_STORE
 GRAPH = "mem_metadata/" + store.GRAPH_STORE
-QUERIES = ["PostgreSQL migration", "pgloader", "ECONNREFUSED canary", "部署 回滚", "Dana timezone",
-           "replication lag", "rollback helm"]
+QUERIES = [
+    "PostgreSQL migration",
+    "pgloader",
+    "ECONNREFUSED canary",
+    "部署 回滚",
+    "Dana timezone",
+    "replication lag",
+    "rollback helm",
+]
 
 
 @functools.lru_cache(maxsize=1)
 def _why_no_reme() -> str | None:
     if not REME_PYTHON.exists():
         return f"no ReMe Python at {REME_PYTHON} (run `make reme-venv`, or set MEM_REME_PYTHON)"
-    proc = subprocess.run([str(REME_PYTHON), "-c", "import reme; print(reme.__version__)"],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [str(REME_PYTHON), "-c", "import reme; print(reme.__version__)"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if proc.returncode != 0:
         return f"`reme` is not importable in {REME_PYTHON}: {proc.stderr.strip().splitlines()[-1:]}"
     if proc.stdout.strip() != REME_VERSION:
@@ -77,32 +89,68 @@ def shared_workspace(ws: Path, note, memory_md: bool = True) -> None:
     """Notes in mem's layout with what the two tools treat differently: frontmatter, a day
     page, anchors, a code fence, CJK, a note long enough for several mem chunks."""
     if memory_md:
-        note(ws, "MEMORY.md", "# Long-term memory\n\n## User\n- Name: Dana. Prefers concise answers.\n"
-                              "- Timezone: Europe/Berlin.\n")
-    note(ws, "memory/2026-05-01/db-migration.md",
-         "# Database migration\n\n## Decision\nThe team replaced MySQL with PostgreSQL 16.\n"
-         "Data moves with pgloader over one weekend.\n", name="db-migration",
-         description="Plan for the PostgreSQL migration.", session_id="s-001")
-    note(ws, "memory/2026-05-01/ws-incident.md",
-         "# WebSocket incident\n\nDuring the canary deploy clients got ECONNREFUSED and retried at once.\n"
-         "See [[memory/2026-05-01/db-migration.md]] and [[digest/procedure/deploy.md#Stage 2]].\n\n"
-         "```js\n// see [[digest/wiki/postgresql.md]]\nhandleWebSocketReconnect(backoff)\n```\n",
-         name="ws-incident", description="Reconnect storm after a canary deploy.", session_id="s-002")
-    note(ws, "memory/2026-05-02/deploy-zh.md", "# 部署流程\n\n先部署到 staging，再到 canary，最后 production。"
-                                              "回滚：停流量，切回上一个版本。\n",
-         name="deploy-zh", description="部署流程与回滚。", date="2026-05-02", tags=["ops", "部署"])
-    note(ws, "memory/2026-05-01.md",
-         "<!-- notes:auto -->\n- [[memory/2026-05-01/db-migration.md]] name: db-migration description: "
-         "Plan for the PostgreSQL migration.\n- [[memory/2026-05-01/ws-incident.md]] name: ws-incident "
-         "description: Reconnect storm after a canary deploy.\n<!-- /notes:auto -->\n",
-         name="2026-05-01", description="2 note(s) today.")
-    note(ws, "digest/wiki/postgresql.md", "# PostgreSQL\n\nJSONB, partial indexes and reliable replication; "
-                                          "watch the replication lag.\n", name="postgresql",
-         description="Why PostgreSQL.")
-    stages = "".join(f"## Stage {i}\n\n" + " ".join(f"step{i}x{j} cluster helm rollback canary node latency"
-                                                    for j in range(40)) + "\n\n" for i in range(1, 7))
-    note(ws, "digest/procedure/deploy.md", "# Deployment procedure\n\n" + stages, name="deploy",
-         description="How we deploy.")
+        note(
+            ws,
+            "MEMORY.md",
+            "# Long-term memory\n\n## User\n- Name: Dana. Prefers concise answers.\n- Timezone: Europe/Berlin.\n",
+        )
+    note(
+        ws,
+        "memory/2026-05-01/db-migration.md",
+        "# Database migration\n\n## Decision\nThe team replaced MySQL with PostgreSQL 16.\n"
+        "Data moves with pgloader over one weekend.\n",
+        name="db-migration",
+        description="Plan for the PostgreSQL migration.",
+        session_id="s-001",
+    )
+    note(
+        ws,
+        "memory/2026-05-01/ws-incident.md",
+        "# WebSocket incident\n\nDuring the canary deploy clients got ECONNREFUSED and retried at once.\n"
+        "See [[memory/2026-05-01/db-migration.md]] and [[digest/procedure/deploy.md#Stage 2]].\n\n"
+        "```js\n// see [[digest/wiki/postgresql.md]]\nhandleWebSocketReconnect(backoff)\n```\n",
+        name="ws-incident",
+        description="Reconnect storm after a canary deploy.",
+        session_id="s-002",
+    )
+    note(
+        ws,
+        "memory/2026-05-02/deploy-zh.md",
+        "# 部署流程\n\n先部署到 staging，再到 canary，最后 production。回滚：停流量，切回上一个版本。\n",
+        name="deploy-zh",
+        description="部署流程与回滚。",
+        date="2026-05-02",
+        tags=["ops", "部署"],
+    )
+    note(
+        ws,
+        "memory/2026-05-01.md",
+        "<!-- notes:auto -->\n- [[memory/2026-05-01/db-migration.md]] name: db-migration description: "
+        "Plan for the PostgreSQL migration.\n- [[memory/2026-05-01/ws-incident.md]] name: ws-incident "
+        "description: Reconnect storm after a canary deploy.\n<!-- /notes:auto -->\n",
+        name="2026-05-01",
+        description="2 note(s) today.",
+    )
+    note(
+        ws,
+        "digest/wiki/postgresql.md",
+        "# PostgreSQL\n\nJSONB, partial indexes and reliable replication; watch the replication lag.\n",
+        name="postgresql",
+        description="Why PostgreSQL.",
+    )
+    stages = "".join(
+        f"## Stage {i}\n\n"
+        + " ".join(f"step{i}x{j} cluster helm rollback canary node latency" for j in range(40))
+        + "\n\n"
+        for i in range(1, 7)
+    )
+    note(
+        ws,
+        "digest/procedure/deploy.md",
+        "# Deployment procedure\n\n" + stages,
+        name="deploy",
+        description="How we deploy.",
+    )
 
 
 def mem_json(run_mem, ws, *args):
@@ -185,8 +233,10 @@ def test_a_file_reme_re_chunked_after_an_edit_is_re_chunked_alone(ws, note, run_
 def test_remes_catalog_rewrite_keeps_resource_ownership_and_hashes(ws, note, run_mem, reme):
     shared_workspace(ws, note, memory_md=False)
     (ws / "resource/2026-05-01").mkdir(parents=True)
-    for rel, text in (("resource/2026-05-01/runbook.md", "# Runbook\n\nRestart pgbouncer, check lag.\n"),
-                      ("resource/data.csv", "a,b\n1,2\n")):
+    for rel, text in (
+        ("resource/2026-05-01/runbook.md", "# Runbook\n\nRestart pgbouncer, check lag.\n"),
+        ("resource/data.csv", "a,b\n1,2\n"),
+    ):
         (ws / rel).write_text(text, encoding="utf-8")
         os.utime(ws / rel, (1_700_000_000, 1_700_000_000))  # not "racy": a rescan would have to hash it
     first = mem_json(run_mem, ws, "resource", "scan")
@@ -212,11 +262,13 @@ def test_remes_catalog_rewrite_keeps_resource_ownership_and_hashes(ws, note, run
 
     entries, problem = resource_catalog.load(open_workspace(ws, {}))
     assert problem is None
-    assert {p: (e.note, e.sha256, e.st_size) for p, e in entries.items()} == \
-        {p: (r["note"], r["sha256"], r["st_size"]) for p, r in kept.items()}
+    assert {p: (e.note, e.sha256, e.st_size) for p, e in entries.items()} == {
+        p: (r["note"], r["sha256"], r["st_size"]) for p, r in kept.items()
+    }
 
 
 # ---- ReMe's rewrites imitated in-process: these run without ReMe ----
+
 
 def reme_framing(path: Path, new_lines: list[bytes] | None = None) -> None:
     """Rewrite a store as ReMe does: one zstd stream without the content size."""

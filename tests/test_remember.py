@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from memcli.jobs import remember
 
 
 def today() -> str:
-    return datetime.now(timezone.utc).date().isoformat()  # the tests run with TZ=UTC
+    return datetime.now(UTC).date().isoformat()  # the tests run with TZ=UTC
 
 
 def test_remember_writes_a_fact_with_tags(ws, mem):
-    code, out, err = mem("-w", ws, "remember", "The", "staging DB password rotates every 90 days", "--tag", "ops",
-                         "-t", "#security")
+    code, out, err = mem(
+        "-w", ws, "remember", "The", "staging DB password rotates every 90 days", "--tag", "ops", "-t", "#security"
+    )
     day = today()
     assert code == 0, err
     assert out == f"Remembered in memory/{day}/remembered-facts.md\n"
     text = (ws / f"memory/{day}/remembered-facts.md").read_text(encoding="utf-8")
-    assert text == ("---\ndescription: Facts the user asked to remember (1).\nname: remembered-facts\n"
-                    "session_id: manual\nsource_conversation: '[[mem_session/dialog/manual.jsonl]]'\n"
-                    "tags:\n- ops\n- security\n---\n# Remembered facts\n\n## Facts\n"
-                    "- The staging DB password rotates every 90 days #ops #security\n")
+    assert text == (
+        "---\ndescription: Facts the user asked to remember (1).\nname: remembered-facts\n"
+        "session_id: manual\nsource_conversation: '[[mem_session/dialog/manual.jsonl]]'\n"
+        "tags:\n- ops\n- security\n---\n# Remembered facts\n\n## Facts\n"
+        "- The staging DB password rotates every 90 days #ops #security\n"
+    )
     page = (ws / f"memory/{day}.md").read_text(encoding="utf-8")
     assert "name: remembered-facts description: Facts the user asked to remember (1). tags: ops, security" in page
     [rec] = [json.loads(x) for x in (ws / "mem_session/dialog/manual.jsonl").read_text().splitlines()]
@@ -60,8 +63,7 @@ def test_a_remembered_fact_is_not_pending_for_ingest(ws, mem, tmp_path):
 
 def test_remember_into_another_session_and_an_existing_note(ws, note, open_ws):
     day = today()
-    note(ws, f"memory/{day}/standup.md", "# Standup\n", name="standup", description="Daily standup.",
-         session_id="team")
+    note(ws, f"memory/{day}/standup.md", "# Standup\n", name="standup", description="Daily standup.", session_id="team")
     rep = remember.run(open_ws(ws), "Alice owns the release.", session_id="team")
     assert rep.path == f"memory/{day}/standup.md"
     assert (ws / rep.path).read_text(encoding="utf-8").endswith("# Standup\n\n## Facts\n- Alice owns the release.\n")

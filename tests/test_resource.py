@@ -26,8 +26,11 @@ def res(ws: Path, rel: str, content: str | bytes) -> Path:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under the workspace except locks (their holder line changes)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and "locks" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "locks" not in p.parts
+    }
 
 
 def scan(mem, ws, *args):
@@ -47,24 +50,48 @@ def today(open_ws, ws) -> str:
 
 
 SAMPLES = {
-    "plan.md": ("# Q3 plan\n\nWe ship Lumen 2.0 on 2026-09-30.\n\n## Risks\n\nThe database migration.\n",
-                ["## Outline", "- Q3 plan", "  - Risks", "> We ship Lumen 2.0 on 2026-09-30."]),
-    "minutes.txt": ("MEETING NOTES\n=============\n\nAttendees: Ana, Bo.\n\nWe go with PostgreSQL.\n",
-                    ["- MEETING NOTES", "> Attendees: Ana, Bo.", "> We go with PostgreSQL."]),
-    "sales.csv": ("date,region,units\n2026-07-01,EU,12\n2026-07-02,US,7\n2026-07-03,EU,30\n",
-                  ["3 columns, comma-separated, 3 data rows:", "- `units`: number, 7 to 30",
-                   "- `date`: date, 2026-07-01 to 2026-07-03", "| date | region | units |", "| 2026-07-02 | US | 7 |"]),
-    "config.json": ('{"service": "lumen", "replicas": 3, "ports": [80, 443]}',
-                    ["- (root): object, 3 key(s)", '  - `service`: string "lumen"', "  - `ports`: array, 2 item(s)"]),
-    "events.jsonl": ('{"id": 1, "kind": "deploy"}\n{"id": 2, "kind": "rollback", "by": "ana"}\n',
-                     ["- items: object ×2", '  - `kind`: string (in 2 of 2) e.g. "deploy"',
-                      '  - `by`: string (in 1 of 2) e.g. "ana"', "- record 1: object, 2 key(s)"]),
-    "compose.yaml": ("services:\n  api:\n    image: lumen:2.0\n  db:\n    image: postgres:16\n",
-                     ["- (root): object, 1 key(s)", "  - `services`: object, 2 key(s)",
-                      '      - `image`: string "postgres:16"']),
-    "release.html": (("<html><head><title>Release 2.0</title><script>alert(1)</script></head><body>"
-                      "<h1>Lumen 2.0</h1><p>Fixes the reconnect storm in handleWebSocketReconnect.</p></body></html>"),
-                     ["- Lumen 2.0", "> Fixes the reconnect storm in handleWebSocketReconnect."]),
+    "plan.md": (
+        "# Q3 plan\n\nWe ship Lumen 2.0 on 2026-09-30.\n\n## Risks\n\nThe database migration.\n",
+        ["## Outline", "- Q3 plan", "  - Risks", "> We ship Lumen 2.0 on 2026-09-30."],
+    ),
+    "minutes.txt": (
+        "MEETING NOTES\n=============\n\nAttendees: Ana, Bo.\n\nWe go with PostgreSQL.\n",
+        ["- MEETING NOTES", "> Attendees: Ana, Bo.", "> We go with PostgreSQL."],
+    ),
+    "sales.csv": (
+        "date,region,units\n2026-07-01,EU,12\n2026-07-02,US,7\n2026-07-03,EU,30\n",
+        [
+            "3 columns, comma-separated, 3 data rows:",
+            "- `units`: number, 7 to 30",
+            "- `date`: date, 2026-07-01 to 2026-07-03",
+            "| date | region | units |",
+            "| 2026-07-02 | US | 7 |",
+        ],
+    ),
+    "config.json": (
+        '{"service": "lumen", "replicas": 3, "ports": [80, 443]}',
+        ["- (root): object, 3 key(s)", '  - `service`: string "lumen"', "  - `ports`: array, 2 item(s)"],
+    ),
+    "events.jsonl": (
+        '{"id": 1, "kind": "deploy"}\n{"id": 2, "kind": "rollback", "by": "ana"}\n',
+        [
+            "- items: object ×2",
+            '  - `kind`: string (in 2 of 2) e.g. "deploy"',
+            '  - `by`: string (in 1 of 2) e.g. "ana"',
+            "- record 1: object, 2 key(s)",
+        ],
+    ),
+    "compose.yaml": (
+        "services:\n  api:\n    image: lumen:2.0\n  db:\n    image: postgres:16\n",
+        ["- (root): object, 1 key(s)", "  - `services`: object, 2 key(s)", '      - `image`: string "postgres:16"'],
+    ),
+    "release.html": (
+        (
+            "<html><head><title>Release 2.0</title><script>alert(1)</script></head><body>"
+            "<h1>Lumen 2.0</h1><p>Fixes the reconnect storm in handleWebSocketReconnect.</p></body></html>"
+        ),
+        ["- Lumen 2.0", "> Fixes the reconnect storm in handleWebSocketReconnect."],
+    ),
 }
 
 
@@ -110,8 +137,9 @@ def test_suffixes_are_matched_in_any_case_and_others_are_not_watched(ws, mem):
     res(ws, f"{DAY}/.hidden.md", "# hidden\n")
     data, _ = scan(mem, ws)
     assert data["resources"]["added"] == [f"resource/{DAY}/NOTES.TXT", f"resource/{DAY}/settings.yml"]
-    assert data["skipped"] == [{"path": f"resource/{DAY}/photo.png",
-                                "reason": "unsupported type (.png files are not read)"}]  # named, not silent
+    assert data["skipped"] == [
+        {"path": f"resource/{DAY}/photo.png", "reason": "unsupported type (.png files are not read)"}
+    ]  # named, not silent
     assert sorted(p.name for p in (ws / "memory" / DAY).iterdir()) == ["NOTES.md", "settings.md"]
 
 
@@ -141,23 +169,33 @@ def test_undated_files_keep_their_first_date(ws, open_ws):
     rep = resource.run(open_ws(ws), now=day2)
     assert sorted(rep.modified) == ["resource/inbox/todo.txt", "resource/root.txt"]
     assert [(n["note"], n["action"]) for n in rep.notes] == [
-        ("memory/2026-03-01/todo.md", "updated"), ("memory/2026-03-01/root.md", "updated")]
+        ("memory/2026-03-01/todo.md", "updated"),
+        ("memory/2026-03-01/root.md", "updated"),
+    ]
     assert "Then the notary." in note_text(ws, "memory/2026-03-01/todo.md")
     assert not (ws / "memory" / "2026-03-09").exists()
 
 
 def test_a_root_file_takes_the_date_of_its_existing_note(ws, mem, note):
-    note(ws, "memory/2026-01-05/report.md", "# Report\n\nWritten before the catalog existed.\n",
-         name="report", description="An older reading.", source_resource="[[resource/report.txt]]")
+    note(
+        ws,
+        "memory/2026-01-05/report.md",
+        "# Report\n\nWritten before the catalog existed.\n",
+        name="report",
+        description="An older reading.",
+        source_resource="[[resource/report.txt]]",
+    )
     res(ws, "report.txt", "Quarterly report.\n")
     data, _ = scan(mem, ws)
-    assert data["notes"] == [{"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md",
-                              "action": "linked"}]
+    assert data["notes"] == [
+        {"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md", "action": "linked"}
+    ]
     assert "Written before the catalog existed." in note_text(ws, "memory/2026-01-05/report.md")
     res(ws, "report.txt", "Quarterly report, second edition.\n")
     data, _ = scan(mem, ws)
-    assert data["notes"] == [{"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md",
-                              "action": "updated"}]
+    assert data["notes"] == [
+        {"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md", "action": "updated"}
+    ]
     assert "second edition" in note_text(ws, "memory/2026-01-05/report.md")
     assert sorted(p.name for p in (ws / "memory").iterdir()) == ["2026-01-05", "2026-01-05.md"]
 
@@ -168,8 +206,9 @@ def test_modify_updates_the_note_and_search_finds_the_new_text(ws, mem):
     path.write_text("# Plan\n\nThe launch moved to winter, codename zeppelin.\n", encoding="utf-8")
     data, _ = scan(mem, ws)
     assert data["resources"]["modified"] == [f"resource/{DAY}/plan.md"]
-    assert data["notes"] == [{"resource": f"resource/{DAY}/plan.md", "note": f"memory/{DAY}/plan.md",
-                              "action": "updated"}]
+    assert data["notes"] == [
+        {"resource": f"resource/{DAY}/plan.md", "note": f"memory/{DAY}/plan.md", "action": "updated"}
+    ]
     text = note_text(ws, f"memory/{DAY}/plan.md")
     assert "zeppelin" in text and "autumn" not in text
     code, out, err = mem("-w", ws, "search", "zeppelin", "--no-sync")
@@ -188,8 +227,10 @@ def test_delete_removes_the_note_its_empty_day_page_and_its_index_entries(ws, me
     path.unlink()
     data, _ = scan(mem, ws)
     assert data["resources"]["deleted"] == [f"resource/{DAY}/gone.txt"]
-    assert data["changes"] == [{"path": f"memory/{DAY}/gone.md", "action": "deleted"},
-                               {"path": f"memory/{DAY}.md", "action": "deleted"}]
+    assert data["changes"] == [
+        {"path": f"memory/{DAY}/gone.md", "action": "deleted"},
+        {"path": f"memory/{DAY}.md", "action": "deleted"},
+    ]
     assert not (ws / "memory" / DAY).exists() and not (ws / "memory" / f"{DAY}.md").exists()
     code, out, _ = mem("-w", ws, "search", "quokka", "--no-sync")
     assert (code, out.strip()) == (0, "(no memory results)")
@@ -206,8 +247,14 @@ def test_delete_keeps_a_day_page_that_still_lists_notes(ws, mem, note):
 
 
 def test_collisions_get_a_path_hash_then_a_counter(ws, mem, note):
-    note(ws, f"memory/{DAY}/report.md", "# From a conversation\n", name="report", description="Not a resource.",
-         session_id="s1")
+    note(
+        ws,
+        f"memory/{DAY}/report.md",
+        "# From a conversation\n",
+        name="report",
+        description="Not a resource.",
+        session_id="s1",
+    )
     first, second = f"resource/{DAY}/report.md", f"resource/{DAY}/sub/report.txt"
     h1 = hashlib.sha1(first.encode()).hexdigest()[:8]
     h2 = hashlib.sha1(second.encode()).hexdigest()[:8]
@@ -216,7 +263,9 @@ def test_collisions_get_a_path_hash_then_a_counter(ws, mem, note):
     res(ws, f"{DAY}/sub/report.txt", "Second report.\n")
     data, _ = scan(mem, ws)
     assert {n["resource"]: n["note"] for n in data["notes"]} == {
-        first: f"memory/{DAY}/report--{h1}.md", second: f"memory/{DAY}/report--{h2}-2.md"}
+        first: f"memory/{DAY}/report--{h1}.md",
+        second: f"memory/{DAY}/report--{h2}-2.md",
+    }
     assert "session_id: s1" in note_text(ws, f"memory/{DAY}/report.md")
     assert "# Someone else's" in note_text(ws, f"memory/{DAY}/report--{h2}.md")
 
@@ -255,16 +304,21 @@ def test_a_second_scan_without_changes_writes_nothing(ws, mem):
     before = tree(ws)
     data, err = scan(mem, ws)
     assert tree(ws) == before
-    assert data["resources"] == {"added": [], "modified": [], "deleted": [],
-                                 "unchanged": [f"resource/{DAY}/a.md", "resource/b.csv"]}
+    assert data["resources"] == {
+        "added": [],
+        "modified": [],
+        "deleted": [],
+        "unchanged": [f"resource/{DAY}/a.md", "resource/b.csv"],
+    }
     assert data["notes"] == [] and data["changes"] == [] and err == ""
     # a touch without a content change only refreshes the catalog's stat
     os.utime(ws / "resource" / "b.csv", (1_700_000_000, 1_700_000_000))
     data, _ = scan(mem, ws)
     assert data["resources"]["unchanged"] == [f"resource/{DAY}/a.md", "resource/b.csv"]
     catalogs = ("file_catalog/resource", "mem_metadata/resource/catalog")  # the catalog and mem's copy of it
-    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == \
-        {k: v for k, v in before.items() if not any(c in k for c in catalogs)}
+    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == {
+        k: v for k, v in before.items() if not any(c in k for c in catalogs)
+    }
 
 
 def test_dry_run_writes_nothing_and_says_what_it_would_do(ws, mem):
@@ -272,9 +326,13 @@ def test_dry_run_writes_nothing_and_says_what_it_would_do(ws, mem):
     before = tree(ws)
     code, out, err = mem("-w", ws, "resource", "scan", "--dry-run")
     assert code == 0, err
-    assert out.splitlines() == [f"Would add memory/{DAY}/a.md (resource/{DAY}/a.md)",
-                                ("Dry run, nothing written: 1 resource(s): 1 added, 0 modified, 0 deleted, "
-                                 "0 skipped, 0 unchanged (offline digest)")]
+    assert out.splitlines() == [
+        f"Would add memory/{DAY}/a.md (resource/{DAY}/a.md)",
+        (
+            "Dry run, nothing written: 1 resource(s): 1 added, 0 modified, 0 deleted, "
+            "0 skipped, 0 unchanged (offline digest)"
+        ),
+    ]
     assert tree(ws) == before
 
 
@@ -283,8 +341,9 @@ def test_no_interpret_catalogs_only_and_a_later_scan_writes_the_notes(ws, mem):
     data, _ = scan(mem, ws, "--no-interpret")
     assert data["pending"] == [f"resource/{DAY}/a.md"] and data["notes"] == []
     assert not (ws / "memory" / DAY).exists()
-    assert [r["path"] for r in store.read_records(ws / "mem_metadata/file_catalog/resource.jsonl.zst")] == \
-        [f"resource/{DAY}/a.md"]
+    assert [r["path"] for r in store.read_records(ws / "mem_metadata/file_catalog/resource.jsonl.zst")] == [
+        f"resource/{DAY}/a.md"
+    ]
     data, _ = scan(mem, ws)
     assert data["resources"]["unchanged"] == [f"resource/{DAY}/a.md"]
     assert data["notes"] == [{"resource": f"resource/{DAY}/a.md", "note": f"memory/{DAY}/a.md", "action": "added"}]
@@ -298,15 +357,22 @@ def test_no_interpret_catalogs_only_and_a_later_scan_writes_the_notes(ws, mem):
 
 def test_a_remes_catalog_and_notes_are_taken_over_without_rewriting(ws, mem, note):
     path = res(ws, "report.txt", "Quarterly report.\n")
-    note(ws, "memory/2026-01-05/report.md", "# Report\n\nReMe wrote this.\n", name="report",
-         description="ReMe's reading.", source_resource="[[resource/report.txt]]")
+    note(
+        ws,
+        "memory/2026-01-05/report.md",
+        "# Report\n\nReMe wrote this.\n",
+        name="report",
+        description="ReMe's reading.",
+        source_resource="[[resource/report.txt]]",
+    )
     catalog = ws / "mem_metadata/file_catalog/resource.jsonl.zst"
     store.write_lines(catalog, [store.catalog_line("resource/report.txt", path.stat().st_mtime)])
     before = note_text(ws, "memory/2026-01-05/report.md")
     data, err = scan(mem, ws)
     assert err == ""
-    assert data["notes"] == [{"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md",
-                              "action": "linked"}]
+    assert data["notes"] == [
+        {"resource": "resource/report.txt", "note": "memory/2026-01-05/report.md", "action": "linked"}
+    ]
     assert note_text(ws, "memory/2026-01-05/report.md") == before
 
 
@@ -331,8 +397,21 @@ def test_catalog_records_have_the_graph_shape_then_our_fields(ws, mem):
     scan(mem, ws)
     raw = store.read_raw_lines(ws / "mem_metadata/file_catalog/resource.jsonl.zst")
     [rec] = [json.loads(line) for line in raw]
-    assert list(rec) == ["path", "st_mtime", "links", "chunk_ids", "front_matter", "st_size", "sha256", "date",
-                         "note", "note_sha256", "interpreted", "skipped", "checked_ns"]
+    assert list(rec) == [
+        "path",
+        "st_mtime",
+        "links",
+        "chunk_ids",
+        "front_matter",
+        "st_size",
+        "sha256",
+        "date",
+        "note",
+        "note_sha256",
+        "interpreted",
+        "skipped",
+        "checked_ns",
+    ]
     assert rec["links"] == [] and rec["chunk_ids"] == [] and rec["front_matter"] == {"name": "", "description": ""}
     assert rec["note"] == f"memory/{DAY}/a.md" and rec["date"] == DAY and rec["interpreted"] == rec["sha256"]
 
@@ -348,8 +427,9 @@ def test_a_lost_or_corrupt_catalog_is_rebuilt_from_the_notes_without_duplicates(
     assert "rebuilt from the notes" in err
     assert sorted(n["action"] for n in data["notes"]) == ["linked", "linked"]
     catalogs = ("resource.jsonl", "mem_metadata/resource/catalog.jsonl")  # the catalog and mem's copy of it
-    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == \
-        {k: v for k, v in before.items() if not any(c in k for c in catalogs)}
+    assert {k: v for k, v in tree(ws).items() if not any(c in k for c in catalogs)} == {
+        k: v for k, v in before.items() if not any(c in k for c in catalogs)
+    }
     catalog.unlink()
     data, _ = scan(mem, ws)
     assert sorted(n["action"] for n in data["notes"]) == ["linked", "linked"]
@@ -367,9 +447,11 @@ def test_text_report_and_streams(ws, run_mem):
     res(ws, f"{DAY}/a.md", "# A\n")
     code, out, err = run_mem("-w", ws, "resource", "scan")
     assert code == 0 and err == ""
-    assert out.splitlines() == [f"Added memory/{DAY}/a.md (resource/{DAY}/a.md)", f"Added memory/{DAY}.md",
-                                ("Scanned 1 resource(s): 1 added, 0 modified, 0 deleted, 0 skipped, 0 unchanged "
-                                 "(offline digest)")]
+    assert out.splitlines() == [
+        f"Added memory/{DAY}/a.md (resource/{DAY}/a.md)",
+        f"Added memory/{DAY}.md",
+        ("Scanned 1 resource(s): 1 added, 0 modified, 0 deleted, 0 skipped, 0 unchanged (offline digest)"),
+    ]
 
 
 def test_a_missing_resource_folder_is_an_empty_scan(ws, mem):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from memcli.extraction.ask import Invalid
 from memcli.extraction.resource import digest as rd
 from memcli.extraction.resource.llm import invented_figures, parse_reply
-from memcli.extraction.ask import Invalid
 from memcli.jobs.resource import notefiles as resource_notes
 
 
@@ -15,8 +15,10 @@ def body_of(rel: str, text: str) -> str:
 
 
 def test_markdown_outline_skips_fenced_code_and_reads_setext_and_frontmatter():
-    text = ("---\ntitle: Runbook\ndescription: How we deploy.\n---\nIntro line one\nstill intro.\n\n"
-            "Setup\n=====\n\n```bash\n# not a heading\n```\n\n## Deploy ##\n\nRun make deploy.\n")
+    text = (
+        "---\ntitle: Runbook\ndescription: How we deploy.\n---\nIntro line one\nstill intro.\n\n"
+        "Setup\n=====\n\n```bash\n# not a heading\n```\n\n## Deploy ##\n\nRun make deploy.\n"
+    )
     body = body_of("resource/r.md", text)
     assert body.startswith("# Runbook\n\nSource: [[resource/r.md]] (Markdown, ")
     assert "## Description\n> How we deploy.\n" in body
@@ -47,12 +49,15 @@ def test_csv_cells_cannot_break_the_table():
     assert "| a\\|b | line1 line2 |" in body
 
 
-@pytest.mark.parametrize(("rel", "text", "problem"), [
-    ("resource/b.json", '{"a": ', "not valid JSON (Expecting value at line 1 column 7)"),
-    ("resource/b.yaml", "a: [1\n", "not valid YAML"),
-    ("resource/bomb.yaml", "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "YAML aliases are not expanded"),
-    ("resource/b.jsonl", "nope\nstill nope\n", "no valid JSON line (line 1 is not JSON)"),
-])
+@pytest.mark.parametrize(
+    ("rel", "text", "problem"),
+    [
+        ("resource/b.json", '{"a": ', "not valid JSON (Expecting value at line 1 column 7)"),
+        ("resource/b.yaml", "a: [1\n", "not valid YAML"),
+        ("resource/bomb.yaml", "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "YAML aliases are not expanded"),
+        ("resource/b.jsonl", "nope\nstill nope\n", "no valid JSON line (line 1 is not JSON)"),
+    ],
+)
 def test_unparsable_data_is_read_as_text_and_says_why(rel, text, problem):
     body = body_of(rel, text)
     assert f"\nRead as text: {problem}" in body
@@ -76,8 +81,10 @@ def test_json_structure_is_bounded():
 
 
 def test_html_title_outline_and_text_without_scripts():
-    text = ("<title> Notes </title><style>.x{}</style><h2>Agenda</h2><p>Discuss the budget for the Q3 "
-            "launch.</p><script>steal()</script><p>Broken <b>markup</p></div>")
+    text = (
+        "<title> Notes </title><style>.x{}</style><h2>Agenda</h2><p>Discuss the budget for the Q3 "
+        "launch.</p><script>steal()</script><p>Broken <b>markup</p></div>"
+    )
     body = body_of("resource/n.html", text)
     assert body.startswith("# Notes\n")
     assert "- Agenda" in body and "> Discuss the budget for the Q3 launch." in body
@@ -89,28 +96,34 @@ def test_description_names_the_file_and_the_facts():
     assert desc == "CSV resource s.csv: 1 row(s) × 2 column(s)."
 
 
-@pytest.mark.parametrize(("body", "source", "invented"), [
-    ("Revenue 4,213.50 in 2026", "revenue: 4213.5 (2026-07-01)", []),
-    ("Total 6193.50", "4213.50 and 1980", ["6193.50"]),
-    ("Ids 12345 and 99", "id 12345", []),
-    ("Sum 1,000,000", "one million", ["1,000,000"]),
-    ("v1.2.3 build 2024", "v1.2.3, built in 2024", []),
-])
+@pytest.mark.parametrize(
+    ("body", "source", "invented"),
+    [
+        ("Revenue 4,213.50 in 2026", "revenue: 4213.5 (2026-07-01)", []),
+        ("Total 6193.50", "4213.50 and 1980", ["6193.50"]),
+        ("Ids 12345 and 99", "id 12345", []),
+        ("Sum 1,000,000", "one million", ["1,000,000"]),
+        ("v1.2.3 build 2024", "v1.2.3, built in 2024", []),
+    ],
+)
 def test_invented_figures(body, source, invented):
     assert invented_figures(body, source) == invented
 
 
-@pytest.mark.parametrize(("reply", "finish", "error"), [
-    ('{"description": "d", "body": "# T\\n"}', "length", "cut off"),
-    ("not json", "stop", "not valid JSON"),
-    ('{"description": "d"}', "stop", '"body" must be a string'),
-    ('{"description": "d", "body": "  "}', "stop", '"body" is empty'),
-    ('{"description": "d", "body": "---\\nname: x\\n---\\n# T"}', "stop", "frontmatter"),
-    ('{"description": "d", "body": "Summary only"}', "stop", 'must start with a "# " title'),
-    ('{"description": "d", "body": "# T\\n<!-- notes:auto -->"}', "stop", "reserved text"),
-    ('{"description": "", "body": "# T\\n"}', "stop", '"description" is empty'),
-    ('{"description": "d", "body": "# T\\nWe sold 99999 units."}', "stop", "not in the file: 99999"),
-])
+@pytest.mark.parametrize(
+    ("reply", "finish", "error"),
+    [
+        ('{"description": "d", "body": "# T\\n"}', "length", "cut off"),
+        ("not json", "stop", "not valid JSON"),
+        ('{"description": "d"}', "stop", '"body" must be a string'),
+        ('{"description": "d", "body": "  "}', "stop", '"body" is empty'),
+        ('{"description": "d", "body": "---\\nname: x\\n---\\n# T"}', "stop", "frontmatter"),
+        ('{"description": "d", "body": "Summary only"}', "stop", 'must start with a "# " title'),
+        ('{"description": "d", "body": "# T\\n<!-- notes:auto -->"}', "stop", "reserved text"),
+        ('{"description": "", "body": "# T\\n"}', "stop", '"description" is empty'),
+        ('{"description": "d", "body": "# T\\nWe sold 99999 units."}', "stop", "not in the file: 99999"),
+    ],
+)
 def test_reply_validation_names_the_problem(reply, finish, error):
     with pytest.raises(Invalid, match=None) as info:
         parse_reply(reply, finish, "the file text with 1234")
@@ -118,17 +131,19 @@ def test_reply_validation_names_the_problem(reply, finish, error):
 
 
 def test_a_valid_reply_is_accepted_in_a_code_fence():
-    desc, body = parse_reply('```json\n{"description": "A  file.", "body": "# T\\n\\nHas 1234."}\n```', "stop",
-                             "1234")
+    desc, body = parse_reply('```json\n{"description": "A  file.", "body": "# T\\n\\nHas 1234."}\n```', "stop", "1234")
     assert (desc, body) == ("A file.", "# T\n\nHas 1234.\n")
 
 
-@pytest.mark.parametrize(("rel", "stem", "slug"), [
-    ("resource/Q3 Report.final.md", "Q3 Report.final", "q3-report-final"),
-    ("resource/a[1]#b|c.txt", "a-1-b-c", "a-1-b-c"),
-    ("resource/..txt", "resource", "resource"),
-    ("resource/Überblick.txt", "Überblick", "überblick"),
-])
+@pytest.mark.parametrize(
+    ("rel", "stem", "slug"),
+    [
+        ("resource/Q3 Report.final.md", "Q3 Report.final", "q3-report-final"),
+        ("resource/a[1]#b|c.txt", "a-1-b-c", "a-1-b-c"),
+        ("resource/..txt", "resource", "resource"),
+        ("resource/Überblick.txt", "Überblick", "überblick"),
+    ],
+)
 def test_note_stem_and_name(rel, stem, slug):
     assert resource_notes.stem(rel) == stem
     assert resource_notes.slug(rel) == slug

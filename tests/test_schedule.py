@@ -6,13 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from test_dream import coffee_day
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def at(day: int, hh: int, mm: int, ss: int = 0) -> datetime:
@@ -55,8 +54,9 @@ def test_due_across_a_cron_boundary_with_a_fixed_clock(ws):
     missed = schedule.due(w, at(2, 23, 10, 1), last)
     assert not missed.due and missed.reason.startswith("missed the run of 2026-06-02T23:00:00+00:00 by more than 600 s")
     after = schedule.due(w, at(2, 23, 5), at(2, 23, 0, 30))
-    assert not after.due and after.reason.startswith("not due: last run 2026-06-02T23:00:30+00:00, next run "
-                                                     "2026-06-03T23:00:00+00:00")
+    assert not after.due and after.reason.startswith(
+        "not due: last run 2026-06-02T23:00:30+00:00, next run 2026-06-03T23:00:00+00:00"
+    )
     assert schedule.due(w, at(2, 23, 5), None).due  # never ran: the first slot within grace runs
 
 
@@ -81,8 +81,7 @@ def test_if_due_runs_once_per_slot_after_the_jitter(ws):
     assert rep.status == "not_due" and sleeps == []
     rep, sleeps = dream_at(ws, at(3, 23, 2), jitter=False)
     assert rep.status == "no_change" and sleeps == []  # due again the next night; nothing new to dream
-    assert json.loads((ws / "mem_metadata/dream/state.json").read_text())["last_success"] == \
-        "2026-06-03T23:02:00+00:00"
+    assert json.loads((ws / "mem_metadata/dream/state.json").read_text())["last_success"] == "2026-06-03T23:02:00+00:00"
 
 
 def test_a_plain_dream_never_waits_but_counts_as_the_run(ws):
@@ -100,16 +99,23 @@ def test_disabled_schedule_is_not_due_and_quiet(ws, run_mem):
     workspace(ws, dream_cron_enabled=False)
     assert run_mem("-w", ws, "dream", "--if-due", "--no-jitter") == (0, "", "")
     code, out, err = run_mem("-w", ws, "dream", "--if-due", "--no-jitter", "--json")
-    assert code == 0 and json.loads(out)["schedule"] == {"due": False, "reason": "dream_cron_enabled is false",
-                                                         "slot": None, "next": None}
+    assert code == 0 and json.loads(out)["schedule"] == {
+        "due": False,
+        "reason": "dream_cron_enabled is false",
+        "slot": None,
+        "next": None,
+    }
 
 
-@pytest.mark.parametrize("expr,reason", [
-    ("61 23 * * *", "out of range"),
-    ("0 23 * *", "not a 5-field cron expression"),
-    ("0 23 * * * 2026", "not a 5-field cron expression"),
-    ("every night", "not a 5-field cron expression"),
-])
+@pytest.mark.parametrize(
+    "expr,reason",
+    [
+        ("61 23 * * *", "out of range"),
+        ("0 23 * *", "not a 5-field cron expression"),
+        ("0 23 * * * 2026", "not a 5-field cron expression"),
+        ("every night", "not a 5-field cron expression"),
+    ],
+)
 def test_a_bad_cron_expression_is_a_config_error(ws, run_mem, clean_failure, expr, reason):
     workspace(ws, dream_cron=expr)
     line = clean_failure(run_mem("-w", ws, "dream", "--if-due", "--no-jitter"), 3)
@@ -140,8 +146,14 @@ def test_systemd_units(ws, run_mem, tmp_path):
     code, out, err = run_mem("-w", ws, "schedule", "--systemd", "--json")
     assert code == 0, err
     files = json.loads(out)["files"]
-    assert sorted(files) == ["mem-dream.service", "mem-dream.timer", "mem-reindex.service", "mem-reindex.timer",
-                             "mem-resource-scan.service", "mem-resource-scan.timer"]
+    assert sorted(files) == [
+        "mem-dream.service",
+        "mem-dream.timer",
+        "mem-reindex.service",
+        "mem-reindex.timer",
+        "mem-resource-scan.service",
+        "mem-resource-scan.timer",
+    ]
     service = files["mem-dream.service"]
     assert "[Service]\nType=oneshot\n" in service and "EnvironmentFile=-%h/.config/mem/env" in service
     exec_line = next(x for x in service.splitlines() if x.startswith("ExecStart="))
@@ -159,7 +171,8 @@ def test_systemd_units(ws, run_mem, tmp_path):
 
 def test_systemd_and_cron_exclude_each_other(ws, run_mem, clean_failure):
     assert "--systemd and --cron exclude each other" in clean_failure(
-        run_mem("-w", ws, "schedule", "--systemd", "--cron"), 2)
+        run_mem("-w", ws, "schedule", "--systemd", "--cron"), 2
+    )
 
 
 def test_if_due_check_prints_nothing_when_not_due(ws, run_mem):

@@ -31,19 +31,36 @@ def _write_note(root, rel, body, **front_matter):
 
 def make_golden(ws, note):
     """A tiny fixed workspace: a daily note, its day page, a digest node, MEMORY.md."""
-    note(ws, KICKOFF, """\
+    note(
+        ws,
+        KICKOFF,
+        """\
         # Kickoff
 
         We picked reciprocal rank fusion for hybrid search.
         See [[digest/wiki/rrf.md]] for the details.
-        """, name="project-kickoff", description="Kickoff meeting of the search project.")
-    note(ws, DAY, """\
+        """,
+        name="project-kickoff",
+        description="Kickoff meeting of the search project.",
+    )
+    note(
+        ws,
+        DAY,
+        """\
         <!-- notes:auto -->
         - [[memory/2026-05-18/project-kickoff.md]] name: project-kickoff description: Kickoff meeting of the search project.
         <!-- /notes:auto -->
-        """, name="2026-05-18", description="1 note(s) today.")
-    note(ws, RRF, "Fusion merges ranked lists from keyword and vector search.\n",
-         name="rrf", description="Reciprocal rank fusion combines ranked lists.")
+        """,
+        name="2026-05-18",
+        description="1 note(s) today.",
+    )
+    note(
+        ws,
+        RRF,
+        "Fusion merges ranked lists from keyword and vector search.\n",
+        name="rrf",
+        description="Reciprocal rank fusion combines ranked lists.",
+    )
     note(ws, "MEMORY.md", "# Preferences\n\nThe user prefers tea over coffee.\n")
     return ws
 
@@ -111,7 +128,7 @@ def test_golden_text_output(golden, run_mem):
     assert code == 0, err
     assert out == GOLDEN_FUSION
     assert err == ""
-    # the golden numbers are DESIGN §5's BM25, not just whatever the code printed once
+    # the golden numbers are the BM25 of docs/architecture.md (Search), not just whatever the code printed once
     assert f"[score={bm25_tf1(7):.4f}]" in GOLDEN_FUSION.splitlines()[0]
     assert f"[score={bm25_tf1(14):.4f}]" in GOLDEN_FUSION.splitlines()[4]
 
@@ -158,11 +175,15 @@ def test_json_output_shape(golden, run_mem):
     assert res[0]["score"] == pytest.approx(bm25_tf1(7), abs=1e-9)
     assert res[1]["score"] == pytest.approx(bm25_tf1(14), abs=1e-9)
     assert res[0]["text"] == "Fusion merges ranked lists from keyword and vector search."
-    assert res[1]["text"] == ("# Kickoff\n\nWe picked reciprocal rank fusion for hybrid search.\n"
-                              "See [[digest/wiki/rrf.md]] for the details.")
+    assert res[1]["text"] == (
+        "# Kickoff\n\nWe picked reciprocal rank fusion for hybrid search.\nSee [[digest/wiki/rrf.md]] for the details."
+    )
     links = res[1]["links"]
     assert [n["path"] for n in links["outlinks"]] == [RRF]
-    assert links["outlinks"][0]["meta"] == {"name": "rrf", "description": "Reciprocal rank fusion combines ranked lists."}
+    assert links["outlinks"][0]["meta"] == {
+        "name": "rrf",
+        "description": "Reciprocal rank fusion combines ranked lists.",
+    }
     assert [n["path"] for n in links["inlinks"]] == [DAY]
     assert [n["path"] for n in res[0]["links"]["inlinks"]] == [KICKOFF]
     assert res[0]["links"]["outlinks"] == []
@@ -257,8 +278,7 @@ def test_bad_date_is_usage_error(golden, run_mem, clean_failure, bad):
 
 def test_since_later_than_until_is_usage_error(golden, run_mem, clean_failure):
     """Not an empty result: a reversed range is a mistake worth saying (exit 2, one line)."""
-    line = clean_failure(run_mem("-w", golden, "search", "fusion", "--since", "2026-05-20",
-                                 "--until", "2026-05-18"), 2)
+    line = clean_failure(run_mem("-w", golden, "search", "fusion", "--since", "2026-05-20", "--until", "2026-05-18"), 2)
     assert "--since 2026-05-20 is later than --until 2026-05-18" in line
 
 
@@ -281,7 +301,9 @@ def test_since_later_than_until_is_a_tool_error_over_mcp(golden):
 
 def test_links_are_only_real_and_capped_at_ten(ws, note, run_mem):
     for i in range(12):
-        note(ws, f"digest/wiki/topic-{i:02d}.md", f"Topic {i} text.\n", name=f"topic-{i:02d}", description=f"Topic {i}.")
+        note(
+            ws, f"digest/wiki/topic-{i:02d}.md", f"Topic {i} text.\n", name=f"topic-{i:02d}", description=f"Topic {i}."
+        )
     body = "The hub mentions quasar.\n" + "".join(f"- [[digest/wiki/topic-{i:02d}.md]]\n" for i in range(12))
     body += "- [[digest/wiki/missing.md]]\n"
     note(ws, "memory/2026-05-18/hub.md", body, name="hub", description="Links everywhere.")
@@ -299,8 +321,13 @@ def test_links_are_only_real_and_capped_at_ten(ws, note, run_mem):
 
 def test_alias_and_anchor_links_resolve(ws, note, run_mem):
     note(ws, RRF, "Fusion text.\n", name="rrf", description="RRF.")
-    note(ws, KICKOFF, "We chose [[digest/wiki/rrf.md|RRF]] and [[digest/wiki/rrf.md#Usage]] for pulsar.\n",
-         name="k", description="K.")
+    note(
+        ws,
+        KICKOFF,
+        "We chose [[digest/wiki/rrf.md|RRF]] and [[digest/wiki/rrf.md#Usage]] for pulsar.\n",
+        name="k",
+        description="K.",
+    )
     code, out, err = run_mem("-w", ws, "search", "pulsar", "--json")
     assert code == 0, err
     outl = json.loads(out)["results"][0]["links"]["outlinks"]
@@ -321,7 +348,11 @@ def test_watched_files_extra_paths_and_ignored_ones(ws, note, tmp_path, run_mem)
     code, out, err = run_mem("-w", ws, "search", "otter", "--json", "--limit", "20")
     assert code == 0, err
     assert sorted(r["path"] for r in json.loads(out)["results"]) == [  # outside: OpenClaw's extra paths
-        "digest/wiki/d.md", "extra/outside/o.md", "memory/2026-05-18/n.md", "projects/p.md"]
+        "digest/wiki/d.md",
+        "extra/outside/o.md",
+        "memory/2026-05-18/n.md",
+        "projects/p.md",
+    ]
 
 
 # ---------------------------------------------------------------- merging
@@ -349,17 +380,22 @@ def test_overlapping_chunks_of_one_note_merge_into_one_result(ws, note, run_mem)
 
     code, out, err = run_mem("-w", ws, "search", "deploy", "--json", "--no-links")
     assert code == 0, err
-    chunks = [r for r in store.read_records(ws / "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst")
-              if r["path"] == "memory/2026-05-18/deploy-log.md"]
+    chunks = [
+        r
+        for r in store.read_records(ws / "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst")
+        if r["path"] == "memory/2026-05-18/deploy-log.md"
+    ]
     assert len(chunks) >= 3, "the note must be long enough to need several chunks"
     res = json.loads(out)["results"]
     mine = [r for r in res if r["path"] == "memory/2026-05-18/deploy-log.md"]
     assert len(mine) == 1, [(r["start_line"], r["end_line"]) for r in mine]
     hit = mine[0]
-    assert (hit["start_line"], hit["end_line"]) == (min(c["start_line"] for c in chunks),
-                                                     max(c["end_line"] for c in chunks))
+    assert (hit["start_line"], hit["end_line"]) == (
+        min(c["start_line"] for c in chunks),
+        max(c["end_line"] for c in chunks),
+    )
     file_lines = p.read_text(encoding="utf-8").split("\n")
-    assert hit["text"] == "\n".join(file_lines[hit["start_line"] - 1:hit["end_line"]])
+    assert hit["text"] == "\n".join(file_lines[hit["start_line"] - 1 : hit["end_line"]])
     assert "memory/2026-05-19/other.md" in [r["path"] for r in res]
     # the text format shows the merged range once
     code, out, err = run_mem("-w", ws, "search", "deploy", "--no-links")
@@ -369,8 +405,9 @@ def test_overlapping_chunks_of_one_note_merge_into_one_result(ws, note, run_mem)
 
 def test_distant_chunks_of_one_note_stay_separate(ws, note, run_mem):
     filler = [f"Line {i} is about something unrelated entirely, like weather and lunch." for i in range(120)]
-    text = ("# Notes\n\nThe walrus appeared at the start.\n\n" + "\n".join(filler) +
-            "\n\nThe walrus returned at the end.\n")
+    text = (
+        "# Notes\n\nThe walrus appeared at the start.\n\n" + "\n".join(filler) + "\n\nThe walrus returned at the end.\n"
+    )
     note(ws, "memory/2026-05-18/long.md", text)
     code, out, err = run_mem("-w", ws, "search", "walrus", "--json", "--no-links")
     assert code == 0, err

@@ -1,4 +1,4 @@
-"""The segmented keyword index (issue 18): updates that cost the change, merges, deletions,
+"""The segmented keyword index: updates that cost the change, merges, deletions,
 batched ReMe stores and the cheap freshness check, each against a full rebuild."""
 
 from __future__ import annotations
@@ -7,20 +7,21 @@ import json
 import os
 import random
 import shutil
-
 from pathlib import Path
 
 import pytest
 import zstandard
 
 from memcli.errors import CorruptStore
-from memcli.index.keyword import bm25, segments
 from memcli.index import merge, quick, sync, verify
+from memcli.index.keyword import bm25, segments
 from memcli.index.stores import mirror, store
 from memcli.vault.workspace import open_workspace
 
-WORDS = ("heron lantern quarry violet harbor ledger cinder meadow orbit pylon saffron tundra "
-         "walnut zephyr basalt cobalt delta ember fjord glacier").split()
+WORDS = (
+    "heron lantern quarry violet harbor ledger cinder meadow orbit pylon saffron tundra "
+    "walnut zephyr basalt cobalt delta ember fjord glacier"
+).split()
 
 
 def note_text(rng: random.Random, i: int) -> str:
@@ -58,17 +59,22 @@ def state(ws) -> dict:
     try:
         ranks = {}
         for q in ("heron lantern", "violet", "n7p0", "cobalt zephyr glacier", "orbit"):
-            ranks[q] = [(view.paths[view.meta(d)[0]], view.meta(d)[1], round(s, 9))
-                        for d, s in bm25.search(view, q, 10)]
+            ranks[q] = [
+                (view.paths[view.meta(d)[0]], view.meta(d)[1], round(s, 9)) for d, s in bm25.search(view, q, 10)
+            ]
         links = {p: view.record(view.file_index(p), inlinks=True)["in"] for p in view.paths}
         ids = sorted(view.chunk_ids())
     finally:
         view.close()
     meta = ws.metadata
-    return {"ranks": ranks, "links": links, "ids": ids,
-            "chunks": sorted(json.loads(x)["id"] for x in lines_of(meta / store.CHUNK_STORE)),
-            "graph": sorted(lines_of(meta / store.GRAPH_STORE)),
-            "catalog": sorted(lines_of(meta / mirror.STORE_FILES["catalog"]))}
+    return {
+        "ranks": ranks,
+        "links": links,
+        "ids": ids,
+        "chunks": sorted(json.loads(x)["id"] for x in lines_of(meta / store.CHUNK_STORE)),
+        "graph": sorted(lines_of(meta / store.GRAPH_STORE)),
+        "catalog": sorted(lines_of(meta / mirror.STORE_FILES["catalog"])),
+    }
 
 
 def rebuilt(w, tmp) -> dict:
@@ -134,8 +140,9 @@ def test_large_stores_are_rewritten_in_batches_and_stay_a_consistent_mirror(ws, 
     first = state(w)
     stamp = mirror.stamps(w.metadata)
     for i in range(2):
-        (ws / "memory" / "2026-05-02" / f"n{1 + 5 * i}.md").write_text(f"# edit {i}\n\nsaffron only {i}\n",
-                                                                      encoding="utf-8")
+        (ws / "memory" / "2026-05-02" / f"n{1 + 5 * i}.md").write_text(
+            f"# edit {i}\n\nsaffron only {i}\n", encoding="utf-8"
+        )
         sync.sync(w)
         assert mirror.stamps(w.metadata) == stamp  # not due: the stores stay as they were
         now = state(w)
@@ -248,9 +255,9 @@ def test_store_vectors_of_one_segment_wait_for_the_stores_batch(ws, monkeypatch)
     recs = [json.loads(x) for x in lines_of(w.metadata / store.CHUNK_STORE)]
     assert [r["id"] for r in recs] == view.chunk_ids() and mirror.current(man)
     seg = view.segments[0]
-    own = [r for r in recs[:seg.n_live]]
+    own = recs[: seg.n_live]
     assert own and all(r.get("_embedding_f16_b64", "").startswith("v") for r in own)
-    assert not any("_embedding_f16_b64" in r for r in recs[seg.n_live:])
+    assert not any("_embedding_f16_b64" in r for r in recs[seg.n_live :])
     view.close()
 
 
@@ -340,10 +347,24 @@ def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_
 
     from memcli.index.keyword import snapshot as snapmod
 
-    files = [{"path": f"memory/2026-05-01/n{i}.md", "sha": "", "fm": {}, "links": [], "problem": None,
-              "first": 0, "count": 0, "mtime_ns": 1, "size": 2, "mtime": 0.0} for i in range(3)]
-    empty = {name: array("Q") if fmt == "Q" else array("I") if fmt == "I" else b""
-             for name, fmt in snapmod.SECTIONS.items()}
+    files = [
+        {
+            "path": f"memory/2026-05-01/n{i}.md",
+            "sha": "",
+            "fm": {},
+            "links": [],
+            "problem": None,
+            "first": 0,
+            "count": 0,
+            "mtime_ns": 1,
+            "size": 2,
+            "mtime": 0.0,
+        }
+        for i in range(3)
+    ]
+    empty = {
+        name: array("Q") if fmt == "Q" else array("I") if fmt == "I" else b"" for name, fmt in snapmod.SECTIONS.items()
+    }
     sections = dict(empty, text_off=array("Q", [0]), **snapmod.file_sections(files))
     path = tmp_path / "a.seg"
     snapmod.write(path, {"n_docs": 0, "avgdl": 0.0}, sections)
@@ -355,5 +376,5 @@ def test_a_segment_counts_its_files_without_decoding_paths_and_checks_them_when_
     snap = snapmod.Snapshot(path)
     assert snap.n_files == 3
     with pytest.raises(CorruptStore):
-        snap.paths
+        _ = snap.paths
     snap.close()

@@ -20,8 +20,11 @@ def test_an_old_stamp_holds_until_a_file_or_folder_moves(tmp_path):
     note.write_text("alpha\n", encoding="utf-8")
     os.utime(note, ns=(OLD, OLD))
     os.utime(tmp_path, ns=(OLD, OLD))
-    rec = stamps.take({str(note): (_stat(note), ""), str(tmp_path / "gone.md"): (None, "")},
-                      {str(tmp_path): OLD}, time.time_ns() - stamps.RACY_NS)
+    rec = stamps.take(
+        {str(note): (_stat(note), ""), str(tmp_path / "gone.md"): (None, "")},
+        {str(tmp_path): OLD},
+        time.time_ns() - stamps.RACY_NS,
+    )
     assert rec is not None and stamps.unchanged(rec)
     assert len(rec["files"][str(note)]) == 2  # not racy: no hash kept
     (tmp_path / "gone.md").write_text("back\n", encoding="utf-8")  # an absent file that appears

@@ -1,4 +1,4 @@
-"""The derived stores (DESIGN §3): exact record formats, incremental sync, recovery."""
+"""The derived stores (docs/architecture.md, Store formats): exact record formats, incremental sync, recovery."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import zstandard
 
 from memcli.errors import CorruptStore
-from memcli.index.stores import store
 from memcli.index import sync
+from memcli.index.stores import store
 
 CHUNKS = "mem_metadata/file_store/file_chunks_default_v1.jsonl.zst"
 GRAPH = "mem_metadata/file_graph/default.jsonl.zst"
@@ -45,19 +45,36 @@ def records(path) -> list[dict]:
 
 def populate(root, note):
     note(root, "MEMORY.md", "# Long-term memory\n\nThe user prefers tea.\n")
-    note(root, "memory/2026-05-18/kickoff.md", """\
+    note(
+        root,
+        "memory/2026-05-18/kickoff.md",
+        """\
         # Kickoff
 
         ## Decisions
 
         We use [[digest/wiki/rrf.md|RRF]] for fusion, see [[memory/2026-05-18.md#Plan]].
         Unknown target: [[nowhere/missing.md]].
-        """, name="kickoff", description="Kickoff meeting.", session_id="s1",
-         source_conversation="[[mem_session/dialog/s1.jsonl]]")
-    note(root, "memory/2026-05-18.md", "Notes of the day.\n\n<!-- notes:auto -->\n- [[memory/2026-05-18/kickoff.md]]\n"
-                                       "<!-- /notes:auto -->\n", name="2026-05-18", description="1 note(s) today.")
-    note(root, "digest/wiki/rrf.md", "Reciprocal rank fusion merges ranked lists.\n",
-         name="rrf", description="Reciprocal rank fusion combines ranked lists.")
+        """,
+        name="kickoff",
+        description="Kickoff meeting.",
+        session_id="s1",
+        source_conversation="[[mem_session/dialog/s1.jsonl]]",
+    )
+    note(
+        root,
+        "memory/2026-05-18.md",
+        "Notes of the day.\n\n<!-- notes:auto -->\n- [[memory/2026-05-18/kickoff.md]]\n<!-- /notes:auto -->\n",
+        name="2026-05-18",
+        description="1 note(s) today.",
+    )
+    note(
+        root,
+        "digest/wiki/rrf.md",
+        "Reciprocal rank fusion merges ranked lists.\n",
+        name="rrf",
+        description="Reciprocal rank fusion combines ranked lists.",
+    )
     note(root, "memory/2026-05-19/zh.md", "# 部署\n\n我们决定使用向量数据库。\n", name="部署", description="中文")
 
 
@@ -112,17 +129,23 @@ def test_chunk_store_records_exact_format(ws, note, run_mem):
         # compact separators, non-ASCII kept as is: the line is exactly json.dumps of the record
         assert line == json.dumps(rec, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         assert rec["metadata"] == {} and rec["scores"] == {}
-        expect_id = hashlib.sha256(f"{rec['path']} {rec['start_line']} {rec['end_line']} {rec['text']}"
-                                   .encode("utf-8")).hexdigest()
+        expect_id = hashlib.sha256(
+            f"{rec['path']} {rec['start_line']} {rec['end_line']} {rec['text']}".encode()
+        ).hexdigest()
         assert rec["id"] == expect_id
         # lines are 1-based inclusive file lines, frontmatter counted; the text ends with them
         file_lines = (ws / rec["path"]).read_text(encoding="utf-8").split("\n")
-        span = file_lines[rec["start_line"] - 1:rec["end_line"]]
-        assert rec["text"].split("\n")[-len(span):] == span
+        span = file_lines[rec["start_line"] - 1 : rec["end_line"]]
+        assert rec["text"].split("\n")[-len(span) :] == span
         paths.add(rec["path"])
-    assert paths == {"MEMORY.md", "memory/2026-05-18/kickoff.md", "memory/2026-05-18.md", "digest/wiki/rrf.md",
-                     "memory/2026-05-19/zh.md"}
-    assert "我们决定使用向量数据库".encode("utf-8") in b"".join(lines)
+    assert paths == {
+        "MEMORY.md",
+        "memory/2026-05-18/kickoff.md",
+        "memory/2026-05-18.md",
+        "digest/wiki/rrf.md",
+        "memory/2026-05-19/zh.md",
+    }
+    assert "我们决定使用向量数据库".encode() in b"".join(lines)
     kickoff = [json.loads(x) for x in lines if b'"memory/2026-05-18/kickoff.md"' in x]
     assert kickoff[0]["start_line"] == 7  # after 6 lines of frontmatter
 
@@ -132,8 +155,13 @@ def test_graph_records(ws, note, run_mem):
     reindex_json(run_mem, ws)
     graph = records(ws / GRAPH)
     by_path = {g["path"]: g for g in graph}
-    assert set(by_path) == {"MEMORY.md", "memory/2026-05-18/kickoff.md", "memory/2026-05-18.md",
-                            "digest/wiki/rrf.md", "memory/2026-05-19/zh.md"}
+    assert set(by_path) == {
+        "MEMORY.md",
+        "memory/2026-05-18/kickoff.md",
+        "memory/2026-05-18.md",
+        "digest/wiki/rrf.md",
+        "memory/2026-05-19/zh.md",
+    }
     chunk_recs = records(ws / CHUNKS)
     for g in graph:
         assert list(g) == ["path", "st_mtime", "links", "chunk_ids", "front_matter"]
@@ -147,8 +175,7 @@ def test_graph_records(ws, note, run_mem):
     k = by_path["memory/2026-05-18/kickoff.md"]
     assert k["links"] == [
         {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "digest/wiki/rrf.md", "target_anchor": None},
-        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "memory/2026-05-18.md",
-         "target_anchor": "Plan"},
+        {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "memory/2026-05-18.md", "target_anchor": "Plan"},
         {"source_path": "memory/2026-05-18/kickoff.md", "target_path": "nowhere/missing.md", "target_anchor": None},
     ]  # alias dropped, anchor kept (null when none, as ReMe writes it); the frontmatter's
     # [[mem_session/...]] is not a body link
@@ -302,8 +329,11 @@ def test_damaged_chunk_store_leads_to_full_rebuild(ws, note, run_mem, damage):
     good = damaged_workspace(ws, note, run_mem)
     path = ws / CHUNKS
     raw = path.read_bytes()
-    path.write_bytes({"truncate": raw[:len(raw) // 2], "garbage": os.urandom(len(raw)), "empty": b"",
-                      "trailing": raw + b"junk"}[damage])
+    path.write_bytes(
+        {"truncate": raw[: len(raw) // 2], "garbage": os.urandom(len(raw)), "empty": b"", "trailing": raw + b"junk"}[
+            damage
+        ]
+    )
     rep = reindex_json(run_mem, ws)
     assert rep["full"] is True
     assert rep["rebuild_reason"]
@@ -320,8 +350,9 @@ def test_damaged_snapshot_search_still_answers(ws, note, run_mem, damage):
     if damage == "delete":
         snap.unlink()
     else:
-        snap.write_bytes({"garbage": b"this is not a snapshot" * 100, "truncate": raw[:len(raw) // 2],
-                          "zero": b""}[damage])
+        snap.write_bytes(
+            {"garbage": b"this is not a snapshot" * 100, "truncate": raw[: len(raw) // 2], "zero": b""}[damage]
+        )
     assert_rebuilt(ws, run_mem, good, cli=damage == "garbage")
     # and the next reindex finds everything current
     rep = reindex_json(run_mem, ws)
@@ -336,7 +367,7 @@ def test_damaged_snapshot_reindex_rebuilds(ws, note, run_mem, damage):
     if damage == "delete":
         snap.unlink()
     else:
-        snap.write_bytes(b"garbage!" * 50 if damage == "garbage" else raw[:len(raw) // 3])
+        snap.write_bytes(b"garbage!" * 50 if damage == "garbage" else raw[: len(raw) // 3])
     rep = reindex_json(run_mem, ws)
     assert rep["full"] is True
     assert_rebuilt(ws, run_mem, good)
@@ -348,8 +379,13 @@ def test_stale_but_valid_chunk_store_is_detected(ws, note, run_mem):
     populate(ws, note)
     reindex_json(run_mem, ws)
     old_store = (ws / CHUNKS).read_bytes()
-    note(ws, "digest/wiki/rrf.md", "Reciprocal rank fusion merges ranked lists, now edited.\n",
-         name="rrf", description="Reciprocal rank fusion combines ranked lists.")
+    note(
+        ws,
+        "digest/wiki/rrf.md",
+        "Reciprocal rank fusion merges ranked lists, now edited.\n",
+        name="rrf",
+        description="Reciprocal rank fusion combines ranked lists.",
+    )
     reindex_json(run_mem, ws)
     good = records(ws / CHUNKS)
     (ws / CHUNKS).write_bytes(old_store)

@@ -30,14 +30,17 @@ def test_punctuation_is_not_part_of_words():
     assert tokenize("Hello, world! (tea) 'coffee'?") == ["hello", "world", "tea", "coffee"]
 
 
-@pytest.mark.parametrize("text, whole, parts", [
-    ("handleWebSocketReconnect", "handlewebsocketreconnect", ["handle", "web", "socket", "reconnect"]),
-    ("ECONNREFUSED", "econnrefus", []),  # stemmed like any ASCII word, query and index alike
-    ("INV-20931-QX", "inv-20931-qx", ["inv", "20931", "qx"]),
-    ("7.4.119-beta", "7.4.119-beta", ["119", "beta"]),
-    ("retry_backoff_seconds", "retry_backoff_seconds", ["retry", "backoff", "second"]),
-    ("parseJSONResponse", "parsejsonresponse", ["parse", "json", "response"]),
-])
+@pytest.mark.parametrize(
+    "text, whole, parts",
+    [
+        ("handleWebSocketReconnect", "handlewebsocketreconnect", ["handle", "web", "socket", "reconnect"]),
+        ("ECONNREFUSED", "econnrefus", []),  # stemmed like any ASCII word, query and index alike
+        ("INV-20931-QX", "inv-20931-qx", ["inv", "20931", "qx"]),
+        ("7.4.119-beta", "7.4.119-beta", ["119", "beta"]),
+        ("retry_backoff_seconds", "retry_backoff_seconds", ["retry", "backoff", "second"]),
+        ("parseJSONResponse", "parsejsonresponse", ["parse", "json", "response"]),
+    ],
+)
 def test_identifiers_give_whole_and_part_tokens(text, whole, parts):
     toks = tokenize(f"error in {text} today")
     assert whole in toks
@@ -102,16 +105,18 @@ def test_unrelated_cjk_does_not_match():
 def test_fingerprint_is_a_hash_of_the_spec():
     import hashlib
 
-    assert tokenizer.FINGERPRINT == hashlib.sha1(tokenizer.SPEC.encode()).hexdigest()[:10]
+    assert hashlib.sha1(tokenizer.SPEC.encode()).hexdigest()[:10] == tokenizer.FINGERPRINT
     assert len(tokenizer.FINGERPRINT) == 10
     int(tokenizer.FINGERPRINT, 16)
 
 
 def test_fingerprint_tokens_and_term_hashes_are_stable_across_processes():
     """Hash randomisation must not leak into anything the index stores."""
-    code = ("import json; from memcli.index.keyword import tokenizer as t; "
-            "toks = t.tokenize('handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX'); "
-            "print(json.dumps([t.NAME, t.FINGERPRINT, toks, [t.term_hash(x) for x in toks]]))")
+    code = (
+        "import json; from memcli.index.keyword import tokenizer as t; "
+        "toks = t.tokenize('handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX'); "
+        "print(json.dumps([t.NAME, t.FINGERPRINT, toks, [t.term_hash(x) for x in toks]]))"
+    )
     outs = []
     for seed in ("1", "2"):
         env = {**__import__("os").environ, "PYTHONHASHSEED": seed}
@@ -122,7 +127,7 @@ def test_fingerprint_tokens_and_term_hashes_are_stable_across_processes():
     assert (name, fp) == (tokenizer.NAME, tokenizer.FINGERPRINT)
     assert toks == tokenize("handleWebSocketReconnect 向量数据库 메모리를 INV-20931-QX")
     assert hashes == [tokenizer.term_hash(x) for x in toks]
-    assert all(0 <= h < 2 ** 64 for h in hashes)
+    assert all(0 <= h < 2**64 for h in hashes)
     assert len(set(hashes)) == len(set(toks))
 
 
@@ -135,6 +140,7 @@ def test_index_file_name_carries_tokenizer_name_and_fingerprint(ws, note, index)
 
 # End to end: a note in one language is found by a query in that language.
 
+
 def _search_paths(run_mem, ws, query):
     code, out, err = run_mem("-w", ws, "search", query, "--json", "--no-links")
     assert code == 0, err
@@ -144,9 +150,20 @@ def _search_paths(run_mem, ws, query):
 def test_cjk_notes_found_by_queries_in_their_language(ws, note, run_mem):
     note(ws, "memory/2026-05-18/zh.md", "我们决定使用向量数据库来存储长期记忆。\n", name="zh", description="中文笔记")
     note(ws, "memory/2026-05-18/ko.md", "에이전트는 메모리를 파일로 저장한다.\n", name="ko", description="한국어")
-    note(ws, "memory/2026-05-18/ja.md", "エージェントはメモリを検索する。東京で会議があった。\n", name="ja", description="日本語")
-    note(ws, "memory/2026-05-18/en.md", "We decided to use a vector database for long-term memory.\n",
-         name="en", description="English")
+    note(
+        ws,
+        "memory/2026-05-18/ja.md",
+        "エージェントはメモリを検索する。東京で会議があった。\n",
+        name="ja",
+        description="日本語",
+    )
+    note(
+        ws,
+        "memory/2026-05-18/en.md",
+        "We decided to use a vector database for long-term memory.\n",
+        name="en",
+        description="English",
+    )
 
     zh = _search_paths(run_mem, ws, "向量数据库")
     assert zh and zh[0] == "memory/2026-05-18/zh.md", zh
@@ -170,9 +187,15 @@ def test_hashed_counts_are_the_tokens_counted():
     it must give exactly the multiset tokenize gives, in every script and identifier form."""
     from collections import Counter
 
-    texts = ["Running notes were updated; the users' notes run on 7.4.119-beta",
-             "handleWebSocketReconnect snake_case_name INV-20931-QX api.example.com/v2",
-             "向量数据库 的 索引 메모리를 メモリ ア 한", "", "a the of", "x" * 300, "a b c 1 2 _ x-y I"]
+    texts = [
+        "Running notes were updated; the users' notes run on 7.4.119-beta",
+        "handleWebSocketReconnect snake_case_name INV-20931-QX api.example.com/v2",
+        "向量数据库 的 索引 메모리를 メモリ ア 한",
+        "",
+        "a the of",
+        "x" * 300,
+        "a b c 1 2 _ x-y I",
+    ]
     for text in texts:
         assert tokenizer.hashed_counts(text) == Counter(_as_hashes(tokenize(text))), text
 
@@ -211,12 +234,17 @@ def _reference_texts() -> list[str]:
     from memcli.index.notes.reader import read_note
 
     repo = Path(__file__).resolve().parents[1]
-    texts = [c.text for p in sorted([*repo.glob("*.md"), *repo.glob("docs/**/*.md")])
-             for c in read_note(p.name, p.read_bytes(), 400, 80).chunks]
-    texts += ["我们决定使用向量数据库来存储长期记忆。它的索引在 mem_metadata/ 下，INV-20931-QX 已修复。",
-              "エージェントはメモリを検索する。東京で会議があった。handleWebSocketReconnect が呼ばれた",
-              "에이전트는 메모리를 파일로 저장한다. retry_backoff_seconds=7.4.119-beta 한 ア",
-              "Ünïcödé café naïve ΣΊΣΥΦΟΣ İstanbul straße ﬁle ＡＢＣ full-width 々〆〇 ãé-x x-é"]
+    texts = [
+        c.text
+        for p in sorted([*repo.glob("*.md"), *repo.glob("docs/**/*.md")])
+        for c in read_note(p.name, p.read_bytes(), 400, 80).chunks
+    ]
+    texts += [
+        "我们决定使用向量数据库来存储长期记忆。它的索引在 mem_metadata/ 下，INV-20931-QX 已修复。",
+        "エージェントはメモリを検索する。東京で会議があった。handleWebSocketReconnect が呼ばれた",
+        "에이전트는 메모리를 파일로 저장한다. retry_backoff_seconds=7.4.119-beta 한 ア",
+        "Ünïcödé café naïve ΣΊΣΥΦΟΣ İstanbul straße ﬁle ＡＢＣ full-width 々〆〇 ãé-x x-é",
+    ]
     rng = random.Random(18)
     alphabet = list("abcXYZ09_-.:/@+#'? \n\t。，、中文的了数据メモリア한메모ΣσςéÀİßﬁ\u3000\u30fc々〆\uff21\uff41\u0301")
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
@@ -241,7 +269,7 @@ def test_the_han_class_is_han_char_without_the_stop_characters():
     import re
 
     kept = re.compile(tokenizer._HAN_KEPT.pattern)
-    for cp in [*range(0x3300, 0xa100), *range(0xf800, 0xfc00)]:
+    for cp in [*range(0x3300, 0xA100), *range(0xF800, 0xFC00)]:
         ch = chr(cp)
         assert bool(kept.match(ch)) == (bool(tokenizer._HAN_CHAR.match(ch)) and ch not in tokenizer.HAN_STOP), hex(cp)
 
@@ -252,12 +280,48 @@ def test_the_fast_identifier_scans_find_what_the_regexes_define():
     say yes more often."""
     from memcli.index.keyword import tokenizer as t
 
-    samples = ["_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y", "é_ü_ 中_文 __ a_ _b",
-               "_", "a_", "_a", "a_b", "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",
-               "handleWebSocket", "aB", "Ab", "ABc", "abC", "ünïcödeÄ", "plain prose. Next Sentence",
-               "7.4.119-beta", "a-b", "a -b", "é-x", "x-é", "v2/api", "user@host", "c++", "a#b", "a. b",
-               "aÀ", "éA", "a中A", "中-文", "?-?", "a?-b", "x:y", "-", ".a", "a.", "a-b-c.d e-f", "a-b.-c",
-               "-a-b- --c--d-- x..y x.y. .x.y", "a-b c_d-e f@g.h:8080/i+j#k", "v1.2 1.2.3-rc1/x", "é-x a-é-b"]
+    samples = [
+        "_a_b a__b ab_ _x x_ foo_bar_baz q_1 1_2 é_ü __init__ a_b_c_ x_y",
+        "é_ü_ 中_文 __ a_ _b",
+        "_",
+        "a_",
+        "_a",
+        "a_b",
+        "mem_session/dialog/qpsid_sha256_63d2.jsonl and users_table.",
+        "handleWebSocket",
+        "aB",
+        "Ab",
+        "ABc",
+        "abC",
+        "ünïcödeÄ",
+        "plain prose. Next Sentence",
+        "7.4.119-beta",
+        "a-b",
+        "a -b",
+        "é-x",
+        "x-é",
+        "v2/api",
+        "user@host",
+        "c++",
+        "a#b",
+        "a. b",
+        "aÀ",
+        "éA",
+        "a中A",
+        "中-文",
+        "?-?",
+        "a?-b",
+        "x:y",
+        "-",
+        ".a",
+        "a.",
+        "a-b-c.d e-f",
+        "a-b.-c",
+        "-a-b- --c--d-- x..y x.y. .x.y",
+        "a-b c_d-e f@g.h:8080/i+j#k",
+        "v1.2 1.2.3-rc1/x",
+        "é-x a-é-b",
+    ]
     for text in samples:
         low = text.lower()
         assert t._snake_words(low) == t._SNAKE_TOKEN.findall(low), text

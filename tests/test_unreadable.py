@@ -20,9 +20,11 @@ import unprivileged as up
 from memtest import assert_clean_failure
 from unprivileged import sandbox  # noqa: F401 - a fixture
 
-NOTES = {"memory/2026-05-01/open.md": "# Open\n\nThe albatross survey is open to all.\n",
-         "digest/wiki/albatross.md": "# Albatross\n\nAlbatross nests are counted in May.\n",
-         "memory/private/hidden.md": "# Hidden\n\nThe albatross census password is kept elsewhere.\n"}
+NOTES = {
+    "memory/2026-05-01/open.md": "# Open\n\nThe albatross survey is open to all.\n",
+    "digest/wiki/albatross.md": "# Albatross\n\nAlbatross nests are counted in May.\n",
+    "memory/private/hidden.md": "# Hidden\n\nThe albatross census password is kept elsewhere.\n",
+}
 
 
 def make(sb, notes=NOTES):
@@ -115,7 +117,9 @@ def test_an_unreadable_file_is_named_by_health_not_taken_for_a_change(sandbox):
     sandbox.forbid(ws / "memory" / "2026-05-01" / "open.md")
     code, out, err = mem(sandbox, ws, "reindex", "--json")
     assert code == 0, err
-    assert json.loads(out)["skipped"] == [{"path": "memory/2026-05-01/open.md", "reason": "unreadable: Permission denied"}]
+    assert json.loads(out)["skipped"] == [
+        {"path": "memory/2026-05-01/open.md", "reason": "unreadable: Permission denied"}
+    ]
     check = files_check(sandbox, ws)
     assert check["status"] == "warn"
     assert check["figures"]["unreadable"] == [{"path": "memory/2026-05-01/open.md", "reason": "file cannot be read"}]
@@ -161,8 +165,9 @@ def test_a_name_that_is_not_utf8_is_named_and_the_rest_indexed(ws, note, run_mem
     assert code == 0, err
     rep = json.loads(out)
     assert rep["added"] == ["memory/2026-05-01/fine.md"]
-    assert {"path": "memory/2026-05-01/bad\\xffname.md", "reason": "file name is not valid UTF-8; rename it"} \
-        in rep["skipped"]
+    assert {"path": "memory/2026-05-01/bad\\xffname.md", "reason": "file name is not valid UTF-8; rename it"} in rep[
+        "skipped"
+    ]
     assert {"path": "memory/fold\\xfe/", "reason": "folder name is not valid UTF-8; rename it"} in rep["skipped"]
     assert "Traceback" not in err and "skipped memory/2026-05-01/bad\\xffname.md" in err
     code, out, err = run_mem("-w", ws, "search", "penguins")
@@ -173,8 +178,10 @@ def test_a_name_that_is_not_utf8_is_named_and_the_rest_indexed(ws, note, run_mem
 
 
 def test_resource_scan_names_an_unreadable_folder_and_keeps_its_notes(sandbox):
-    ws = make(sandbox, {"resource/2026-05-01/open.txt": "Open resource.\n",
-                    "resource/private/secret.txt": "Private resource.\n"})
+    ws = make(
+        sandbox,
+        {"resource/2026-05-01/open.txt": "Open resource.\n", "resource/private/secret.txt": "Private resource.\n"},
+    )
     code, out, err = mem(sandbox, ws, "resource", "scan", "--json")
     assert code == 0, err
     notes = {n["resource"]: n["note"] for n in json.loads(out)["notes"]}
@@ -193,15 +200,20 @@ def test_resource_scan_names_an_unreadable_folder_and_keeps_its_notes(sandbox):
 
 def test_dream_skips_what_it_cannot_read_and_dreams_the_rest(sandbox):
     day = "memory/2026-06-01"
-    ws = make(sandbox, {
-        f"{day}/good.md": "# Good\n\n## Facts\n- User: I prefer jasmine tea in the afternoon.\n",
-        f"{day}/locked.md": "# Locked\n\n## Facts\n- User: My locker code is on a card.\n",
-        f"{day}/sub/deeper.md": "# Deeper\n\n## Facts\n- User: My kayak is bright orange.\n",
-        "memory/2026-06-02/later.md": "# Later\n\n## Facts\n- User: The regatta starts at nine.\n"})
+    ws = make(
+        sandbox,
+        {
+            f"{day}/good.md": "# Good\n\n## Facts\n- User: I prefer jasmine tea in the afternoon.\n",
+            f"{day}/locked.md": "# Locked\n\n## Facts\n- User: My locker code is on a card.\n",
+            f"{day}/sub/deeper.md": "# Deeper\n\n## Facts\n- User: My kayak is bright orange.\n",
+            "memory/2026-06-02/later.md": "# Later\n\n## Facts\n- User: The regatta starts at nine.\n",
+        },
+    )
     with open(ws / day / "latin1.md", "wb") as fh:
         fh.write("# Caf\u00e9\n\n## Facts\n- User: I like caf\u00e9 au lait.\n".encode("latin-1"))
-    (ws / day / "brokenfm.md").write_text("---\nname: [oops\n---\n# Broken\n\n## Facts\n- User: I own a red canoe.\n",
-                                          encoding="utf-8")
+    (ws / day / "brokenfm.md").write_text(
+        "---\nname: [oops\n---\n# Broken\n\n## Facts\n- User: I own a red canoe.\n", encoding="utf-8"
+    )
     sandbox.give(ws)
     sandbox.forbid(ws / day / "locked.md")
     sandbox.forbid(ws / day / "sub")
@@ -219,8 +231,9 @@ def test_dream_skips_what_it_cannot_read_and_dreams_the_rest(sandbox):
     assert "jasmine tea" in digest and "regatta" in digest
     assert "canoe" not in digest and "kayak" not in digest and "locker" not in digest
 
-    (ws / day / "brokenfm.md").write_text("---\nname: fixed\n---\n# Fixed\n\n## Facts\n- User: I own a red canoe.\n",
-                                          encoding="utf-8")
+    (ws / day / "brokenfm.md").write_text(
+        "---\nname: fixed\n---\n# Fixed\n\n## Facts\n- User: I own a red canoe.\n", encoding="utf-8"
+    )
     code, out, err = mem(sandbox, ws, "dream", "--date", "2026-06-02", "--json")  # not checkpointed: read again
     assert code == 0, err
     assert "canoe" in " ".join(p.read_text(encoding="utf-8") for p in (ws / "digest").rglob("*.md"))
@@ -229,23 +242,33 @@ def test_dream_skips_what_it_cannot_read_and_dreams_the_rest(sandbox):
 def test_dream_leaves_a_node_it_cannot_parse_as_it_is(ws, note, run_mem):
     node = ws / "digest" / "personal" / "coffee-morning.md"
     node.parent.mkdir(parents=True)
-    original = ("---\nname: coffee-morning\ndescription: [never closed\n---\n# Coffee morning\n\n"
-                "- User: I prefer coffee in the morning. ([[memory/2026-05-01/x.md]])\n")
+    original = (
+        "---\nname: coffee-morning\ndescription: [never closed\n---\n# Coffee morning\n\n"
+        "- User: I prefer coffee in the morning. ([[memory/2026-05-01/x.md]])\n"
+    )
     node.write_text(original, encoding="utf-8")
-    note(ws, "memory/2026-06-01/a.md", "# A\n\n## Facts\n- User: I prefer coffee in the morning.\n"
-                                       "- User: I prefer coffee in the morning with oat milk.\n")
+    note(
+        ws,
+        "memory/2026-06-01/a.md",
+        "# A\n\n## Facts\n- User: I prefer coffee in the morning.\n"
+        "- User: I prefer coffee in the morning with oat milk.\n",
+    )
     code, out, err = run_mem("-w", ws, "dream", "--date", "2026-06-01", "--json")
     assert code == 0, err
     assert node.read_text(encoding="utf-8") == original  # never rewritten without its frontmatter
-    assert any(w.startswith("left digest/personal/coffee-morning.md as it is: broken frontmatter")
-               for w in json.loads(out)["warnings"])
+    assert any(
+        w.startswith("left digest/personal/coffee-morning.md as it is: broken frontmatter")
+        for w in json.loads(out)["warnings"]
+    )
 
 
 def _bad_names(ws) -> dict[bytes, bytes]:
     """Files under names that are not UTF-8 (a file, a folder, a resource), written as bytes."""
-    made = {os.fsencode(ws / "memory" / "2026-05-01") + b"/caf\xe9.md": b"# Cafe\n\nThe caf\xc3\xa9 opens at eight.\n",
-            os.fsencode(ws / "memory") + b"/fold\xfe/inner.md": b"# Inner\n\nA note in a folder.\n",
-            os.fsencode(ws / "resource") + b"/data\xff.csv": b"a,b\n1,2\n"}
+    made = {
+        os.fsencode(ws / "memory" / "2026-05-01") + b"/caf\xe9.md": b"# Cafe\n\nThe caf\xc3\xa9 opens at eight.\n",
+        os.fsencode(ws / "memory") + b"/fold\xfe/inner.md": b"# Inner\n\nA note in a folder.\n",
+        os.fsencode(ws / "resource") + b"/data\xff.csv": b"a,b\n1,2\n",
+    }
     for path, data in made.items():
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
@@ -259,9 +282,11 @@ def test_backup_names_a_name_that_is_not_utf8_and_saves_the_rest(ws, note, run_m
     backups = pinned_env / ".mem" / "backups"
     code, out, err = run_mem("-w", ws, "backup", "create")
     line = assert_clean_failure((code, out, err), 1)
-    assert ("cannot read memory/2026-05-01/caf\\xe9.md (file name is not valid UTF-8; rename it), "
-            "memory/fold\\xfe (folder name is not valid UTF-8; rename it), "
-            "resource/data\\xff.csv (file name is not valid UTF-8; rename it);") in line
+    assert (
+        "cannot read memory/2026-05-01/caf\\xe9.md (file name is not valid UTF-8; rename it), "
+        "memory/fold\\xfe (folder name is not valid UTF-8; rename it), "
+        "resource/data\\xff.csv (file name is not valid UTF-8; rename it);"
+    ) in line
     assert "rename them, or pass --allow-unreadable" in line
     assert not list(backups.rglob("*.zip")), "a zip was written although the backup would be incomplete"
 
@@ -272,7 +297,8 @@ def test_backup_names_a_name_that_is_not_utf8_and_saves_the_rest(ws, note, run_m
     assert sorted((m["path"], m["reason"]) for m in rep["missing"]) == [
         ("memory/2026-05-01/caf\\xe9.md", "file name is not valid UTF-8; rename it"),
         ("memory/fold\\xfe", "folder name is not valid UTF-8; rename it"),
-        ("resource/data\\xff.csv", "file name is not valid UTF-8; rename it")]
+        ("resource/data\\xff.csv", "file name is not valid UTF-8; rename it"),
+    ]
     assert err.count("mem: warning: not saved, cannot be read:") == 3
     with zipfile.ZipFile(rep["file"]) as zf:  # the rest is saved
         assert zf.read("vault/memory/2026-05-01/fine.md") == b"# Fine\n\nPenguins waddle home.\n"
@@ -302,8 +328,9 @@ def test_backup_leaves_out_a_metadata_name_that_is_not_utf8(ws, note, run_mem, p
     assert code == 0, err
     rep = json.loads(out)
     assert rep["incomplete"] is False
-    assert {"path": "mem_metadata/junk\\xff", "reason": "name is not valid UTF-8: not mem's metadata, left out"} \
-        in rep["skipped"]
+    assert {"path": "mem_metadata/junk\\xff", "reason": "name is not valid UTF-8: not mem's metadata, left out"} in rep[
+        "skipped"
+    ]
     code, out, err = run_mem("-w", ws, "backup", "restore", rep["file"], "--modules", "metadata", "--yes")
     assert code == 0 and "Traceback" not in err, err
     with open(junk, "rb") as fh:

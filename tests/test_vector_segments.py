@@ -12,10 +12,8 @@ import shutil
 
 import numpy as np
 import pytest
-
 from test_passages import assert_matrix_matches_the_texts, long_note
-from test_vectors import (DAY, UNPIN, chunk_store, cli, root, search_json, server, write_config,  # noqa: F401
-                          write_notes)
+from test_vectors import DAY, UNPIN, chunk_store, cli, root, search_json, server, write_config, write_notes  # noqa: F401
 
 
 @pytest.fixture
@@ -49,8 +47,7 @@ def test_an_update_writes_only_its_own_segments_vectors(vault, server, cli):
     assert assert_matrix_matches_the_texts(vault, server) == len(chunk_store(vault))
 
 
-def test_updates_and_merges_keep_every_row_on_its_text_and_rank_as_a_fresh_build(vault, server, cli, run_mem,
-                                                                                 tmp_path):
+def test_updates_and_merges_keep_every_row_on_its_text_and_rank_as_a_fresh_build(vault, server, cli, run_mem, tmp_path):
     seen_merge = False
     for step in range(12):  # past eight small segments the smallest ones merge
         old = vault / DAY / f"n{(step * 5) % 12:02d}.md"
@@ -113,7 +110,7 @@ def test_hamming_shortlist_finds_what_the_exact_ranking_finds(vault):
         live = staticmethod(lambda seg: np.arange(n))
 
     agree = []
-    for i in range(20):
+    for _ in range(20):
         q = rows[rng.integers(0, n)] + 0.3 * rng.standard_normal(64).astype(np.float32)
         got = [d for d, _ in vector.search(Vecs(), q, 10)]
         exact = np.argsort(-(rows.astype(np.float16).astype(np.float32) @ (q / np.linalg.norm(q))))[:10]

@@ -25,9 +25,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "providers"))
-import fake_provider as fp  # noqa: E402
-from memcli.index.vectors import vectors as vectormod  # noqa: E402
-from memcli.index.vectors import noise as noisemod  # noqa: E402
+import fake_provider as fp
+
+from memcli.index.vectors import noise as noisemod
+from memcli.index.vectors import vectors as vectormod
 
 PROBES = frozenset(noisemod.noise_probes())  # sent once per space to measure its noise floor
 
@@ -88,12 +89,17 @@ class BowServer:
             return local.texts
 
         def answer(_ignored):
-            return {"object": "list", "model": "test-emb",
-                    "data": [{"object": "embedding", "index": i, "embedding": vector(t)}
-                             for i, t in enumerate(local.texts)]}
+            return {
+                "object": "list",
+                "model": "test-emb",
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": vector(t)} for i, t in enumerate(local.texts)
+                ],
+            }
 
-        self.state.protocol = fp.Protocol("openai", "/v1", "/v1/embeddings", texts, answer,
-                                          ("authorization", f"Bearer {SECRET}"))
+        self.state.protocol = fp.Protocol(
+            "openai", "/v1", "/v1/embeddings", texts, answer, ("authorization", f"Bearer {SECRET}")
+        )
         self.stopped = False
 
     @property
@@ -135,8 +141,14 @@ def server():
 
 
 def write_config(root: Path, base_url: str, **over) -> None:
-    emb = {"backend": "openai", "base_url": base_url, "model_name": "test-emb", "api_key": SECRET,
-           "dimensions": 8, "max_retries": 0}
+    emb = {
+        "backend": "openai",
+        "base_url": base_url,
+        "model_name": "test-emb",
+        "api_key": SECRET,
+        "dimensions": 8,
+        "max_retries": 0,
+    }
     # word vectors and definitions for query expansion (tests/test_expansion.py) off: these tests
     # count chunk texts
     search = {"expand_terms": 0, "define_terms": 0, **(over.pop("search", None) or {})}
@@ -249,8 +261,11 @@ def test_a_run_with_nothing_to_do_rewrites_nothing(indexed, server, cli):
     """Matrix, request cache and chunk store are left as they are (no 100 MB rewrite per
     `mem reindex` of an unchanged vault), and the report still counts every chunk."""
     store_dir = indexed / "mem_metadata"
-    files = [f for f in store_dir.rglob("*") if f.is_file() and (".vec-" in f.name or f.suffix == ".npz"
-                                                                  or "file_chunks" in f.name)]
+    files = [
+        f
+        for f in store_dir.rglob("*")
+        if f.is_file() and (".vec-" in f.name or f.suffix == ".npz" or "file_chunks" in f.name)
+    ]
     assert len(files) >= 3, files
     before = {f: f.stat().st_mtime_ns for f in files}
     code, out, err = cli("reindex", "--json")
@@ -276,8 +291,9 @@ def chunk_passages(root: Path, suffix: str) -> dict[str, list[str]]:
 def test_an_edit_re_embeds_only_the_changed_passages(indexed, server, cli):
     sections = []
     for name in ("Alpha", "Beta", "Gamma"):
-        sections += [f"## {name}", ""] + [" ".join(f"{name.lower()}{i}w{j}" for j in range(12))
-                                          for i in range(30)] + [""]
+        sections += (
+            [f"## {name}", ""] + [" ".join(f"{name.lower()}{i}w{j}" for j in range(12)) for i in range(30)] + [""]
+        )
     note = indexed / DAY / "long.md"
     note.write_text("\n".join(["# Long", ""] + sections), encoding="utf-8")
     assert cli("reindex")[0] == 0
@@ -337,8 +353,10 @@ def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
     assert hybrid["counts"] == {"candidates": 15, "vector": 1, "keyword": 2, "returned": 3, "hybrid": True}
     assert hybrid["log"] == f"[SearchStep] query='{FUSION_QUERY}' candidates=15 vector_hits=1 keyword_hits=2"
     w = 0.6  # search.vector_weight in mem.yaml
-    expected = sorted(((w / (60 + rank_v[p]) + ((1 - w) / (60 + rank_k[p]) if p in rank_k else 0.0), p)
-                       for p in shown), key=lambda t: -t[0])
+    expected = sorted(
+        ((w / (60 + rank_v[p]) + ((1 - w) / (60 + rank_k[p]) if p in rank_k else 0.0), p) for p in shown),
+        key=lambda t: -t[0],
+    )
     got = [(r["score"], r["path"]) for r in hybrid["results"]]
     assert [p for _, p in got] == [p for _, p in expected]
     for (score, _), (want, _) in zip(got, expected):
@@ -354,8 +372,12 @@ def test_hybrid_is_exact_weighted_rrf(indexed, server, cli):
     want_heads = []
     for r in hybrid["results"]:
         k = "-" if r["keyword"] is None else f"{r['keyword']:.4f}"
-        want_heads.append((f"{r['path']}:{r['start_line']}-{r['end_line']}",
-                           f"score={r['score']:.4f} vector={r['vector']:.4f} keyword={k}"))
+        want_heads.append(
+            (
+                f"{r['path']}:{r['start_line']}-{r['end_line']}",
+                f"score={r['score']:.4f} vector={r['vector']:.4f} keyword={k}",
+            )
+        )
     assert heads == want_heads
     assert any(s.endswith("keyword=-") for _, s in heads)  # a vector-only hit above the floor
 
@@ -364,8 +386,10 @@ def test_vector_hits_only_use_the_single_branch_format(indexed, server, cli):
     floor = floor_of(indexed)
     data = search_json(cli, VECTOR_ONLY_QUERY)
     texts = {f"{DAY}/{name}.md": f"# {name}\n\n{text}" for name, text in NOTES.items()}
-    above = sorted((p for p in texts if cosine(texts[p], VECTOR_ONLY_QUERY) > floor),
-                   key=lambda p: -cosine(texts[p], VECTOR_ONLY_QUERY))
+    above = sorted(
+        (p for p in texts if cosine(texts[p], VECTOR_ONLY_QUERY) > floor),
+        key=lambda p: -cosine(texts[p], VECTOR_ONLY_QUERY),
+    )
     assert 0 < len(above) < len(NOTES)
     assert data["counts"]["keyword"] == 0 and data["counts"]["vector"] == len(above)
     assert data["counts"]["hybrid"] is False
@@ -375,8 +399,9 @@ def test_vector_hits_only_use_the_single_branch_format(indexed, server, cli):
         assert r["score"] == r["vector"] == pytest.approx(cosine(r["text"], VECTOR_ONLY_QUERY), abs=1e-4)
     code, out, err = cli("search", VECTOR_ONLY_QUERY)
     assert (code, err) == (0, "")
-    assert HEAD.findall(out) == [(f"{r['path']}:{r['start_line']}-{r['end_line']}", f"score={r['score']:.4f}")
-                                 for r in data["results"]]
+    assert HEAD.findall(out) == [
+        (f"{r['path']}:{r['start_line']}-{r['end_line']}", f"score={r['score']:.4f}") for r in data["results"]
+    ]
 
 
 @pytest.mark.parametrize("mode", ["auto", "hybrid", "vector", "keyword"])
@@ -409,8 +434,9 @@ def test_a_note_a_search_syncs_is_embedded_before_it_answers(indexed, server, cl
     mark = server.mark()
     data = search_json(cli, "owl barn cat")
     owl = next(r for r in data["results"] if r["path"].endswith("owl.md"))
-    assert owl["vector"] == pytest.approx(cosine("# owl\n\nAn owl nests in the old barn near the cat.", "owl barn cat"),
-                                          abs=2e-3)
+    assert owl["vector"] == pytest.approx(
+        cosine("# owl\n\nAn owl nests in the old barn near the cat.", "owl barn cat"), abs=2e-3
+    )
     assert owl["keyword"] is not None and data["counts"]["hybrid"] is True
     assert server.texts(mark) == ["# owl\n\nAn owl nests in the old barn near the cat.", "owl barn cat"]
     assert index_figures(cli)["chunks_with_embedding"] == len(NOTES) + 1
@@ -452,8 +478,9 @@ def test_the_noise_floor_is_measured_once_per_space(indexed, server, cli):
     assert sorted(sent) == sorted(PROBES) and len(PROBES) == noisemod.PROBE_COUNT
     record = json.loads(noise_file(indexed).read_text(encoding="utf-8"))
     rows = np.array([unit(bow(f"# {n}\n\n{t}", 8)).astype("<f2").astype(np.float32) for n, t in NOTES.items()])
-    best = [float((rows @ unit(v)).max()) if np.any(v := np.asarray(bow(p, 8))) else 0.0
-            for p in noisemod.noise_probes()]
+    best = [
+        float((rows @ unit(v)).max()) if np.any(v := np.asarray(bow(p, 8))) else 0.0 for p in noisemod.noise_probes()
+    ]
     assert record["measured"] == pytest.approx(float(np.quantile(best, noisemod.FLOOR_QUANTILE)), abs=2e-3)
     assert record["measured"] > noisemod.FLOOR_CAP == record["floor"] == record["cap"]
     assert (record["passages"], record["probes"]) == (len(NOTES), len(PROBES))
@@ -500,7 +527,8 @@ def test_changed_settings_pause_vectors_until_reindex_embedding(indexed, server,
     data = json.loads(out)
     assert data["counts"]["vector"] == 0 and data["counts"]["hybrid"] is False
     assert [r["path"] for r in data["results"]] == [
-        r["path"] for r in search_json(cli, HYBRID_QUERY, "--mode", "keyword")["results"]]
+        r["path"] for r in search_json(cli, HYBRID_QUERY, "--mode", "keyword")["results"]
+    ]
     assert server.texts(mark) == []  # a paused branch does not even embed the query
 
     code, out, err = cli("search", HYBRID_QUERY)
@@ -563,8 +591,9 @@ def test_failed_embedding_run_resumes_where_it_stopped(root, server, cli):
     code, out, err = cli("reindex")
     assert code == 0, err
     resent = server.texts(mark)
-    assert sorted(resent) == sorted(set(r["text"] for r in chunk_store(root)) - set(done)), \
+    assert sorted(resent) == sorted({r["text"] for r in chunk_store(root)} - set(done)), (
         f"{len(resent)} texts sent again; the 20 embedded before the failure should have been kept"
+    )
 
 
 def test_interrupted_embedding_run_resumes(root, server, cli):
@@ -573,8 +602,12 @@ def test_interrupted_embedding_run_resumes(root, server, cli):
     write_notes(root, {f"n{i:02d}": f"note number {i} about topic{i}" for i in range(60)})
     server.state.script(*[fp.Reply(delay=0.25)] * 100)
     env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(root), "reindex"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(root), "reindex"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 20
     while len(server.requests()) < 4 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -597,8 +630,12 @@ def test_killed_embedding_run_resumes_from_its_last_checkpoint(root, server, cli
     write_notes(root, {f"n{i:03d}": f"note number {i} about topic{i}" for i in range(150)})
     server.state.script(*[fp.Reply(delay=1.2)] * 100)
     env = {k: v for k, v in os.environ.items() if k != "MEM_EMBEDDING_BACKEND"}
-    proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(root), "reindex"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(root), "reindex"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while len(server.requests()) < 12 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -616,8 +653,15 @@ def test_killed_embedding_run_resumes_from_its_last_checkpoint(root, server, cli
 def test_api_key_never_leaves_the_config(root, server, cli):
     write_config(root, server.base_url)
     write_notes(root, NOTES)
-    outputs = [cli("reindex", "--json"), cli("search", "cat", "--json"), cli("-v", "search", "cat"),
-               cli("health"), cli("health", "--json"), cli("config"), cli("config", "--json")]
+    outputs = [
+        cli("reindex", "--json"),
+        cli("search", "cat", "--json"),
+        cli("-v", "search", "cat"),
+        cli("health"),
+        cli("health", "--json"),
+        cli("config"),
+        cli("config", "--json"),
+    ]
     server.fail_forever({"error": {"message": f"Incorrect API key provided: {SECRET}"}})
     outputs += [cli("search", "cat", "--json"), cli("health", "--json"), cli("-v", "reindex", "--full")]
     assert all(SECRET not in out + err for _, out, err in outputs)  # cli() checked each one too
@@ -645,14 +689,17 @@ def test_local_model_finds_the_paraphrase(tmp_path, run_mem):
     ws = tmp_path / "local"
     (ws / "digest").mkdir(parents=True)
     (ws / "mem.yaml").write_text("search:\n  limit: 5\n", encoding="utf-8")  # backend unset
-    write_notes(ws, {
-        "bike": "My preferred commute is a lightweight bicycle.",
-        "pizza": "Favourite pizza topping: mushroom and olives.",
-        "pyproject": "Python packaging uses pyproject.toml files with setuptools.",
-        "dentist": "Dentist appointment scheduled for March 3rd at 9am.",
-        "taxes": "Tax return deadline is in April; gather receipts beforehand.",
-        "gift": "Grandmother's birthday gift idea: a wool scarf.",
-    })
+    write_notes(
+        ws,
+        {
+            "bike": "My preferred commute is a lightweight bicycle.",
+            "pizza": "Favourite pizza topping: mushroom and olives.",
+            "pyproject": "Python packaging uses pyproject.toml files with setuptools.",
+            "dentist": "Dentist appointment scheduled for March 3rd at 9am.",
+            "taxes": "Tax return deadline is in April; gather receipts beforehand.",
+            "gift": "Grandmother's birthday gift idea: a wool scarf.",
+        },
+    )
     code, out, err = run_mem("-w", ws, "reindex", "--json", env=UNPIN, timeout=120)
     assert code == 0, err
     assert json.loads(out)["embedding"]["chunks_with_vectors"] == 6
@@ -674,7 +721,7 @@ def test_minmax_fusion_is_weighted_min_max(indexed, server, cli):
     """search.fusion: minmax (adaptive, the default, with a fixed weight): w * norm(cosine) + (1 - w) * norm(BM25), each
     normalised from a fixed minimum (the noise floor; 0) to the branch's best candidate and
     clipped to 0..1, a missing branch counting 0; then the relevance floor."""
-    (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", "fusion: \"minmax\""))
+    (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace('fusion: "rrf"', 'fusion: "minmax"'))
     floor = floor_of(indexed)
     hybrid = search_json(cli, FUSION_QUERY, "--limit", "15")
     kw = search_json(cli, FUSION_QUERY, "--mode", "keyword", "--limit", "15")["results"]
@@ -695,7 +742,9 @@ def test_minmax_fusion_is_weighted_min_max(indexed, server, cli):
 
 @pytest.mark.parametrize("fusion", ["minmax", "rrf"])
 def test_a_hits_score_does_not_depend_on_the_limit(indexed, server, cli, fusion):
-    (indexed / "mem.yaml").write_text((indexed / "mem.yaml").read_text().replace("fusion: \"rrf\"", f"fusion: \"{fusion}\""))
+    (indexed / "mem.yaml").write_text(
+        (indexed / "mem.yaml").read_text().replace('fusion: "rrf"', f'fusion: "{fusion}"')
+    )
     runs = {n: search_json(cli, FUSION_QUERY, "--limit", str(n), "--no-links")["results"] for n in (1, 2, 3, 15)}
     full = {r["path"]: (r["score"], r["vector"], r["keyword"]) for r in runs[15]}
     for n, results in runs.items():

@@ -70,7 +70,7 @@ def test_split_walk_gives_what_one_process_gives(vault, open_ws, spawned):
     one = list(ws.iter_watched(dirs_one))
     two = list(ws.iter_watched(dirs_two, split=True))
     assert spawned and spawned[0] > 0, "the walk did not fork"
-    assert len(two) == len(set(p for p, _ in two)), "a file given twice"
+    assert len(two) == len({p for p, _ in two}), "a file given twice"
     assert dict(two) == dict(one) and len(one) == 12 * 9 + 40 + 45 + 1 + 2
     assert dirs_two == dirs_one
     assert "memory/2026-05-02/link.md" not in dict(one) and "memory/.obsidian/hidden.md" not in dict(one)
@@ -108,7 +108,7 @@ def test_a_child_that_listed_otherwise_leaves_the_whole_walk_to_the_parent(vault
     monkeypatch.setattr(walk, "walk", listing_otherwise)
     dirs_two = {}
     two = list(ws.iter_watched(dirs_two, split=True))
-    assert len(two) == len(set(p for p, _ in two)), "a file given twice"
+    assert len(two) == len({p for p, _ in two}), "a file given twice"
     assert dict(two) == dict(one) and dirs_two == dirs_one
 
 
@@ -119,7 +119,7 @@ def test_day_folders_are_walked_apart(vault, open_ws):
     ws = open_ws(vault)
     halves = [walk.Half(0), walk.Half(1)]
     got = [dict(ws._watched({}, h)) for h in halves]
-    assert not got[0].keys() & got[1].keys() - {"memory/2026-05-03/n%d.md" % i for i in range(9)}
+    assert not got[0].keys() & got[1].keys() - {f"memory/2026-05-03/n{i}.md" for i in range(9)}
     days = [{p.rsplit("/", 1)[0] for p in g if p.startswith("memory/2026-05-")} for g in got]
     assert days[0] and days[1] and not days[0] & days[1] - {"memory/2026-05-03"}
     flat = [{p for p in g if p.startswith("memory/2026-06-")} for g in got]
@@ -139,12 +139,17 @@ def test_an_abandoned_walk_leaves_no_child_behind(vault, open_ws, spawned):
 def test_reindex_of_a_split_walk_finds_an_edit_and_a_deletion(vault):
     """The CLI with the split threshold lowered so that this vault is split (the lowered
     value reaches the child too: it is forked from this process)."""
-    code = ("import sys; from memcli.watch import walk; walk.SPLIT_MIN_FILES = 1; "
-            "from memcli.cli.main import main; main()")
+    code = (
+        "import sys; from memcli.watch import walk; walk.SPLIT_MIN_FILES = 1; from memcli.cli.main import main; main()"
+    )
 
     def reindex(*args):
-        proc = subprocess.run([sys.executable, "-c", code, "-w", str(vault), "reindex", "--json", *args],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "-w", str(vault), "reindex", "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

@@ -23,8 +23,12 @@ class Watcher:
     """`python -m memcli watch` in a subprocess; its stderr lines arrive on a queue."""
 
     def __init__(self, ws: Path, *args: str):
-        self.proc = subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(ws), "watch", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(ws), "watch", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -126,9 +130,18 @@ def in_process(ws, open_ws):
 
     lines: list[str] = []
     stop = threading.Event()
-    thread = threading.Thread(target=watch.run, daemon=True,
-                              kwargs={"ws": open_ws(ws), "interval": 0.05, "stop": stop, "log": lines.append,
-                                      "debounce": 0.2, "retry_first": 0.3})
+    thread = threading.Thread(
+        target=watch.run,
+        daemon=True,
+        kwargs={
+            "ws": open_ws(ws),
+            "interval": 0.05,
+            "stop": stop,
+            "log": lines.append,
+            "debounce": 0.2,
+            "retry_first": 0.3,
+        },
+    )
     thread.start()
     yield lines, stop
     stop.set()

@@ -1,4 +1,4 @@
-"""Issue 14's small ones: every skipped resource named, honest health summary, frontmatter."""
+"""Small fixes: every skipped resource named, honest health summary, frontmatter."""
 
 from __future__ import annotations
 
@@ -35,10 +35,11 @@ def test_health_counts_warnings_and_an_index_never_built_is_not_healthy(ws, run_
     data = json.loads(out)
     index = next(c for c in data["checks"] if c["name"] == "index")
     assert code == 5 and data["healthy"] is False and index["status"] == "fail"
-    assert "never indexed (1 file(s)); run `mem reindex`" == index["message"]
+    assert index["message"] == "never indexed (1 file(s)); run `mem reindex`"
     assert run_mem("-w", ws, "reindex")[0] == 0
-    (ws / "memory/2026-05-18/a.md").write_text("---\nname: a\ndescription: A note.\n---\n# A\n\nEdited.\n",
-                                             encoding="utf-8")
+    (ws / "memory/2026-05-18/a.md").write_text(
+        "---\nname: a\ndescription: A note.\n---\n# A\n\nEdited.\n", encoding="utf-8"
+    )
     code, out, err = run_mem("-w", ws, "health")
     assert code == 0 and out.splitlines()[-1] == f"✅ mem {memcli.__version__} - healthy, 1 warning"
     code, out, err = run_mem("-w", ws, "health", "--json")
@@ -55,13 +56,16 @@ def test_frontmatter_is_read_by_pyyaml_and_written_by_python_frontmatter(monkeyp
 
     calls = []
     real_export = fh.YAMLHandler.export
-    monkeypatch.setattr(fh.YAMLHandler, "export",
-                        lambda self, m, **kw: calls.append("export") or real_export(self, m, **kw))
+    monkeypatch.setattr(
+        fh.YAMLHandler, "export", lambda self, m, **kw: calls.append("export") or real_export(self, m, **kw)
+    )
     assert frontmatter.parse("tags: [a, b]\nwhen: 2026-05-18\n") == ({"tags": ["a", "b"], "when": "2026-05-18"}, None)
     assert frontmatter.render({"name": "x", "description": "a: b"}) == "---\ndescription: 'a: b'\nname: x\n---\n"
     assert calls == ["export"]
     # reading a note (every update does) leaves python-frontmatter and its TOML handler unimported
-    code = ("import sys; from memcli.vault import frontmatter as f; "
-            "assert f.parse('a: 1') == ({'a': 1}, None); print(sorted({'frontmatter', 'toml'} & set(sys.modules)))")
+    code = (
+        "import sys; from memcli.vault import frontmatter as f; "
+        "assert f.parse('a: 1') == ({'a': 1}, None); print(sorted({'frontmatter', 'toml'} & set(sys.modules)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

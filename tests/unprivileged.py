@@ -41,8 +41,15 @@ REPO = Path(__file__).resolve().parent.parent
 UID = GID = 65534
 # the top-level modules of pyproject's runtime dependencies, and the CLI that imports them
 IMPORTS = "memcli.cli.main, typer, rich, numpy, zstandard, yaml, frontmatter, croniter, httpx"
-PINNED = {"NO_COLOR": "1", "COLUMNS": "100", "TZ": "UTC", "MEM_EMBEDDING_BACKEND": "none",
-          "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+PINNED = {
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "TZ": "UTC",
+    "MEM_EMBEDDING_BACKEND": "none",
+    "PYTHONIOENCODING": "utf-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 PROBE = f"""
 import json, os, sys
 facts = {{"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "egid": os.getegid(),
@@ -119,11 +126,22 @@ def _probe(cmd: list[str], pythonpath: list[str]) -> tuple[dict | None, str]:
     try:
         os.chmod(top, 0o755)
         _make_forbidden(top / "forbidden")
-        env = {**PINNED, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(top),
-               "PYTHONPATH": os.pathsep.join(pythonpath)}
+        env = {
+            **PINNED,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(top),
+            "PYTHONPATH": os.pathsep.join(pythonpath),
+        }
         try:
-            proc = subprocess.run([*cmd, "-c", PROBE, str(top / "forbidden")], env=env, cwd=str(top),
-                                  capture_output=True, text=True, timeout=60, **user())
+            proc = subprocess.run(
+                [*cmd, "-c", PROBE, str(top / "forbidden")],
+                env=env,
+                cwd=str(top),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                **user(),
+            )
         except OSError as exc:
             way = blocked(os.path.realpath(cmd[0]))
             return None, f"{cmd[0]}: {exc.strerror}" + (f" (the user cannot enter {way})" if way else "")
@@ -135,7 +153,7 @@ def _probe(cmd: list[str], pythonpath: list[str]) -> tuple[dict | None, str]:
         way = f" (the user cannot enter {ways[0]})" if ways else ""
         return None, f"{cmd[0]}: exit {proc.returncode}: {last}{way}"
     facts = json.loads(proc.stdout)
-    if facts["version"] != "%d.%d" % sys.version_info[:2]:
+    if facts["version"] != f"{sys.version_info[0]}.{sys.version_info[1]}":
         return None, f"{cmd[0]}: Python {facts['version']}, not the venv's {sys.version_info[0]}.{sys.version_info[1]}"
     if not Path(facts["memcli"]).resolve().is_relative_to(REPO):
         return None, f"{cmd[0]}: imports memcli from {facts['memcli']}, not from {REPO}"
@@ -144,7 +162,7 @@ def _probe(cmd: list[str], pythonpath: list[str]) -> tuple[dict | None, str]:
 
 def _candidates() -> list[str]:
     """System interpreters of the venv's X.Y: /usr/bin, /usr/local/bin, then PATH's."""
-    name = "python%d.%d" % sys.version_info[:2]
+    name = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     folders = ["/usr/bin", "/usr/local/bin", *os.environ.get("PATH", "").split(os.pathsep)]
     found = {}
     for folder in filter(None, folders):
@@ -163,8 +181,10 @@ def _interpreter() -> tuple[list[str] | None, list[str], str, dict]:
     venv = list(dict.fromkeys([str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
     site = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
     tries = [([sys.executable], venv, "the venv's interpreter")]
-    tries += [([exe, "-S"], [str(REPO), *site], f"and the venv's site-packages ({sys.executable} failed)")
-              for exe in _candidates()]
+    tries += [
+        ([exe, "-S"], [str(REPO), *site], f"and the venv's site-packages ({sys.executable} failed)")
+        for exe in _candidates()
+    ]
     for cmd, path, how in tries:
         facts, why = _probe(cmd, path)
         if facts is None:
@@ -173,11 +193,20 @@ def _interpreter() -> tuple[list[str] | None, list[str], str, dict]:
         wrong = _premise(facts)
         if wrong:  # the way privileges are dropped is broken: no other interpreter mends that
             return None, [], f"{cmd[0]} {wrong}; the permission tests would test nothing", {}
-        return cmd, path, (f"{' '.join(cmd)} {how}: Python {facts['full']} ({facts['prefix']}), "
-                           f"uid {facts['uid']}, no capabilities, a forbidden file {facts['forbidden']}"), facts
-    version = "%d.%d" % sys.version_info[:2]
-    hint = (f"Clone outside /root and make the venv from an interpreter that user can reach (e.g. "
-            f"`make PYTHON=/usr/bin/python3`), or install python{version} in /usr/bin")
+        return (
+            cmd,
+            path,
+            (
+                f"{' '.join(cmd)} {how}: Python {facts['full']} ({facts['prefix']}), "
+                f"uid {facts['uid']}, no capabilities, a forbidden file {facts['forbidden']}"
+            ),
+            facts,
+        )
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    hint = (
+        f"Clone outside /root and make the venv from an interpreter that user can reach (e.g. "
+        f"`make PYTHON=/usr/bin/python3`), or install python{version} in /usr/bin"
+    )
     return None, [], f"{'; '.join(tried)}. {hint}", {}
 
 
@@ -185,8 +214,11 @@ def python() -> tuple[list[str], list[str]]:
     """(command, PYTHONPATH entries) the user can run; fails the test clearly when none."""
     cmd, path, how, _ = _interpreter()
     if cmd is None:
-        pytest.fail(f"no Python the unprivileged user (uid {UID if as_root() else os.geteuid()}) can run with "
-                    f"this checkout's memcli: {how}", pytrace=False)
+        pytest.fail(
+            f"no Python the unprivileged user (uid {UID if as_root() else os.geteuid()}) can run with "
+            f"this checkout's memcli: {how}",
+            pytrace=False,
+        )
     return cmd, path
 
 
@@ -270,15 +302,25 @@ class Sandbox:
         """`mem ARGS` as the user -> (code, stdout, stderr); `env` adds to a pinned environment
         (a value None removes the variable)."""
         cmd, path = python()
-        full = {**PINNED, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
-                "PYTHONPATH": os.pathsep.join(path)}
+        full = {
+            **PINNED,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "PYTHONPATH": os.pathsep.join(path),
+        }
         for k, v in (env or {}).items():
             if v is None:
                 full.pop(k, None)
             else:
                 full[k] = str(v)
-        proc = subprocess.run([*cmd, "-m", "memcli", *map(str, args)], env=full, cwd=str(self.root),
-                              capture_output=True, timeout=timeout, **user())
+        proc = subprocess.run(
+            [*cmd, "-m", "memcli", *map(str, args)],
+            env=full,
+            cwd=str(self.root),
+            capture_output=True,
+            timeout=timeout,
+            **user(),
+        )
         return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
     def close(self) -> None:

@@ -50,9 +50,26 @@ from bench.experiments import (
 )
 
 # variant key -> the module prototyping it
-PROTOTYPES = {"tok": tokenizers, "k1": bm25_params, "b": bm25_params, "prf": prf, "fileprior": fileprior,
-              "bi": bigram, "vprf": vprf, "qx": qx, "ksub": ksub, "vpass": vpass, "vsub": vsub,
-              "fuse": fuse, "qdw": fuse, "qcov": qcov, "merge": merging, "mmr": mmr, "recency": recency, "fdecay": fdecay}
+PROTOTYPES = {
+    "tok": tokenizers,
+    "k1": bm25_params,
+    "b": bm25_params,
+    "prf": prf,
+    "fileprior": fileprior,
+    "bi": bigram,
+    "vprf": vprf,
+    "qx": qx,
+    "ksub": ksub,
+    "vpass": vpass,
+    "vsub": vsub,
+    "fuse": fuse,
+    "qdw": fuse,
+    "qcov": qcov,
+    "merge": merging,
+    "mmr": mmr,
+    "recency": recency,
+    "fdecay": fdecay,
+}
 # installed in this order, each wrapping what the ones before it put in place; `hits` is the
 # post-fusion stage (recency, MMR, merge rule, file decay) built from the last four modules
 INSTALL_ORDER = (tokenizers, bm25_params, prf, fileprior, bigram, vprf, qx, ksub, vpass, vsub, fuse, qcov, hits)

@@ -49,6 +49,7 @@ def bigram_functions(weight: float):
                 if idf > 0:
                     terms.append((a, z, idf * (k1 + 1.0) * w * (weight if BIGRAM in term else 1.0)))
         return terms
+
     return tokenize, query_terms, _terms
 
 

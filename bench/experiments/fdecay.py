@@ -16,5 +16,5 @@ def file_decay(hits, factor: float):
     for i, h in enumerate(hits):
         n = seen.get(h.path, 0)
         seen[h.path] = n + 1
-        scored.append((-(h.score * factor ** n), i, h))
+        scored.append((-(h.score * factor**n), i, h))
     return [h for _, _, h in sorted(scored)]

@@ -24,8 +24,11 @@ def _file_index(spec: dict):
 
     entry = _FILE_SNAPS.get(Ctx.root)
     if entry is None:
-        fws = workspace(Path(Ctx.root), {"chunking.target_tokens": 1_000_000, "chunking.overlap_tokens": 0},
-                        {k: v for k, v in spec.items() if k in ("tok", "k1", "b")})
+        fws = workspace(
+            Path(Ctx.root),
+            {"chunking.target_tokens": 1_000_000, "chunking.overlap_tokens": 0},
+            {k: v for k, v in spec.items() if k in ("tok", "k1", "b")},
+        )
         ensure_index(fws, vectors=False)
         fsnap = sync.open_snapshot(fws)
         fsnap._is_file_level = True
@@ -35,6 +38,7 @@ def _file_index(spec: dict):
 
 def make_file_prior(score, gamma: float, spec: dict):
     """A replacement for memcli.index.keyword.bm25.score adding the file prior."""
+
     def scored(snap, query, allowed=None, terms=None):
         base = score(snap, query, allowed, terms)
         if not base or getattr(snap, "_is_file_level", False):
@@ -50,6 +54,7 @@ def make_file_prior(score, gamma: float, spec: dict):
             fd = doc_of.get(path_of(snap, snap.meta(d)[0]))
             out[d] = v + gamma * top_c * fs.get(fd, 0.0) / top_f
         return out
+
     return scored
 
 

@@ -80,6 +80,7 @@ def make_fuse(how: str, qdw: str | None, rrf):
         for d, s in keyword:
             merged[d].keyword = s
         return sorted(merged.values(), key=lambda h: -h.score)
+
     return fuse
 
 

@@ -23,9 +23,9 @@ ROOT = HERE.parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]  # its tokenizers.py is not the library
 sys.path.insert(0, str(ROOT))
 
-from bench.experiments import parse_variant, patched  # noqa: E402
-from bench.harness.indexes import ensure_index, workspace  # noqa: E402
-from bench.harness.paths import OUT  # noqa: E402
+from bench.experiments import parse_variant, patched
+from bench.harness.indexes import ensure_index, workspace
+from bench.harness.paths import OUT
 
 
 def main(queries: list[str]) -> int:
@@ -46,8 +46,10 @@ def main(queries: list[str]) -> int:
         for query in queries:
             print(query)
             for h in search.run(ws, query, limit=10, mode="auto", auto_sync=False, links=False).hits[:3]:
-                print(f"   {h.path.rsplit('/', 1)[-1]:20} {h.score:.3f} cos={h.vector and round(h.vector, 3)} "
-                      f"bm25={h.keyword and round(h.keyword, 3)}")
+                print(
+                    f"   {h.path.rsplit('/', 1)[-1]:20} {h.score:.3f} cos={h.vector and round(h.vector, 3)} "
+                    f"bm25={h.keyword and round(h.keyword, 3)}"
+                )
     return 0
 
 
@@ -59,7 +61,7 @@ def cosines(queries: list[str], notes: list[str]) -> int:
     vecs = np.asarray(embedder().embed_batch(notes + queries), dtype=np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     for i, query in enumerate(queries):
-        row = vecs[len(notes) + i] @ vecs[:len(notes)].T
+        row = vecs[len(notes) + i] @ vecs[: len(notes)].T
         print(f"{query!r:45} " + " ".join(f"{x:.3f}" for x in row))
     return 0
 
@@ -68,5 +70,5 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["--cosines"] and "--" in args:
         cut = args.index("--")
-        sys.exit(cosines(args[1:cut], args[cut + 1:]))
+        sys.exit(cosines(args[1:cut], args[cut + 1 :]))
     sys.exit(main(args or ["How does the user usually travel to work?"]))

@@ -36,4 +36,5 @@ def install(spec: dict, patch) -> None:
         if fdecay is not None:
             hits = file_decay(hits, fdecay)
         return hits
+
     patch.set(fusion, "merge", merge)

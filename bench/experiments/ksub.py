@@ -27,9 +27,11 @@ def _small_chunks(snap, target: int, spec: dict):
     key = (Ctx.root, snap.header.get("generation"), target)
     entry = _KSUB_CACHE.get(key)
     if entry is None:
-        sub_ws = workspace(Path(Ctx.root), {"chunking.target_tokens": target,
-                                            "chunking.overlap_tokens": target // 5},
-                           {k: v for k, v in spec.items() if k in ("tok", "k1", "b")})
+        sub_ws = workspace(
+            Path(Ctx.root),
+            {"chunking.target_tokens": target, "chunking.overlap_tokens": target // 5},
+            {k: v for k, v in spec.items() if k in ("tok", "k1", "b")},
+        )
         ensure_index(sub_ws, vectors=False)
         sub = sync.open_snapshot(sub_ws)
         owners: dict[int, list[int]] = {}
@@ -57,9 +59,12 @@ def make_sub_keyword(spec: dict, score):
                     best[d] = s
         mb = max(base.values())
         ms = max(best.values()) if best else 1.0
-        out = {d: (1 - beta) * base.get(d, 0.0) / mb + beta * best.get(d, 0.0) / ms
-               for d in set(base) | {d for d in best if allowed is None or allowed(d)}}
+        out = {
+            d: (1 - beta) * base.get(d, 0.0) / mb + beta * best.get(d, 0.0) / ms
+            for d in set(base) | {d for d in best if allowed is None or allowed(d)}
+        }
         return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+
     return search
 
 

@@ -45,7 +45,7 @@ def merge_variant(snap, hits, how: str):
     if how.startswith("perfile"):
         return per_file(hits, int(how[7:]))
     keep = how.startswith("capkeep")
-    cap = float(how[7 if keep else 3:]) * Ctx.target if how.startswith("cap") else None
+    cap = float(how[7 if keep else 3 :]) * Ctx.target if how.startswith("cap") else None
     if how != "drop" and cap is None:
         raise SystemExit(f"unknown merge variant {how!r}")
     kept = []
@@ -59,8 +59,12 @@ def merge_variant(snap, hits, how: str):
                 kept.append(h)  # too big to merge: shown on its own
                 continue
             if tokens <= cap:
-                target.docs, target.start_line, target.end_line, target.text = \
-                    trial.docs, trial.start_line, trial.end_line, trial.text
+                target.docs, target.start_line, target.end_line, target.text = (
+                    trial.docs,
+                    trial.start_line,
+                    trial.end_line,
+                    trial.text,
+                )
                 for attr in ("vector", "keyword"):
                     mine, theirs = getattr(target, attr), getattr(h, attr)
                     if theirs is not None and (mine is None or theirs > mine):

@@ -42,8 +42,11 @@ def make_prf(score, rule: str):
         q = set(tk.query_terms(query))
         tf = Counter()
         for d, _ in top:
-            tf.update(t for t in tk.tokenize(snap.text(d)) if t not in q and t not in STOPWORDS and len(t) > 2
-                      and not t.isdigit())
+            tf.update(
+                t
+                for t in tk.tokenize(snap.text(d))
+                if t not in q and t not in STOPWORDS and len(t) > 2 and not t.isdigit()
+            )
         n = snap.n_docs
         weighted = []
         for t, c in tf.items():
@@ -62,6 +65,7 @@ def make_prf(score, rule: str):
                 if allowed is None or allowed(d):
                     out[d] = out.get(d, 0.0) + beta * (w / best) * v
         return out
+
     return prf
 
 

@@ -35,7 +35,7 @@ def _vocabulary() -> dict:
             words |= set(WORD.findall(f.read_text(encoding="utf-8").lower()))
         words = sorted(w for w in words if w not in STOPWORDS)
         emb = embedder()
-        vecs = np.concatenate([emb.embed_batch(words[i:i + 256]) for i in range(0, len(words), 256)])
+        vecs = np.concatenate([emb.embed_batch(words[i : i + 256]) for i in range(0, len(words), 256)])
         emb.cache.save()
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         toks = [(tk.tokenize(w) or [w])[0] for w in words]
@@ -91,6 +91,7 @@ def make_query_expansion(rule: str, terms_fn):
             idf = math.log(1.0 + (n - (z - a) + 0.5) / ((z - a) + 0.5))
             out.append((a, z, beta * c * idf * (k1 + 1.0)))
         return out
+
     return _terms
 
 

@@ -27,7 +27,9 @@ def _stemmer():
     try:
         import snowballstemmer
     except ImportError:
-        raise SystemExit("tok=stem needs snowballstemmer: pip install --target bench/out/pylib snowballstemmer")
+        raise SystemExit(
+            "tok=stem needs snowballstemmer: pip install --target bench/out/pylib snowballstemmer"
+        ) from None
     st = snowballstemmer.stemmer("english")
     memo: dict[str, str] = {}
 
@@ -36,6 +38,7 @@ def _stemmer():
         if s is None:
             s = memo[w] = st.stemWord(w) if w.isascii() and w.isalpha() else w
         return s
+
     return stem
 
 
@@ -64,6 +67,7 @@ def tokenizer_variant(name: str):
         if "stopq" in parts:
             toks = [t for t in toks if t not in STOPWORDS]
         return list(dict.fromkeys(toks))
+
     return tokenize, query_terms
 
 

@@ -31,7 +31,7 @@ def _passage_rows(ws, snap, target: int):
                 texts.append(t)
                 owners.append(d)
         emb = embedder()
-        rows = np.concatenate([emb.embed_batch(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+        rows = np.concatenate([emb.embed_batch(texts[i : i + 64]) for i in range(0, len(texts), 64)])
         emb.cache.save()
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
         entry = _PASS_CACHE[key] = (rows, np.array(owners))
@@ -52,20 +52,21 @@ def best_per_chunk(n_docs: int, owners, cos, candidates: int, allowed):
 
 
 def make_passage_vector_branch(target: int):
-    """A replacement for memcli.jobs.search._vector_branch."""
+    """A replacement for memcli.jobs.searchers.local._vector_branch."""
     import numpy as np
 
-    def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
+    def branch(ws, snap, req, allowed, warnings, **_):
         from memcli.retrieval import rank
 
         rows, owners = _passage_rows(ws, snap, target)
-        q = embedder().embed_batch([query])[0]
+        q = embedder().embed_batch([req.asked])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
-        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos, candidates, allowed), None, [])
+        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos, req.depth, allowed), None, [])
+
     return branch
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.jobs import search
+    from memcli.jobs.searchers import local
 
-    patch.set(search, "_vector_branch", make_passage_vector_branch(int(spec["vpass"])))
+    patch.set(local, "_vector_branch", make_passage_vector_branch(int(spec["vpass"])))

@@ -23,6 +23,7 @@ def make_vector_prf(rule: str, top):
         q = q / np.linalg.norm(q)
         cen = np.asarray(chunk_rows[[d for d, _ in first[:n]]], dtype=np.float32).mean(axis=0)
         return top(rows, mask, q + beta * cen, k, allowed, offsets, chunk_rows)
+
     return prf_top
 
 

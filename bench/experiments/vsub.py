@@ -29,8 +29,11 @@ def _sub_rows(ws, snap, target: int):
     key = (str(ws.root), snap.header.get("generation"), target)
     entry = _SUB_CACHE.get(key)
     if entry is None:
-        sub_ws = workspace(ws.root, {"chunking.target_tokens": target, "chunking.passage_tokens": 0,
-                                     "chunking.overlap_tokens": target // 5}, {})
+        sub_ws = workspace(
+            ws.root,
+            {"chunking.target_tokens": target, "chunking.passage_tokens": 0, "chunking.overlap_tokens": target // 5},
+            {},
+        )
         ensure_index(sub_ws, vectors=True)
         sub = sync.open_snapshot(sub_ws)
         m = vecmod.open_vectors(sub, vecmod.active_space(sub_ws.metadata), 0)
@@ -43,22 +46,23 @@ def _sub_rows(ws, snap, target: int):
 
 
 def make_sub_vector_branch(spec: dict):
-    """A replacement for memcli.jobs.search._vector_branch."""
+    """A replacement for memcli.jobs.searchers.local._vector_branch."""
     import numpy as np
 
     target = int(spec["vsub"])
 
-    def branch(ws, snap, query, candidates, allowed, warnings, required=False, **_):
+    def branch(ws, snap, req, allowed, warnings, **_):
         from memcli.retrieval import rank
 
         rows, owners, members = _sub_rows(ws, snap, target)
-        q = embedder().embed_batch([query])[0]
+        q = embedder().embed_batch([req.asked])[0]
         cos = rows @ (q / (np.linalg.norm(q) or 1.0))
-        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], candidates, allowed), None, [])
+        return rank.VectorBranch(best_per_chunk(snap.n_docs, owners, cos[members], req.depth, allowed), None, [])
+
     return branch
 
 
 def install(spec: dict, patch) -> None:
-    from memcli.jobs import search
+    from memcli.jobs.searchers import local
 
-    patch.set(search, "_vector_branch", make_sub_vector_branch(spec))
+    patch.set(local, "_vector_branch", make_sub_vector_branch(spec))

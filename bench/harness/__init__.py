@@ -22,4 +22,3 @@ import os
 
 # as `mem` itself runs (memcli/cli/main.py): one OpenBLAS thread, set before numpy loads
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-

@@ -17,15 +17,21 @@ from bench.harness.run import evaluate, run_sweep
 def add_run_options(ap: argparse.ArgumentParser, budget: int) -> None:
     """--mode, --set, --variant, --budget, --sweep, --details, --markdown, --out."""
     ap.add_argument("--mode", choices=("keyword", "vector", "hybrid"), default="keyword")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                    help="config override, e.g. chunking.target_tokens=200 (repeatable)")
-    ap.add_argument("--variant", default="", help="code-level prototype (bench/experiments), "
-                    "e.g. tok=stem,fuse=minmax,merge=off")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config override, e.g. chunking.target_tokens=200 (repeatable)",
+    )
+    ap.add_argument(
+        "--variant", default="", help="code-level prototype (bench/experiments), e.g. tok=stem,fuse=minmax,merge=off"
+    )
     ap.add_argument("--budget", type=int, default=budget, help="turn-level token budget per hit")
-    ap.add_argument("--sweep", help="run a named list of configurations (bench/experiments/sweeps.py): "
-                    + ", ".join(SWEEPS))
-    ap.add_argument("--details", action="store_true", help="per-question metrics and hits in the JSON "
-                    "(for --compare)")
+    ap.add_argument(
+        "--sweep", help="run a named list of configurations (bench/experiments/sweeps.py): " + ", ".join(SWEEPS)
+    )
+    ap.add_argument("--details", action="store_true", help="per-question metrics and hits in the JSON (for --compare)")
     ap.add_argument("--markdown", type=Path, help="write the sweep's markdown table here")
     ap.add_argument("--out", type=Path, help="write the JSON here instead of stdout")
 

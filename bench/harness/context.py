@@ -3,6 +3,7 @@
 
 class Ctx:
     """Per-search context the patched functions read (query, vault date, snapshot)."""
+
     query = ""
     now = ""
     limit = 5

@@ -68,8 +68,11 @@ class CachedEmbedder:
         self.inner = make_inner(model)
         for a in ("backend", "model", "dims", "endpoint", "identity"):
             setattr(self, a, getattr(self.inner, a))
-        self.space = {"id": vector_space_id(self.backend, self.model, self.dims, self.endpoint),
-                      "identity": self.identity, "dims": int(self.dims)}
+        self.space = {
+            "id": vector_space_id(self.backend, self.model, self.dims, self.endpoint),
+            "identity": self.identity,
+            "dims": int(self.dims),
+        }
         self.cache = EmbeddingCache(self.space["id"], int(self.dims))
         self.model_texts = 0
         self.model_seconds = 0.0
@@ -110,13 +113,15 @@ def model_of(ws) -> str:
 def embedder(model: str | None = None) -> CachedEmbedder:
     """The process's cached embedder of `model` (default: the one last used); memcli's
     configured local backend from then on."""
-    from memcli.providers.embedding import local_models, space as embedding
+    from memcli.providers.embedding import local_models
+    from memcli.providers.embedding import space as embedding
 
     model = model or _CURRENT["model"] or local_models.DEFAULT
     _CURRENT["model"] = model
     if model not in _EMBEDDERS:
         _EMBEDDERS[model] = CachedEmbedder(model)
     if not getattr(embedding, "_bench_patched", False):
+
         def configured(ws, *, timeout=None):
             if ws.settings.embedding.backend not in ("", "local"):
                 return None
@@ -143,4 +148,6 @@ def record(result: dict) -> None:
         seconds += emb.model_seconds
     result["embedding"] = {"model": _CURRENT["model"], "model_texts": int(texts), "model_seconds": round(seconds, 1)}
     if texts:
-        log(f"embedded {int(texts)} new texts with the local model in {seconds:.0f}s ({texts / max(seconds, 1e-9):.1f}/s)")
+        log(
+            f"embedded {int(texts)} new texts with the local model in {seconds:.0f}s ({texts / max(seconds, 1e-9):.1f}/s)"
+        )

@@ -74,8 +74,7 @@ def _vectors_complete(ws) -> bool:
 
     snap = sync.open_snapshot(ws)
     try:
-        m = vecmod.open_vectors(snap, vecmod.active_space(ws.metadata),
-                                ws.settings.chunking.passage_tokens)
+        m = vecmod.open_vectors(snap, vecmod.active_space(ws.metadata), ws.settings.chunking.passage_tokens)
         complete = m is not None and m.with_vectors() == snap.n_docs
         if m is not None:
             m.close()

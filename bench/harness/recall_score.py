@@ -47,8 +47,14 @@ class Workspace:
             sid = frontmatter(text).get("session_id")
             if sid:
                 self.note_session[rel] = str(sid)
-        self.nodes = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
-                      for p in sorted((root / "digest").rglob("*.md"))} if (root / "digest").is_dir() else {}
+        self.nodes = (
+            {
+                p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+                for p in sorted((root / "digest").rglob("*.md"))
+            }
+            if (root / "digest").is_dir()
+            else {}
+        )
 
     def notes_of(self, session: str) -> list[str]:
         return [p for p, s in self.note_session.items() if s == session]
@@ -90,14 +96,19 @@ def session_order(sessions_per_hit: list[list[str]]) -> dict[str, tuple[int, int
     return out
 
 
-def score_question(q: dict, ranks: dict[str, int], top_texts: list[str],
-                   order: dict[str, tuple[int, int]] | None = None) -> dict:
+def score_question(
+    q: dict, ranks: dict[str, int], top_texts: list[str], order: dict[str, tuple[int, int]] | None = None
+) -> dict:
     """One question's outcome: the best evidence rank, hits at k, latest-first, the answer in the top 5.
     `order` (session_order): latest-first within one hit by the order of its links."""
     ev = [ranks[s] for s in q["evidence"] if s in ranks]
     best = min(ev) if ev else None
-    row = {"id": q["id"], "kind": q["kind"], "rank": best,
-           "answer_top5": any(str(q["answer"]).lower() in t.lower() for t in top_texts[:5])}
+    row = {
+        "id": q["id"],
+        "kind": q["kind"],
+        "rank": best,
+        "answer_top5": any(str(q["answer"]).lower() in t.lower() for t in top_texts[:5]),
+    }
     if q["kind"] == "update":
         sup = [ranks[s] for s in q.get("superseded") or [] if s in ranks]
         row["superseded_rank"] = min(sup) if sup else None
@@ -105,8 +116,9 @@ def score_question(q: dict, ranks: dict[str, int], top_texts: list[str],
             row["latest_first"] = best is not None and all(r > best for r in sup)
         else:
             first = min((order[s] for s in q["evidence"] if s in order), default=None)
-            row["latest_first"] = first is not None and all(order[s] > first for s in q.get("superseded") or []
-                                                             if s in order)
+            row["latest_first"] = first is not None and all(
+                order[s] > first for s in q.get("superseded") or [] if s in order
+            )
         row["tie"] = best is not None and best in sup
     return row
 
@@ -117,8 +129,9 @@ def aggregate(rows: list[dict]) -> dict:
         out = {"n": n}
         for k in KS[:2]:
             out[f"R@{k}"] = round(sum(r["rank"] is not None and r["rank"] <= k for r in rs) / n, 3) if n else None
-        out["MRR@10"] = round(sum(1 / r["rank"] for r in rs if r["rank"] is not None and r["rank"] <= 10) / n, 3) \
-            if n else None
+        out["MRR@10"] = (
+            round(sum(1 / r["rank"] for r in rs if r["rank"] is not None and r["rank"] <= 10) / n, 3) if n else None
+        )
         out["answer_in_top5"] = round(sum(r["answer_top5"] for r in rs) / n, 3) if n else None
         return out
 
@@ -166,7 +179,10 @@ def digest_summary(rs, ws: Workspace) -> dict:
         cited = set(ws.linked_sessions(body))
         if cited and cited <= filler:
             chit.append(path)
-    in_digest = [q["id"] for q in rs.questions
-                 if any(str(q["answer"]).lower() in b.lower() for b in ws.nodes.values())]
-    return {"nodes": len(ws.nodes), "chit_chat_nodes": len(chit), "chit_chat": chit,
-            "answers_in_digest": round(len(in_digest) / len(rs.questions), 3) if rs.questions else None}
+    in_digest = [q["id"] for q in rs.questions if any(str(q["answer"]).lower() in b.lower() for b in ws.nodes.values())]
+    return {
+        "nodes": len(ws.nodes),
+        "chit_chat_nodes": len(chit),
+        "chit_chat": chit,
+        "answers_in_digest": round(len(in_digest) / len(rs.questions), 3) if rs.questions else None,
+    }

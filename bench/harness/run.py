@@ -38,17 +38,30 @@ def search_hits(ws, query: str, limit: int, mode: str) -> list[tuple[str, int, i
 def memcli_version() -> str:
     """The commit of the memcli code measured (+dirty when memcli/ has local changes)."""
     try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=False).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "memcli"],
-                               capture_output=True, text=True, check=False).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "memcli"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except OSError:
         return "unknown"
 
 
-def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: int = TURN_BUDGET,
-             details: bool = False, categories: dict[int, str] = CATEGORIES) -> dict:
+def evaluate(
+    vaults: list[Vault],
+    *,
+    mode: str,
+    sets: dict,
+    spec: dict,
+    budget: int = TURN_BUDGET,
+    details: bool = False,
+    categories: dict[int, str] = CATEGORIES,
+) -> dict:
     """Run every question of every vault (a @5 and a @10 search each); the result document."""
     t0 = time.perf_counter()
     rows: list[tuple[int, dict]] = []
@@ -72,14 +85,20 @@ def evaluate(vaults: list[Vault], *, mode: str, sets: dict, spec: dict, budget: 
             search_s += time.perf_counter() - ts
     doc = {
         "memcli": memcli_version(),
-        "mode": mode, "set": sets, "variant": spec, "turn_budget_tokens": budget,
-        "vaults": len(vaults), "questions": len(rows),
+        "mode": mode,
+        "set": sets,
+        "variant": spec,
+        "turn_budget_tokens": budget,
+        "vaults": len(vaults),
+        "questions": len(rows),
         "chunks": sum(i["chunks"] for i in index_info),
         "categories": {str(c): name for c, name in categories.items()},
         "metrics": aggregate(rows, categories),
-        "seconds": {"total": round(time.perf_counter() - t0, 1),
-                    "index": round(sum(i["seconds"] for i in index_info), 1),
-                    "per_search_ms": round(1000 * search_s / max(1, 2 * len(rows)), 2)},
+        "seconds": {
+            "total": round(time.perf_counter() - t0, 1),
+            "index": round(sum(i["seconds"] for i in index_info), 1),
+            "per_search_ms": round(1000 * search_s / max(1, 2 * len(rows)), 2),
+        },
         "embedded_now": sum(i["embedded"] for i in index_info),
     }
     if details:
@@ -97,8 +116,11 @@ def run_sweep(name: str, vaults, extra_sets: list[str], **kw) -> list[dict]:
         sets.update(parse_sets(extra_sets))
         doc = evaluate(vaults, mode=mode, sets=sets, spec=parse_variant(variant), **kw)
         doc["label"] = label
-        print(table(doc, f"\n== {label}: mode={mode} set={sets} variant={variant or '-'} "
-                         f"({doc['seconds']['total']}s)"), file=sys.stderr, flush=True)
+        print(
+            table(doc, f"\n== {label}: mode={mode} set={sets} variant={variant or '-'} ({doc['seconds']['total']}s)"),
+            file=sys.stderr,
+            flush=True,
+        )
         docs.append(doc)
     return docs
 
@@ -120,9 +142,27 @@ def via_cli(vaults: list[Vault], n: int, *, mode: str, sets: dict, spec: dict) -
         try:
             for q in v.questions[:per_vault]:
                 for k in KS:
-                    proc = subprocess.run([mem, "-w", str(v.root), "search", "--json", "--no-sync",
-                                           "--limit", str(k), "--mode", mode, "--", q.text],
-                                          capture_output=True, text=True, env=env, timeout=300, check=False)
+                    proc = subprocess.run(
+                        [
+                            mem,
+                            "-w",
+                            str(v.root),
+                            "search",
+                            "--json",
+                            "--no-sync",
+                            "--limit",
+                            str(k),
+                            "--mode",
+                            mode,
+                            "--",
+                            q.text,
+                        ],
+                        capture_output=True,
+                        text=True,
+                        env=env,
+                        timeout=300,
+                        check=False,
+                    )
                     if proc.returncode != 0:
                         raise SystemExit(f"mem search failed: {proc.stderr.strip()}")
                     cli = [(r["path"], r["start_line"], r["end_line"]) for r in json.loads(proc.stdout)["results"]]

@@ -25,8 +25,18 @@ from bench.harness.vaults import Question
 # two neighbours merged into one hit do not.
 TURN_BUDGET = 600
 KS = (5, 10)
-METRICS = ["session_R@5", "session_R@10", "session_nDCG@10", "session_MRR@10",
-           "turn_R@5", "turn_R@10", "turn_nDCG@10", "turn_MRR@10", "lines@5", "tokens@5"]
+METRICS = [
+    "session_R@5",
+    "session_R@10",
+    "session_nDCG@10",
+    "session_MRR@10",
+    "turn_R@5",
+    "turn_R@10",
+    "turn_nDCG@10",
+    "turn_MRR@10",
+    "lines@5",
+    "tokens@5",
+]
 
 
 def dcg(gains: list[float]) -> float:
@@ -87,8 +97,7 @@ def score_question(q: Question, runs: dict[int, list[tuple[str, int, int]]], bud
             new_s = path in sess and path not in seen_s
             seen_s.add(path)
             g_s.append(1.0 if new_s else 0.0)
-            found = {e for e in ev if e[0] == path and a <= e[2] and e[1] <= b} \
-                if cost(path, a, b) <= budget else set()
+            found = {e for e in ev if e[0] == path and a <= e[2] and e[1] <= b} if cost(path, a, b) <= budget else set()
             g_t.append(float(len(found - seen_t)))
             seen_t |= found
         out[f"session_R@{k}"] = sum(g_s) / len(sess)
@@ -109,5 +118,8 @@ def aggregate(rows: list[tuple[int, dict]], categories: dict[int, str]) -> dict:
     groups: dict[str, list[dict]] = {"overall": [r for _, r in rows]}
     for cat in categories:
         groups[str(cat)] = [r for c, r in rows if c == cat]
-    return {g: {"n": len(rs), **{m: round(statistics.fmean(r[m] for r in rs), 4) for m in METRICS}}
-            for g, rs in groups.items() if rs}
+    return {
+        g: {"n": len(rs), **{m: round(statistics.fmean(r[m] for r in rs), 4) for m in METRICS}}
+        for g, rs in groups.items()
+        if rs
+    }

@@ -1,6 +1,5 @@
 """`mem agent-prompt`: ready-to-paste memory guidance and tool definitions for an agent."""
 
-
 from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 
@@ -38,13 +37,14 @@ def register(app) -> None:
 
     import typer
 
-    Format = enum.Enum("Format", {m: m for m in ("markdown", "json", "openai-tools")}, type=str)
+    Format = enum.Enum("Format", {m: m for m in ("markdown", "json", "openai-tools")}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("agent-prompt", help=HELP)
     def agent_prompt_cmd(
         tctx: typer.Context,
         fmt: Format = typer.Option("markdown", "--format", help="What to print: markdown, json or openai-tools."),
-        max_chars: int = typer.Option(700, "--max-chars", metavar="N",
-                                      help="Snippet size memory_search returns (its --max-chars)."),
+        max_chars: int = typer.Option(
+            700, "--max-chars", metavar="N", help="Snippet size memory_search returns (its --max-chars)."
+        ),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, fmt.value, max_chars))

@@ -3,9 +3,9 @@
 import sys
 from pathlib import Path
 
+from memcli.cli import options
 from memcli.cli.context import Context, invoke
 from memcli.cli.progress import progress_bar
-from memcli.cli import options
 from memcli.errors import BadInput, JobFailed, MemError
 
 HELP = """Back up the workspace into one self-describing zip, check backups, restore them.
@@ -60,8 +60,14 @@ def do_create(ctx: Context, modules, out, note, allow_unreadable, as_json) -> in
 
     ws = ctx.open()
     with progress_bar(ctx, "Backup") as progress:
-        rep = backup.create(ws, ctx.cwd / out if out else folder(ctx, ws), backup.parse_modules(modules),
-                            note=note, progress=progress, allow_unreadable=allow_unreadable)
+        rep = backup.create(
+            ws,
+            ctx.cwd / out if out else folder(ctx, ws),
+            backup.parse_modules(modules),
+            note=note,
+            progress=progress,
+            allow_unreadable=allow_unreadable,
+        )
     data = rep.to_json()
     for s in data["skipped"]:
         ctx.warn(f"skipped {s['path']}: {s['reason']}")
@@ -115,9 +121,13 @@ def do_restore(ctx: Context, file, modules, yes, wait, as_json) -> int:
     ws = ctx.open()
     path, chosen = locate(ctx, file), backup.parse_modules(modules)
     plan = backup.describe(ws, path, chosen)
-    confirm(ctx, f"restoring {path.name} into {ws.root}",
-            f" replaces {', '.join(plan.slots()) or 'nothing'} (a snapshot is taken first). Continue", yes,
-            plan.warnings)
+    confirm(
+        ctx,
+        f"restoring {path.name} into {ws.root}",
+        f" replaces {', '.join(plan.slots()) or 'nothing'} (a snapshot is taken first). Continue",
+        yes,
+        plan.warnings,
+    )
     base = folder(ctx, ws)
     with progress_bar(ctx, "Restore") as progress:
         rep = backup.restore(ws, path, base / "snapshots", ctx.open, modules=chosen, wait=wait, progress=progress)
@@ -155,46 +165,70 @@ def register(app) -> None:
     wait = options.wait_seconds("How long to wait for another mem job before exiting 75.")
 
     @sub.command("create", help="Write a backup zip (all modules but secrets by default).")
-    def create_cmd(tctx: typer.Context,
-                   modules: str = typer.Option(None, "--modules", "-m", metavar="LIST", help=MODULES_HELP),
-                   out: str = typer.Option(None, "--out", metavar="DIR", help="Folder for the zip (default: backup_dir)."),
-                   note: str = typer.Option("", "--note", metavar="TEXT", help="A note kept in meta.json and listed."),
-                   allow_unreadable: bool = typer.Option(
-                       False, "--allow-unreadable",
-                       help="Save what can be read and mark the backup incomplete, instead of failing on a "
-                            "file or folder this user cannot read."),
-                   json_: bool = as_json) -> None:
+    def create_cmd(
+        tctx: typer.Context,
+        modules: str = typer.Option(None, "--modules", "-m", metavar="LIST", help=MODULES_HELP),
+        out: str = typer.Option(None, "--out", metavar="DIR", help="Folder for the zip (default: backup_dir)."),
+        note: str = typer.Option("", "--note", metavar="TEXT", help="A note kept in meta.json and listed."),
+        allow_unreadable: bool = typer.Option(
+            False,
+            "--allow-unreadable",
+            help="Save what can be read and mark the backup incomplete, instead of failing on a "
+            "file or folder this user cannot read.",
+        ),
+        json_: bool = as_json,
+    ) -> None:
         raise typer.Exit(invoke(tctx, do_create, modules, out, note, allow_unreadable, json_))
 
     @sub.command("list", help="List the backups and pre-restore snapshots in backup_dir, oldest first.")
     def list_cmd(tctx: typer.Context, json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_list, json_))
 
-    @sub.command("verify", help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe. "
-                                "An incomplete backup (--allow-unreadable) is named so, with what it lacks.")
-    def verify_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
-                   json_: bool = as_json) -> None:
+    @sub.command(
+        "verify",
+        help="Check every file's sha256 and the zip's CRCs; exit 2 when damaged or unsafe. "
+        "An incomplete backup (--allow-unreadable) is named so, with what it lacks.",
+    )
+    def verify_cmd(
+        tctx: typer.Context,
+        file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
+        json_: bool = as_json,
+    ) -> None:
         raise typer.Exit(invoke(tctx, do_verify, file, json_))
 
-    @sub.command("restore", help="Restore a backup: full (replaces every module) or the --modules given. "
-                                 "A snapshot of the current state is taken first; the index is rebuilt after. "
-                                 "Another workspace's backup is restored into this one's folder names, with a "
-                                 "warning.")
-    def restore_cmd(tctx: typer.Context, file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
-                    modules: str = typer.Option(None, "--modules", "-m", metavar="LIST",
-                                                help="Restore only these modules (custom restore). " + MODULES_HELP),
-                    yes_: bool = yes, wait_: float = wait, json_: bool = as_json) -> None:
+    @sub.command(
+        "restore",
+        help="Restore a backup: full (replaces every module) or the --modules given. "
+        "A snapshot of the current state is taken first; the index is rebuilt after. "
+        "Another workspace's backup is restored into this one's folder names, with a "
+        "warning.",
+    )
+    def restore_cmd(
+        tctx: typer.Context,
+        file: str = typer.Argument(..., metavar="FILE", help="A backup zip or its name."),
+        modules: str = typer.Option(
+            None, "--modules", "-m", metavar="LIST", help="Restore only these modules (custom restore). " + MODULES_HELP
+        ),
+        yes_: bool = yes,
+        wait_: float = wait,
+        json_: bool = as_json,
+    ) -> None:
         raise typer.Exit(invoke(tctx, do_restore, file, modules, yes_, wait_, json_))
 
-    @sub.command("rollback", help="Undo the last restore: restore the newest pre-restore snapshot "
-                                  "(itself snapshotted, so running it again redoes the restore).")
+    @sub.command(
+        "rollback",
+        help="Undo the last restore: restore the newest pre-restore snapshot "
+        "(itself snapshotted, so running it again redoes the restore).",
+    )
     def rollback_cmd(tctx: typer.Context, yes_: bool = yes, wait_: float = wait, json_: bool = as_json) -> None:
         raise typer.Exit(invoke(tctx, do_rollback, yes_, wait_, json_))
 
     @sub.command("prune", help="Delete all but the N newest backups and N newest snapshots of this workspace.")
-    def prune_cmd(tctx: typer.Context, keep: int = typer.Option(..., "--keep", metavar="N", min=1,
-                                                               help="How many of each to keep."),
-                  json_: bool = as_json) -> None:
+    def prune_cmd(
+        tctx: typer.Context,
+        keep: int = typer.Option(..., "--keep", metavar="N", min=1, help="How many of each to keep."),
+        json_: bool = as_json,
+    ) -> None:
         raise typer.Exit(invoke(tctx, do_prune, keep, json_))
 
     app.add_typer(sub, name="backup")

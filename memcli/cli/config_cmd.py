@@ -1,8 +1,7 @@
 """`mem config`: print the resolved configuration, secrets masked."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 
 HELP = """Print the effective configuration of the workspace (flags > MEM_* > mem.yaml > OpenClaw's config > agent.json > defaults).
 
@@ -24,8 +23,13 @@ def execute(ctx: Context, as_json: bool = False) -> int:
     for entry, why in ws.config_warnings():
         ctx.warn(f"{entry}: {why}")
     if as_json:
-        ctx.json({"workspace": str(ws.root), "config": shown,
-                  "openclaw": {"path": claw.path, "agent": claw.agent} if claw is not None else None})
+        ctx.json(
+            {
+                "workspace": str(ws.root),
+                "config": shown,
+                "openclaw": {"path": claw.path, "agent": claw.agent} if claw is not None else None,
+            }
+        )
     else:
         import yaml
 

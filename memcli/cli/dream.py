@@ -1,8 +1,7 @@
 """`mem dream`: consolidate recent daily notes into digest nodes (ReMe's auto_dream)."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.vault import lock
 
 HELP = """Consolidate the daily notes of the last --scan-days days into digest nodes
@@ -23,15 +22,32 @@ is decided by the rules, and --json says who decided each statement and why.
 systemd timer (`mem schedule`). Without --if-due, dream runs at once."""
 
 
-def execute(ctx: Context, date: str | None = None, scan_days: int = 2, max_units: int = 5, dry_run: bool = False,
-            if_due: bool = False, no_jitter: bool = False, as_json: bool = False, wait: float = lock.WAIT) -> int:
+def execute(
+    ctx: Context,
+    date: str | None = None,
+    scan_days: int = 2,
+    max_units: int = 5,
+    dry_run: bool = False,
+    if_due: bool = False,
+    no_jitter: bool = False,
+    as_json: bool = False,
+    wait: float = lock.WAIT,
+) -> int:
     from memcli.jobs import dream
 
     ws = ctx.open()
     if if_due and not no_jitter and ctx.verbose:
         ctx.info("mem dream: checking dream_cron (a due run starts after up to 60 s)")
-    rep = dream.run(ws, day=date, scan_days=scan_days, max_units=max_units, dry_run=dry_run, if_due=if_due,
-                    jitter=not no_jitter, wait=wait)
+    rep = dream.run(
+        ws,
+        day=date,
+        scan_days=scan_days,
+        max_units=max_units,
+        dry_run=dry_run,
+        if_due=if_due,
+        jitter=not no_jitter,
+        wait=wait,
+    )
     if rep.status == "not_due" and not as_json:
         # cron mails whatever a job prints: a check that runs every 5 minutes stays quiet
         for w in rep.warnings:
@@ -49,16 +65,23 @@ def register(app) -> None:
     @app.command("dream", help=HELP)
     def dream_cmd(
         tctx: typer.Context,
-        date: str = typer.Option(None, "--date", metavar="YYYY-MM-DD",
-                                 help="Last day of the scan window, and the day of interests.yaml (default: today)."),
-        scan_days: int = typer.Option(2, "--scan-days", metavar="N",
-                                      help="How many days, ending with --date, to scan."),
+        date: str = typer.Option(
+            None,
+            "--date",
+            metavar="YYYY-MM-DD",
+            help="Last day of the scan window, and the day of interests.yaml (default: today).",
+        ),
+        scan_days: int = typer.Option(
+            2, "--scan-days", metavar="N", help="How many days, ending with --date, to scan."
+        ),
         max_units: int = typer.Option(5, "--max-units", metavar="N", help="At most this many units per run."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Decide and report, but write nothing."),
-        if_due: bool = typer.Option(False, "--if-due",
-                                    help="Run only when dream_cron is due (for cron and systemd timers)."),
-        no_jitter: bool = typer.Option(False, "--no-jitter", help="With --if-due: start a due run without the "
-                                                                  "random delay of up to 60 s."),
+        if_due: bool = typer.Option(
+            False, "--if-due", help="Run only when dream_cron is due (for cron and systemd timers)."
+        ),
+        no_jitter: bool = typer.Option(
+            False, "--no-jitter", help="With --if-due: start a due run without the random delay of up to 60 s."
+        ),
         as_json: bool = options.json_flag(),
         wait: float = options.wait_seconds(),
     ) -> None:

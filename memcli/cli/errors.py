@@ -8,7 +8,6 @@ from contextlib import contextmanager
 
 from memcli import errors
 
-
 SYSTEM_HINTS = {
     errno.ENOSPC: "free some disk space, then run it again; files were left as they were or complete",
     errno.EDQUOT: "the disk quota is used up; free some space, then run it again",

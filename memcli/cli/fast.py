@@ -47,7 +47,7 @@ def parse(argv: list[str]):
     module = _commands()[argv[i]]
     kwargs: dict = {}
     words: list[str] = []
-    rest = argv[i + 1:]
+    rest = argv[i + 1 :]
     j = 0
     only_words = False
     while j < len(rest):

@@ -1,8 +1,8 @@
 """`mem get`: print a memory file or a line range of it (OpenClaw's memory_get)."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
+from memcli.errors import BadInput
 
 HELP = """Print the memory file PATH (workspace-relative), or --lines N lines of it from --from.
 
@@ -14,9 +14,9 @@ POSITIONAL = "path"
 OPTIONS = {"--from": ("start", int), "--lines": ("lines", int), "--json": ("as_json", bool)}
 
 
-def execute(ctx: Context, path: str | list[str], start: int = 1, lines: int | None = None,
-            as_json: bool = False) -> int:
-    from memcli.errors import BadInput
+def execute(
+    ctx: Context, path: str | list[str], start: int = 1, lines: int | None = None, as_json: bool = False
+) -> int:
     from memcli.jobs import get
 
     if isinstance(path, list):  # from the fast path, which collects every word
@@ -39,7 +39,9 @@ def register(app) -> None:
     @app.command("get", help=HELP)
     def get_cmd(
         tctx: typer.Context,
-        path: str = typer.Argument(..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."),
+        path: str = typer.Argument(
+            ..., metavar="PATH", help="Workspace-relative path, e.g. memory/2026-05-18/plan.md."
+        ),
         start: int = typer.Option(1, "--from", metavar="N", help="First line to print (1-based)."),
         lines: int = typer.Option(None, "--lines", metavar="N", help="How many lines to print (default: to the end)."),
         as_json: bool = options.json_flag("Print path, range and text as JSON."),

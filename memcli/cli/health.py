@@ -1,7 +1,8 @@
 """`mem health`: check the embedding provider, the stores and the config."""
 
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
+from memcli.errors import OK, UNHEALTHY, BadInput
 
 HELP = """Check the workspace: one embedding request (`["ping"]`, dimension checked), store integrity,
 graph/chunk consistency, files changed since indexing, notes whose frontmatter does not parse
@@ -18,7 +19,6 @@ MARK = {"ok": "OK", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
 def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
-    from memcli.errors import BadInput
     from memcli.jobs import health
 
     if timeout <= 0:
@@ -37,11 +37,14 @@ def execute(ctx: Context, as_json: bool = False, timeout: float = 15.0) -> int:
             lines.append(f"{head} -> {MARK[c.status]}{': ' + c.message if c.message else ''}")
             if "store_bytes" in c.figures:
                 lines += [f"    {name} {size} bytes" for name, size in c.figures["store_bytes"].items()]
-            lines += dict.fromkeys(f"    {item['path'] + ': ' if item['path'] else ''}{item['reason']}"
-                                   for v in listed.values() for item in (v if isinstance(v, list) else [v]))
+            lines += dict.fromkeys(
+                f"    {item['path'] + ': ' if item['path'] else ''}{item['reason']}"
+                for v in listed.values()
+                for item in (v if isinstance(v, list) else [v])
+            )
         lines.append(rep.verdict)
         ctx.out("\n".join(lines))
-    return 0 if rep.healthy else 5
+    return OK if rep.healthy else UNHEALTHY
 
 
 def _reasons(value) -> bool:

@@ -1,8 +1,7 @@
 """`mem inbox`: what jobs changed in memory, newest last."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 
 HELP = """List the inbox: one record per job run (ingest, remember, dream, resource scan) that changed
 memory, with its time and changed files. --clear empties it after listing.
@@ -14,9 +13,11 @@ def render(rec: dict) -> list[str]:
     head = f"{rec.get('time', '?')} {rec.get('job', '?')}"
     if rec.get("summary"):
         head += f": {rec['summary']}"
-    return [head] + [f"  - [{c.get('path')}][{str(c.get('action', '')).upper()}]"
-                     + (f": {c['note']}" if c.get("note") else "")
-                     for c in rec.get("changes", []) if isinstance(c, dict)]
+    return [head] + [
+        f"  - [{c.get('path')}][{str(c.get('action', '')).upper()}]" + (f": {c['note']}" if c.get("note") else "")
+        for c in rec.get("changes", [])
+        if isinstance(c, dict)
+    ]
 
 
 def execute(ctx: Context, clear: bool = False, as_json: bool = False) -> int:

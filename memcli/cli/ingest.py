@@ -1,10 +1,9 @@
 """`mem ingest`: a conversation into the session log and, on cadence, the session's daily note."""
 
-
 import sys
 
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 from memcli.vault import lock
 
@@ -41,8 +40,17 @@ def read_input(file: str | None) -> str:
         raise BadInput(f"{where} line {line} is not valid UTF-8 (byte {exc.start})", "send UTF-8 text") from None
 
 
-def execute(ctx: Context, file: str | None, session_id: str, date: str | None = None, fmt: str = "auto",
-            force: bool = False, flush: bool = False, as_json: bool = False, wait: float = lock.WAIT) -> int:
+def execute(
+    ctx: Context,
+    file: str | None,
+    session_id: str,
+    date: str | None = None,
+    fmt: str = "auto",
+    force: bool = False,
+    flush: bool = False,
+    as_json: bool = False,
+    wait: float = lock.WAIT,
+) -> int:
     from memcli.jobs import ingest
 
     ws = ctx.open()
@@ -57,21 +65,32 @@ def register(app) -> None:
 
     import typer
 
-    Format = enum.Enum("Format", {m: m for m in FORMATS}, type=str)
+    Format = enum.Enum("Format", {m: m for m in FORMATS}, type=str)  # type: ignore[misc]  # members from a list; mypy cannot name them
 
     @app.command("ingest", help=HELP)
     def ingest_cmd(
         tctx: typer.Context,
         file: str = typer.Argument(None, metavar="FILE", help="Messages to ingest; - or none reads stdin."),
-        session_id: str = typer.Option(..., "--session-id", "-s", metavar="ID",
-                                       help="The conversation's session id (a file name: no / \\ : * ? \" < > |)."),
-        date: str = typer.Option(None, "--date", metavar="YYYY-MM-DD",
-                                 help="Date of the note (default: the newest message's date, else today)."),
+        session_id: str = typer.Option(
+            ...,
+            "--session-id",
+            "-s",
+            metavar="ID",
+            help="The conversation's session id (a file name: no / \\ : * ? \" < > |).",
+        ),
+        date: str = typer.Option(
+            None,
+            "--date",
+            metavar="YYYY-MM-DD",
+            help="Date of the note (default: the newest message's date, else today).",
+        ),
         fmt: Format = typer.Option("auto", "--format", help="Input format; auto detects all of them."),
         force: bool = typer.Option(False, "--force", help="Extract now, whatever auto_memory_interval says."),
-        flush: bool = typer.Option(False, "--flush",
-                                   help="Extract what is pending, before a context compaction "
-                                        "(honoured when summarize_when_compact)."),
+        flush: bool = typer.Option(
+            False,
+            "--flush",
+            help="Extract what is pending, before a context compaction (honoured when summarize_when_compact).",
+        ),
         as_json: bool = options.json_flag(),
         wait: float = options.wait_seconds(),
     ) -> None:

@@ -1,8 +1,7 @@
 """`mem init`: create a workspace."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 
 HELP = """Create a workspace at PATH (default: the resolved workspace): its folders and a commented mem.yaml.
 

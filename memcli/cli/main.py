@@ -9,7 +9,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     # numpy's OpenBLAS threads, set before numpy is imported: mem's matrix products are small
     # (a query's embedding, one cosine pass), and two BLAS threads spinning against a busy
-    # second core made a query's embedding 30x slower (1 s instead of 27 ms, issue 16)
+    # second core made a query's embedding 30x slower (1 s instead of 27 ms)
     import os
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -1,8 +1,9 @@
 """`mem mcp`: serve memory_search, memory_get, remember and ingest over MCP on stdio."""
 
+import sys
 
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 from memcli.vault import lock
 
@@ -18,10 +19,9 @@ already keeps one), so it reads only those files. Messages are newline-delimited
 
 def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     import signal
-    import sys
 
-    from memcli.mcp.schemas import Folders, guidance
     from memcli.mcp import server, tools
+    from memcli.mcp.schemas import Folders, guidance
     from memcli.mcp.watch import WatchedWorkspace
 
     if max_chars < 1:
@@ -65,8 +65,9 @@ def register(app) -> None:
     @app.command("mcp", help=HELP)
     def mcp_cmd(
         tctx: typer.Context,
-        max_chars: int = typer.Option(700, "--max-chars", metavar="N",
-                                      help="Cut each memory_search snippet to N characters."),
+        max_chars: int = typer.Option(
+            700, "--max-chars", metavar="N", help="Cut each memory_search snippet to N characters."
+        ),
         wait: float = options.wait_seconds("How long remember and ingest wait for another writer."),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, max_chars, wait))

@@ -9,9 +9,15 @@ from contextlib import contextmanager
 
 from memcli.cli.context import Context
 
-LABELS = {"scan": "Scanning", "chunk": "Chunking", "write": "Writing", "embed": "Embedding",
-          "first-pass": "Embedding (first pass)", "terms": "Embedding words",
-          "definitions": "Embedding definitions"}
+LABELS = {
+    "scan": "Scanning",
+    "chunk": "Chunking",
+    "write": "Writing",
+    "embed": "Embedding",
+    "first-pass": "Embedding (first pass)",
+    "terms": "Embedding words",
+    "definitions": "Embedding definitions",
+}
 PLAIN_SECONDS = 10.0  # off a terminal: at most this long without a line (MEM_PROGRESS_SECONDS)
 # stages after which nothing forks (memcli.watch.walk, the parse workers): the clock may start
 # its thread (a thread's lock copied held into a child could hang it)
@@ -21,14 +27,20 @@ THREAD_STAGES = frozenset({"embed", "first-pass", "terms", "definitions"})
 @contextmanager
 def progress_bar(ctx: Context, title: str):
     if not ctx.tty:
-        with plain_lines(ctx, title) as update:
-            yield update
+        with plain_lines(ctx, title) as plain:
+            yield plain
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   console=Console(file=ctx.stderr), transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=ctx.stderr),
+        transient=True,
+    )
     task = bar.add_task(title, total=None)
     shown = False
 
@@ -39,8 +51,7 @@ def progress_bar(ctx: Context, title: str):
                 return
             bar.start()
             shown = True
-        bar.update(task, description=f"{title}: {LABELS.get(stage, stage)}", completed=done,
-                   total=total or None)
+        bar.update(task, description=f"{title}: {LABELS.get(stage, stage)}", completed=done, total=total or None)
 
     try:
         yield update
@@ -85,8 +96,7 @@ class _Lines:
             stage, done, total = self.state
             what = f"{done:,}/{total:,} ({100 * done // total}%)" if total else f"{done:,}"
             try:
-                self.ctx.stderr.write(f"{self.title}: {LABELS.get(stage, stage)} {what}, "
-                                      f"{now - self.t0:.0f} s\n")
+                self.ctx.stderr.write(f"{self.title}: {LABELS.get(stage, stage)} {what}, {now - self.t0:.0f} s\n")
                 self.ctx.stderr.flush()
             except (OSError, ValueError):  # a closed pipe: the job goes on
                 pass

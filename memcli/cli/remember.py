@@ -1,8 +1,7 @@
 """`mem remember`: write one fact straight into today's note."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.vault import lock
 
 HELP = """Write TEXT as one fact into today's note of a manual session (memory/<today>/remembered-facts.md).
@@ -12,8 +11,14 @@ and searchable as soon as the command returns. Remembering the same fact twice o
 writes nothing."""
 
 
-def execute(ctx: Context, text: list[str], tags: list[str] | None = None, session_id: str = "manual",
-            as_json: bool = False, wait: float = lock.WAIT) -> int:
+def execute(
+    ctx: Context,
+    text: list[str],
+    tags: list[str] | None = None,
+    session_id: str = "manual",
+    as_json: bool = False,
+    wait: float = lock.WAIT,
+) -> int:
     from memcli.jobs import remember
 
     ws = ctx.open()
@@ -30,8 +35,9 @@ def register(app) -> None:
         tctx: typer.Context,
         text: list[str] = typer.Argument(..., metavar="TEXT", help="The fact to remember."),
         tags: list[str] = typer.Option(None, "--tag", "-t", metavar="TAG", help="A tag for the fact (repeatable)."),
-        session_id: str = typer.Option("manual", "--session-id", "-s", metavar="ID",
-                                       help="Session whose note of today receives the fact."),
+        session_id: str = typer.Option(
+            "manual", "--session-id", "-s", metavar="ID", help="Session whose note of today receives the fact."
+        ),
         as_json: bool = options.json_flag(),
         wait: float = options.wait_seconds(),
     ) -> None:

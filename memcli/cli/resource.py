@@ -1,8 +1,7 @@
 """`mem resource scan`: files under resource/ into dated, source-linked daily notes."""
 
-
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.vault import lock
 
 HELP = """Work with resource/: external files (reports, exports, notes) interpreted into daily notes."""
@@ -23,8 +22,9 @@ never stop the scan. The day index pages and the search index are updated, and t
 gets a record when notes changed. A note edited by hand is never overwritten or removed."""
 
 
-def execute(ctx: Context, dry_run: bool = False, no_interpret: bool = False, as_json: bool = False,
-            wait: float = lock.WAIT) -> int:
+def execute(
+    ctx: Context, dry_run: bool = False, no_interpret: bool = False, as_json: bool = False, wait: float = lock.WAIT
+) -> int:
     from memcli.jobs import resource
 
     ws = ctx.open()
@@ -42,8 +42,9 @@ def register(app) -> None:
     def scan_cmd(
         tctx: typer.Context,
         dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing, call no model."),
-        no_interpret: bool = typer.Option(False, "--no-interpret",
-                                          help="Update the catalog only; notes are written by a later scan."),
+        no_interpret: bool = typer.Option(
+            False, "--no-interpret", help="Update the catalog only; notes are written by a later scan."
+        ),
         as_json: bool = options.json_flag(),
         wait: float = options.wait_seconds("How long to wait for another writer or scan before exiting 75."),
     ) -> None:

@@ -1,10 +1,11 @@
 """`mem schedule`: print ready-to-install crontab lines or systemd units for dream, resource scan, reindex."""
 
-
+import os
 import sys
+from pathlib import Path
 
-from memcli.cli.context import Context, invoke
 from memcli.cli import options
+from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 
 HELP = """Print a schedule for this workspace's background jobs: `mem dream --if-due` every 5 minutes
@@ -16,9 +17,7 @@ timer units for ~/.config/systemd/user/ and the commands that enable them. Nothi
 
 def mem_command() -> list[str]:
     """How cron or systemd should start this mem: an absolute path, since they have a bare PATH."""
-    import os
     import shutil
-    from pathlib import Path
 
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name == "mem" and argv0.is_file():

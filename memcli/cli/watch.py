@@ -1,6 +1,5 @@
 """`mem watch`: keep the index and the resource notes current, in the foreground."""
 
-
 import signal
 import threading
 
@@ -50,6 +49,7 @@ def _logger(ctx: Context):
     def log(line: str) -> None:
         ctx.info(line)
         ctx.stderr.flush()  # a pipe (journald, a test) sees each line as it happens
+
     return log
 
 
@@ -59,7 +59,11 @@ def register(app) -> None:
     @app.command("watch", help=HELP)
     def watch_cmd(
         tctx: typer.Context,
-        interval: float = typer.Option(1.0, "--interval", metavar="SECONDS",
-                                       help="How often to look for changes when polling (0 < SECONDS <= 3600)."),
+        interval: float = typer.Option(
+            1.0,
+            "--interval",
+            metavar="SECONDS",
+            help="How often to look for changes when polling (0 < SECONDS <= 3600).",
+        ),
     ) -> None:
         raise typer.Exit(invoke(tctx, execute, interval))

@@ -3,17 +3,24 @@
 Key names follow QwenPaw's `running.reme_light_memory_config`, so a QwenPaw agent
 workspace works as it is (memcli.config.qwenpaw reads its agent.json). Settings are
 resolved once, by the CLI, and passed down; nothing below the CLI reads the environment.
+
+Why not pydantic-settings (measured by `bench/libraries.py`; docs/architecture.md, Hand-written
+parts): every command resolves its configuration, and importing pydantic-settings takes ~250 ms
+against ~70 ms for this module and memcli.config.settings; the layers (agent.json's nested
+QwenPaw keys, OpenClaw's, mem.yaml strict and agent.json lenient, the MEM_* names, masking)
+would stay written here.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from memcli.errors import ConfigError
 from memcli.config import settings
 from memcli.config.qwenpaw import load_agent_json
+from memcli.errors import ConfigError
 
 SECRET_KEYS = frozenset({"api_key"})
 DSN_KEYS = frozenset({"dsn"})  # connection strings: shown with their password masked (memcli.secrets.dsn)
@@ -54,8 +61,14 @@ PROVIDER_KEY_ENV = {
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
 
 
 def _shown(value: Any) -> str:
@@ -92,11 +105,9 @@ def _coerce(path: str, default: Any, value: Any) -> Any:
     elif isinstance(default, str):
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             return str(value)
-    elif isinstance(default, list):
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
-    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}",
-                      "fix it in mem.yaml")
+    elif isinstance(default, list) and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(f"config key '{path}' must be {_type_name(default)}, got {_shown(value)}", "fix it in mem.yaml")
 
 
 def merge(base: dict, layer: Mapping, *, source: str, strict: bool, prefix: str = "") -> list[str]:
@@ -152,8 +163,9 @@ def load_yaml_file(path: Path) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}",
-                          "fix the YAML syntax") from None
+        raise ConfigError(
+            f"cannot parse {path.name}{where}: {getattr(exc, 'problem', None) or 'invalid YAML'}", "fix the YAML syntax"
+        ) from None
     except RecursionError:
         raise ConfigError(f"cannot parse {path.name}: nested too deeply") from None
     except (ValueError, TypeError, AttributeError, OverflowError):
@@ -166,8 +178,9 @@ def load_yaml_file(path: Path) -> dict:
     return data
 
 
-def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *,
-            notes: dict | None = None) -> tuple[dict, list[str]]:
+def resolve(
+    workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None = None, *, notes: dict | None = None
+) -> tuple[dict, list[str]]:
     """Build the effective config for `workspace`; returns (config, ignored agent.json keys).
 
     Layers: defaults < agent.json < OpenClaw's memory settings (when an OpenClaw install's
@@ -187,8 +200,11 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
     layer = openclaw.layer(workspace, env)
     if layer is not None:
         section = (mine or {}).get("embedding_model_config")
-        own = (overrides or {}).get("embedding_model_config.backend") or env.get("MEM_EMBEDDING_BACKEND") or \
-            (section.get("backend") if isinstance(section, dict) else None)
+        own = (
+            (overrides or {}).get("embedding_model_config.backend")
+            or env.get("MEM_EMBEDDING_BACKEND")
+            or (section.get("backend") if isinstance(section, dict) else None)
+        )
         merge(cfg, openclaw.applicable(layer.settings, own), source=f"OpenClaw config {layer.path}", strict=False)
     if notes is not None:
         notes["openclaw"] = layer
@@ -200,9 +216,9 @@ def resolve(workspace: Path, env: Mapping[str, str], overrides: Mapping[str, Any
     for section in ("embedding_model_config", "llm_model_config"):
         sec = cfg[section]
         if not sec.get("api_key"):
-            var = PROVIDER_KEY_ENV.get(str(sec.get("backend", "")))
-            if var and env.get(var):
-                sec["api_key"] = env[var]
+            key_var = PROVIDER_KEY_ENV.get(str(sec.get("backend", "")))
+            if key_var and env.get(key_var):
+                sec["api_key"] = env[key_var]
     for dotted, value in (overrides or {}).items():
         _set_path(cfg, tuple(dotted.split(".")), value, "flag")
     home = env.get("HOME") or env.get("USERPROFILE")
@@ -219,10 +235,18 @@ def masked(cfg: Any) -> Any:
     if isinstance(cfg, dict):
         from memcli.secrets import dsn
 
-        return {k: (MASK if k in SECRET_KEYS and v else
-                    dsn.masked(v) if k in DSN_KEYS and isinstance(v, str) else
-                    {h: MASK for h in v} if k in FREEFORM and isinstance(v, dict) else masked(v))
-                for k, v in cfg.items()}
+        return {
+            k: (
+                MASK
+                if k in SECRET_KEYS and v
+                else dsn.masked(v)
+                if k in DSN_KEYS and isinstance(v, str)
+                else dict.fromkeys(v, MASK)
+                if k in FREEFORM and isinstance(v, dict)
+                else masked(v)
+            )
+            for k, v in cfg.items()
+        }
     if isinstance(cfg, list):
         return [masked(v) for v in cfg]
     return cfg

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from memcli.config.openclaw_map import expand_home, to_mem
 
@@ -103,7 +104,7 @@ def candidates(workspace: str, env: Mapping[str, str], home: str | None) -> list
             names = sorted(e.name for e in os.scandir(home) if e.name.startswith(PROFILE_PREFIX))
         except OSError:
             names = []
-        dirs += [(os.path.join(home, n), n[len(PROFILE_PREFIX):]) for n in names]
+        dirs += [(os.path.join(home, n), n[len(PROFILE_PREFIX) :]) for n in names]
     parent, name = os.path.split(os.path.normpath(workspace))
     if name == "workspace" or name.startswith("workspace-"):
         dirs.append((parent, profile))
@@ -200,7 +201,7 @@ def load(path: str) -> dict:
 # ${VAR} -----------------------------------------------------------------------------------
 def lookup_for(env: Mapping[str, str], cfg: dict) -> Callable[[str], str]:
     """Variables: the environment first, then the config's `env` block (`env.vars` or `env`)."""
-    block = cfg.get("env") if isinstance(cfg.get("env"), dict) else {}
+    block = v if isinstance(v := cfg.get("env"), dict) else {}
     extra = {k: v for k, v in block.items() if isinstance(v, str)}
     if isinstance(block.get("vars"), dict):
         extra.update({k: v for k, v in block["vars"].items() if isinstance(v, str)})
@@ -243,8 +244,11 @@ def substitute(node: Any, lookup: Callable[[str], str], where: str, warnings: li
 def _agents(agents: dict) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     if isinstance(agents.get("list"), list):
-        out += [(e["id"].strip().lower(), e) for e in agents["list"]
-                if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"].strip()]
+        out += [
+            (e["id"].strip().lower(), e)
+            for e in agents["list"]
+            if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"].strip()
+        ]
     if isinstance(agents.get("entries"), dict):
         out += [(str(k).strip().lower(), e) for k, e in agents["entries"].items() if isinstance(e, dict)]
     return out or [("main", {})]
@@ -258,8 +262,9 @@ def _default_agent(items: list[tuple[str, dict]]) -> str:
     return "main" if "main" in ids else ids[0]
 
 
-def _workspaces(c: Candidate, home: str | None, lookup, aid: str, entry: dict, default: str,
-                defaults: dict) -> list[str]:
+def _workspaces(
+    c: Candidate, home: str | None, lookup, aid: str, entry: dict, default: str, defaults: dict
+) -> list[str]:
     def path(value: Any) -> str | None:
         if not isinstance(value, str) or not value.strip():
             return None
@@ -282,8 +287,8 @@ def _workspaces(c: Candidate, home: str | None, lookup, aid: str, entry: dict, d
 
 def match(cfg: dict, c: Candidate, home: str | None, lookup, ws_real: str) -> tuple[int, str, dict, dict] | None:
     """(length of the matching workspace, agent id, its entry, agents.defaults), longest match."""
-    agents = cfg.get("agents") if isinstance(cfg.get("agents"), dict) else {}
-    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    agents = v if isinstance(v := cfg.get("agents"), dict) else {}
+    defaults = v if isinstance(v := agents.get("defaults"), dict) else {}
     items = _agents(agents)
     default = _default_agent(items)
     best = None
@@ -323,8 +328,9 @@ def workspace_holding(path: str, env: Mapping[str, str]) -> str | None:
         states.add(os.path.realpath(expand_home(own, home or "")))
     for d in chain:
         parent, name = os.path.split(d)
-        if (name == "workspace" or name.startswith("workspace-")) and \
-                (parent in states or os.path.basename(parent).startswith(PROFILE_PREFIX)):
+        if (name == "workspace" or name.startswith("workspace-")) and (
+            parent in states or os.path.basename(parent).startswith(PROFILE_PREFIX)
+        ):
             return d
     return None
 
@@ -345,12 +351,14 @@ def _overlay(base: dict, over: dict, path: str = "") -> dict:
 
 
 def memory_search(cfg: dict, aid: str, entry: dict, defaults: dict, lookup, warnings: list[str]) -> dict:
-    memory = cfg.get("memory") if isinstance(cfg.get("memory"), dict) else {}
-    own = entry.get("memory") if isinstance(entry.get("memory"), dict) else {}
-    blocks = [("agents.defaults.memorySearch", defaults.get("memorySearch")),
-              ("memory.search", memory.get("search")),
-              (f"agents.{aid}.memorySearch", entry.get("memorySearch")),
-              (f"agents.{aid}.memory.search", own.get("search"))]
+    memory = v if isinstance(v := cfg.get("memory"), dict) else {}
+    own = v if isinstance(v := entry.get("memory"), dict) else {}
+    blocks = [
+        ("agents.defaults.memorySearch", defaults.get("memorySearch")),
+        ("memory.search", memory.get("search")),
+        (f"agents.{aid}.memorySearch", entry.get("memorySearch")),
+        (f"agents.{aid}.memory.search", own.get("search")),
+    ]
     merged: dict = {}
     for where, block in blocks:
         if isinstance(block, dict):

@@ -10,20 +10,37 @@ map, never the reverse.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 PREFIX = "memorySearch"
-PROVIDERS = {"openai": "openai", "gemini": "gemini", "voyage": "voyage", "ollama": "ollama",
-             "local": "local", "none": "none"}  # OpenClaw provider -> mem embedding backend
+PROVIDERS = {
+    "openai": "openai",
+    "gemini": "gemini",
+    "voyage": "voyage",
+    "ollama": "ollama",
+    "local": "local",
+    "none": "none",
+}  # OpenClaw provider -> mem embedding backend
 DEFAULT_MODELS = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-4-large"}
-DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536,
-              "gemini-embedding-001": 3072, "voyage-4-large": 1024, "voyage-4": 1024, "voyage-4-lite": 1024,
-              "voyage-3-large": 1024, "voyage-3.5": 1024, "nomic-embed-text": 768, "mxbai-embed-large": 1024}
+DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+    "gemini-embedding-001": 3072,
+    "voyage-4-large": 1024,
+    "voyage-4": 1024,
+    "voyage-4-lite": 1024,
+    "voyage-3-large": 1024,
+    "voyage-3.5": 1024,
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+}
 
 
 def expand_home(path: str, home: str) -> str:
     """OpenClaw's `~` (and `~/...`): the home folder `home` (OPENCLAW_HOME, else HOME)."""
-    if path == "~" or path.startswith("~/") or path.startswith("~" + os.sep):
+    if path == "~" or path.startswith(("~/", "~" + os.sep)):
         return home + path[1:]
     return path
 
@@ -95,8 +112,10 @@ def _embedding(b: Block, lookup, warn) -> dict:
     name = provider.strip().lower() if isinstance(provider, str) else ""
     backend = PROVIDERS.get(name)
     if backend is None:
-        warn(f"{PREFIX}.provider {provider!r} is not supported by mem ({', '.join(PROVIDERS)}); "
-             f"mem's own embedding setting is kept")
+        warn(
+            f"{PREFIX}.provider {provider!r} is not supported by mem ({', '.join(PROVIDERS)}); "
+            f"mem's own embedding setting is kept"
+        )
         return {}
     out: dict = {"backend": backend}
     if backend in ("none", "local"):
@@ -176,8 +195,10 @@ def _extra_paths(b: Block, home: str, warn) -> list[str] | None:
     for item in paths:
         if isinstance(item, dict) and isinstance(item.get("path"), str):
             if item.get("pattern"):
-                warn(f"{PREFIX}.extraPaths: pattern {item['pattern']!r} of {item['path']} is not supported; "
-                     f"every .md file under it is indexed")
+                warn(
+                    f"{PREFIX}.extraPaths: pattern {item['pattern']!r} of {item['path']} is not supported; "
+                    f"every .md file under it is indexed"
+                )
             item = item["path"]
         if isinstance(item, str) and item.strip():
             path = expand_home(item.strip(), home) if home else item.strip()
@@ -193,8 +214,11 @@ def to_mem(ms: dict, home: str, lookup: Callable[[str], str], warnings: list[str
     b = Block(ms)
     warn = warnings.append
     settings: dict = {}
-    sections = (("embedding_model_config", _embedding(b, lookup, warn)), ("search", _search(b, warn)),
-                ("chunking", _chunking(b, warn)))
+    sections = (
+        ("embedding_model_config", _embedding(b, lookup, warn)),
+        ("search", _search(b, warn)),
+        ("chunking", _chunking(b, warn)),
+    )
     settings.update({k: v for k, v in sections if v})
     paths = _extra_paths(b, home, warn)
     if paths is not None:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any
 
 from memcli.errors import ConfigError
 
@@ -101,6 +102,7 @@ class Chunking:
 class Redaction:
     """Secret-shaped values replaced by [REDACTED:<kind>] before ingest, remember, resource
     scan and dream write anything (memcli.secrets.redact)."""
+
     enabled: bool = True
     patterns: dict = field(default_factory=dict)  # extra kinds: name -> regex (group "secret" if only a part)
     disabled_kinds: list = field(default_factory=list)  # built-in kinds to leave alone
@@ -108,8 +110,9 @@ class Redaction:
 
 @dataclass(frozen=True)
 class Shared:
-    """Team memory (memcli.shared, docs/team.md): this workspace's chunks published to a
+    """Team memory (memcli.team, docs/team.md): this workspace's chunks published to a
     PostgreSQL + pgvector database and searched there with the other agents' of its namespace."""
+
     backend: str = ""  # "" = postgres when a dsn is set, else off; "none" = off
     dsn: str = ""  # libpq URI or key=value string (MEM_SHARED_DSN); its password is never shown
     namespace: str = "default"  # one team's memory; agents of a namespace search each other
@@ -156,9 +159,15 @@ class Settings:
 
 
 # config key of a section -> Settings field
-SECTIONS = {"auto_memory_search_config": "auto_memory_search", "embedding_model_config": "embedding",
-            "llm_model_config": "llm", "search": "search", "chunking": "chunking", "redaction": "redaction",
-            "shared": "shared"}
+SECTIONS = {
+    "auto_memory_search_config": "auto_memory_search",
+    "embedding_model_config": "embedding",
+    "llm_model_config": "llm",
+    "search": "search",
+    "chunking": "chunking",
+    "redaction": "redaction",
+    "shared": "shared",
+}
 FOLDERS = ("metadata_dir", "session_dir", "resource_dir", "daily_dir", "digest_dir")
 FUSIONS = ("adaptive", "minmax", "rrf")
 # a negative value means nothing: an error, not a clamp
@@ -176,8 +185,13 @@ def defaults() -> dict[str, Any]:
     for f in dataclasses.fields(Settings):
         key = next((k for k, v in SECTIONS.items() if v == f.name), f.name)
         value = getattr(Settings(), f.name)
-        out[key] = dataclasses.asdict(value) if dataclasses.is_dataclass(value) else \
-            list(value) if isinstance(value, tuple) else value
+        out[key] = (
+            dataclasses.asdict(value)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type)
+            else list(value)
+            if isinstance(value, tuple)
+            else value
+        )
     return out
 
 
@@ -206,7 +220,7 @@ def section(cls, raw: Mapping[str, Any] | Any):
 
 def as_mapping(section_value) -> dict[str, Any]:
     """A provider section as the plain mapping providers read (a dataclass or a mapping)."""
-    if dataclasses.is_dataclass(section_value):
+    if dataclasses.is_dataclass(section_value) and not isinstance(section_value, type):
         return dataclasses.asdict(section_value)
     return dict(section_value)
 
@@ -222,14 +236,18 @@ def validate(s: Settings) -> None:
         if value < 0:
             raise ConfigError(f"config key '{_key(path)}' must be 0 or more, got {value}", "fix it in mem.yaml")
     if s.llm.context_tokens < MIN_CONTEXT:
-        raise ConfigError(f"llm_model_config.context_tokens must be at least {MIN_CONTEXT}, got "
-                          f"{s.llm.context_tokens}", "set the model's context window (e.g. 4096 or 8192)")
+        raise ConfigError(
+            f"llm_model_config.context_tokens must be at least {MIN_CONTEXT}, got {s.llm.context_tokens}",
+            "set the model's context window (e.g. 4096 or 8192)",
+        )
     if s.search.fusion not in FUSIONS:
         raise ConfigError(f"search.fusion must be adaptive, minmax or rrf, got {s.search.fusion!r}")
     validate_embedding(s.embedding)
     if s.embedding.embed_budget_seconds < 0:
-        raise ConfigError(f"embedding_model_config.embed_budget_seconds must be 0 or more, got "
-                          f"{s.embedding.embed_budget_seconds}", "fix it in mem.yaml")
+        raise ConfigError(
+            f"embedding_model_config.embed_budget_seconds must be 0 or more, got {s.embedding.embed_budget_seconds}",
+            "fix it in mem.yaml",
+        )
     validate_shared(s.shared)
     if s.redaction.patterns or s.redaction.disabled_kinds:  # only then: a cold search never compiles them
         from memcli.secrets.scrub import redactor
@@ -242,8 +260,10 @@ def validate_embedding(e: Embedding) -> None:
     if str(e.backend).strip().lower() in LOCAL_BACKENDS:
         return
     if not isinstance(e.dimensions, int) or isinstance(e.dimensions, bool) or e.dimensions <= 0:
-        raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {e.dimensions!r}",
-                          "set it to the model's vector size")
+        raise ConfigError(
+            f"embedding_model_config.dimensions must be a positive integer, got {e.dimensions!r}",
+            "set it to the model's vector size",
+        )
 
 
 def validate_shared(sh: Shared) -> None:
@@ -255,8 +275,9 @@ def validate_shared(sh: Shared) -> None:
     if not sh.enabled:
         return
     if not sh.dsn.strip():
-        raise ConfigError("shared.backend is postgres but shared.dsn is empty",
-                          "set shared.dsn in mem.yaml or MEM_SHARED_DSN")
+        raise ConfigError(
+            "shared.backend is postgres but shared.dsn is empty", "set shared.dsn in mem.yaml or MEM_SHARED_DSN"
+        )
     for key in ("namespace", "agent_id"):
         value = getattr(sh, key)
         if (value or key == "namespace") and not re.fullmatch(SHARED_NAME, value):

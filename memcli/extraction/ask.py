@@ -33,7 +33,9 @@ _ASCII = re.compile(r"[\x00-\x7f]")
 
 
 class Chat(Protocol):
-    def __call__(self, messages: list[dict], schema: dict | None = None) -> tuple[str, str | None]: ...
+    def __call__(
+        self, messages: list[dict], schema: dict | None = None, max_tokens: int | None = None
+    ) -> tuple[str, str | None]: ...
 
 
 class Invalid(ValueError):
@@ -108,7 +110,7 @@ def salvage(content: str) -> dict | None:
             ends.append((i, "".join(stack)))
     for i, open_ in reversed(ends[-200:]):
         try:
-            data = _loads(text[start:i + 1] + open_[::-1])
+            data = _loads(text[start : i + 1] + open_[::-1])
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(data, dict):
@@ -130,7 +132,7 @@ def decode_object(content: str) -> dict:
     except json.JSONDecodeError as exc:
         a, b = text.find("{"), text.rfind("}")
         data = None
-        for candidate in ([text] + ([text[a:b + 1]] if 0 <= a < b else [])):
+        for candidate in [text] + ([text[a : b + 1]] if 0 <= a < b else []):
             try:
                 data = _loads(candidate)
                 break
@@ -177,29 +179,29 @@ def shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1]
-    return (cut[:cut.rfind(" ")] if " " in cut[limit // 2:] else cut).rstrip(" ,;:") + "…"
+    cut = text[: limit - 1]
+    return (cut[: cut.rfind(" ")] if " " in cut[limit // 2 :] else cut).rstrip(" ,;:") + "…"
 
 
-def strip_frontmatter(body: str) -> str:
-    """`body` without a leading `---` block (models copy the note's frontmatter)."""
-    lines = body.lstrip().split("\n")
-    if lines and lines[0].strip() == "---":
-        end = next((i for i, x in enumerate(lines[1:], 1) if x.strip() in ("---", "...")), None)
-        if end is not None:
-            return "\n".join(lines[end + 1:]).lstrip("\n")
-    return body
-
-
-def ask(chat: Chat, convo: list[dict], parse: Callable[[str, str | None], T], retry_prompt: Callable[[str], str],
-        *, label: str = "LLM", rejected: type[ProviderError] = ProviderError, hint: str | None = None,
-        schema: dict | None = None, max_tokens: int | None = None) -> T:
+def ask(
+    chat: Chat,
+    convo: list[dict],
+    parse: Callable[[str, str | None], T],
+    retry_prompt: Callable[[str], str],
+    *,
+    label: str = "LLM",
+    rejected: type[ProviderError] = ProviderError,
+    hint: str | None = None,
+    schema: dict | None = None,
+    max_tokens: int | None = None,
+) -> T:
     """parse(content, finish_reason) of the model's reply, with one retry on Invalid.
 
     `schema` (JSON Schema of the reply) is passed to `chat`, which asks the server for it;
     `max_tokens` lowers the reply cap of a reply that is always short.
     `rejected` (a ProviderError subclass) is raised, with `hint`, when the second reply
     fails too; transport errors from `chat` pass through as they are."""
+
     def call(messages: list[dict]) -> tuple[str, str | None]:
         return chat(messages, schema) if max_tokens is None else chat(messages, schema, max_tokens)
 

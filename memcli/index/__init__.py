@@ -4,7 +4,7 @@ Five families, each a subpackage that never imports this top level:
     currency/  which dated statement a newer one supersedes (docs/currency.md): the rules
                reading the subject and value a statement sets (subjects, reading, kinds,
                gloss), a note's statements (statements), one pass relating them (relate), and
-               the store every sync refreshes (its __init__)
+               the store every sync refreshes (update; a search reads it through the package)
     notes/     what the index reads of a Markdown file: chunker (heading-aware, line-exact
                chunks), reader (frontmatter, links, chunks of one file), parse (many files,
                in parallel for a big batch)

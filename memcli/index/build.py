@@ -18,12 +18,12 @@ carry (memcli.index.vectors.carry) the files go through the parent.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from memcli.index.commit import SEGMENT_DOCS, Commit, write_segment
 from memcli.index.keyword import assemble
 from memcli.index.notes import parse
-from memcli.index.commit import SEGMENT_DOCS, Commit, write_segment
 from memcli.vault import atomic
 
 BYTES_PER_CHUNK = 1_200  # Markdown per chunk at the default 400-token target (2,000 notes: 16.7 MB, 14,067 chunks)
@@ -45,14 +45,26 @@ def runs(todo: list, sizes: list[int], workers: int) -> list[list]:
     return out + [run] if run else out
 
 
-def build(job: Commit, workers: parse.Workers, root, todo: list, current: dict, target: int, overlap: int,
-          take: Callable, progress=None) -> None:
+def build(
+    job: Commit,
+    workers: parse.Workers,
+    root,
+    todo: list,
+    current: dict,
+    target: int,
+    overlap: int,
+    take: Callable,
+    progress=None,
+) -> None:
     """Parse and write the files of `todo` as segments in `workers`, adopted by `job` in path
     order; `take(result)` reports each file (its chunks are in the segments already)."""
     locate = parse._locator(root)
     cut = runs(todo, [current[rel][1] for rel, _ in todo], workers.workers)
-    futures = [workers.pool.submit(_segment, (locate, run, [current[rel] for rel, _ in run], target, overlap,
-                                              job.folder)) for run in cut]
+    assert workers.pool is not None  # sync builds here only with worker processes
+    futures = [
+        workers.pool.submit(_segment, (locate, run, [current[rel] for rel, _ in run], target, overlap, job.folder))
+        for run in cut
+    ]
     done = taken = 0
     try:
         for f in futures:
@@ -67,7 +79,7 @@ def build(job: Commit, workers: parse.Workers, root, todo: list, current: dict, 
             if progress:
                 progress("chunk", done, len(todo))
     except BaseException:
-        for f in futures[taken + 1:]:  # runs already going finish; what they wrote goes with the commit's abort
+        for f in futures[taken + 1 :]:  # runs already going finish; what they wrote goes with the commit's abort
             if not f.cancel():
                 try:
                     job.written += f.result()[3]
@@ -76,18 +88,23 @@ def build(job: Commit, workers: parse.Workers, root, todo: list, current: dict, 
         raise
 
 
-def _segment(args: tuple) -> tuple:
-    """In a worker: one run parsed and written as a segment; (its name or None when no file
-    of it could be read, its frame tables, each file's result without its chunks, the paths written)."""
-    locate, items, stats, target, overlap, folder = args
-    results = parse._batch((locate, items, target, overlap))
+def _assembled(results: list[parse.FileResult], stats: list) -> tuple[assemble.Assembly, list[parse.FileResult]]:
+    """The readable files of `results` in one assembly, and each file's result without its chunks."""
     asm = assemble.Assembly()
     light = []
     for res, st in zip(results, stats):
         if not res.error:  # (an unreadable file is left out, as the parent leaves it out)
             assemble.add_fresh(asm, res.rel, res, st)
         light.append(parse.FileResult(res.rel, res.sha, error=res.error, problem=res.problem, skipped=res.skipped))
-    results = res = None  # (the chunks are in the assembly now, let go as it is written)
+    return asm, light
+
+
+def _segment(args: tuple) -> tuple:
+    """In a worker: one run parsed and written as a segment; (its name or None when no file
+    of it could be read, its frame tables, each file's result without its chunks, the paths written)."""
+    locate, items, stats, target, overlap, folder = args
+    # the parsed chunks live only in _assembled's frame: once in the assembly they are let go
+    asm, light = _assembled(parse._batch((locate, items, target, overlap)), stats)
     written: list[Path] = []
     if not asm.files:
         return None, {}, light, written

@@ -19,13 +19,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memcli.errors import CorruptStore
-from memcli.index.keyword import assemble, bm25, segments
-from memcli.index.stores import frames, mirror, store
 from memcli.index import merge
+from memcli.index.keyword import assemble, bm25, segments, tokenizer
 from memcli.index.keyword import snapshot as snapmod
-from memcli.index.keyword import tokenizer
+from memcli.index.stores import frames, mirror, store
 from memcli.vault import atomic
 
 SEGMENT_DOCS = merge.SEGMENT_DOCS
@@ -34,6 +34,7 @@ SEGMENT_DOCS = merge.SEGMENT_DOCS
 @dataclass
 class Part:
     """A segment of the index being written, and where its store lines are read from."""
+
     name: str
     snap: snapmod.Snapshot
     dead_files: set = field(default_factory=set)  # its files that are no longer current
@@ -60,7 +61,8 @@ class Commit:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.carrier = None  # vectors of fresh and merged segments (none in a keyword-only vault)
         if (metadata / "embedding_store" / "space.json").exists() or any(
-                ".vec-" in p.name for p in self.folder.iterdir()):
+            ".vec-" in p.name for p in self.folder.iterdir()
+        ):
             from memcli.index.vectors import carry
 
             self.carrier = carry.Carrier(metadata, manifest, old, passage_tokens)
@@ -79,8 +81,15 @@ class Commit:
         # lines read from the stores (`aligned`) mean their stamps are not the manifest's
         src = mirror.sources(self.old, self._maps, use_stores=aligned is None)
         for seg in self.old.segments:
-            part = Part(seg.name, seg.snap, set(seg.dead_files), set(seg.dead_docs), src=src[seg.name],
-                        own=seg.entry.get("own"), own_dead=seg.entry.get("own_dead"))
+            part = Part(
+                seg.name,
+                seg.snap,
+                set(seg.dead_files),
+                set(seg.dead_docs),
+                src=src[seg.name],
+                own=seg.entry.get("own"),
+                own_dead=seg.entry.get("own_dead"),
+            )
             if "chunks" not in part.src:
                 if aligned is None:
                     raise CorruptStore(f"the chunk store lines of index segment {seg.name} are missing")
@@ -121,8 +130,14 @@ class Commit:
         for rel, parsed, st in pending:
             assemble.add_fresh(asm, rel, parsed, st)
         if self.carrier is not None:  # (a keyword-only vault never decodes the texts again)
-            self.carrier.fresh([(rel, text.decode("utf-8"), span[2]) for rel, parsed, _ in pending
-                                for span, text in zip(parsed.spans, parsed.texts)], asm.lines)
+            self.carrier.fresh(
+                [
+                    (rel, text.decode("utf-8"), span[2])
+                    for rel, parsed, _ in pending
+                    for span, text in zip(parsed.spans, parsed.texts)
+                ],
+                asm.lines,
+            )
         del pending, parsed  # the assembly holds what is still needed, and lets go of it as it writes
         self.parts.append(self.write_segment(asm))
         if self.carrier is not None and self.carrier.space is not None:
@@ -139,8 +154,16 @@ class Commit:
     def adopt(self, name: str, own: dict) -> Part:
         """The segment `name` written by write_segment() (here or in a build's worker), as a Part
         whose store lines are read back through maps when a merge needs them."""
-        src = {kind: (self._maps.open(mirror.sidecar(self.folder, name, kind)) if table else b"", 0, table,
-                      frozenset(), frozenset()) for kind, table in own.items()}
+        src = {
+            kind: (
+                self._maps.open(mirror.sidecar(self.folder, name, kind)) if table else b"",
+                0,
+                table,
+                frozenset(),
+                frozenset(),
+            )
+            for kind, table in own.items()
+        }
         return Part(name, snapmod.Snapshot(self.folder / name), new=True, own=own, src=src)
 
     # ---- the end
@@ -152,8 +175,13 @@ class Commit:
         self.parts = merge.apply(self, self.parts)
         entries = []
         for p in self.parts:
-            entry = {"name": p.name, "docs": p.snap.n_docs, "files": len(p.snap.paths),
-                     "dead_files": sorted(p.dead_files), "dead_docs": _runs(p.dead_docs)}
+            entry = {
+                "name": p.name,
+                "docs": p.snap.n_docs,
+                "files": len(p.snap.paths),
+                "dead_files": sorted(p.dead_files),
+                "dead_docs": _runs(p.dead_docs),
+            }
             if p.own is not None:
                 entry["own"] = p.own
             if p.own_dead:
@@ -164,16 +192,25 @@ class Commit:
         prev = dict((self.old.header.get("store") or {}) if self.old is not None and self.aligned is None else {})
         if prev and mirror.current(self.old.header):
             prev["behind_since_ns"] = time.time_ns()  # the stores start trailing the index now
-        man = dict(header, generation=generation, tokenizer=tokenizer.NAME, fingerprint=tokenizer.FINGERPRINT,
-                   **bm25.header(n_docs, total), n_terms=sum(int(p.snap.header.get("n_terms", 0)) for p in self.parts),
-                   n_files=sum(p.live_files for p in self.parts), indexed_at_ns=time.time_ns(),
-                   store=prev or None, segments=entries)
+        man = dict(
+            header,
+            generation=generation,
+            tokenizer=tokenizer.NAME,
+            fingerprint=tokenizer.FINGERPRINT,
+            **bm25.header(n_docs, total),
+            n_terms=sum(int(p.snap.header.get("n_terms", 0)) for p in self.parts),
+            n_files=sum(p.live_files for p in self.parts),
+            indexed_at_ns=time.time_ns(),
+            store=prev or None,
+            segments=entries,
+        )
         chunk_lines = {p.name: p.chunk_lines for p in self.parts if p.chunk_lines is not None}
         segments.write_manifest(self.manifest, man)
         self.written = []
         self.close()
         if force_store or chunk_lines or mirror.due(man):
             view = segments.open_view(self.manifest)
+            assert view is not None  # the manifest written just above
             try:
                 man = mirror.write(self.metadata, view, chunk_lines)
             finally:
@@ -218,19 +255,37 @@ def write_segment(folder: Path, asm: assemble.Assembly, written: list[Path]) -> 
         atomic.write_parts(side, blobs)
         own[kind] = table
         del blobs
-    asm.lines = graph = catalog = lines = None
-    text, asm.texts = b"".join(asm.texts), None
+    asm.lines = []  # let the chunk store lines go: their sidecars are written
+    del graph, catalog, lines
+    text, asm.texts = b"".join(asm.texts), []
     give_back_memory()  # (the sort's arrays are fresh maps: freed heap left unreturned would add to them)
     dl, meta, text_off = assemble.documents(asm)
     terms, term_off, p_d, p_t = assemble.postings(asm)
     path = folder / name
     written.append(path)
     total = int(dl.sum()) if hasattr(dl, "sum") else sum(dl)  # (numpy, or array.array)
-    snapmod.write(path, {"n_docs": asm.n, "avgdl": total / asm.n if asm.n else 0.0,
-                         "total_len": total, "n_terms": int(len(terms)), "n_postings": int(len(p_d))}, {
-        "terms": terms, "term_off": term_off, "post_doc": p_d, "post_tf": p_t, "doc_len": dl,
-        "doc_meta": meta, "text_off": text_off, "text": text, "ids": b"".join(asm.ids),
-        **snapmod.file_sections(asm.files)})
+    snapmod.write(
+        path,
+        {
+            "n_docs": asm.n,
+            "avgdl": total / asm.n if asm.n else 0.0,
+            "total_len": total,
+            "n_terms": len(terms),
+            "n_postings": len(p_d),
+        },
+        {
+            "terms": terms,
+            "term_off": term_off,
+            "post_doc": p_d,
+            "post_tf": p_t,
+            "doc_len": dl,
+            "doc_meta": meta,
+            "text_off": text_off,
+            "text": text,
+            "ids": b"".join(asm.ids),
+            **snapmod.file_sections(asm.files),
+        },
+    )
     return name, own
 
 
@@ -257,7 +312,7 @@ def give_back_memory() -> None:
         _TRIM(0)
 
 
-_TRIM = None
+_TRIM: Any = None  # libc's malloc_trim, False without one; None: not looked up yet
 TRIM_FROM_KIB = 100 * 1024  # peak resident size from which trimming the heap is worth it
 
 

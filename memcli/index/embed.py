@@ -21,13 +21,14 @@ keeps answering until its successor has embedded the whole vault
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
+from memcli.index import sync
+from memcli.index.keyword import segments
 from memcli.index.vectors import noise as noisemod
 from memcli.index.vectors import passages, vecseg, vectors
-from memcli.index.keyword import segments
-from memcli.index import sync
 from memcli.index.vectors.fill import Keys, fill, gains, store_vectors
 from memcli.vault.workspace import Workspace
 
@@ -62,8 +63,12 @@ def _activate(ws: Workspace, space: dict) -> None:
     if old and old["id"] != space["id"]:
         from memcli.index.vectors import glosses, terms
 
-        for path in (vectors.matrix_path(ws.metadata, old["id"]), noisemod.noise_path(ws.metadata, old["id"]),
-                     terms.store_path(ws.metadata, old["id"]), glosses.store_path(ws.metadata, old["id"])):
+        for path in (
+            vectors.matrix_path(ws.metadata, old["id"]),
+            noisemod.noise_path(ws.metadata, old["id"]),
+            terms.store_path(ws.metadata, old["id"]),
+            glosses.store_path(ws.metadata, old["id"]),
+        ):
             vectors.atomic.remove(path)
         folder = sync.snapshot_path(ws).parent / segments.FOLDER
         for path in folder.glob(f"*.vec-{old['id']}"):
@@ -100,14 +105,25 @@ class EmbedRun:
     the same workspace apart (memcli.jobs.embedding); `lock_factory` gives the index lock
     each checkpoint takes."""
 
-    def __init__(self, ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
-                 lock_factory, *, max_cache: int = 10000, progress=None, activate: str = "now"):
+    def __init__(
+        self,
+        ws: Workspace,
+        space: dict,
+        embed_batch: Callable[[list[str]], Any],
+        batch_size: int,
+        lock_factory,
+        *,
+        max_cache: int = 10000,
+        progress=None,
+        activate: str = "now",
+    ):
         self.ws, self.space, self.embed_batch = ws, space, embed_batch
         self.batch_size, self.lock_factory = max(1, batch_size), lock_factory
         self.max_cache, self.progress, self.activate = max_cache, progress, activate
         self.rep = EmbedReport(space=space["id"])
         self.keys = Keys(ws.settings.chunking.passage_tokens)
-        self.cache: dict | None = None
+        self.cache: dict = {}  # the request cache, passage key -> vector (read by the first prepare())
+        self._cache_read = False
         self.todo: list[tuple[str, str]] = []
         self.done = 0
         self.rounds = 0
@@ -116,7 +132,7 @@ class EmbedRun:
         self.total = self.chunks_done = self.group = 0  # chunks: of the run, done, in the group under way
         self.pulled: dict[str, set] = {}  # segment -> chunks pulled since the last checkpoint
         self.in_group: set[str] = set()  # segments of the group under way
-        self.from_store = None
+        self.from_store: dict | None = None  # the chunk store's vectors, read when first needed
         self.legacy: int | None = None  # the passage size the store's vectors have (read once per run)
         self.last = time.monotonic()
         self.t0 = time.perf_counter()
@@ -134,12 +150,17 @@ class EmbedRun:
                 if noisemod.outdated(noisemod.load_noise(ws.metadata, space)):  # from before floors, or scripts
                     _measure_noise(ws, space, self.embed_batch, self.batch_size)
                 return False
-            if self.cache is None:
-                self.cache = vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"]))
+            if not self._cache_read:
+                self._cache_read, self.cache = (
+                    True,
+                    vectors.load_cache(vectors.cache_path(ws.metadata, space["id"]), int(space["dims"])),
+                )
             # newest first: a sync appends the segment of the files it re-read, so a write's own
             # chunks are embedded before an older backlog when a time budget cuts the run short
-            self.queue = [(seg.name, len(vecs.live(seg)) if vs is None else int((vs.mask[vecs.live(seg)] == 0).sum()))
-                          for seg, vs in reversed(vecs.parts)]
+            self.queue = [
+                (seg.name, len(vecs.live(seg)) if vs is None else int((vs.mask[vecs.live(seg)] == 0).sum()))
+                for seg, vs in reversed(vecs.parts)
+            ]
             self.queue = [q for q in self.queue if q[1]]
             self.total, self.chunks_done = sum(n for _, n in self.queue), 0
             self.todo, self.done, self.group = [], 0, 0
@@ -199,8 +220,14 @@ class EmbedRun:
                 vec = cache.pop(key, None)
                 if vec is None and prev_rows is not None and len(prev_rows) == len(texts) and prev_rows[i].any():
                     vec = prev_rows[i]  # carried over by a sync from an equal passage
-                if vec is None and vs is None and not rep.switched and len(texts) == 1 and \
-                        written is not None and passages.surely_single(text, written):
+                if (
+                    vec is None
+                    and vs is None
+                    and not rep.switched
+                    and len(texts) == 1
+                    and written is not None
+                    and passages.surely_single(text, written)
+                ):
                     # no file fits (an older version's index, another passage size): the chunk
                     # store's vector of a chunk that was and is one passage is that passage's
                     if self.from_store is None:
@@ -231,7 +258,7 @@ class EmbedRun:
                     self.checkpoint(final=False)
                     rep.pending = self.left()
                     return False
-                batch = self.todo[self.done:self.done + self.batch_size]
+                batch = self.todo[self.done : self.done + self.batch_size]
                 if self.progress and not rep.embedded:  # (before the first batch, which may load the model)
                     self.progress("embed", self.chunks_done, self.total)
                 vecs = self.embed_batch([t for _, t in batch])
@@ -241,8 +268,11 @@ class EmbedRun:
                 self.done += len(batch)
                 rep.embedded += len(batch)
                 if self.progress:  # the group's chunks counted in proportion to its passages embedded
-                    self.progress("embed", self.chunks_done + self.group * min(self.done, len(self.todo))
-                                  // len(self.todo), self.total)
+                    self.progress(
+                        "embed",
+                        self.chunks_done + self.group * min(self.done, len(self.todo)) // len(self.todo),
+                        self.total,
+                    )
                 if time.monotonic() - self.last > every:
                     self.checkpoint(final=False)
                     self.last = time.monotonic()
@@ -269,21 +299,31 @@ class EmbedRun:
                 return
             vecs = vectors.ViewVectors(view, space, self.keys.target)
             try:
-                header = {"space": space["id"], "identity": space["identity"], "dims": dims,
-                          "passage_tokens": self.keys.target, "stored": False}
+                header = {
+                    "space": space["id"],
+                    "identity": space["identity"],
+                    "dims": dims,
+                    "passage_tokens": self.keys.target,
+                    "stored": False,
+                }
                 for seg, vs in vecs.parts:
                     only = self.pulled.get(seg.name)
                     if not only or not gains(seg, vs, only, self.cache, self.keys):
                         continue
                     mask, offsets, rows, means, changed = fill(seg, vs, self.cache, self.keys, dims, only)
                     if changed:
-                        vecseg.write(vecseg.file_path(view.path.parent / segments.FOLDER, seg.name, space["id"]),
-                                     header, mask, offsets, rows, means)
+                        vecseg.write(
+                            vecseg.file_path(sync.snapshot_path(ws).parent / segments.FOLDER, seg.name, space["id"]),
+                            header,
+                            mask,
+                            offsets,
+                            rows,
+                            means,
+                        )
                 if final:
                     vectors.atomic.remove(vectors.matrix_path(ws.metadata, space["id"]))  # an earlier version's
                 if self.fresh or final:
-                    vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), self.cache, dims,
-                                       self.max_cache)
+                    vectors.save_cache(vectors.cache_path(ws.metadata, space["id"]), self.cache, dims, self.max_cache)
                     self.fresh = False
                 vecs.close()
                 vecs = vectors.ViewVectors(view, space, self.keys.target)
@@ -325,17 +365,27 @@ class EmbedRun:
     def more(self) -> bool:
         """After finish(): chunks a sync added meanwhile still lack vectors (and rounds are left)."""
         self.rounds += 1
-        return self.rounds < MAX_ROUNDS and 0 < self.rep.total and self.rep.with_vectors < self.rep.total
+        return self.rounds < MAX_ROUNDS and self.rep.total > 0 and self.rep.with_vectors < self.rep.total
 
 
-def run(ws: Workspace, space: dict, embed_batch: Callable[[list[str]], object], batch_size: int,
-        lock_factory, *, max_cache: int = 10000, progress=None, deadline: float | None = None,
-        activate: str = "now") -> EmbedReport:
+def run(
+    ws: Workspace,
+    space: dict,
+    embed_batch: Callable[[list[str]], object],
+    batch_size: int,
+    lock_factory,
+    *,
+    max_cache: int = 10000,
+    progress=None,
+    deadline: float | None = None,
+    activate: str = "now",
+) -> EmbedReport:
     """Embed what is missing. `space` = {id, identity, dims}; `embed_batch` returns an (n, dims)
     array. With a `deadline` (time.monotonic) the run may stop early: report.pending says how
     many passages are left for the next run."""
-    job = EmbedRun(ws, space, embed_batch, batch_size, lock_factory, max_cache=max_cache, progress=progress,
-                   activate=activate)
+    job = EmbedRun(
+        ws, space, embed_batch, batch_size, lock_factory, max_cache=max_cache, progress=progress, activate=activate
+    )
     while job.prepare():
         if not job.step(deadline):
             job.rep.seconds = time.perf_counter() - job.t0

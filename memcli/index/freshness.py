@@ -11,12 +11,12 @@ change journal answers instead, exactly and without a stat (memcli.watch.journal
 
 from __future__ import annotations
 
+from memcli.errors import Busy, CorruptStore
 from memcli.index import quick, sync
-from memcli.errors import CorruptStore
+from memcli.vault import lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.errors import Busy
-from memcli.vault import lock
+from memcli.watch import journal
 
 REBUILD_BUSY = "Memory index rebuild is already running"
 
@@ -28,8 +28,6 @@ def index_lock(ws: Workspace, job: str, wait: float = 0.0) -> Lock:
 def _journaled(ws: Workspace, snap) -> int | None:
     """How many paths the running watcher journaled since the index's mark (memcli.watch.journal),
     None when it cannot say: then the files are checked."""
-    from memcli.watch import journal
-
     now = journal.confirm(ws.metadata)
     got = journal.since(ws.metadata, snap.header.get("watch"), now) if now is not None else None
     return None if got is None else len(got[0]) + len(got[1])
@@ -76,6 +74,5 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
             warnings.append(f"could not update the index ({exc.strerror}); results may be stale")
             return snap
     if snap is not None:
-        warnings.append(f"{stale} file(s) changed since the last index; results may be stale "
-                        f"(run `mem reindex`)")
+        warnings.append(f"{stale} file(s) changed since the last index; results may be stale (run `mem reindex`)")
     return snap

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from memcli.watch import journal
 from memcli.vault.workspace import Workspace
+from memcli.watch import journal
 
 
 def since(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set, list] | None:
@@ -44,7 +44,7 @@ def since(ws: Workspace, old, known: dict, now) -> tuple[dict, dict | None, set,
             found = dict(ws.watched_under(folder, dirs, walked))
             current.update(found)
             named.update(found)
-            if had and top not in dirs:  # a watched root gone: recorded missing, as a walk does
+            if had and dirs is not None and top not in dirs:  # a watched root gone: recorded missing, as a walk does
                 dirs[top] = _mtime(top)
     for rel in files:
         if dirs is not None:

@@ -33,9 +33,9 @@ def plan(live: list[int], total: list[int]) -> list[list[int]]:
         if len(groups) <= full + MAX_SMALL or len(groups) < 2:
             return groups
         width = min(MAX_SMALL + 1, len(groups))
-        k = min(range(len(groups) - width + 1), key=lambda i: (sum(sizes[i:i + width]), i))
-        groups[k:k + width] = [[g for group in groups[k:k + width] for g in group]]
-        sizes[k:k + width] = [sum(sizes[k:k + width])]
+        k = min(range(len(groups) - width + 1), key=lambda i: (sum(sizes[i : i + width]), i))
+        groups[k : k + width] = [[g for group in groups[k : k + width] for g in group]]
+        sizes[k : k + width] = [sum(sizes[k : k + width])]
 
 
 def needs_rewrite(live: int, total: int) -> bool:
@@ -64,8 +64,10 @@ def merged(commit, members: list):
         assemble.carry_segment(asm, part.snap, recs, dict(source_lines(part, "chunks")))
     out = commit.write_segment(asm)
     if commit.carrier is not None:
-        commit.written += [commit.folder / f"{out.name}.vec-{space}" for space in
-                           {s for m in members for s in vecseg.spaces_of(commit.folder, m.name)}]
+        commit.written += [
+            commit.folder / f"{out.name}.vec-{space}"
+            for space in {s for m in members for s in vecseg.spaces_of(commit.folder, m.name)}
+        ]
         commit.carrier.merged(members, out.name)
     for part in members:
         if part.new:  # written by this commit and merged at once: nothing refers to it any more

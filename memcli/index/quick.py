@@ -35,10 +35,12 @@ def record(ws, current: dict[str, tuple[int, int]], hashes: dict[str, str], dirs
     locate = ws.resolver()
     mtimes = [st[0] for st in current.values()]
     cut = heapq.nlargest(HOT_FILES, mtimes)[-1] if len(mtimes) > HOT_FILES else 0
-    hot = [p for p, st in current.items() if st[0] >= cut][:2 * HOT_FILES]  # (ties kept, bounded)
+    hot = [p for p, st in current.items() if st[0] >= cut][: 2 * HOT_FILES]  # (ties kept, bounded)
     extra = [r.file_rel() for r in ws.extra_roots() if not r.problem and r.file_rel() in current]
-    files = {str(locate(rel)): (current.get(rel), hashes.get(rel) or "")
-             for rel in dict.fromkeys([*hot, "MEMORY.md", *extra])}
+    files = {
+        str(locate(rel)): (current.get(rel), hashes.get(rel) or "")
+        for rel in dict.fromkeys([*hot, "MEMORY.md", *extra])
+    }
     return stamps.take(files, dirs if dirs else ws.watched_dirs(), racy_from)
 
 

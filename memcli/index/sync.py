@@ -14,31 +14,24 @@ crash before it leaves the old manifest, whose stamps no longer match; the next
 sync judges the stores by their records. A full build reads and writes the vault
 segment by segment, so its memory follows a segment, not the vault.
 
-A store whose stamp differs from the snapshot's is judged by its decoded records,
-not its bytes (ReMe, sharing the workspace, rewrites every store when it closes):
-  * the same records (ids in order, graph and catalog lines as the snapshot's files
-    give them): the store is taken as it is and the snapshot adopts its new stamps;
-  * the same chunks but another graph or catalog: those two are rewritten;
-  * some files re-chunked by the other tool, in a store whose graph lists exactly its
-    ids (so no half-written sync of ours): those files are re-chunked from the
-    Markdown, every other file keeps its records, vectors and postings;
-  * anything else (undecodable, a graph that disagrees with its store): full rebuild.
+A store whose stamp differs from the snapshot's is judged by its decoded records
+(memcli.index.previous: the index an update starts from).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from memcli.errors import CorruptStore
+from memcli.index import PARSER_VERSION, previous
 from memcli.index import journaled as by_journal
 from memcli.index.keyword import segments, tokenizer
-from memcli.index.stores import store
 from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
 from memcli.watch import journal, walk
 from memcli.watch.stamps import RACY_NS
-from memcli.vault.workspace import Workspace
 
 PARSE_BATCH = 600  # files read and tokenized at a time by a full build
 
@@ -71,10 +64,7 @@ def snapshot_path(ws: Workspace) -> Path:
 
 def chunking_params(ws: Workspace) -> dict:
     c = ws.settings.chunking
-    from memcli.index import PARSER_VERSION
-
-    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens,
-            "parser": PARSER_VERSION}
+    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens, "parser": PARSER_VERSION}
 
 
 def open_snapshot(ws: Workspace) -> segments.View | None:
@@ -82,15 +72,17 @@ def open_snapshot(ws: Workspace) -> segments.View | None:
     return segments.open_view(snapshot_path(ws))
 
 
-def scan(ws: Workspace, dirs: dict | None = None, snap=None,
-         problems: list | None = None) -> dict[str, tuple[int, int]]:
+def scan(
+    ws: Workspace, dirs: dict | None = None, snap=None, problems: list | None = None
+) -> dict[str, tuple[int, int]]:
     """Every indexed file's (mtime_ns, size); `dirs` receives the folders' mtimes (memcli.index.quick).
     `snap`: the index, whose size tells whether the walk is worth splitting (memcli.watch.walk).
     `problems` receives (path, why) of the folders and names the walk went round; the files
     `snap` holds below a folder that cannot be read are given as indexed (memcli.index.journaled.keep_unreadable)."""
     found: list[tuple[str, str]] = []
-    current = dict(ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES,
-                                   problems=found))
+    current = dict(
+        ws.iter_watched(dirs, split=snap is not None and snap.n_files >= walk.SPLIT_MIN_FILES, problems=found)
+    )
     if found and snap is not None:
         by_journal.keep_unreadable(current, snap.stats(), found)
     if problems is not None:
@@ -105,107 +97,10 @@ def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
     return sorted({p for p, st in current.items() if was(p) != st} | (known.keys() - current.keys()))
 
 
-_SIDES = (store.GRAPH_STORE, f"{store.CATALOG_DIR}/default.jsonl.zst")
-
-
-@dataclass
-class _Base:
-    """The index an update starts from, and what judging the stores by their records found."""
-    snap: segments.View
-    lines: list[bytes] | None = None  # store lines aligned with the index (None: read if needed)
-    redo: frozenset = frozenset()  # files to re-chunk: the store holds another tool's chunks of them
-    rewrite: bool = False  # write the stores even if no file changed
-
-
-def _load_previous(ws: Workspace, params: dict, report: SyncReport) -> _Base | None:
-    """The current index if it can be trusted as the base of an update, else None.
-
-    Cheap by design (a no-change reindex runs this): while the stamps match, the stores
-    are only stat-ed here. A store rewritten since (by ReMe) is judged by its records.
-    """
-    from memcli.index.stores import frames, mirror
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        old = open_snapshot(ws)
-        if old is None:
-            if store_file.exists() or any(snapshot_path(ws).parent.glob("bm25_default_*")):
-                report.reason = "no search index of this version"
-            return None
-        if old.header.get("chunking") != params:
-            report.reason = "chunking settings changed"
-        elif not store_file.exists():
-            report.reason = "chunk store does not match the search snapshot"
-        elif mirror.stamps(ws.metadata) == (old.header.get("store") or {}).get("stamps"):
-            layout = old.header["store"].get("layout")
-            for kind, rel in mirror.STORE_FILES.items():
-                size = old.header["store"]["stamps"][kind][0]
-                if layout is not None and frames.run_offsets(layout, kind)[1] not in (0, size):
-                    raise CorruptStore(f"{Path(rel).name} does not match the index manifest")
-            return _Base(old)
-        else:
-            base = _by_records(ws, old, report)
-            if base is not None:
-                return base
-        old.close()
-    except (CorruptStore, OSError) as exc:
-        report.reason = str(exc)
-    return None
-
-
-def _by_records(ws: Workspace, old: segments.View, report: SyncReport) -> _Base | None:
-    """Judge stores rewritten since the index was written by their decoded records (module docstring)."""
-    from memcli.index.stores import mirror
-    from memcli.index import verify
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        lines = store.read_raw_lines(store_file)
-        aligned, differ, extra = verify.align(old, lines)
-    except ValueError:
-        raise CorruptStore("chunk store holds a line that is not a chunk record") from None
-    if differ or extra:
-        graph = store.read_records(ws.metadata / store.GRAPH_STORE)
-        if sorted(c for g in graph for c in g.get("chunk_ids") or []) != sorted(map(store.line_id, lines)):
-            report.reason = "chunk store does not match the search snapshot"
-            return None
-        return _Base(old, aligned, frozenset(differ), rewrite=True)
-    if not _sides_match(ws, old):
-        return _Base(old, aligned, rewrite=True)
-    try:  # the stores are ours as they are, in another tool's framing: adopt their stamps
-        segments.write_manifest(snapshot_path(ws), dict(old.header, store={"layout": None,
-                                                                           "stamps": mirror.stamps(ws.metadata)}))
-    except OSError:
-        pass  # (read-only workspace) judged again next time
-    return _Base(old, aligned)
-
-
-def _sides_match(ws: Workspace, old: segments.View) -> bool:
-    """True when the graph and the catalog hold the lines the index's files give (any order)."""
-    try:
-        want = store.graph_and_catalog(old.files, "".join(old.chunk_ids()))
-        have = [store.read_raw_lines(ws.metadata / rel) for rel in _SIDES]
-    except (CorruptStore, OSError, KeyError, TypeError):
-        return False
-    return all(sorted(h) == sorted(w) for h, w in zip(have, want))
-
-
-def _previous_lines(ws: Workspace, old) -> list[bytes] | None:
-    """Store lines aligned with the index, or None when the store disagrees with it."""
-    from memcli.index import verify
-
-    store_file = ws.metadata / store.CHUNK_STORE
-    try:
-        aligned, differ, extra = verify.align(old, store.read_raw_lines(store_file))
-    except (CorruptStore, OSError, ValueError):
-        return None
-    return None if differ or extra else aligned
-
-
 def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     """Update derived state from the Markdown. The caller holds the index lock."""
     report = _sync(ws, full=full, progress=progress)
-    from memcli.index import currency  # which statement supersedes which (docs/currency.md)
+    from memcli.index.currency import update as currency  # which statement supersedes which (docs/currency.md)
 
     try:
         currency.refresh(ws, report.current, full=full)
@@ -217,7 +112,7 @@ def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None)
 def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
     report = SyncReport()
     params = chunking_params(ws)
-    base = None if full else _load_previous(ws, params, report)
+    base, report.reason = (None, "") if full else previous.load(ws, snapshot_path(ws), params)
     old = base.snap if base else None
     redo = base.redo if base else frozenset()
     if full and not report.reason:
@@ -245,13 +140,14 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
     cuts = tuple(p for p, _ in walked if p.endswith("/"))
     if cuts:  # below a folder that cannot be read: kept as indexed, not read (it would fail again)
         stale = {p for p in stale if not p.startswith(cuts)}
-    todo = [(rel, old.record(old.file_index(rel))["sha"] if rel in known and rel not in redo else None)
-            for rel in sorted(stale)]  # (in path order: a full build's segments follow the paths)
+    todo = [
+        (rel, _indexed_sha(old, rel) if rel in known and rel not in redo else None) for rel in sorted(stale)
+    ]  # (in path order: a full build's segments follow the paths)
     report.skipped += walked  # before any update: the journal mark is then held (_held)
     report.deleted = sorted(known.keys() - current.keys())
     report.files = len(current)
     mark = now.record() if now is not None else (old.header.get("watch") if old else None)
-    if old is not None and not todo and not report.deleted and not base.rewrite:
+    if old is not None and base is not None and not todo and not report.deleted and not base.rewrite:
         report.chunks = old.n_docs
         _refresh_quick(ws, old, current, {}, dirs, mark)
         old.close()
@@ -263,6 +159,12 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
             old.close()
 
 
+def _indexed_sha(old: segments.View | None, rel: str) -> str | None:
+    """The content hash the index holds for `rel` (None: it holds no such file)."""
+    i = old.file_index(rel) if old is not None else None
+    return old.record(i)["sha"] if old is not None and i is not None else None
+
+
 def _update(ws, base, todo, current, known, params, report, progress, dirs, mark) -> SyncReport:
     from memcli.index import commit  # deferred: searches import this module only to check staleness
     from memcli.index.notes import parse
@@ -270,7 +172,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
     old = base.snap if base else None
     aligned = base.lines if base else None
     if old is not None and aligned is None and (old.header.get("store") or {}).get("layout") is None:
-        aligned = _previous_lines(ws, old)
+        aligned = previous.aligned_lines(ws, old)
         if aligned is None:  # the store changed under the index: start over from the Markdown
             old.close()
             report.reason, report.full = "chunk store does not match the search snapshot", True
@@ -278,24 +180,34 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
     try:
         job = commit.Commit(ws.metadata, snapshot_path(ws), old, ws.settings.chunking.passage_tokens, aligned)
     except CorruptStore as exc:  # the stores lost track of a segment: start over from the Markdown
-        old.close()
+        if old is not None:
+            old.close()
         report.reason, report.full = str(exc), True
         return _sync(ws, full=True, progress=progress)
     try:
         gone = set(report.deleted)
-        touched: list[tuple[str, None]] = []
+        touched: list[tuple[str, str | None]] = []  # (path, None): read again whatever its hash
         with parse.Workers(len(todo)) as workers:
             if old is None and job.carrier is None and workers.pool is not None:
                 from memcli.index import build  # the workers write the segments (its docstring)
 
-                build.build(job, workers, ws.resolver(), todo, current, params["target_tokens"],
-                            params["overlap_tokens"], lambda res: _take(job, res, current, known, report, gone,
-                                                                        touched, written=True), progress)
+                build.build(
+                    job,
+                    workers,
+                    ws.resolver(),
+                    todo,
+                    current,
+                    params["target_tokens"],
+                    params["overlap_tokens"],
+                    lambda res: _take(job, res, current, known, report, gone, touched, written=True),
+                    progress,
+                )
             else:
                 done = 0
-                batches = [todo[i:i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
-                for results in workers.stream(ws.resolver(), batches, params["target_tokens"],
-                                              params["overlap_tokens"]):
+                batches = [todo[i : i + PARSE_BATCH] for i in range(0, len(todo), PARSE_BATCH)]
+                for results in workers.stream(
+                    ws.resolver(), batches, params["target_tokens"], params["overlap_tokens"]
+                ):
                     for res in results:
                         _take(job, res, current, known, report, gone, touched)
                     done += len(results)
@@ -304,8 +216,7 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         if touched:  # same content, new stat: indexed again so the segments hold the new stat
             for res in parse.process(ws.resolver(), touched, params["target_tokens"], params["overlap_tokens"]):
                 _take(job, res, current, known, SyncReport(), gone, [])
-        if old is not None and not gone and not base.rewrite and not job.pending and \
-                not any(p.new for p in job.parts):
+        if old is not None and not gone and not base.rewrite and not job.pending and not any(p.new for p in job.parts):
             report.chunks = old.n_docs
             job.abort()
             _refresh_quick(ws, old, current, job.hashes, dirs, _held(mark, old, report))
@@ -315,9 +226,15 @@ def _update(ws, base, todo, current, known, params, report, progress, dirs, mark
         dropped = job.delete(gone)
         from memcli.index import quick
 
-        man = job.finish(dropped, {"chunking": params, "watch": _held(mark, old, report),
-                                   "quick": quick.record(ws, current, job.hashes, dirs) if dirs is not None else None},
-                         force_store=old is None or base.rewrite)
+        man = job.finish(
+            dropped,
+            {
+                "chunking": params,
+                "watch": _held(mark, old, report),
+                "quick": quick.record(ws, current, job.hashes, dirs) if dirs is not None else None,
+            },
+            force_store=old is None or base.rewrite,
+        )
     except BaseException:
         job.abort()
         raise

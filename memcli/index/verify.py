@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from memcli.errors import CorruptStore
 from memcli.index.stores import store
 from memcli.index.vectors import terms, vectors
 
@@ -30,8 +29,11 @@ class StoreReport:
 
 
 def store_sizes(meta) -> dict[str, int]:
-    return {str(p.relative_to(meta)): p.stat().st_size for p in sorted(meta.rglob("*"))
-            if p.is_file() and "locks" not in p.parts}
+    return {
+        str(p.relative_to(meta)): p.stat().st_size
+        for p in sorted(meta.rglob("*"))
+        if p.is_file() and "locks" not in p.parts
+    }
 
 
 def verify(meta, snap, passage_tokens: int) -> StoreReport:
@@ -69,15 +71,25 @@ def verify(meta, snap, passage_tokens: int) -> StoreReport:
             with_vec, n_passages = m.with_vectors(), m.n_rows_embedded()
         m.close()
     indexed = {g["path"] for g in graph}
-    pending = sum(1 for g in graph for ln in g.get("links", [])
-                  if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed)
-    rep.figures = {"chunks": snap.n_docs, "chunks_with_embedding": with_vec, "passages": n_passages,
-                   "words_with_vectors": words_with_vectors(meta, space),  # query expansion
-                   "vocabulary": snap.header["n_terms"], "graph_nodes": len(graph),
-                   "graph_edges": sum(len(g.get("links", [])) for g in graph), "pending_links": pending,
-                   "vector_space": space.get("identity") if space else None,
-                   "store_files_rechunked": elsewhere,
-                   "store_files_pending": mirror.pending_files(snap.header) if trailing else 0}
+    pending = sum(
+        1
+        for g in graph
+        for ln in g.get("links", [])
+        if ln["target_path"] not in indexed and ln["target_path"] + ".md" not in indexed
+    )
+    rep.figures = {
+        "chunks": snap.n_docs,
+        "chunks_with_embedding": with_vec,
+        "passages": n_passages,
+        "words_with_vectors": words_with_vectors(meta, space),  # query expansion
+        "vocabulary": snap.header["n_terms"],
+        "graph_nodes": len(graph),
+        "graph_edges": sum(len(g.get("links", [])) for g in graph),
+        "pending_links": pending,
+        "vector_space": space.get("identity") if space else None,
+        "store_files_rechunked": elsewhere,
+        "store_files_pending": mirror.pending_files(snap.header) if trailing else 0,
+    }
     return rep
 
 
@@ -111,8 +123,8 @@ def align(snap, lines: list[bytes], recs: list[dict] | None = None) -> tuple[lis
         rec = snap.record(f)
         a, n = rec["first"], rec["count"]
         mine = by_path.pop(path, [])
-        if [ids[i] for i in mine] == want[a:a + n]:
-            aligned[a:a + n] = [lines[i] for i in mine]
+        if [ids[i] for i in mine] == want[a : a + n]:
+            aligned[a : a + n] = [lines[i] for i in mine]
         else:
             differ.append(path)
     return aligned, differ, sum(map(len, by_path.values()))

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 
 from memcli.errors import Busy, ProviderError
-from memcli.index import embed
-from memcli.index.vectors import vectors
+from memcli.index import embed, sync
 from memcli.index.freshness import index_lock
+from memcli.index.keyword import segments
+from memcli.index.vectors import vectors
 from memcli.providers.embedding import space as spaces
 from memcli.vault import lock
 from memcli.vault.lock import Lock
@@ -42,6 +44,7 @@ FIRST_PASS_MIN_CHUNKS = 200
 @dataclass
 class Update:
     """What `update` did: the first pass and the configured model's run (None: not run)."""
+
     first_pass: embed.EmbedReport | None = None
     target: embed.EmbedReport | None = None
     terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, the same of
@@ -54,17 +57,26 @@ def embed_lock(ws: Workspace, job: str, wait: float) -> Lock:
     return Lock(ws.lock_path(lock.EMBED), job, wait=wait, busy_message="an embedding run is in progress")
 
 
-def _run(ws: Workspace, backend: spaces.Backend, *, progress=None, deadline=None, activate: str = "now",
-         stage: str = "embed") -> embed.EmbedReport:
+def _run(
+    ws: Workspace, backend: spaces.Backend, *, progress=None, deadline=None, activate: str = "now", stage: str = "embed"
+) -> embed.EmbedReport:
     cfg = ws.settings.embedding
 
     def report(_stage, done, total):
         if progress:
             progress(stage, done, total)
 
-    return embed.run(ws, backend.space, backend.embedder.embed_batch, cfg.max_batch_size,
-                     lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT), max_cache=cfg.max_cache_size,
-                     progress=report if progress else None, deadline=deadline, activate=activate)
+    return embed.run(
+        ws,
+        backend.space,
+        backend.embedder.embed_batch,
+        cfg.max_batch_size,
+        lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT),
+        max_cache=cfg.max_cache_size,
+        progress=report if progress else None,
+        deadline=deadline,
+        activate=activate,
+    )
 
 
 def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[int, ...] | None:
@@ -72,7 +84,6 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     vectors of those words' definitions (memcli.index.vectors.glosses): (words embedded now, words
     stored[, definitions embedded now, definitions stored])."""
     from memcli.index.vectors import glosses, terms
-    from memcli.index import sync
 
     cfg = ws.settings.search
     if cfg.expand_terms <= 0 and cfg.define_terms <= 0:
@@ -83,13 +94,18 @@ def terms_for(ws: Workspace, backend: spaces.Backend, progress=None) -> tuple[in
     batch, embed, limit = ws.settings.embedding.max_batch_size, backend.embedder.embed_batch, cfg.expand_vocabulary
     was = terms.load(ws.metadata, backend.space) if cfg.define_terms > 0 else None  # (before its update)
     try:  # (word vectors are embedded only for expansion: `expand_terms: 0` sends no word)
-        got = terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress) \
-            if cfg.expand_terms > 0 else (0, 0)
+        got: tuple[int, ...] = (
+            terms.update(ws.metadata, backend.space, snap, embed, batch, limit, progress=progress)
+            if cfg.expand_terms > 0
+            else (0, 0)
+        )
         if cfg.define_terms > 0:
             got += glosses.update(ws.metadata, backend.space, snap, limit, embed, batch, progress, was)
     finally:
         snap.close()
-    from memcli.index import currency  # new word vectors may tell which kind a thing is (index/currency/kinds.py)
+    from memcli.index.currency import (
+        update as currency,  # new word vectors may tell which kind a thing is (index/currency/kinds.py)
+    )
 
     try:
         currency.revisit(ws)
@@ -107,8 +123,6 @@ def unembedded(ws: Workspace, space: dict | None) -> int | None:
     """Chunks of the index without vectors in `space`, or None when none of its segment files
     fits (missing, damaged, another passage size or format: `mem reindex` rebuilds them; a
     write or a search does not start that on its own)."""
-    from memcli.index import sync
-
     if space is None:
         return None
     view = sync.open_snapshot(ws)
@@ -124,8 +138,9 @@ def unembedded(ws: Workspace, space: dict | None) -> int | None:
         view.close()
 
 
-def after_write(ws: Workspace, warnings: list[str], *, budget: float | None = None,
-                backend: spaces.Backend | None = None) -> embed.EmbedReport | None:
+def after_write(
+    ws: Workspace, warnings: list[str], *, budget: float | None = None, backend: spaces.Backend | None = None
+) -> embed.EmbedReport | None:
     """Embed the chunks without vectors, in the searched space, for at most `budget` seconds
     (default: embed_budget_seconds). A vault never embedded starts with the first pass (or
     the configured model without one). Never raises for the provider or a busy lock."""
@@ -149,20 +164,23 @@ def after_write(ws: Workspace, warnings: list[str], *, budget: float | None = No
     except Busy:
         return None  # another mem process is embedding, and picks these chunks up before it ends
     except ProviderError as exc:
-        warnings.append(f"embedding the new chunks failed ({exc.line()}); they are found by keyword until "
-                        "`mem reindex` or `mem watch` embeds them")
+        warnings.append(
+            f"embedding the new chunks failed ({exc.line()}); they are found by keyword until "
+            "`mem reindex` or `mem watch` embeds them"
+        )
         return None
     finally:
         if backend is None and target is not None:
             target.embedder.close()
     if rep.pending:
-        warnings.append(f"{rep.pending} chunk(s) not embedded within {budget:g}s; the next command, "
-                        "`mem watch` or `mem reindex` embeds them (keyword search finds them meanwhile)")
+        warnings.append(
+            f"{rep.pending} chunk(s) not embedded within {budget:g}s; the next command, "
+            "`mem watch` or `mem reindex` embeds them (keyword search finds them meanwhile)"
+        )
     return rep
 
 
-def update(ws: Workspace, *, progress=None, refine: bool = True, full: bool = False,
-           wait: float = lock.WAIT) -> Update:
+def update(ws: Workspace, *, progress=None, refine: bool = True, full: bool = False, wait: float = lock.WAIT) -> Update:
     """Everything embedded in the configured space (what `mem reindex` does after the sync).
     `full`: every chunk's vectors recomputed, from the request cache where it knows the text
     (the same text in the same space gives the same vector, and paid providers bill per
@@ -206,8 +224,6 @@ def _drop_vectors(ws: Workspace) -> None:
     request cache first: the same text in the same space gives the same vector, so the run
     that follows asks the provider only for what it never embedded."""
     from memcli.index.vectors import carry
-    from memcli.index.keyword import segments
-    from memcli.index import sync
 
     space = vectors.active_space(ws.metadata)
     if space is not None:
@@ -220,7 +236,9 @@ def _drop_vectors(ws: Workspace) -> None:
     vectors.drop_vectors(ws.metadata, sync.snapshot_path(ws).parent / segments.FOLDER)
 
 
-def _first(ws: Workspace, target: spaces.Backend, fast: spaces.Backend | None | bool = False) -> spaces.Backend:
+def _first(
+    ws: Workspace, target: spaces.Backend, fast: spaces.Backend | Literal[False] | None = False
+) -> spaces.Backend:
     """What a vault with no vectors starts with: the first pass when it is large, else the model."""
     fast = spaces.first_pass(ws) if fast is False else fast
     return fast if fast is not None and _large(ws) else target
@@ -229,8 +247,6 @@ def _first(ws: Workspace, target: spaces.Backend, fast: spaces.Backend | None | 
 def _large(ws: Workspace) -> bool:
     """Whether the vault is worth a first pass: more chunks than the configured model embeds
     in about a minute (a small vault goes straight to it)."""
-    from memcli.index import sync
-
     snap = sync.open_snapshot(ws)
     if snap is None:
         return False
@@ -254,9 +270,16 @@ def _job(ws: Workspace, target: spaces.Backend, progress, keep: str) -> embed.Em
     def report(_stage, done, total):
         progress("embed", done, total)
 
-    return embed.EmbedRun(ws, target.space, target.embedder.embed_batch, cfg.max_batch_size,
-                          lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT), max_cache=cfg.max_cache_size,
-                          progress=report if progress else None, activate=keep)
+    return embed.EmbedRun(
+        ws,
+        target.space,
+        target.embedder.embed_batch,
+        cfg.max_batch_size,
+        lambda: index_lock(ws, "embed-checkpoint", wait=lock.WAIT),
+        max_cache=cfg.max_cache_size,
+        progress=report if progress else None,
+        activate=keep,
+    )
 
 
 def _refine(ws: Workspace, target: spaces.Backend, progress, keep: str):
@@ -288,7 +311,7 @@ class Refiner:
     def __init__(self, ws: Workspace, backend: spaces.Backend | None = None):
         self.ws = ws
         self._target = backend
-        self._fast: spaces.Backend | None | bool = False
+        self._fast: spaces.Backend | bool | None = False
         self.job: embed.EmbedRun | None = None
         self.idle = False  # the last slice found nothing to do
         self.not_before = 0.0  # after a provider failure, slices wait (no log line every second)
@@ -308,8 +331,9 @@ class Refiner:
         deadline = time.monotonic() + seconds
         try:
             target, fast = self._backends()
-            if target is None or (self.idle and vectors.active_space(ws.metadata) == target.space
-                                  and not unembedded(ws, target.space)):
+            if target is None or (
+                self.idle and vectors.active_space(ws.metadata) == target.space and not unembedded(ws, target.space)
+            ):
                 return None  # vectors off, or nothing to do: not even the lock file is touched
             with embed_lock(ws, "refine", wait=0):
                 active = vectors.active_space(ws.metadata)
@@ -317,8 +341,9 @@ class Refiner:
                 if use is not None:
                     rep = _run(ws, use, deadline=deadline)
                     if rep.embedded or rep.pending:
-                        return f"embedded {rep.embedded} new passage(s) with {use.embedder.model}" + \
-                            (f", {rep.pending} left" if rep.pending else "")
+                        return f"embedded {rep.embedded} new passage(s) with {use.embedder.model}" + (
+                            f", {rep.pending} left" if rep.pending else ""
+                        )
                 if vectors.active_space(ws.metadata) == target.space:
                     self.idle, self.job = True, None
                     return None

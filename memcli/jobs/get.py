@@ -23,13 +23,22 @@ class Excerpt:
     superseded: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-                "total_lines": self.total_lines, "text": self.text, "superseded": self.superseded}
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "total_lines": self.total_lines,
+            "text": self.text,
+            "superseded": self.superseded,
+        }
 
     def superseded_lines(self) -> list[str]:
         """One line per superseded statement: which line, and what holds its value now."""
-        return [f"Superseded: line {s['line']} ({s['text']}) by {s['current']['text']} "
-                f"({s['current']['path']}, {s['current']['date']})" for s in self.superseded]
+        return [
+            f"Superseded: line {s['line']} ({s['text']}) by {s['current']['text']} "
+            f"({s['current']['path']}, {s['current']['date']})"
+            for s in self.superseded
+        ]
 
 
 def check_path(ws: Workspace, path: str) -> str:
@@ -52,8 +61,9 @@ def check_path(ws: Workspace, path: str) -> str:
         raise BadInput(f"{rel} is not a Markdown memory file (.md)")
     if not ws.is_watched_path(rel):
         extra = ", extra_paths" if ws.settings.extra_paths else ""
-        raise BadInput(f"{rel} is outside the memory areas (MEMORY.md, "
-                       f"{ws.settings.daily_dir}/, {ws.settings.digest_dir}/{extra})")
+        raise BadInput(
+            f"{rel} is outside the memory areas (MEMORY.md, {ws.settings.daily_dir}/, {ws.settings.digest_dir}/{extra})"
+        )
     cur, parts = ws.anchor(rel)
     for part in parts:
         cur = cur / part
@@ -68,7 +78,9 @@ def run(ws: Workspace, path: str, *, start: int = 1, lines: int | None = None) -
     if (path or "").strip().startswith("@"):  # @<agent_id>/<path>: another agent's, from the shared index
         from memcli.jobs import team
 
-        return team.get(ws, path, start, lines)
+        path, text = team.read(ws, path)
+        if text is not None:
+            return excerpt(path, text, start, lines)
     rel = check_path(ws, path)
     _check_range(start, lines)
     full = ws.locate(rel)
@@ -87,8 +99,11 @@ def superseded(ws: Workspace, ex: Excerpt) -> list[dict]:
     """The excerpt's statements a newer one superseded, as the last sync recorded them."""
     from memcli.index import currency
 
-    return [{k: e[k] for k in ("line", "text", "subject", "value", "by", "current") if k in e}
-            for e in currency.load(ws.metadata).get(ex.path, ()) if ex.start_line <= e.get("line", 0) <= ex.end_line]
+    return [
+        {k: e[k] for k in ("line", "text", "subject", "value", "by", "current") if k in e}
+        for e in currency.load(ws.metadata).get(ex.path, ())
+        if ex.start_line <= e.get("line", 0) <= ex.end_line
+    ]
 
 
 def _check_range(start: int, lines: int | None) -> None:
@@ -108,4 +123,4 @@ def excerpt(rel: str, text: str, start: int = 1, lines: int | None = None) -> Ex
     if start > max(total, 1):
         raise BadInput(f"--from {start} is past the end of {rel} ({total} lines)")
     end = total if lines is None else min(total, start + lines - 1)
-    return Excerpt(rel, start, end, total, "\n".join(all_lines[start - 1:end]))
+    return Excerpt(rel, start, end, total, "\n".join(all_lines[start - 1 : end]))

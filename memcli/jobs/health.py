@@ -9,25 +9,18 @@ everything derived.
 
 from __future__ import annotations
 
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from memcli import __version__
 from memcli.errors import CorruptStore, ProviderError
+from memcli.index import sync
+from memcli.jobs import backup, stored_secrets, team, vector_health
+from memcli.jobs.check import FAIL, OK, SKIP, WARN, Check
 from memcli.vault.workspace import Workspace
-
-OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
-
-
-@dataclass
-class Check:
-    name: str
-    status: str
-    message: str = ""
-    figures: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "message": self.message, "figures": self.figures}
+from memcli.watch import journal
 
 
 @dataclass
@@ -48,13 +41,19 @@ class HealthReport:
     def verdict(self) -> str:
         """One line; warnings are counted, so "healthy" alone means nothing needs a look."""
         warned = f", {self.warnings} warning{'s' if self.warnings != 1 else ''}" if self.warnings else ""
-        return f"✅ mem {__version__} - healthy{warned}" if self.healthy else \
-            f"❌ mem {__version__} - unhealthy{warned}"
+        return (
+            f"✅ mem {__version__} - healthy{warned}" if self.healthy else f"❌ mem {__version__} - unhealthy{warned}"
+        )
 
     def to_json(self) -> dict:
-        return {"healthy": self.healthy, "warnings": self.warnings, "version": __version__,
-                "workspace": self.workspace,
-                "embedding": self.embedding_line, "checks": [c.to_json() for c in self.checks]}
+        return {
+            "healthy": self.healthy,
+            "warnings": self.warnings,
+            "version": __version__,
+            "workspace": self.workspace,
+            "embedding": self.embedding_line,
+            "checks": [c.to_json() for c in self.checks],
+        }
 
 
 def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
@@ -66,8 +65,9 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
     try:
         backend = embedding.configured(ws, timeout=timeout)
     except ProviderError as exc:
-        return f"{head} FAIL timeout={timeout}s elapsed=0.000s error={type(exc).__name__}: {exc}", \
-            Check("embedding", FAIL, str(exc))
+        return f"{head} FAIL timeout={timeout}s elapsed=0.000s error={type(exc).__name__}: {exc}", Check(
+            "embedding", FAIL, str(exc)
+        )
     if backend is None:
         why = embedding.why_off(ws) or "no embedding backend configured"
         return f"{head} SKIP ({why})", Check("embedding", SKIP, why)
@@ -79,22 +79,25 @@ def embedding_check(ws: Workspace, timeout: float) -> tuple[str, Check]:
             raise ProviderError(f"embedding dimension mismatch: {dims} != {backend.space['dims']}")
     except ProviderTimeout:
         el = time.perf_counter() - t0
-        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error=timeout({timeout}s)", \
-            Check("embedding", FAIL, f"timeout after {timeout}s", {"elapsed_s": round(el, 3)})
+        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error=timeout({timeout}s)", Check(
+            "embedding", FAIL, f"timeout after {timeout}s", {"elapsed_s": round(el, 3)}
+        )
     except Exception as exc:  # noqa: BLE001 - any provider failure is reported, not raised
         el = time.perf_counter() - t0
         msg = str(exc).replace("\n", " ")
-        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error={type(exc).__name__}: {msg}", \
-            Check("embedding", FAIL, msg, {"elapsed_s": round(el, 3)})
+        return f"{head} FAIL timeout={timeout}s elapsed={el:.3f}s error={type(exc).__name__}: {msg}", Check(
+            "embedding", FAIL, msg, {"elapsed_s": round(el, 3)}
+        )
     finally:
         backend.embedder.close()
     el = time.perf_counter() - t0
-    return f"{head} OK timeout={timeout}s elapsed={el:.3f}s", \
-        Check("embedding", OK, backend.space["identity"], {"elapsed_s": round(el, 3), "dims": dims})
+    return f"{head} OK timeout={timeout}s elapsed={el:.3f}s", Check(
+        "embedding", OK, backend.space["identity"], {"elapsed_s": round(el, 3), "dims": dims}
+    )
 
 
 def store_checks(ws: Workspace) -> list[Check]:
-    from memcli.index import sync, verify
+    from memcli.index import verify
 
     meta = ws.metadata
     sizes = verify.store_sizes(meta)
@@ -111,9 +114,14 @@ def store_checks(ws: Workspace) -> list[Check]:
     checks = []
     try:
         rep = verify.verify(meta, snap, passage_tokens(ws))
-        checks.append(Check("index", FAIL if rep.problems else OK,
-                            "; ".join(rep.problems) + ("; run `mem reindex`" if rep.problems else ""),
-                            {**rep.figures, "store_bytes": sizes}))
+        checks.append(
+            Check(
+                "index",
+                FAIL if rep.problems else OK,
+                "; ".join(rep.problems) + ("; run `mem reindex`" if rep.problems else ""),
+                {**rep.figures, "store_bytes": sizes},
+            )
+        )
     except (CorruptStore, ValueError, KeyError, TypeError) as exc:
         checks.append(Check("index", FAIL, f"{exc}; run `mem reindex`", {"store_bytes": sizes}))
     checks.append(files_check(ws, snap, current, walked))
@@ -125,27 +133,28 @@ def store_checks(ws: Workspace) -> list[Check]:
 def files_check(ws: Workspace, snap, current: dict, walked: list[tuple[str, str]]) -> Check:
     """Files changed since indexing, not indexable, or out of this user's reach (a folder the
     walk could not list, a name that is not UTF-8, a file that cannot be opened)."""
-    import os
-
-    from memcli.index import sync
-
     stale = sync.stale_paths(snap, current)
     locate = ws.resolver()
     unread = {p for p in stale if p in current and not os.access(locate(p), os.R_OK)}
     stale = [p for p in stale if p not in unread]
     unreadable = walked + [(p, "file cannot be read") for p in sorted(unread)]
-    skipped = [f["path"] for f in snap.files if f.get("count", 0) == 0 and f.get("problem")
-               and not _frontmatter_problem(f["problem"])]
+    skipped = [
+        f["path"]
+        for f in snap.files
+        if f.get("count", 0) == 0 and f.get("problem") and not _frontmatter_problem(f["problem"])
+    ]
     msg = []
     if unreadable:
         p, why = unreadable[0]
-        msg.append(f"{len(unreadable)} out of reach (e.g. {p}: {why}); their notes are not searched "
-                   "as they are now: fix the permission or the name")
+        msg.append(
+            f"{len(unreadable)} out of reach (e.g. {p}: {why}); their notes are not searched "
+            "as they are now: fix the permission or the name"
+        )
     if stale:
         msg.append(f"{len(stale)} changed since indexing (e.g. {stale[0]}); `mem reindex` or any search syncs them")
     if skipped:
         msg.append(f"{len(skipped)} not indexable (e.g. {skipped[0]})")
-    figures = {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}
+    figures: dict[str, Any] = {"indexed": len(snap.files), "stale": len(stale), "skipped": len(skipped)}
     if unreadable:
         figures["unreadable"] = [{"path": p, "reason": why} for p, why in unreadable[:20]]
     return Check("files", WARN if msg else OK, "; ".join(msg), figures)
@@ -167,8 +176,9 @@ def frontmatter_check(ws: Workspace, files: list[dict], stale: list[str]) -> Che
     from memcli.vault import frontmatter
 
     changed = set(stale)
-    broken = {f["path"]: f["problem"] for f in files
-              if f["path"] not in changed and _frontmatter_problem(f.get("problem"))}
+    broken = {
+        f["path"]: f["problem"] for f in files if f["path"] not in changed and _frontmatter_problem(f.get("problem"))
+    }
     for rel in stale:
         if not rel.endswith(".md"):
             continue
@@ -182,8 +192,13 @@ def frontmatter_check(ws: Workspace, files: list[dict], stale: list[str]) -> Che
     if not broken:
         return Check("frontmatter", OK, "", {"broken": 0})
     listed = [{"path": p, "reason": broken[p]} for p in sorted(broken)[:MAX_LISTED]]
-    return Check("frontmatter", WARN, f"{len(broken)} note(s) whose frontmatter does not parse: their name, "
-                 "description and tags are not read; fix the YAML by hand", {"broken": len(broken), "notes": listed})
+    return Check(
+        "frontmatter",
+        WARN,
+        f"{len(broken)} note(s) whose frontmatter does not parse: their name, "
+        "description and tags are not read; fix the YAML by hand",
+        {"broken": len(broken), "notes": listed},
+    )
 
 
 def config_check(ws: Workspace) -> Check:
@@ -215,32 +230,34 @@ def config_check(ws: Workspace) -> Check:
 
 def restore_check(ws: Workspace) -> Check | None:
     """A `mem backup restore` that was killed: its staging folder is still in the workspace."""
-    import os
-
-    from memcli.jobs.backup.archive import STAGING_PREFIX
-    from memcli.jobs.backup.restoring import swap_state
-
-    try:
-        left = sorted(e.name for e in os.scandir(ws.root)
-                      if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False))
-    except OSError:
-        return None
-    states = {n: swap_state(ws.root / n) for n in left}
+    states = backup.interrupted_restores(ws)
+    left = sorted(states)
     kept = [n for n, st in states.items() if st == "kept"]
     if kept:  # files no snapshot holds, out of the index: only the user can say where they belong
-        return Check("restore", FAIL, f"{kept[0]}/old holds files a restore could not save in its snapshot "
-                                      f"(listed in {kept[0]}/kept); move them where you want them, then delete "
-                                      f"{kept[0]}")
+        return Check(
+            "restore",
+            FAIL,
+            f"{kept[0]}/old holds files a restore could not save in its snapshot "
+            f"(listed in {kept[0]}/kept); move them where you want them, then delete "
+            f"{kept[0]}",
+        )
     half = [n for n, st in states.items() if st == "partial"]
     if half:
-        return Check("restore", FAIL, f"a restore was interrupted while it replaced files, so the workspace mixes "
-                                      f"old and restored ones ({half[0]}/old holds what it had replaced); run "
-                                      f"`mem backup rollback` or the restore again, then delete {half[0]}")
+        return Check(
+            "restore",
+            FAIL,
+            f"a restore was interrupted while it replaced files, so the workspace mixes "
+            f"old and restored ones ({half[0]}/old holds what it had replaced); run "
+            f"`mem backup rollback` or the restore again, then delete {half[0]}",
+        )
     if left:
         done = [n for n, st in states.items() if st in ("complete", "superseded")]
-        why = (f"{done[0]} was left by an interrupted restore that it or a later one completed "
-               f"(its old/ holds replaced files, also in the snapshot)" if done else
-               f"{left[0]} was left by a restore interrupted before it changed anything")
+        why = (
+            f"{done[0]} was left by an interrupted restore that it or a later one completed "
+            f"(its old/ holds replaced files, also in the snapshot)"
+            if done
+            else f"{left[0]} was left by a restore interrupted before it changed anything"
+        )
         return Check("restore", WARN, f"{why}; delete it")
     return None
 
@@ -252,32 +269,33 @@ def passage_tokens(ws: Workspace) -> int:
 
 def watch_check(ws: Workspace) -> Check:
     """Whether a `mem watch` keeps a change journal here, and answers (memcli.watch.journal)."""
-    from memcli.watch import journal
-
     pid = journal.watcher(ws.metadata)
     if pid is None:
         return Check("watch", OK, "no `mem watch` running: each reindex checks every file", {"running": False})
     mark = journal.confirm(ws.metadata)
     if mark is None:
-        return Check("watch", WARN, f"`mem watch` (pid {pid}) does not answer within {journal.ANSWER_SECONDS}s: "
-                     "commands check every file; restart it", {"running": True, "pid": pid})
-    return Check("watch", OK, f"`mem watch` (pid {pid}) keeps a change journal", {"running": True, "pid": pid,
-                 "journal_bytes": mark.offset})
+        return Check(
+            "watch",
+            WARN,
+            f"`mem watch` (pid {pid}) does not answer within {journal.ANSWER_SECONDS}s: "
+            "commands check every file; restart it",
+            {"running": True, "pid": pid},
+        )
+    return Check(
+        "watch",
+        OK,
+        f"`mem watch` (pid {pid}) keeps a change journal",
+        {"running": True, "pid": pid, "journal_bytes": mark.offset},
+    )
 
 
 def run(ws: Workspace, *, timeout: float = 15.0) -> HealthReport:
     line, emb = embedding_check(ws, timeout)
-    from memcli.jobs import stored_secrets
-
     checks = [emb, *store_checks(ws), config_check(ws), stored_secrets.check(ws), watch_check(ws)]
     interrupted = restore_check(ws)
     if interrupted is not None:
         checks.append(interrupted)
-    from memcli.jobs import vector_health
-
     checks[1:1] = vector_health.checks(ws)  # which space is searched, vectors missing, a damaged matrix
-    if ws.settings.shared.enabled:  # team memory (memcli.shared.status)
-        from memcli.jobs import team
-
+    if ws.settings.shared.enabled:  # team memory (memcli.team.status)
         checks.append(team.health_check(ws))
     return HealthReport(str(ws.root), line, checks)

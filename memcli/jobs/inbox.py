@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from memcli.vault import atomic, notes
+from memcli.errors import ProviderError
+from memcli.vault import atomic, lock, notes
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
 MAX_RECORDS = 1000  # oldest records are dropped beyond this: an unread inbox must not grow forever
 WEBHOOK_TIMEOUT = 5.0
@@ -48,21 +48,25 @@ def read(ws: Workspace) -> list[dict]:
 
 
 def _write(ws: Workspace, records: list[dict]) -> None:
-    atomic.write_text(path(ws), "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
-                                        for r in records))
+    atomic.write_text(
+        path(ws), "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    )
 
 
-def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "",
-         now: datetime | None = None) -> list[str]:
+def push(ws: Workspace, job: str, changes: list[tuple], summary: str = "", now: datetime | None = None) -> list[str]:
     """Record a job's changes, each (path, action) or (path, action, why); returns warnings."""
     if not changes or not ws.settings.inbox_push_enabled:
         return []
     items = [{"path": c[0], "action": c[1], **({"note": c[2]} if len(c) > 2 and c[2] else {})} for c in changes]
     tz = notes.zone(ws)
-    record = {"job": job, "time": (now or datetime.now()).astimezone(tz).isoformat(timespec="seconds"),
-              "changes": items, "summary": summary}
+    record = {
+        "job": job,
+        "time": (now or datetime.now()).astimezone(tz).isoformat(timespec="seconds"),
+        "changes": items,
+        "summary": summary,
+    }
     with Lock(ws.lock_path(lock.INBOX), job, wait=10.0):
-        _write(ws, [_in_zone(r, tz) for r in read(ws)[-(MAX_RECORDS - 1):]] + [record])
+        _write(ws, [_in_zone(r, tz) for r in read(ws)[-(MAX_RECORDS - 1) :]] + [record])
     url = ws.settings.inbox_webhook_url.strip()
     return [w for w in [_post(url, record)] if w] if url else []
 
@@ -90,7 +94,6 @@ def clear(ws: Workspace, shown: list[dict] | None = None) -> int:
 
 def _post(url: str, record: dict) -> str | None:
     """POST the record; a warning (never an error) on failure."""
-    from memcli.errors import ProviderError
     from memcli.providers import http
 
     try:

@@ -17,14 +17,13 @@ from memcli.errors import Busy
 from memcli.extraction.conversation import Draft, Existing, Request, llm, rules
 from memcli.extraction.conversation.messages import is_user_turn
 from memcli.extraction.conversation.messages import parse as parse_messages
-from memcli.jobs import inbox
+from memcli.index import sync
 from memcli.index.freshness import index_lock
-from memcli.vault import atomic, notes, session
-from memcli.vault.lock import Lock
+from memcli.jobs import inbox
 from memcli.secrets.scrub import Scrubber
+from memcli.vault import atomic, lock, notes, session
+from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
-
 
 
 @dataclass
@@ -48,27 +47,59 @@ class IngestReport:
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values replaced
 
     def to_json(self) -> dict:
-        return {"session_id": self.session_id, "date": self.day, "session_log": self.session_log,
-                "log_write": self.log_write,
-                "messages": {"received": self.received, "new": self.new, "updated": self.updated,
-                             "dropped_messages": self.dropped_messages, "dropped_blocks": self.dropped_blocks},
-                "extracted": self.extracted, "extractor": self.extractor, "reason": self.reason,
-                "pending_user_turns": self.pending_user_turns, "auto_memory_interval": self.interval,
-                "changes": [{"path": p, "action": a} for p, a in self.changes], "redacted": self.redacted,
-                "warnings": self.warnings}
+        return {
+            "session_id": self.session_id,
+            "date": self.day,
+            "session_log": self.session_log,
+            "log_write": self.log_write,
+            "messages": {
+                "received": self.received,
+                "new": self.new,
+                "updated": self.updated,
+                "dropped_messages": self.dropped_messages,
+                "dropped_blocks": self.dropped_blocks,
+            },
+            "extracted": self.extracted,
+            "extractor": self.extractor,
+            "reason": self.reason,
+            "pending_user_turns": self.pending_user_turns,
+            "auto_memory_interval": self.interval,
+            "changes": [{"path": p, "action": a} for p, a in self.changes],
+            "redacted": self.redacted,
+            "warnings": self.warnings,
+        }
 
     def lines(self) -> list[str]:
         out = [f"{a.capitalize()} {p}" for p, a in self.changes]
-        dropped = [f"{n} {what} dropped" for n, what in ((self.dropped_blocks, "tool result/media block(s)"),
-                                                          (self.dropped_messages, "tool/empty message(s)")) if n]
-        out.append(f"Saved {self.received} message(s) to {self.session_log} ("
-                   + ", ".join([f"{self.new} new", f"{self.updated} updated", *dropped]) + ")")
+        dropped = [
+            f"{n} {what} dropped"
+            for n, what in (
+                (self.dropped_blocks, "tool result/media block(s)"),
+                (self.dropped_messages, "tool/empty message(s)"),
+            )
+            if n
+        ]
+        out.append(
+            f"Saved {self.received} message(s) to {self.session_log} ("
+            + ", ".join([f"{self.new} new", f"{self.updated} updated", *dropped])
+            + ")"
+        )
         out.append(self.reason)
         return out
 
 
-def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fmt: str = "auto",
-        force: bool = False, flush: bool = False, wait: float = lock.WAIT, now: datetime | None = None) -> IngestReport:
+def run(
+    ws: Workspace,
+    text: str,
+    session_id: str,
+    *,
+    day: str | None = None,
+    fmt: str = "auto",
+    force: bool = False,
+    flush: bool = False,
+    wait: float = lock.WAIT,
+    now: datetime | None = None,
+) -> IngestReport:
     sid = session.validate_session_id(session_id)
     if day is not None:
         notes.check_date(day)
@@ -82,10 +113,17 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
     if day is None:
         day = parsed.latest.astimezone(tz).date().isoformat() if parsed.latest else notes.today(ws, now)
     log_path = ws.sessions / f"{sid}.jsonl"
-    rep = IngestReport(sid, day, ws.rel(log_path), received=len(parsed.messages),
-                       dropped_blocks=parsed.dropped_blocks, dropped_messages=parsed.dropped_messages,
-                       interval=ws.settings.auto_memory_interval,
-                       extractor=chat.identity if chat else "rules", redacted=scrub.counts())
+    rep = IngestReport(
+        sid,
+        day,
+        ws.rel(log_path),
+        received=len(parsed.messages),
+        dropped_blocks=parsed.dropped_blocks,
+        dropped_messages=parsed.dropped_messages,
+        interval=ws.settings.auto_memory_interval,
+        extractor=chat.identity if chat else "rules",
+        redacted=scrub.counts(),
+    )
     rep.warnings += [w for w in [scrub.warning()] if w]
     try:
         with Lock(ws.lock_path(lock.WORKSPACE), "ingest", wait=wait):
@@ -98,9 +136,18 @@ def run(ws: Workspace, text: str, session_id: str, *, day: str | None = None, fm
             draft, existing = None, None
             if trigger and pending:
                 existing = notes.find_session_note(ws, day, sid)
-                req = Request(pending, day, sid, Existing(str(existing.meta.get("name", existing.path.stem)),
-                                                          str(existing.meta.get("description", "")), existing.body)
-                              if existing else None)
+                req = Request(
+                    pending,
+                    day,
+                    sid,
+                    Existing(
+                        str(existing.meta.get("name", existing.path.stem)),
+                        str(existing.meta.get("description", "")),
+                        existing.body,
+                    )
+                    if existing
+                    else None,
+                )
                 draft = llm.extract(req, chat.chat, chat.identity) if chat else rules.extract(req)
             # everything is validated: from here on, write
             rep.log_write = session.write_log(log_path, old, merged)
@@ -132,8 +179,11 @@ def _trigger(ws: Workspace, rep: IngestReport, force: bool, flush: bool) -> str 
 
 def _reason(rep: IngestReport, trigger: str | None, draft: Draft | None, pending: bool) -> str:
     if trigger is None:
-        left = f"{rep.pending_user_turns} of {rep.interval} user turns" if rep.interval > 0 else \
-            f"{rep.pending_user_turns} user turn(s) pending; auto_memory_interval is off"
+        left = (
+            f"{rep.pending_user_turns} of {rep.interval} user turns"
+            if rep.interval > 0
+            else f"{rep.pending_user_turns} user turn(s) pending; auto_memory_interval is off"
+        )
         return f"Not extracted yet: {left} since the last extraction (--force extracts now)"
     if not pending:
         return "Nothing new to extract"
@@ -142,8 +192,15 @@ def _reason(rep: IngestReport, trigger: str | None, draft: Draft | None, pending
     return f"Extracted with {rep.extractor} ({trigger})"
 
 
-def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.Note | None,
-              extra: dict | None = None, warnings: list[str] | None = None) -> list[tuple[str, str]]:
+def save_note(
+    ws: Workspace,
+    day: str,
+    sid: str,
+    draft: Draft,
+    existing: notes.Note | None,
+    extra: dict | None = None,
+    warnings: list[str] | None = None,
+) -> list[tuple[str, str]]:
     """Write the session's note of `day` (new or updated), then the day index; returns the
     [(path, action)] that changed. `extra` adds frontmatter keys (e.g. tags); `warnings`
     receives why a day page was left as it is."""
@@ -167,19 +224,20 @@ def save_note(ws: Workspace, day: str, sid: str, draft: Draft, existing: notes.N
     return out
 
 
-def finish(ws: Workspace, job: str, changes: list[tuple[str, str]], warnings: list[str], summary: str,
-           now: datetime | None) -> None:
+def finish(
+    ws: Workspace, job: str, changes: list[tuple], warnings: list[str], summary: str, now: datetime | None
+) -> None:
     """After notes changed: index them and embed their new chunks (so search finds them at
     once, by keyword and by meaning), then tell the inbox."""
     if not changes:
         return
-    from memcli.index import sync
 
     try:
         with index_lock(ws, job, wait=lock.WAIT):
             rep = sync.sync(ws)
-        warnings.extend(w for w in dict.fromkeys(f"skipped {p}: {why}" for p, why in rep.skipped)
-                        if w not in warnings)  # (dream names a note it could not read itself)
+        warnings.extend(
+            w for w in dict.fromkeys(f"skipped {p}: {why}" for p, why in rep.skipped) if w not in warnings
+        )  # (dream names a note it could not read itself)
         from memcli.jobs import embedding
 
         embedding.after_write(ws, warnings)  # by meaning too, within embed_budget_seconds

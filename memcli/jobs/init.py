@@ -31,15 +31,19 @@ LAYOUT: list = [
     ("inbox_webhook_url", ["also POST those records here"]),
     None,
     ("embedding_model_config", ["vector search"]),
-    ("embedding_model_config.backend", ['"" = the local model when the local extra is installed, else',
-                                        "keyword-only; openai | dashscope | gemini | ollama | voyage | local | none"]),
+    (
+        "embedding_model_config.backend",
+        [
+            '"" = the local model when the local extra is installed, else',
+            "keyword-only; openai | dashscope | gemini | ollama | voyage | local | none",
+        ],
+    ),
     ("embedding_model_config.base_url", ['"" = the provider\'s own, e.g. https://api.openai.com/v1']),
     ("embedding_model_config.model_name", ["a remote backend needs one, e.g. text-embedding-3-small"]),
     ("embedding_model_config.api_key", ["better: export MEM_EMBEDDING_API_KEY"]),
     ("embedding_model_config.dimensions", []),
     None,
-    ("llm_model_config", ["fact extraction; without it (or backend: none) a rule-based",
-                          "extractor runs offline"]),
+    ("llm_model_config", ["fact extraction; without it (or backend: none) a rule-based", "extractor runs offline"]),
     ("llm_model_config.backend", ["openai | dashscope | ollama | vllm | none"]),
     ("llm_model_config.base_url", ['"" = the provider\'s own']),
     ("llm_model_config.model_name", ["e.g. gpt-4o-mini"]),
@@ -50,11 +54,18 @@ LAYOUT: list = [
     ("search.vector_weight", ["share of the vector branch in fusion (ReMe: 0.7)"]),
     ("search.candidate_multiplier", []),
     ("search.rrf_k", []),
-    ("search.fusion", ["adaptive: vector_weight rises towards 0.8 when no note covers the",
-                       "query's words and one note is clearly nearest in meaning;",
-                       "minmax: vector_weight fixed; rrf: ReMe's weighted reciprocal rank fusion"]),
-    ("search.expand_terms", ["query words' nearest vault words added to the keyword",
-                             "query (needs an embedding backend); 0 = off"]),
+    (
+        "search.fusion",
+        [
+            "adaptive: vector_weight rises towards 0.8 when no note covers the",
+            "query's words and one note is clearly nearest in meaning;",
+            "minmax: vector_weight fixed; rrf: ReMe's weighted reciprocal rank fusion",
+        ],
+    ),
+    (
+        "search.expand_terms",
+        ["query words' nearest vault words added to the keyword", "query (needs an embedding backend); 0 = off"],
+    ),
     None,
     ("chunking", ["after a change, `mem reindex` rebuilds what depends on it"]),
     ("chunking.target_tokens", ["a search hit is a chunk of about this many tokens"]),
@@ -62,8 +73,7 @@ LAYOUT: list = [
     ("chunking.passage_tokens", ["vectors score a chunk by its best passage this size; 0 = whole chunk"]),
     None,
     ("shared", ["team memory on PostgreSQL + pgvector (docs/team.md)"]),
-    ("shared.dsn", ["e.g. postgresql://mem@db/mem; better: export MEM_SHARED_DSN;",
-                    "needs memcli[postgres]"]),
+    ("shared.dsn", ["e.g. postgresql://mem@db/mem; better: export MEM_SHARED_DSN;", "needs memcli[postgres]"]),
     ("shared.namespace", ["agents of one namespace search each other's chunks"]),
     ("shared.agent_id", ["empty = this folder's name; others see @<agent_id>/<path>"]),
     ("shared.memory_isolation", ["true: search this agent's chunks only"]),
@@ -112,8 +122,13 @@ def mem_yaml(defaults: dict | None = None) -> str:
 def folders(settings) -> tuple[str, ...]:
     """The workspace's folders under its configured names (agent.json or mem.yaml may rename them)."""
     s = settings
-    return (s.daily_dir, *(f"{s.digest_dir}/{b}" for b in ("personal", "procedure", "wiki")), s.resource_dir,
-            f"{s.session_dir}/dialog", s.metadata_dir)
+    return (
+        s.daily_dir,
+        *(f"{s.digest_dir}/{b}" for b in ("personal", "procedure", "wiki")),
+        s.resource_dir,
+        f"{s.session_dir}/dialog",
+        s.metadata_dir,
+    )
 
 
 @dataclass

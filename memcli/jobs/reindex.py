@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
 from memcli.index import sync
 from memcli.index.freshness import REBUILD_BUSY, index_lock
-from memcli.vault import atomic
+from memcli.vault import atomic, lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
 if TYPE_CHECKING:
     from memcli.index.embed import EmbedReport
@@ -33,11 +32,11 @@ class ReindexReport:
     sync: sync.SyncReport
     seconds: float
     scope: str
-    embed: "EmbedReport | None" = None  # memcli.index.embed (imported only when vectors are on)
+    embed: EmbedReport | None = None  # memcli.index.embed (imported only when vectors are on)
     embedding_note: str = ""
     terms: tuple[int, ...] | None = None  # (words embedded now, words with a vector[, definitions: the same])
-    first_pass: "EmbedReport | None" = None  # the static first pass, when one ran
-    shared: object = None  # memcli.shared.publish.Published, when team memory is on and reachable
+    first_pass: EmbedReport | None = None  # the static first pass, when one ran
+    shared: Any = None  # memcli.team.publish.Published, when team memory is on and reachable
     shared_warnings: list = field(default_factory=list)
 
     def embedding_lines(self) -> list[str]:
@@ -47,22 +46,39 @@ class ReindexReport:
             if e is None or (e is self.first_pass and label == "") or not (e.embedded or e.switched):
                 continue
             state = "searched" if e.active else f"{e.with_vectors}/{e.total} chunks, not searched yet"
-            out.append(f"Embedded {e.embedded} passage(s) ({e.reused} known) in {e.seconds:.2f}s"
-                       f"{' - ' + label if label else ''} [{state}]")
+            out.append(
+                f"Embedded {e.embedded} passage(s) ({e.reused} known) in {e.seconds:.2f}s"
+                f"{' - ' + label if label else ''} [{state}]"
+            )
         return out
 
     def to_json(self) -> dict:
         s = self.sync
-        out = {"scope": self.scope, "full": s.full, "files": s.files, "chunks": s.chunks,
-               "added": s.added, "changed": s.changed, "deleted": s.deleted,
-               "skipped": [{"path": p, "reason": r} for p, r in s.skipped],
-               "warnings": [{"path": p, "reason": r} for p, r in s.warnings],
-               "rebuild_reason": s.reason, "seconds": round(self.seconds, 3), "embedding": None}
+        out: dict[str, Any] = {
+            "scope": self.scope,
+            "full": s.full,
+            "files": s.files,
+            "chunks": s.chunks,
+            "added": s.added,
+            "changed": s.changed,
+            "deleted": s.deleted,
+            "skipped": [{"path": p, "reason": r} for p, r in s.skipped],
+            "warnings": [{"path": p, "reason": r} for p, r in s.warnings],
+            "rebuild_reason": s.reason,
+            "seconds": round(self.seconds, 3),
+            "embedding": None,
+        }
         if self.embed is not None:
             e = self.embed
-            out["embedding"] = {"space": e.space, "switched": e.switched, "embedded": e.embedded,
-                                "reused": e.reused, "chunks_with_vectors": e.with_vectors, "chunks": e.total,
-                                "seconds": round(e.seconds, 3)}
+            out["embedding"] = {
+                "space": e.space,
+                "switched": e.switched,
+                "embedded": e.embedded,
+                "reused": e.reused,
+                "chunks_with_vectors": e.with_vectors,
+                "chunks": e.total,
+                "seconds": round(e.seconds, 3),
+            }
             out["embedding"]["complete"], out["embedding"]["searched"] = e.complete, e.active
             if self.terms is not None:
                 out["embedding"]["words_embedded"], out["embedding"]["words"] = self.terms[:2]
@@ -70,9 +86,14 @@ class ReindexReport:
                     out["embedding"]["definitions_embedded"], out["embedding"]["definitions"] = self.terms[2:]
             f = self.first_pass
             if f is not None and f is not e:
-                out["embedding"]["first_pass"] = {"space": f.space, "embedded": f.embedded, "reused": f.reused,
-                                                  "chunks_with_vectors": f.with_vectors, "chunks": f.total,
-                                                  "seconds": round(f.seconds, 3)}
+                out["embedding"]["first_pass"] = {
+                    "space": f.space,
+                    "embedded": f.embedded,
+                    "reused": f.reused,
+                    "chunks_with_vectors": f.with_vectors,
+                    "chunks": f.total,
+                    "seconds": round(f.seconds, 3),
+                }
         elif self.embedding_note:
             out["embedding"] = {"skipped": self.embedding_note}
         if self.shared is not None or self.shared_warnings:
@@ -80,8 +101,9 @@ class ReindexReport:
         return out
 
 
-def run(ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 0.0,
-        progress=None, refine: bool = True) -> ReindexReport:
+def run(
+    ws: Workspace, *, full: bool = False, scope: str = "all", wait: float = 0.0, progress=None, refine: bool = True
+) -> ReindexReport:
     """`refine` False stops after the first pass (the configured model's refinement is left to
     `mem watch`, `mem mcp` or the next reindex)."""
     if scope not in SCOPES:

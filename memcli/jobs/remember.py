@@ -13,15 +13,15 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memcli.errors import BadInput
 from memcli.extraction.conversation import Draft, rules
 from memcli.jobs import ingest
-from memcli.vault import notes, session
-from memcli.vault.lock import Lock
 from memcli.secrets.scrub import Scrubber
+from memcli.vault import lock, notes, session
+from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
 DEFAULT_SESSION = "manual"
 NOTE_NAME = "remembered-facts"
@@ -42,10 +42,17 @@ class RememberReport:
     redacted: dict[str, int] = field(default_factory=dict)  # secret kind -> values replaced
 
     def to_json(self) -> dict:
-        return {"path": self.path, "date": self.day, "session_id": self.session_id, "text": self.text,
-                "tags": self.tags, "new": self.new,
-                "changes": [{"path": p, "action": a} for p, a in self.changes], "redacted": self.redacted,
-                "warnings": self.warnings}
+        return {
+            "path": self.path,
+            "date": self.day,
+            "session_id": self.session_id,
+            "text": self.text,
+            "tags": self.tags,
+            "new": self.new,
+            "changes": [{"path": p, "action": a} for p, a in self.changes],
+            "redacted": self.redacted,
+            "warnings": self.warnings,
+        }
 
 
 def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
@@ -68,17 +75,28 @@ def check(text: str, tags: list[str]) -> tuple[str, list[str]]:
     return fact, clean
 
 
-def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: str = DEFAULT_SESSION,
-        wait: float = lock.WAIT, now: datetime | None = None) -> RememberReport:
+def run(
+    ws: Workspace,
+    text: str,
+    tags: list[str] | None = None,
+    *,
+    session_id: str = DEFAULT_SESSION,
+    wait: float = lock.WAIT,
+    now: datetime | None = None,
+) -> RememberReport:
     scrub = Scrubber(ws.settings.redaction)  # the fact goes into the note and the session log
     fact, tags = check(scrub.text(text or ""), list(tags or []))
     sid = session.validate_session_id(session_id)
     now = (now or datetime.now()).astimezone(notes.zone(ws))
     day = now.date().isoformat()
     item = f"- {fact}" + "".join(f" #{t}" for t in tags)
-    record = {"id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
-              "name": "user", "role": "user", "content": [{"type": "text", "text": fact}],
-              "timestamp": now.isoformat()}
+    record: dict[str, Any] = {
+        "id": "msg-" + hashlib.sha256(f"user\x1f{now.isoformat()}\x1f{fact}".encode()).hexdigest()[:20],
+        "name": "user",
+        "role": "user",
+        "content": [{"type": "text", "text": fact}],
+        "timestamp": now.isoformat(),
+    }
     with Lock(ws.lock_path(lock.WORKSPACE), "remember", wait=wait):
         note = notes.find_session_note(ws, day, sid)
         body = rules.merge_body(note.body if note else "# Remembered facts\n", {"Facts": [item]})
@@ -94,8 +112,9 @@ def run(ws: Workspace, text: str, tags: list[str] | None = None, *, session_id: 
         old = session.read_log(log_path)
         session.write_log(log_path, old, session.merge(old, [record])[0])
         draft = Draft(NOTE_NAME, f"Facts the user asked to remember ({facts}).", body)
-        rep.changes = ingest.save_note(ws, day, sid, draft, note, {"tags": all_tags} if all_tags else None,
-                                       rep.warnings)
+        rep.changes = ingest.save_note(
+            ws, day, sid, draft, note, {"tags": all_tags} if all_tags else None, rep.warnings
+        )
         rep.path = rep.changes[0][0]
         ingest.save_state(ws, sid, ingest.load_state(ws, sid) | {record["id"]})
         ingest.finish(ws, "remember", rep.changes, rep.warnings, f"remembered: {fact[:100]}", now)

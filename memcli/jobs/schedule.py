@@ -23,12 +23,21 @@ JITTER = 60  # seconds: a due run starts after a random delay up to this
 CHECK_EVERY = 5  # minutes between `--if-due` checks in the printed schedules
 JOBS = [  # (unit name, what it does ({resource}: the workspace's folder), arguments after `mem -w WS`,
     #        crontab schedule, systemd OnCalendar)
-    ("mem-dream", "consolidate daily notes into the digest when dream_cron is due", ["dream", "--if-due"],
-     f"*/{CHECK_EVERY} * * * *", f"*:0/{CHECK_EVERY}"),
-    ("mem-resource-scan", "turn new or changed files under {resource}/ into daily notes", ["resource", "scan"],
-     "*/15 * * * *", "*:0/15"),
-    ("mem-reindex", "bring the search index and embeddings up to date", ["reindex"],
-     "30 4 * * *", "*-*-* 04:30:00"),
+    (
+        "mem-dream",
+        "consolidate daily notes into the digest when dream_cron is due",
+        ["dream", "--if-due"],
+        f"*/{CHECK_EVERY} * * * *",
+        f"*:0/{CHECK_EVERY}",
+    ),
+    (
+        "mem-resource-scan",
+        "turn new or changed files under {resource}/ into daily notes",
+        ["resource", "scan"],
+        "*/15 * * * *",
+        "*:0/15",
+    ),
+    ("mem-reindex", "bring the search index and embeddings up to date", ["reindex"], "30 4 * * *", "*-*-* 04:30:00"),
 ]
 
 
@@ -55,8 +64,12 @@ class Due:
     next: datetime | None = None
 
     def to_json(self) -> dict:
-        return {"due": self.due, "reason": self.reason, "slot": self.slot.isoformat() if self.slot else None,
-                "next": self.next.isoformat() if self.next else None}
+        return {
+            "due": self.due,
+            "reason": self.reason,
+            "slot": self.slot.isoformat() if self.slot else None,
+            "next": self.next.isoformat() if self.next else None,
+        }
 
 
 def parse_time(value) -> datetime | None:
@@ -79,12 +92,22 @@ def due(ws: Workspace, now: datetime, last_success: datetime | None) -> Due:
     slot = croniter(expr, local + timedelta(seconds=1)).get_prev(datetime)
     upcoming = croniter(expr, local).get_next(datetime)
     if last_success is not None and last_success >= slot:
-        return Due(False, f"not due: last run {last_success.isoformat(timespec='seconds')}, next run "
-                          f"{upcoming.isoformat(timespec='seconds')} ({expr})", slot, upcoming)
+        return Due(
+            False,
+            f"not due: last run {last_success.isoformat(timespec='seconds')}, next run "
+            f"{upcoming.isoformat(timespec='seconds')} ({expr})",
+            slot,
+            upcoming,
+        )
     late = (local - slot).total_seconds()
     if late > GRACE:
-        return Due(False, f"missed the run of {slot.isoformat(timespec='seconds')} by more than {GRACE} s; next run "
-                          f"{upcoming.isoformat(timespec='seconds')} ({expr})", slot, upcoming)
+        return Due(
+            False,
+            f"missed the run of {slot.isoformat(timespec='seconds')} by more than {GRACE} s; next run "
+            f"{upcoming.isoformat(timespec='seconds')} ({expr})",
+            slot,
+            upcoming,
+        )
     return Due(True, f"due: scheduled for {slot.isoformat(timespec='seconds')} ({expr})", slot, upcoming)
 
 
@@ -95,10 +118,12 @@ def _argv(mem: list[str], root: str, args: list[str]) -> list[str]:
 def crontab(ws: Workspace, mem: list[str]) -> str:
     expr = cron_expr(ws)
     root = str(ws.root)
-    lines = [f"# mem jobs for {root} (install with `crontab -e`; cron runs with a bare PATH and no",
-             "# MEM_* variables: keep API keys in mem.yaml or set them at the top of the crontab).",
-             f"# mem dream checks every {CHECK_EVERY} minutes and runs when dream_cron ({expr}, timezone "
-             f"{ws.settings.timezone or 'of this machine'}) is due."]
+    lines = [
+        f"# mem jobs for {root} (install with `crontab -e`; cron runs with a bare PATH and no",
+        "# MEM_* variables: keep API keys in mem.yaml or set them at the top of the crontab).",
+        f"# mem dream checks every {CHECK_EVERY} minutes and runs when dream_cron ({expr}, timezone "
+        f"{ws.settings.timezone or 'of this machine'}) is due.",
+    ]
     if not ws.settings.dream_cron_enabled:
         lines.append("# dream_cron_enabled is false: `mem dream --if-due` will not run until it is true.")
     for _name, what, args, cron, _cal in JOBS:
@@ -128,9 +153,12 @@ def systemd_units(ws: Workspace, mem: list[str]) -> dict[str, str]:
         files[f"{name}.service"] = (
             f"[Unit]\nDescription=mem: {what} ({root.replace('%', '%%')})\n\n[Service]\nType=oneshot\n{extra}"
             f"ExecStart={command}\n# API keys (MEM_LLM_API_KEY=...), one per line, if not in mem.yaml\n"
-            "EnvironmentFile=-%h/.config/mem/env\nNice=10\n")
-        files[f"{name}.timer"] = (f"[Unit]\nDescription=mem: {what} (timer)\n\n[Timer]\nOnCalendar={calendar}\n"
-                                  f"AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n")
+            "EnvironmentFile=-%h/.config/mem/env\nNice=10\n"
+        )
+        files[f"{name}.timer"] = (
+            f"[Unit]\nDescription=mem: {what} (timer)\n\n[Timer]\nOnCalendar={calendar}\n"
+            f"AccuracySec=1s\n\n[Install]\nWantedBy=timers.target\n"
+        )
     return files
 
 
@@ -138,7 +166,9 @@ def systemd_text(ws: Workspace, mem: list[str]) -> str:
     files = systemd_units(ws, mem)
     parts = [f"# ==> ~/.config/systemd/user/{name} <==\n{text}" for name, text in files.items()]
     timers = " ".join(n for n in files if n.endswith(".timer"))
-    parts.append(f"# Install: save each file above under ~/.config/systemd/user/, then run\n"
-                 f"#   systemctl --user daemon-reload && systemctl --user enable --now {timers}\n"
-                 "#   loginctl enable-linger $USER   # keep the timers running while you are logged out\n")
+    parts.append(
+        f"# Install: save each file above under ~/.config/systemd/user/, then run\n"
+        f"#   systemctl --user daemon-reload && systemctl --user enable --now {timers}\n"
+        "#   loginctl enable-linger $USER   # keep the timers running while you are logged out\n"
+    )
     return "\n".join(parts)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from memcli.errors import CorruptStore
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 MAX_NAMED = 20  # paths listed in the figures
@@ -88,8 +89,12 @@ def _chunk_store(ws: Workspace, red, notes: dict[str, list[str]]) -> dict[str, l
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(rec, dict) and isinstance(rec.get("text"), str) and rec.get("path") not in notes \
-                    and (kinds := _kinds(red, rec["text"])):
+            if (
+                isinstance(rec, dict)
+                and isinstance(rec.get("text"), str)
+                and rec.get("path") not in notes
+                and (kinds := _kinds(red, rec["text"]))
+            ):
                 found.setdefault(f"{_name(ws, path)} ({rec.get('path')})", []).extend(kinds)
     return found
 
@@ -127,18 +132,24 @@ def _example(found: dict[str, list[str]]) -> str:
 
 def _report(notes: dict, records: dict, stale: dict) -> Check:
     every = {**notes, **records, **stale}
-    figures = {"files": len(every), "values": sum(map(len, every.values()))}
+    figures: dict[str, Any] = {"files": len(every), "values": sum(map(len, every.values()))}
     if not every:
         return Check("secrets", OK, "", figures)
     msg = []
     if records:
-        msg.append(f"{len(records)} of mem's own record(s) hold secret-shaped values ({_example(records)}), written "
-                   "before redaction knew the kind: remove them by hand")
+        msg.append(
+            f"{len(records)} of mem's own record(s) hold secret-shaped values ({_example(records)}), written "
+            "before redaction knew the kind: remove them by hand"
+        )
     if notes:
-        msg.append(f"{len(notes)} note(s) hold secret-shaped values ({_example(notes)}); replace them by hand, "
-                   "mem never edits your text")
+        msg.append(
+            f"{len(notes)} note(s) hold secret-shaped values ({_example(notes)}); replace them by hand, "
+            "mem never edits your text"
+        )
     if stale:
-        msg.append(f"the chunk store holds secret-shaped values of {len(stale)} note(s) that no longer do "
-                   f"({_example(stale)}); run `mem reindex`")
+        msg.append(
+            f"the chunk store holds secret-shaped values of {len(stale)} note(s) that no longer do "
+            f"({_example(stale)}); run `mem reindex`"
+        )
     figures["paths"] = sorted(every)[:MAX_NAMED]
     return Check("secrets", FAIL if records else WARN, "; ".join(msg), figures)

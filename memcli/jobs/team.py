@@ -1,28 +1,30 @@
-"""The jobs' side of team memory (memcli.shared): publish after a sync, search, get, health.
+"""The jobs' side of team memory (memcli.team): publish after a sync, get, health.
 
+Searching the shared index is a searcher beside the local one (memcli.jobs.searchers.team).
 Every hook here turns a database problem into one warning: the local index and the
 Markdown are never touched by a failure, and the next sync publishes what was missed.
 """
 
 from __future__ import annotations
 
-from memcli.errors import BadInput, ProviderError
+from memcli.errors import BadInput
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 
 def publish(ws: Workspace, warnings: list[str]):
-    """Publish after a sync of the local index; memcli.shared.publish.Published, or None
+    """Publish after a sync of the local index; memcli.team.publish.Published, or None
     when team memory is off, the workspace is empty or the database cannot be reached."""
-    from memcli import shared
+    from memcli import team
 
-    t = shared.target(ws)
+    t = team.target(ws)
     if t is None:
         return None
-    from memcli.shared import publish as pub
+    from memcli.team import publish as pub
 
     try:
         rep = pub.run(ws, t)
-    except shared.Unavailable as exc:
+    except team.Unavailable as exc:
         warnings.append(f"{exc.line()}; this workspace is published by the next sync")
     except OSError as exc:
         warnings.append(f"shared index not updated ({exc.strerror or exc}); the next sync retries")
@@ -41,63 +43,15 @@ def refused(failed: list[tuple[str, str]], shown: int = 5) -> list[str]:
     return out
 
 
-def candidates(ws: Workspace, query: str, depth: int, since, until, mode: str, backend, warnings: list[str],
-               voiced: str = ""):
-    """(view, vector branch, keyword branch) ranked in the shared index, for jobs.search's
-    fusion; None (with one warning) when the local index has to answer instead."""
-    from memcli import shared
-    from memcli.shared import db, lexemes
-    from memcli.shared import search as ssearch
-
-    t = shared.target(ws)
-    vec, space, floor, expansion, defined = _query_vector(ws, query, mode, backend, warnings, voiced) \
-        if mode != "keyword" else (None, None, None, [], None)
-    terms = lexemes.weighted(query, expansion) if mode != "vector" else []
-    ask = ssearch.Ask(terms, vec, space, depth, since, until)
-    late: list[str] = []
-
-    def work():
-        nonlocal expansion
-        with db.session(t) as conn:
-            _publish_if_changed(ws, t, conn, late)
-            found = ssearch.run(conn, t, ask)
-            if defined is not None and terms and _weakly_covered(t, found, query):  # as jobs.search does
-                extra = defined()
-                if extra:
-                    import dataclasses
-
-                    from memcli.retrieval.expand import joined
-
-                    expansion = joined(expansion, extra)
-                    found = ssearch.run(conn, t, dataclasses.replace(ask, terms=lexemes.weighted(query, expansion)))
-            return found
-
-    try:
-        found = db.within(t.timeout, work)
-    except shared.Unavailable as exc:
-        warnings.append(f"{exc.line()}; results are from the local index")
-        return None
-    warnings.extend(late)
-    return _branches(t, found, floor, expansion)
-
-
-def _weakly_covered(t, found, query: str) -> bool:
-    from memcli.index.keyword import bm25
-    from memcli.retrieval import fusion
-    from memcli.shared.search import View
-
-    return fusion.weakly_covered(found.keyword, bm25.ideal(View(t, found), query))
-
-
-def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
+def publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
     """The search's sync may have changed the local index: publish it first (unless the
     marker says this state is there already)."""
-    from memcli import shared
-    from memcli.shared import publish as pub
+    from memcli import team
+    from memcli.team import publish as pub
 
     try:
         rep = pub.run(ws, t, conn, if_changed=True)
-    except shared.Unavailable as exc:  # e.g. a newer schema: searching it still works
+    except team.Unavailable as exc:  # e.g. a newer schema: searching it still works
         warnings.append(f"{exc.line()}; this workspace is published by the next sync")
         return
     if rep is not None and rep.stale:
@@ -106,93 +60,36 @@ def _publish_if_changed(ws: Workspace, t, conn, warnings: list[str]) -> None:
         warnings.extend(refused(rep.failed, shown=1))
 
 
-def _branches(t, found, floor, expansion):
-    from memcli.index.keyword import bm25
-    from memcli.retrieval.rank import VectorBranch
-    from memcli.shared.search import View
+def read(ws: Workspace, ref: str) -> tuple[str, str | None]:
+    """`mem get @<agent_id>/<path>`: (`@<agent_id>/<path>`, the file's text as the shared index
+    stores it) for another agent's file; (path, None) for this agent's own, which is read
+    from its Markdown (the truth)."""
+    from memcli import team
+    from memcli.team import status
 
-    view = View(t, found)
-    cos, bm = found.cos, found.bm
-    branch = VectorBranch(found.vector, found.embedded.__contains__, expansion,
-                          lambda docs: {d: cos[d] for d in docs if d in cos}, floor)
-    own = found.own
-    keyword = bm25.Scored(found.keyword, lambda d: bm.get(d, 0.0), own.__contains__, bool(own))
-    return view, branch, keyword
-
-
-def _query_vector(ws: Workspace, query: str, mode: str, backend, warnings: list[str], voiced: str = ""):
-    """(query vector, its space, the space's noise floor, expansion terms, the words defined
-    like the query when asked: jobs.search.definitions), or Nones and [].
-
-    The space is the configured backend's: other agents' vectors of it count even when
-    this workspace has none yet. The expansion (the vault's words nearest the query's,
-    memcli.retrieval.expand) comes from the same request, as in the local search. Only a
-    forced --mode fails without a backend; a failing provider leaves it keyword-only."""
-    from memcli.index.vectors import noise as noisemod
-    from memcli.index.vectors import vectors
-    from memcli.jobs.search import _expansion_words, definitions, query_vectors
-    from memcli.providers.embedding import space as embedding
-
-    nothing = (None, None, None, [], None)
-    explicit = ws.settings.embedding.backend not in ("", "none")
-    if vectors.active_space(ws.metadata) is None and mode == "auto" and not explicit and backend is None:
-        return nothing  # keyword-only workspace: do not load a model for nothing
-    owned = backend is None
-    backend = backend or embedding.configured(ws)
-    if backend is None:
-        if mode != "auto":
-            raise BadInput("vector search needs an embedding backend",
-                           embedding.why_off(ws) or "set embedding_model_config in mem.yaml")
-        return nothing
-    words, vocab = _expansion_words(ws, backend.space, query) if mode != "vector" else ([], None)
-    try:
-        vecs = query_vectors(backend.embedder, query, voiced, words)
-    except ProviderError as exc:
-        warnings.append(f"embedding provider failed ({exc.line()}); results are keyword-only")
-        return nothing
-    finally:
-        if owned:
-            backend.embedder.close()
-    expansion, defined = [], None
-    if mode != "vector":
-        from memcli.retrieval import expand as expmod
-
-        cfg = ws.settings.search
-        expansion = expmod.neighbours(query, vecs[1:], vocab, cfg.expand_terms, cfg.expand_min_similarity,
-                                      cfg.expand_weight) if words else []
-        defined = definitions(ws, backend.space, query, vecs[0])
-    floor = noisemod.floor_for(noisemod.load_noise(ws.metadata, backend.space), query)
-    return [float(x) for x in vecs[0]], backend.space, floor, expansion, defined
-
-
-def get(ws: Workspace, ref: str, start: int, lines: int | None):
-    """`mem get @<agent_id>/<path>`: another agent's file as the shared index stores it."""
-    from memcli import shared
-    from memcli.jobs import get as getmod
-    from memcli.shared import status
-
-    parsed = shared.parse_ref(ref)
-    t = shared.target(ws)
+    parsed = team.parse_ref(ref)
+    t = team.target(ws)
     if parsed is None:
         raise BadInput(f"{ref.strip()!r} is not of the form @<agent_id>/<path>")
     if t is None:
-        raise BadInput(f"{ref.strip()} names another agent's file, but team memory is off",
-                       "configure `shared` in mem.yaml (docs/team.md)")
+        raise BadInput(
+            f"{ref.strip()} names another agent's file, but team memory is off",
+            "configure `shared` in mem.yaml (docs/team.md)",
+        )
     agent, path = parsed
     if agent == t.agent_id:
-        return getmod.run(ws, path, start=start, lines=lines)  # our own: the Markdown is the truth
-    return getmod.excerpt(f"@{agent}/{path}", status.read_file(t, agent, path), start, lines)
+        return path, None
+    return f"@{agent}/{path}", status.read_file(t, agent, path)
 
 
 def health_check(ws: Workspace):
     """The `shared` check of `mem health` (None when team memory is off)."""
-    from memcli import shared
-    from memcli.jobs.health import FAIL, OK, WARN, Check
+    from memcli import team
 
-    t = shared.target(ws)
+    t = team.target(ws)
     if t is None:
         return None
-    from memcli.shared import status as stmod
+    from memcli.team import status as stmod
 
     st = stmod.check(ws, t)
     last = _last_failure(ws, t, st.figures)
@@ -201,27 +98,34 @@ def health_check(ws: Workspace):
     if st.newer_schema:
         return Check("shared", FAIL, f"schema {st.figures['schema']} is newer than this mem knows", st.figures)
     if st.message or st.behind or last:
-        why = st.message or (f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them"
-                             if st.behind else "")
+        why = st.message or (
+            f"{st.behind} file(s) not published as they are locally; `mem reindex` publishes them" if st.behind else ""
+        )
         return Check("shared", WARN, "; ".join(w for w in (last, why) if w), st.figures)
     return Check("shared", OK, f"{t.where} as {t.agent_id}", st.figures)
 
 
 def _last_failure(ws: Workspace, t, figures: dict) -> str:
-    """What the last publish could not do (memcli.shared.failures), into `figures`; "" if nothing."""
-    from memcli.shared import failures
-    from memcli.shared.publish import target_key
+    """What the last publish could not do (memcli.team.failures), into `figures`; "" if nothing."""
+    from memcli.team import failures
+    from memcli.team.publish import target_key
 
     doc = failures.load(ws, target_key(t))
     if doc is None:
         return ""
     files = [f for f in doc["files"] if isinstance(f, dict) and "path" in f and "reason" in f]
     first = files[0] if files else {"path": None, "reason": str(doc.get("error") or "")}
-    figures["last_publish_error"] = {"at": doc.get("at"), "path": first["path"], "reason": first["reason"],
-                                     "failed": doc.get("failed", len(files))}
+    figures["last_publish_error"] = {
+        "at": doc.get("at"),
+        "path": first["path"],
+        "reason": first["reason"],
+        "failed": doc.get("failed", len(files)),
+    }
     if files:
         figures["publish_errors"] = files
         n = figures["last_publish_error"]["failed"]
-        return (f"the last publish left out {n} file(s) the database refused (e.g. {first['path']}: "
-                f"{first['reason']}); fix them, then `mem reindex`")
+        return (
+            f"the last publish left out {n} file(s) the database refused (e.g. {first['path']}: "
+            f"{first['reason']}); fix them, then `mem reindex`"
+        )
     return f"the last publish failed ({first['reason']}); `mem reindex` tries again"

@@ -11,7 +11,7 @@ has vectors in it, and whether the matrix file is sound.
 from __future__ import annotations
 
 from memcli.errors import CorruptStore, ProviderError
-from memcli.jobs.health import FAIL, OK, WARN, Check
+from memcli.jobs.check import FAIL, OK, WARN, Check
 from memcli.vault.workspace import Workspace
 
 REPAIR = "`mem reindex --scope embedding`"
@@ -39,8 +39,15 @@ def checks(ws: Workspace) -> list[Check]:
         return []
     try:
         if active is None:
-            return [Check("vectors", WARN, f"no chunk has a vector yet ({snap.n_docs} chunks): search is keyword-only "
-                                           f"until {REPAIR} or any write embeds them", {"chunks": snap.n_docs})]
+            return [
+                Check(
+                    "vectors",
+                    WARN,
+                    f"no chunk has a vector yet ({snap.n_docs} chunks): search is keyword-only "
+                    f"until {REPAIR} or any write embeds them",
+                    {"chunks": snap.n_docs},
+                )
+            ]
         out = [_matrix_check(ws, active, snap)]
         space = _space_check(ws, active, target)
         return out + ([space] if space is not None else [])
@@ -55,12 +62,21 @@ def _matrix_check(ws: Workspace, active: dict, snap) -> Check:
     vecs = vectors.ViewVectors(snap, active, ws.settings.chunking.passage_tokens)
     try:
         if vecs.problems:
-            return Check("vectors", FAIL, f"{vecs.problems[0]}; run {REPAIR} (rebuilt from the request cache)",
-                         dict(figures, damaged_files=len(vecs.problems)))
+            return Check(
+                "vectors",
+                FAIL,
+                f"{vecs.problems[0]}; run {REPAIR} (rebuilt from the request cache)",
+                dict(figures, damaged_files=len(vecs.problems)),
+            )
         if vecs.other_size:
-            return Check("vectors", WARN, "vectors were computed on passages of another size than "
-                                          f"chunking.passage_tokens ({ws.settings.chunking.passage_tokens}); "
-                                          f"vector search paused until {REPAIR}", figures)
+            return Check(
+                "vectors",
+                WARN,
+                "vectors were computed on passages of another size than "
+                f"chunking.passage_tokens ({ws.settings.chunking.passage_tokens}); "
+                f"vector search paused until {REPAIR}",
+                figures,
+            )
         if snap.n_docs and not vecs.usable:
             return Check("vectors", FAIL, f"the vector files of the index are missing; run {REPAIR}", figures)
         missing = int(snap.n_docs - vecs.with_vectors())
@@ -68,8 +84,12 @@ def _matrix_check(ws: Workspace, active: dict, snap) -> Check:
     finally:
         vecs.close()
     if missing:
-        return Check("vectors", WARN, f"{missing} of {snap.n_docs} chunks have no vector yet (found by keyword "
-                                      f"only); {FINISH} embeds them", figures)
+        return Check(
+            "vectors",
+            WARN,
+            f"{missing} of {snap.n_docs} chunks have no vector yet (found by keyword only); {FINISH} embeds them",
+            figures,
+        )
     return Check("vectors", OK, "", figures)
 
 
@@ -79,19 +99,36 @@ def _space_check(ws: Workspace, active: dict, target) -> Check | None:
 
     if target is None or active["id"] == target.space["id"]:
         return None
-    figures = {"searched": active.get("identity"), "configured": target.space["identity"],
-               "configured_passages_embedded": _cached(ws, target.space)}
+    figures = {
+        "searched": active.get("identity"),
+        "configured": target.space["identity"],
+        "configured_passages_embedded": _cached(ws, target.space),
+    }
     done = f"{figures['configured_passages_embedded']} passage(s) embedded with it so far"
     fast = spaces.first_pass(ws)
     if fast is not None and fast.space["id"] == active["id"]:
-        return Check("vectors", WARN, f"searches use the first pass ({active.get('identity')}) while "
-                                      f"{target.space['identity']} refines the vault ({done}); {FINISH} finish it",
-                     figures)
+        return Check(
+            "vectors",
+            WARN,
+            f"searches use the first pass ({active.get('identity')}) while "
+            f"{target.space['identity']} refines the vault ({done}); {FINISH} finish it",
+            figures,
+        )
     if spaces.local_for(active) is not None:
-        return Check("vectors", WARN, f"searches use {active.get('identity')} until {target.space['identity']} "
-                                      f"has embedded the vault ({done}); {FINISH} finish it", figures)
-    return Check("vectors", WARN, f"vectors were computed with {active.get('identity')}, settings now say "
-                                  f"{target.space['identity']}; vector search paused until {REPAIR}", figures)
+        return Check(
+            "vectors",
+            WARN,
+            f"searches use {active.get('identity')} until {target.space['identity']} "
+            f"has embedded the vault ({done}); {FINISH} finish it",
+            figures,
+        )
+    return Check(
+        "vectors",
+        WARN,
+        f"vectors were computed with {active.get('identity')}, settings now say "
+        f"{target.space['identity']}; vector search paused until {REPAIR}",
+        figures,
+    )
 
 
 def _cached(ws: Workspace, space: dict) -> int:
@@ -102,9 +139,9 @@ def _cached(ws: Workspace, space: dict) -> int:
 
     try:
         with np.load(vectors.cache_path(ws.metadata, space["id"]), allow_pickle=False) as data:
-            return int(len(data["keys"]))
+            return len(data["keys"])
     except (OSError, ValueError, KeyError, EOFError):
         return 0
 
 
-__all__ = ["checks", "OK"]
+__all__ = ["OK", "checks"]

@@ -17,11 +17,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from memcli.errors import BadInput, Busy, MemError
+from memcli.index import sync
+from memcli.index.freshness import index_lock
+from memcli.jobs import resource
 from memcli.jobs.resource import catalog as resource_catalog
-from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+from memcli.vault.workspace import Workspace
 from memcli.watch.polling import Polling, Stats
 
 DEBOUNCE = 1.5
@@ -35,8 +39,8 @@ TICK = 0.2  # the longest sleep, so a stop request is seen quickly
 class Batch:
     indexed: int = 0  # watched Markdown files seen changing
     resources: int = 0  # resource files seen changing
-    sync: object = None  # memcli.index.sync.SyncReport
-    scan: object = None  # memcli.jobs.resource.ResourceReport
+    sync: Any = None  # memcli.index.sync.SyncReport
+    scan: Any = None  # memcli.jobs.resource.ResourceReport
     error: str = ""
     busy: bool = False
     seconds: float = 0.0
@@ -51,12 +55,16 @@ class Batch:
         parts = []
         if self.sync is not None:
             s = self.sync
-            parts.append(f"index {len(s.added)} added, {len(s.changed)} changed, {len(s.deleted)} deleted"
-                         + (f", {len(s.skipped)} skipped" if s.skipped else ""))
+            parts.append(
+                f"index {len(s.added)} added, {len(s.changed)} changed, {len(s.deleted)} deleted"
+                + (f", {len(s.skipped)} skipped" if s.skipped else "")
+            )
         if self.scan is not None:
             s = self.scan
-            parts.append(f"resources {len(s.added)} added, {len(s.modified)} modified, {len(s.deleted)} deleted, "
-                         f"{len(s.skipped)} skipped, {len(s.changes)} note file(s) written")
+            parts.append(
+                f"resources {len(s.added)} added, {len(s.modified)} modified, {len(s.deleted)} deleted, "
+                f"{len(s.skipped)} skipped, {len(s.changes)} note file(s) written"
+            )
         if self.error:
             parts.append(f"{'busy' if self.busy else 'error'}: {self.error}")
         return f"[{stamp}] {seen} -> {'; '.join(parts) or 'nothing to do'} ({self.seconds:.2f}s)"
@@ -69,11 +77,10 @@ def snapshot(ws: Workspace) -> tuple[Stats, Stats]:
     return indexed, resources
 
 
-def run_batch(ws: Workspace, *, indexed: int = 0, resources: int = 0, scan: bool = True,
-              catch_up: bool = False) -> Batch:
+def run_batch(
+    ws: Workspace, *, indexed: int = 0, resources: int = 0, scan: bool = True, catch_up: bool = False
+) -> Batch:
     """One round of work; errors are reported in the batch, never raised (the loop goes on)."""
-    from memcli.jobs import resource
-
     b = Batch(indexed, resources, catch_up=catch_up)
     t0 = time.perf_counter()
     # the user's edits first; the scan then indexes the notes it writes itself
@@ -99,9 +106,6 @@ def _attempt(b: Batch, step: Callable[[], object]):
 
 
 def _sync(ws: Workspace):
-    from memcli.index import sync
-    from memcli.index.freshness import index_lock
-
     with index_lock(ws, "watch", wait=INDEX_WAIT):
         rep = sync.sync(ws)
     if rep.wrote:  # the changed notes by meaning too (what is left: the idle refiner)
@@ -119,14 +123,24 @@ def _sync(ws: Workspace):
     return rep
 
 
-def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Callable[[str], None],
-        debounce: float = DEBOUNCE, retry_first: float = RETRY_FIRST) -> None:
+def run(
+    ws: Workspace,
+    *,
+    interval: float = 1.0,
+    stop: threading.Event,
+    log: Callable[[str], None],
+    debounce: float = DEBOUNCE,
+    retry_first: float = RETRY_FIRST,
+) -> None:
     """Watch until `stop` is set. A catch-up batch runs first: files may have changed while no one watched."""
     if not 0 < interval <= 3600:
         raise BadInput(f"--interval must be more than 0 and at most 3600 seconds, got {interval:g}")
     source = _source(ws)
-    how = f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "") \
-        if isinstance(source, Polling) else "inotify" + (", change journal" if source.journaling else "")
+    how = (
+        f"every {interval:g}s" + (f"; polling: {source.why}" if source.why else "")
+        if isinstance(source, Polling)
+        else "inotify" + (", change journal" if source.journaling else "")
+    )
     log(f"watching {ws.root} ({how}; resource scan on changes under {ws.settings.resource_dir}/)")
     try:
         _loop(ws, source, interval, stop, log, debounce, retry_first)
@@ -134,8 +148,15 @@ def run(ws: Workspace, *, interval: float = 1.0, stop: threading.Event, log: Cal
         source.close()
 
 
-def _loop(ws: Workspace, source, interval: float, stop: threading.Event, log: Callable[[str], None],
-          debounce: float, retry_first: float) -> None:
+def _loop(
+    ws: Workspace,
+    source,
+    interval: float,
+    stop: threading.Event,
+    log: Callable[[str], None],
+    debounce: float,
+    retry_first: float,
+) -> None:
     todo_i: set[str] = set()
     todo_r: set[str] = set()
     catch_up = True  # files may have changed while no one watched
@@ -161,8 +182,13 @@ def _loop(ws: Workspace, source, interval: float, stop: threading.Event, log: Ca
                 continue
             if now - last < debounce and now - first < MAX_DEFER:
                 continue
-        batch = run_batch(ws, indexed=len(todo_i), resources=len(todo_r), scan=catch_up or redo or bool(todo_r),
-                          catch_up=catch_up or redo)
+        batch = run_batch(
+            ws,
+            indexed=len(todo_i),
+            resources=len(todo_r),
+            scan=catch_up or redo or bool(todo_r),
+            catch_up=catch_up or redo,
+        )
         log(batch.line())
         redo = (catch_up or redo) and bool(batch.error)
         catch_up = False

@@ -51,8 +51,10 @@ class Tool:
     positional: str | None = None  # parameter passed after `--`, so it is never read as an option
 
     def openai(self) -> dict:
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
 
     def mcp(self) -> dict:
         return {"name": self.name, "description": self.description, "inputSchema": self.parameters}
@@ -81,8 +83,7 @@ class Tool:
         words = [shlex.quote(w) for w in self.base(mem, root)]
         for key, flag in self.options.items():
             kind = self.parameters["properties"][key].get("type")
-            words.append(f"[{flag}]" if kind == "boolean" else f"[{flag} <{key}>]"
-                         + ("..." if kind == "array" else ""))
+            words.append(f"[{flag}]" if kind == "boolean" else f"[{flag} <{key}>]" + ("..." if kind == "array" else ""))
         if self.positional is not None:
             words += ["--", f"<{self.positional}>"]
         return " ".join(words)
@@ -94,8 +95,12 @@ def _schema(properties: dict, required: list[str]) -> dict:
 
 def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> list[Tool]:
     """memory_search, memory_get and remember: the tools a model is given."""
+    return [_search_tool(max_chars, folders), _get_tool(folders), _remember_tool(folders)]
+
+
+def _search_tool(max_chars: int, folders: Folders) -> Tool:
     daily, digest = folders.daily, folders.digest
-    search = Tool(
+    return Tool(
         "memory_search",
         f"Search long-term memory (MEMORY.md, daily notes {daily}/YYYY-MM-DD/*.md, {digest}/ nodes) by keywords "
         "and meaning. Call it before answering anything about prior work, decisions, dates, people, "
@@ -105,46 +110,94 @@ def memory_tools(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLD
         "note replaced is followed by `Superseded: <newer statement> (<path>, <date>)`: that newer statement "
         "holds the current value. "
         "Returns `(no memory results)` when nothing matches.",
-        _schema({
-            "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY,
-                      "description": "What to look for: the words a note would contain (names, identifiers, "
-                                     "error codes) or a short question."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                      "description": "How many results to return (default 5)."},
-            "since": dict(DATE, description="Only daily notes dated on or after this day (YYYY-MM-DD)."),
-            "until": dict(DATE, description="Only daily notes dated on or before this day (YYYY-MM-DD)."),
-        }, ["query"]),
+        _schema(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUERY,
+                    "description": "What to look for: the words a note would contain (names, identifiers, "
+                    "error codes) or a short question.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "description": "How many results to return (default 5).",
+                },
+                "since": dict(DATE, description="Only daily notes dated on or after this day (YYYY-MM-DD)."),
+                "until": dict(DATE, description="Only daily notes dated on or before this day (YYYY-MM-DD)."),
+            },
+            ["query"],
+        ),
         ["search", "--citations", "--max-chars", str(max_chars)],
-        {"limit": "--limit", "since": "--since", "until": "--until"}, "query")
-    get = Tool(
+        {"limit": "--limit", "since": "--since", "until": "--until"},
+        "query",
+    )
+
+
+def _get_tool(folders: Folders) -> Tool:
+    daily, digest = folders.daily, folders.digest
+    return Tool(
         "memory_get",
         "Read a memory file by the workspace-relative path memory_search shows, whole or `lines` lines "
         f"starting at line `from`. For `Source: {daily}/2026-05-18/plan.md#L7-L15` call it with "
         f"path={daily}/2026-05-18/plan.md, from=7, lines=20. Only Markdown files under MEMORY.md, {daily}/ and "
         f"{digest}/ (and the paths memory_search shows) are readable.",
-        _schema({
-            "path": {"type": "string", "minLength": 1, "maxLength": MAX_PATH,
-                     "description": f"Workspace-relative path, e.g. {daily}/2026-05-18/plan.md or MEMORY.md."},
-            "from": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based (default 1)."},
-            "lines": {"type": "integer", "minimum": 1, "description": "How many lines to read (default: to the end)."},
-        }, ["path"]),
-        ["get"], {"from": "--from", "lines": "--lines"}, "path")
-    remember = Tool(
+        _schema(
+            {
+                "path": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_PATH,
+                    "description": f"Workspace-relative path, e.g. {daily}/2026-05-18/plan.md or MEMORY.md.",
+                },
+                "from": {"type": "integer", "minimum": 1, "description": "First line to read, 1-based (default 1)."},
+                "lines": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "How many lines to read (default: to the end).",
+                },
+            },
+            ["path"],
+        ),
+        ["get"],
+        {"from": "--from", "lines": "--lines"},
+        "path",
+    )
+
+
+def _remember_tool(folders: Folders) -> Tool:
+    daily = folders.daily
+    return Tool(
         "remember",
         f"Write one durable fact into today's memory note ({daily}/<today>/remembered-facts.md), verbatim. "
         "Use it for decisions, preferences, commitments and facts that must outlive this conversation, and "
-        "always when the user says \"remember this\". One self-contained fact per call (who, what, when, "
+        'always when the user says "remember this". One self-contained fact per call (who, what, when, '
         "why); never passwords, keys or tokens. It is searchable at once; the same fact twice on one day "
         "is written once.",
-        _schema({
-            "text": {"type": "string", "minLength": 1, "maxLength": MAX_FACT,
-                     "description": "The fact, as a complete sentence, e.g. 'The user prefers PostgreSQL 16 "
-                                    "for new services (decided 2026-05-18).'"},
-            "tags": {"type": "array", "maxItems": MAX_TAGS, "items": {"type": "string", "maxLength": 50},
-                     "description": "Optional topic tags: letters, digits, '-' or '_'."},
-        }, ["text"]),
-        ["remember"], {"tags": "--tag"}, "text")
-    return [search, get, remember]
+        _schema(
+            {
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_FACT,
+                    "description": "The fact, as a complete sentence, e.g. 'The user prefers PostgreSQL 16 "
+                    "for new services (decided 2026-05-18).'",
+                },
+                "tags": {
+                    "type": "array",
+                    "maxItems": MAX_TAGS,
+                    "items": {"type": "string", "maxLength": 50},
+                    "description": "Optional topic tags: letters, digits, '-' or '_'.",
+                },
+            },
+            ["text"],
+        ),
+        ["remember"],
+        {"tags": "--tag"},
+        "text",
+    )
 
 
 def ingest_tool(folders: Folders = DEFAULT_FOLDERS) -> Tool:
@@ -156,18 +209,34 @@ def ingest_tool(folders: Folders = DEFAULT_FOLDERS) -> Tool:
         "session's daily note. Hosts call it with the new turns after each exchange, and with flush=true "
         "before compacting the context. Give `messages` (OpenAI chat {role, content} or AgentScope Msg "
         "objects) or `transcript` (the same as JSON or JSONL text). Tool results and media are dropped.",
-        _schema({
-            "session_id": {"type": "string", "minLength": 1, "maxLength": 200,
-                           "description": "The conversation's id (a file name: no / \\ : * ? \" < > |)."},
-            "messages": {"type": "array", "maxItems": 5000, "items": {"type": "object"},
-                         "description": "The messages to save."},
-            "transcript": {"type": "string", "maxLength": 8 * 1024 * 1024,
-                           "description": "The messages as JSON or JSONL text, instead of `messages`."},
-            "flush": {"type": "boolean", "description": "Extract what is pending now, before a compaction."},
-            "force": {"type": "boolean", "description": "Extract now, whatever the cadence says."},
-            "date": dict(DATE, description="Date of the note (default: the newest message's date)."),
-        }, ["session_id"]),
-        ["ingest"], {"session_id": "--session-id", "date": "--date", "flush": "--flush", "force": "--force"})
+        _schema(
+            {
+                "session_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "The conversation's id (a file name: no / \\ : * ? \" < > |).",
+                },
+                "messages": {
+                    "type": "array",
+                    "maxItems": 5000,
+                    "items": {"type": "object"},
+                    "description": "The messages to save.",
+                },
+                "transcript": {
+                    "type": "string",
+                    "maxLength": 8 * 1024 * 1024,
+                    "description": "The messages as JSON or JSONL text, instead of `messages`.",
+                },
+                "flush": {"type": "boolean", "description": "Extract what is pending now, before a compaction."},
+                "force": {"type": "boolean", "description": "Extract now, whatever the cadence says."},
+                "date": dict(DATE, description="Date of the note (default: the newest message's date)."),
+            },
+            ["session_id"],
+        ),
+        ["ingest"],
+        {"session_id": "--session-id", "date": "--date", "flush": "--flush", "force": "--force"},
+    )
 
 
 def guidance(max_chars: int = SNIPPET_CHARS, folders: Folders = DEFAULT_FOLDERS) -> str:
@@ -211,12 +280,19 @@ def document(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS, folders:
         "workspace": root,
         "system_prompt": guidance(max_chars, folders),
         "tools": [t.openai() for t in tools],
-        "commands": {t.name: {"argv": t.base(mem, root), "options": t.options, "positional": t.positional, "shell": t.shell(mem, root)}
-                     for t in tools},
+        "commands": {
+            t.name: {
+                "argv": t.base(mem, root),
+                "options": t.options,
+                "positional": t.positional,
+                "shell": t.shell(mem, root),
+            }
+            for t in tools
+        },
         "how_to_run": "argv, then for each given parameter in `options` its flag and value (booleans: the flag "
-                      "alone; lists: the flag once per item), then `--` and the `positional` parameter. "
-                      "Run it as an argument list, never through a shell; stdout is the tool result, and a "
-                      "non-zero exit means an error whose one-line reason is on stderr.",
+        "alone; lists: the flag once per item), then `--` and the `positional` parameter. "
+        "Run it as an argument list, never through a shell; stdout is the tool result, and a "
+        "non-zero exit means an error whose one-line reason is on stderr.",
         "mcp": {"command": [*mem, "-w", root, "mcp"]},
     }
 
@@ -226,10 +302,17 @@ def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS, folders:
     import json
 
     tools = memory_tools(max_chars, folders)
-    out = [guidance(max_chars, folders).rstrip("\n"), "", "## Memory tools", "",
-           (f"Each tool is one `mem` command on the workspace {root}. Run it as an argument list (no shell), "
-            "with `--` before the free text; stdout is the result, a non-zero exit an error explained on stderr."),
-           ""]
+    out = [
+        guidance(max_chars, folders).rstrip("\n"),
+        "",
+        "## Memory tools",
+        "",
+        (
+            f"Each tool is one `mem` command on the workspace {root}. Run it as an argument list (no shell), "
+            "with `--` before the free text; stdout is the result, a non-zero exit an error explained on stderr."
+        ),
+        "",
+    ]
     for t in tools:
         out += [f"### {t.name}", "", t.description, "", "```", t.shell(mem, root), "```", "", "Parameters:"]
         required = t.parameters["required"]
@@ -237,6 +320,11 @@ def markdown(mem: list[str], root: str, max_chars: int = SNIPPET_CHARS, folders:
             need = "required" if key in required else "optional"
             out.append(f"- `{key}` ({prop['type']}, {need}): {prop['description']}")
         out.append("")
-    out += ["## OpenAI tool definitions", "", "```json",
-            json.dumps([t.openai() for t in tools], indent=2, ensure_ascii=False), "```"]
+    out += [
+        "## OpenAI tool definitions",
+        "",
+        "```json",
+        json.dumps([t.openai() for t in tools], indent=2, ensure_ascii=False),
+        "```",
+    ]
     return "\n".join(out)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 
-from memcli.errors import BadInput
+from memcli.errors import BadInput, ProviderError
 from memcli.mcp import schemas as agent_prompt
-from memcli.vault.workspace import Workspace
 from memcli.vault import lock
+from memcli.vault.workspace import Workspace
 
 MAX_GET_CHARS = 100_000  # one memory_get answer; the rest is read with `from`
 
@@ -31,8 +32,9 @@ class Tools:
 
     def __post_init__(self):
         folders = agent_prompt.Folders.of(self.ws.settings)
-        self.table = {t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders),
-                                          agent_prompt.ingest_tool(folders)]}
+        self.table = {
+            t.name: t for t in [*agent_prompt.memory_tools(self.max_chars, folders), agent_prompt.ingest_tool(folders)]
+        }
         self._backend = False  # not built yet; None once built means "no embedding backend"
         import threading
 
@@ -43,7 +45,6 @@ class Tools:
         """The embedding backend, built on the first search and kept (the local model's
         load costs ~0.5 s, which would otherwise be paid by every call)."""
         if self._backend is False:
-            from memcli.errors import ProviderError
             from memcli.providers.embedding import space as embedding
 
             try:
@@ -57,7 +58,6 @@ class Tools:
         chunks left without vectors, then the configured model refining a first pass. Calls
         and slices take turns (a call waits at most one slice, ~`seconds`)."""
         import threading
-        import time
 
         from memcli.jobs import embedding
 
@@ -81,18 +81,12 @@ class Tools:
         self._thread.start()
         return self._thread
 
-    def stop_refiner(self) -> None:
-        if getattr(self, "_stop", None) is not None:
-            self._stop.set()
-            self._thread.join(timeout=30)
-
     def list(self) -> list[dict]:
         return [t.mcp() for t in self.table.values()]
 
     def call(self, name: str, raw_args) -> str:
         """Tool `name`'s text result; KeyError for an unknown tool, MemError for a failed call."""
         tool = self.table[name]
-        import time
 
         with self._turn:  # the background refiner (start_refiner) waits for the call
             try:
@@ -115,8 +109,7 @@ def check_arguments(tool: agent_prompt.Tool, args) -> dict:
     props = schema["properties"]
     unknown = sorted(set(args) - set(props))
     if unknown:
-        raise BadInput(f"{tool.name}: unknown argument(s) {', '.join(unknown)}",
-                       f"expected {', '.join(props)}")
+        raise BadInput(f"{tool.name}: unknown argument(s) {', '.join(unknown)}", f"expected {', '.join(props)}")
     out = {}
     for key in schema["required"]:
         if args.get(key) is None:
@@ -172,8 +165,14 @@ def _search(server: Tools, args: dict) -> str:
 
     # the same call as `mem search --citations --max-chars N`; search.run first
     # indexes files changed since the last call, so an edited note is found at once
-    result = search.run(server.ws, args["query"], limit=args.get("limit"), since=args.get("since"),
-                        until=args.get("until"), backend=server.backend())
+    result = search.run(
+        server.ws,
+        args["query"],
+        limit=args.get("limit"),
+        since=args.get("since"),
+        until=args.get("until"),
+        backend=server.backend(),
+    )
     server.warnings.extend(result.warnings)
     return result.text(citations=True, max_chars=server.max_chars)
 
@@ -193,8 +192,10 @@ def _get(server: Tools, args: dict) -> str:
         kept.append(line[:MAX_GET_CHARS])
         size += len(line) + 1
     last = excerpt.start_line + len(kept) - 1
-    return ("\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
-            f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]") + notes
+    return (
+        "\n".join(kept) + f"\n[truncated at {MAX_GET_CHARS} characters: lines {excerpt.start_line}-{last} "
+        f"of {excerpt.total_lines}; call memory_get with from={last + 1} for more]"
+    ) + notes
 
 
 def _remember(server: Tools, args: dict) -> str:
@@ -212,8 +213,15 @@ def _ingest(server: Tools, args: dict) -> str:
     if ("messages" in args) == ("transcript" in args):
         raise BadInput("ingest: give exactly one of `messages` or `transcript`")
     text = args["transcript"] if "transcript" in args else json.dumps(args["messages"], ensure_ascii=False)
-    rep = ingest.run(server.ws, text, args["session_id"], day=args.get("date"), force=args.get("force", False),
-                     flush=args.get("flush", False), wait=server.wait)
+    rep = ingest.run(
+        server.ws,
+        text,
+        args["session_id"],
+        day=args.get("date"),
+        force=args.get("force", False),
+        flush=args.get("flush", False),
+        wait=server.wait,
+    )
     server.warnings.extend(rep.warnings)
     return "\n".join(rep.lines())
 

@@ -13,6 +13,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
+from memcli import __version__
 from memcli.errors import ProviderError
 
 if TYPE_CHECKING:
@@ -31,16 +32,20 @@ class ProviderTimeout(ProviderError):
         self.seconds = seconds
 
 
-def make_client(base_url: str, *, api_key: str | None = None, auth: str | None = "bearer",
-                headers: dict[str, str] | None = None, timeout: float = 30.0) -> httpx.Client:
+def make_client(
+    base_url: str,
+    *,
+    api_key: str | None = None,
+    auth: str | None = "bearer",
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> httpx.Client:
     """An httpx.Client for `base_url`; `auth` is "bearer", "x-goog-api-key" or None.
 
     Extra `headers` come last, so a provider that wants e.g. an `api-key` header
     can be served with auth=None and the header given here.
     """
     import httpx
-
-    from memcli import __version__
 
     merged = {"User-Agent": f"memcli/{__version__}", "Accept": "application/json"}
     if api_key:
@@ -55,12 +60,20 @@ def make_client(base_url: str, *, api_key: str | None = None, auth: str | None =
     # search; a plain-http endpoint (Ollama, vLLM on localhost) never needs it, and
     # with redirects off no request can be upgraded to https behind our back.
     plain = base_url.startswith("http://")
-    return httpx.Client(base_url=base_url, headers=merged, timeout=httpx.Timeout(timeout),
-                        follow_redirects=False, **({"verify": False} if plain else {}))
+    return httpx.Client(
+        base_url=base_url, headers=merged, timeout=httpx.Timeout(timeout), follow_redirects=False, verify=not plain
+    )
 
 
-def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int = 3,
-              backoff: float = 0.5, timeout: float | None = None) -> dict:
+def post_json(
+    client: httpx.Client,
+    url: str,
+    payload: Any,
+    *,
+    max_retries: int = 3,
+    backoff: float = 0.5,
+    timeout: float | None = None,
+) -> dict:
     """POST `payload` as JSON and return the decoded JSON object.
 
     Retries (at most `max_retries` times after the first attempt) on 429, 5xx and
@@ -77,13 +90,17 @@ def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int 
     for attempt in range(attempts):
         last = attempt == attempts - 1
         try:
-            resp = client.post(url, json=payload, **({"timeout": timeout} if timeout is not None else {}))
+            resp = client.post(url, json=payload, timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
         except httpx.TimeoutException:
-            raise ProviderTimeout(f"POST {endpoint} timed out after {seconds:g}s", seconds,
-                                  "raise the provider's timeout or check that the server is up") from None
+            raise ProviderTimeout(
+                f"POST {endpoint} timed out after {seconds:g}s",
+                seconds,
+                "raise the provider's timeout or check that the server is up",
+            ) from None
         except httpx.UnsupportedProtocol:
-            raise ProviderError(_redact(f"cannot POST {endpoint}: the URL must start with http:// or https://",
-                                        secrets), "fix base_url") from None
+            raise ProviderError(
+                _redact(f"cannot POST {endpoint}: the URL must start with http:// or https://", secrets), "fix base_url"
+            ) from None
         except httpx.TransportError as exc:
             if last:
                 msg = f"POST {endpoint} failed: cannot connect ({type(exc).__name__}: {exc})"
@@ -103,11 +120,15 @@ def post_json(client: httpx.Client, url: str, payload: Any, *, max_retries: int 
         try:
             data = resp.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ProviderError(f"POST {endpoint} returned malformed JSON (HTTP {status})",
-                                "check base_url points at the provider's API") from None
+            raise ProviderError(
+                f"POST {endpoint} returned malformed JSON (HTTP {status})",
+                "check base_url points at the provider's API",
+            ) from None
         if not isinstance(data, dict):
-            raise ProviderError(f"POST {endpoint} returned malformed JSON: expected an object, "
-                                f"got {type(data).__name__}", "check base_url points at the provider's API")
+            raise ProviderError(
+                f"POST {endpoint} returned malformed JSON: expected an object, got {type(data).__name__}",
+                "check base_url points at the provider's API",
+            )
         return data
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -184,7 +205,7 @@ def _delay(backoff: float, attempt: int, retry_after: str | None) -> float:
     server = _parse_retry_after(retry_after)
     if server is not None:
         return min(server, RETRY_AFTER_CAP)
-    base = backoff * (2 ** attempt)
+    base = backoff * (2**attempt)
     return base + random.uniform(0, base * 0.25)
 
 

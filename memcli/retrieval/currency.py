@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import load, reading, subjects
+from memcli.index.currency import compare, load, reading
 from memcli.retrieval.hits import Hit
-
 
 # a word of the query's expansion this near a query word (cosine) names the query's subject
 # too: "fly" asks about a "flight", "laptop" about a "macbook" (memcli.retrieval.expand)
@@ -30,7 +29,7 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> l
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - subjects.GENERIC
+    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - compare.GENERIC
     out = list(hits)
     if _ASKS_PAST.search(query):  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:
@@ -57,8 +56,11 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> l
 # about past events ("When did Caroline go to the support group?"), 0.010 of session nDCG@10;
 # also raising them above every older note that merely mentions the subject cost 0.016 more
 # (bench/locomo.py --compare), so only the hit holding the superseded statement is passed.
-_ASKS_PAST = re.compile(r"\b(?:did|was|were|had|used to|originally|previously|formerly|before|earlier|"
-                        r"at first|back then|last (?:year|month|week|time))\b", re.I)
+_ASKS_PAST = re.compile(
+    r"\b(?:did|was|were|had|used to|originally|previously|formerly|before|earlier|"
+    r"at first|back then|last (?:year|month|week|time))\b",
+    re.I,
+)
 
 
 def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
@@ -83,18 +85,31 @@ def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
 
 def _shown(entry: dict) -> dict:
     cur = entry["current"]
-    return {"path": cur["path"], "date": cur["date"], "line": cur["line"], "text": cur["text"],
-            "statement": entry["text"], "statement_line": entry["line"]}
+    return {
+        "path": cur["path"],
+        "date": cur["date"],
+        "line": cur["line"],
+        "text": cur["text"],
+        "statement": entry["text"],
+        "statement_line": entry["line"],
+    }
 
 
 def _raise_current(snap, out: list[Hit], i: int, cur: dict) -> int:
     """Put the hit holding `cur` at position i (above out[i]); 1 when it moved down a place."""
     if any(o.path == cur["path"] for o in out[:i]):
         return 0  # already above
-    below = next((k for k in range(i + 1, len(out)) if out[k].path == cur["path"]
-                  and out[k].start_line <= cur["line"] <= out[k].end_line), None)
+    below = next(
+        (
+            k
+            for k in range(i + 1, len(out))
+            if out[k].path == cur["path"] and out[k].start_line <= cur["line"] <= out[k].end_line
+        ),
+        None,
+    )
     if below is None:
         below = next((k for k in range(i + 1, len(out)) if out[k].path == cur["path"]), None)
+    moved: Hit | None
     if below is not None:
         moved = out.pop(below)
     else:

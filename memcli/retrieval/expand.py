@@ -12,8 +12,8 @@ counts more than a paraphrase.
 
 from __future__ import annotations
 
-from memcli.index.vectors.terms import words_of
 from memcli.index.keyword import tokenizer
+from memcli.index.vectors.terms import words_of
 
 MAX_QUERY_WORDS = 12  # a pasted paragraph must not cost a large embedding request
 SCAN = 64  # nearest words looked at per query word (most are skipped as the query's own)
@@ -23,8 +23,9 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(words_of(query)))[:MAX_QUERY_WORDS]
 
 
-def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: float,
-               weight: float) -> list[tuple[str, float]]:
+def neighbours(
+    query: str, word_vecs, vocab, per_word: int, min_similarity: float, weight: float
+) -> list[tuple[str, float]]:
     """(index term, weight) of the expansion; `word_vecs` are the query words' vectors."""
     import numpy as np
 
@@ -51,8 +52,9 @@ def neighbours(query: str, word_vecs, vocab, per_word: int, min_similarity: floa
     return sorted(extra.items())
 
 
-def defined(query: str, query_vec, glossary, count: int, min_similarity: float,
-            weight: float) -> list[tuple[str, float]]:
+def defined(
+    query: str, query_vec, glossary, count: int, min_similarity: float, weight: float
+) -> list[tuple[str, float]]:
     """(index term, weight) of the vault words whose definition is nearest the whole query
     (memcli.index.vectors.glosses: a reverse dictionary), up to `count` at least `min_similarity`
     similar, each weighted `weight` x similarity. The query's own terms are left out: they

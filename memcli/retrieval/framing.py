@@ -20,14 +20,41 @@ import re
 from memcli.index.keyword import tokenizer
 
 # nouns after "user" that make it a thing: "the user interface" is searched as it is
-_USER_NOUNS = ("account", "agent", "base", "data", "documentation", "experience", "feedback", "group", "groups",
-               "guide", "id", "input", "interface", "journey", "list", "manual", "model", "name", "profile",
-               "research", "role", "session", "settings", "space", "stories", "story", "table", "testing")
+_USER_NOUNS = (
+    "account",
+    "agent",
+    "base",
+    "data",
+    "documentation",
+    "experience",
+    "feedback",
+    "group",
+    "groups",
+    "guide",
+    "id",
+    "input",
+    "interface",
+    "journey",
+    "list",
+    "manual",
+    "model",
+    "name",
+    "profile",
+    "research",
+    "role",
+    "session",
+    "settings",
+    "space",
+    "stories",
+    "story",
+    "table",
+    "testing",
+)
 _OWNER = r"the user(?!(?:'s|’s)?\s+(?:" + "|".join(_USER_NOUNS) + r")\b)"  # not "the user manual"
 _SUBJECT = _OWNER + r"(?!'s|’s)"
 _CONVERSATION = re.compile(
-    r"\b(?:discuss(?:ed|es|ing)?|mention(?:ed|s|ing)?|talk(?:ed|s|ing)? about|last time|the other day)\b",
-    re.IGNORECASE)
+    r"\b(?:discuss(?:ed|es|ing)?|mention(?:ed|s|ing)?|talk(?:ed|s|ing)? about|last time|the other day)\b", re.IGNORECASE
+)
 # the owner in the first person, as their own notes name them; the verb agrees (an embedding
 # model reads "How do I usually travel to work?" closer to "My preferred commute is…" than
 # the question without its subject, and both closer than with "the user")
@@ -39,8 +66,7 @@ _FIRST_PERSON = (
     (rf"\b{_SUBJECT} has\b", "I have"),
     (rf"\b{_SUBJECT} does\b", "I do"),
     (rf"\b{_OWNER}(?:'s|’s)", "my"),
-    (rf"\b(to|for|with|about|from|of|by|at|on|help|helped|tell|told|ask|asked|remind|reminded) {_OWNER}\b",
-     r"\1 me"),
+    (rf"\b(to|for|with|about|from|of|by|at|on|help|helped|tell|told|ask|asked|remind|reminded) {_OWNER}\b", r"\1 me"),
     (rf"\b{_OWNER}\b", "I"),
 )
 
@@ -49,8 +75,10 @@ _FIRST_PERSON = (
 def _owner_rules() -> tuple[re.Pattern, list[tuple[re.Pattern, str]]]:
     """(the owner's words, the first-person rewrites), compiled on the first query that names
     the owner: ~15 ms of a cold search that does not."""
-    return (re.compile(rf"\b{_OWNER}(?:'s|’s)?+", re.IGNORECASE),
-            [(re.compile(pattern, re.IGNORECASE), repl) for pattern, repl in _FIRST_PERSON])
+    return (
+        re.compile(rf"\b{_OWNER}(?:'s|’s)?+", re.IGNORECASE),
+        [(re.compile(pattern, re.IGNORECASE), repl) for pattern, repl in _FIRST_PERSON],
+    )
 
 
 def _cased(found: str, repl: str) -> str:
@@ -72,7 +100,7 @@ def first_person(query: str) -> str:
     user like?" -> "What music do I like?"); the query itself if no search term is left."""
     rest = _CONVERSATION.sub(" ", query)
     for pattern, repl in _owner_rules()[1] if _names_owner(rest) else ():
-        rest = pattern.sub(lambda m: _cased(m.group(0), m.expand(repl)), rest)
+        rest = pattern.sub(lambda m: _cased(m.group(0), m.expand(repl)), rest)  # noqa: B023 - called within this pass
     return _kept(query, " ".join(rest.split()))
 
 

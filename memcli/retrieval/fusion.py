@@ -35,19 +35,33 @@ def merge(snap, hits: list[Hit], max_tokens: float) -> list[Hit]:
 
     kept: list[Hit] = []
     for h in hits:
-        target = next((k for k in kept if k.path == h.path
-                       and h.start_line <= k.end_line + 1 and h.end_line >= k.start_line - 1), None)
+        target = next(
+            (k for k in kept if k.path == h.path and h.start_line <= k.end_line + 1 and h.end_line >= k.start_line - 1),
+            None,
+        )
         if target is None:
             kept.append(h)
             continue
-        trial = Hit(target.path, target.start_line, target.end_line, target.text, target.score,
-                    target.vector, target.keyword, target.docs + h.docs)
+        trial = Hit(
+            target.path,
+            target.start_line,
+            target.end_line,
+            target.text,
+            target.score,
+            target.vector,
+            target.keyword,
+            target.docs + h.docs,
+        )
         rebuild_text(snap, trial)
         if sum(estimate_tokens(x) for x in trial.text.split("\n")) > max_tokens:
             kept.append(h)
             continue
-        target.docs, target.start_line, target.end_line, target.text = \
-            trial.docs, trial.start_line, trial.end_line, trial.text
+        target.docs, target.start_line, target.end_line, target.text = (
+            trial.docs,
+            trial.start_line,
+            trial.end_line,
+            trial.text,
+        )
         if target.vector is None or (h.vector is not None and h.vector > target.vector):
             target.vector = h.vector if h.vector is not None else target.vector
         if target.keyword is None or (h.keyword is not None and h.keyword > target.keyword):
@@ -90,16 +104,18 @@ def fuse_rrf(snap, vector, keyword, vector_weight: float, k: int, embedded=None,
         rv = rank_v.get(d)
         if rv is None and d in rank_k and embedded is not None and not embedded(d):
             rv = rank_k[d]  # not embedded yet: the vector branch abstains
-        score = (vector_weight / (k + rv) if rv else 0.0) + \
-            ((1.0 - vector_weight) / (k + rank_k[d]) if d in rank_k else 0.0)
+        score = (vector_weight / (k + rv) if rv else 0.0) + (
+            (1.0 - vector_weight) / (k + rank_k[d]) if d in rank_k else 0.0
+        )
         h = doc_hit(snap, d, score)
         h.vector, h.keyword = cos.get(d), bm.get(d)
         hits.append(h)
     return sorted(hits, key=lambda h: -h.score)  # stable: vector order breaks ties
 
 
-def fuse_minmax(snap, vector, keyword, vector_weight: float, embedded=None, scores=None,
-                floor: float | None = None) -> list[Hit]:
+def fuse_minmax(
+    snap, vector, keyword, vector_weight: float, embedded=None, scores=None, floor: float | None = None
+) -> list[Hit]:
     """Weighted sum of each branch's scores min-max normalised with a fixed minimum:
     w * (cos - floor) / (best cos - floor) + (1 - w) * bm25 / best bm25, each part clipped
     to 0..1. The best candidate of a branch counts 1 from it, a cosine at the space's

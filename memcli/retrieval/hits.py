@@ -24,9 +24,17 @@ class Hit:
         return f"{self.path}#L{self.start_line}-L{self.end_line}"
 
     def to_json(self, citations: bool = False, max_chars: int | None = None) -> dict:
-        out = {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
-               "text": clip(self.text, max_chars), "score": self.score, "vector": self.vector,
-               "keyword": self.keyword, "links": self.links, "superseded_by": self.superseded_by}
+        out = {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "text": clip(self.text, max_chars),
+            "score": self.score,
+            "vector": self.vector,
+            "keyword": self.keyword,
+            "links": self.links,
+            "superseded_by": self.superseded_by,
+        }
         if max_chars is not None:
             out["truncated"] = len(self.text) > max_chars
         if citations:
@@ -48,7 +56,7 @@ def clip(text: str, max_chars: int | None) -> str:
     """
     if max_chars is None or len(text) <= max_chars:
         return text
-    cut = text[:max_chars - 1]
+    cut = text[: max_chars - 1]
     space = max(cut.rfind(" "), cut.rfind("\n"))
     if space >= 0.8 * len(cut):
         cut = cut[:space]

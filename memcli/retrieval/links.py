@@ -10,6 +10,7 @@ def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dic
     file's inlinks through its link tables, so only the shown files and their neighbours are read.
     Neighbours keep first-seen order and are capped per direction.
     """
+
     def resolve(target: str) -> str | None:
         if snap.file_index(target) is not None:
             return target
@@ -35,15 +36,17 @@ def expand(snap, paths: list[str], max_per_direction: int = 10) -> dict[str, dic
             items.append({"path": npath, "meta": meta, "anchors": anchors})
         return items
 
-    result = {}
+    result: dict[str, dict] = {}
     for p in paths:
         i = snap.file_index(p)
         if i is None:
             result[p] = {"outlinks": [], "inlinks": []}
             continue
         rec = snap.record(i, inlinks=True)
-        result[p] = {"outlinks": attach(group((resolve(t), a) for t, a in rec.get("links", ()))),
-                     "inlinks": attach(group((src, a) for src, a in rec.get("in", ())))}
+        result[p] = {
+            "outlinks": attach(group((resolve(t), a) for t, a in rec.get("links", ()))),
+            "inlinks": attach(group((src, a) for src, a in rec.get("in", ()))),
+        }
     return result
 
 

@@ -11,7 +11,7 @@ query's own words are weakly covered.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.index.keyword import bm25
 from memcli.retrieval import fusion
@@ -20,13 +20,13 @@ from memcli.retrieval.hits import Hit
 
 class VectorBranch(NamedTuple):
     hits: list[tuple[int, float]]  # (doc, cosine), best first
-    has_vector: object  # doc -> bool, or None when the branch did not run
+    has_vector: Any  # doc -> bool, or None when the branch did not run
     expansion: list[tuple[str, float]]  # weighted extra keyword terms (memcli.retrieval.expand)
-    cosines: object = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
+    cosines: Any = None  # docs -> {doc: cosine} of any chunks with vectors (those of the other branch)
     floor: float | None = None  # the space's noise floor: a vector match scores above it
     # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
     # only for a query its own words cover weakly: the definitions' pages are read only then
-    defined: object = None
+    defined: Any = None
 
 
 class Ranking(NamedTuple):
@@ -51,8 +51,18 @@ def keyword(snap, query: str, depth: int, allowed, branch: VectorBranch) -> tupl
     return branch, scored
 
 
-def order(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, candidates: int, *,
-          min_score: float = 0.0, max_tokens: float, metadata=None) -> Ranking:
+def order(
+    snap,
+    cfg,
+    branch: VectorBranch,
+    scored: bm25.Scored,
+    asked: str,
+    candidates: int,
+    *,
+    min_score: float = 0.0,
+    max_tokens: float,
+    metadata=None,
+) -> Ranking:
     """The hits worth showing, best first: relevance floor and fusion (`fused`), then those
     scoring at least `min_score`, the best `candidates` folded where one file's line ranges
     meet (fusion.merge, within `max_tokens`), and with `metadata` (the local index's folder;
@@ -95,13 +105,18 @@ def fused(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, cand
         bm = dict(scored.top)
         bm.update((d, s) for d in docs if d not in bm and (s := scored.score(d)) > 0)
         if cfg.fusion == "rrf":
-            hits = fusion.fuse_rrf(snap, vector, scored.top, cfg.vector_weight, cfg.rrf_k,
-                                   branch.has_vector, scores=(cos, bm))
+            hits = fusion.fuse_rrf(
+                snap, vector, scored.top, cfg.vector_weight, cfg.rrf_k, branch.has_vector, scores=(cos, bm)
+            )
         else:
-            weight = cfg.vector_weight if cfg.fusion == "minmax" else fusion.adaptive_weight(
-                snap, vector, scored.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
-            hits = fusion.fuse_minmax(snap, vector, scored.top, weight, branch.has_vector,
-                                      scores=(cos, bm), floor=floor)
+            weight = (
+                cfg.vector_weight
+                if cfg.fusion == "minmax"
+                else fusion.adaptive_weight(snap, vector, scored.top, cfg.vector_weight, bm25.ideal(snap, asked), floor)
+            )
+            hits = fusion.fuse_minmax(
+                snap, vector, scored.top, weight, branch.has_vector, scores=(cos, bm), floor=floor
+            )
         shown = [h for h in hits if scored.matched(h.docs[0]) or above(h.docs[0])]
         return Ranking(shown, vector_hits, keyword_hits, True)
     hits = []

@@ -45,7 +45,7 @@ def top(rows, mask, query, k: int, allowed=None, offsets=None, chunk_rows=None) 
     live = int(np.isfinite(coarse).sum())
     if live == 0:
         return []
-    docs = np.argpartition(-coarse, min(SHORTLIST, live) - 1)[:min(SHORTLIST, live)]
+    docs = np.argpartition(-coarse, min(SHORTLIST, live) - 1)[: min(SHORTLIST, live)]
     starts = np.asarray(offsets, dtype=np.intp)[docs]
     counts = np.asarray(offsets, dtype=np.intp)[docs + 1] - starts
     firsts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -72,7 +72,7 @@ def cosines(rows, mask, query, docs, offsets=None) -> dict[int, float]:
         return {d: float(s) for d, s in zip(docs, np.asarray(rows[docs], dtype=np.float32) @ q)}
     out = {}
     for d in docs:
-        out[d] = float((np.asarray(rows[int(offsets[d]):int(offsets[d + 1])], dtype=np.float32) @ q).max())
+        out[d] = float((np.asarray(rows[int(offsets[d]) : int(offsets[d + 1])], dtype=np.float32) @ q).max())
     return out
 
 
@@ -81,7 +81,7 @@ def _dot(rows, q):
 
     scores = np.empty(rows.shape[0], dtype=np.float32)
     for a in range(0, rows.shape[0], BLOCK):
-        scores[a:a + BLOCK] = np.asarray(rows[a:a + BLOCK], dtype=np.float32) @ q  # no copy for float32
+        scores[a : a + BLOCK] = np.asarray(rows[a : a + BLOCK], dtype=np.float32) @ q  # no copy for float32
     return scores
 
 
@@ -179,7 +179,7 @@ def _pick(parts, cost, keep: int):
     chosen[np.argpartition(cost, keep - 1)[:keep]] = True
     out, at = [], 0
     for vs, live, glob in parts:
-        sel = chosen[at:at + len(live)]
+        sel = chosen[at : at + len(live)]
         at += len(live)
         if sel.any():
             out.append((vs, live[sel], glob[sel]))

@@ -2,7 +2,7 @@
 
 redact.py is the Redactor: its format rules (a provider's own shape, such as sk-ant-… or AKIA…,
 found anywhere) and the user's patterns, then the context rules of rules.py (a secret-named key
-and its value, a tool's flag, a config file's layout), links.py (credentials in connection
+and its value, a config file's layout; a tool's flag in commands.py), links.py (credentials in connection
 strings and URLs) and prose.py (a password named in a sentence), all built on shapes.py (what a
 secret value and a secret-named key look like). A new kind of secret is one more rule in one of
 these; KINDS follows from the rules. scrub.py is what every writer of memory calls (a Scrubber

@@ -4,7 +4,7 @@ A DSN is a libpq URI (`postgresql://user:secret@host/db?sslmode=require`) or a k
 string (`host=db user=mem password=secret`). mem never prints or writes its password:
 `mem config` shows the DSN masked, errors are scrubbed of it (psycopg may echo a DSN it
 cannot parse), and nothing under mem_metadata/ records a DSN at all (only a hash of its
-password-free form, memcli.shared.publish).
+password-free form, memcli.team.publish).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def masked(dsn: str) -> str:
     if m:
         user, colon, password = m.group(2).partition(":")
         head = m.group(1) + (f"{user}:{MASK}" if colon and password else m.group(2)) + "@"
-        return _QUERY.sub(lambda q: q.group(1) + MASK, head + dsn[m.end():])
+        return _QUERY.sub(lambda q: q.group(1) + MASK, head + dsn[m.end() :])
     if "://" in dsn:
         return _QUERY.sub(lambda q: q.group(1) + MASK, dsn)
     return _KEYVALUE.sub(lambda k: k.group(1) + MASK, dsn)

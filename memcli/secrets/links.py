@@ -9,6 +9,7 @@
 - `?key=` and `?code=` (Azure Functions) holding a random value; `?token=` is a key rule's
 Placeholders (<signature>, ${KEY}, …) and words stay: every value must be random_like.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,9 +24,12 @@ _AZURE_NAMES = ("account", "sharedaccess")  # AccountKey=, SharedAccessKey=
 
 def _azure_keys(text: str, low: str) -> Spans:
     for i in positions(low, ("key=",)):
-        if not any(low.startswith(name, i - len(name)) for name in _AZURE_NAMES) or (m := _B64_VALUE.match(text, i + 3)) is None:
+        if (
+            not any(low.startswith(name, i - len(name)) for name in _AZURE_NAMES)
+            or (m := _B64_VALUE.match(text, i + 3)) is None
+        ):
             continue
-        before = low[i - 13:i - 12] if low.startswith("sharedaccess", i - 12) else low[i - 8:i - 7]
+        before = low[i - 13 : i - 12] if low.startswith("sharedaccess", i - 12) else low[i - 8 : i - 7]
         if not before.isalnum() and random_like(m[1]):
             yield m.span(1)
 
@@ -42,10 +46,14 @@ def _param(low: str, at: int) -> tuple[str, int] | None:
         start -= 1
     while eq < len(low) and eq - at < 24 and low[eq] in _NAME_CHARS:
         eq += 1
-    return (low[start:eq], eq) if start and low[start - 1] in "?&;" and low[eq:eq + 1] == "=" else None
+    return (low[start:eq], eq) if start and low[start - 1] in "?&;" and low[eq : eq + 1] == "=" else None
 
 
-_WITH_EQ = {"k": "key=", "c": "code=", "s": ("sig=", "signature=", "security-token=")}  # a cheap look first
+_WITH_EQ: dict[str, str | tuple[str, ...]] = {
+    "k": "key=",
+    "c": "code=",
+    "s": ("sig=", "signature=", "security-token="),
+}  # a cheap look first
 
 
 def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least: int) -> Spans:
@@ -55,7 +63,7 @@ def _values(text: str, low: str, words: tuple[str, ...], names: frozenset, least
         m = _PARAM_VALUE.match(text, param[1] + 1)
         value = m[0] if m else ""
         hexed = len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)
-        if len(value) >= least and not placeholder(value) and (hexed or _random(value)):
+        if m and len(value) >= least and not placeholder(value) and (hexed or _random(value)):
             yield m.span()
 
 
@@ -93,15 +101,18 @@ def _webhooks(text: str, low: str) -> Spans:
         if "://" not in low[lo:i]:
             continue
         seg_end = low.find("/", i)  # the segment holding "hook" (hooks, webhooks, webhookb2, hooks.slack.com)
-        if seg_end < 0 or low[seg_end - 1:seg_end] == ":" or any(c in _URL_STOP for c in low[i:seg_end]):
+        if seg_end < 0 or low[seg_end - 1 : seg_end] == ":" or any(c in _URL_STOP for c in low[i:seg_end]):
             continue
         path = _PATH.match(text, seg_end)
-        done = path.end()
-        random = [seg.span() for seg in _SEGMENT.finditer(text, seg_end, path.end())
-                  if len(seg[0]) >= 20 and _random(seg[0])]
+        done = path.end() if path else seg_end  # never None: the pattern matches "" too
+        random = [seg.span() for seg in _SEGMENT.finditer(text, seg_end, done) if len(seg[0]) >= 20 and _random(seg[0])]
         if random:  # Teams: tenant@group/IncomingWebhook/id/owner: the path from the first to the last, whole
             yield random[0][0], random[-1][1]
 
 
-LINK_RULES = (("azure_key", _azure_keys), ("signed_url", _signatures), ("webhook_url", _webhooks),
-              ("url_key", _url_keys))
+LINK_RULES = (
+    ("azure_key", _azure_keys),
+    ("signed_url", _signatures),
+    ("webhook_url", _webhooks),
+    ("url_key", _url_keys),
+)

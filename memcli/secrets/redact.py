@@ -20,9 +20,23 @@ from memcli.errors import ConfigError
 from memcli.secrets.links import LINK_RULES
 from memcli.secrets.prose import PROSE_RULES
 from memcli.secrets.rules import ASSIGNMENT_RULES
-from memcli.secrets.shapes import (DICT_ONLY_KEYS, KEYCH, STRICT_KEYS, Finder, Lowered, Spans, basic_credentials,
-                                   credential_like, is_secret_key, literal, norm_key, placeholder, positions, random_like,
-                                   regex_finder)
+from memcli.secrets.shapes import (
+    DICT_ONLY_KEYS,
+    KEYCH,
+    STRICT_KEYS,
+    Finder,
+    Lowered,
+    Spans,
+    basic_credentials,
+    credential_like,
+    is_secret_key,
+    literal,
+    norm_key,
+    placeholder,
+    positions,
+    random_like,
+    regex_finder,
+)
 
 __all__ = ["KINDS", "MARKER", "Finding", "Redactor", "default_redactor", "is_secret_key", "redact"]
 
@@ -66,8 +80,10 @@ def _aws_secrets(text: str, low: str) -> Spans:
 _URL_WORDS = frozenset({"password", "passwd", "secret"})
 # PEM (PKCS#1, PKCS#8, SEC1, encrypted), OpenSSH, PGP (PRIVATE or SECRET KEY BLOCK), SSH2 (---- BEGIN … ----)
 _PEM_BEGIN = re.compile(r"----[- ]BEGIN ((?:[A-Z0-9]{2,12} ){0,3}(?:PRIVATE|SECRET) KEY(?: BLOCK)?)[ -]----")
-_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]{1,64}\n(?:(?!PuTTY-|Private-MAC|Private-Hash)[A-Za-z0-9-]{1,32}: [^\n]{0,1024}\n"
-                    r"|[A-Za-z0-9+/=]{1,128}\n){0,400}Private-(?:MAC|Hash): [0-9a-fA-F]{20,128}")  # up to the next file's header
+_PUTTY = re.compile(
+    r"PuTTY-User-Key-File-\d: [^\n]{1,64}\n(?:(?!PuTTY-|Private-MAC|Private-Hash)[A-Za-z0-9-]{1,32}: [^\n]{0,1024}\n"
+    r"|[A-Za-z0-9+/=]{1,128}\n){0,400}Private-(?:MAC|Hash): [0-9a-fA-F]{20,128}"
+)  # up to the next file's header
 
 
 def _private_keys(text: str, low: str) -> Spans:
@@ -84,7 +100,9 @@ def _private_keys(text: str, low: str) -> Spans:
         end = next_end[marker]
         if 0 <= end - m.end() <= 65536:
             covered = end + len(marker)
-            covered += len(text[covered:covered + 6]) - len(text[covered:covered + 6].lstrip(" -"))  # the closing dashes
+            covered += len(text[covered : covered + 6]) - len(
+                text[covered : covered + 6].lstrip(" -")
+            )  # the closing dashes
         else:
             cut = m.end() + 8192
             stops = [i for i in (text.find("\n\n", m.end(), cut), text.find('"', m.end(), cut)) if i >= 0]
@@ -97,8 +115,12 @@ def _private_keys(text: str, low: str) -> Spans:
 _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the randomness check
     ("openai_key", r"sk-(?!ant-)(?:(?:proj|svcacct|admin)-)?[A-Za-z0-9_-]{20,400}", ("sk-",), 3),
     ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{24,400}", ("sk-ant-",), 7),
-    ("github_token", r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])",
-     ("gh", "github_pat_"), 4),
+    (
+        "github_token",
+        r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])",
+        ("gh", "github_pat_"),
+        4,
+    ),
     ("slack_token", r"x(?:oxe\.xox[a-z]|ox[a-z]|app)-\d{1,20}-[A-Za-z0-9-]{10,255}", ("xox", "xapp-"), 5),
     ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])", ("AIza",), 4),
     ("google_oauth", r"(?:GOCSPX-[A-Za-z0-9_-]{24,64}|ya29\.[A-Za-z0-9_-]{20,2048})", ("GOCSPX-", "ya29."), 7),
@@ -109,30 +131,84 @@ _PREFIXED = (  # kind, regex, hints, length of the prefix left out of the random
     ("huggingface_token", r"hf_[A-Za-z0-9]{30,64}(?![A-Za-z0-9_])", ("hf_",), 3),
     ("sendgrid_key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}", ("SG.",), 3),
     ("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])", ("AKIA", "ASIA", "ABIA", "ACCA"), 4),
-    ("vault_token", r"hv[sbr]\.[A-Za-z0-9_-]{24,255}(?![A-Za-z0-9_-])", (), 4),  # HashiCorp Vault: the literal is the hint
-    ("private_key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("AGE-SECRET-KEY-1",), 16),  # age identity
+    (
+        "vault_token",
+        r"hv[sbr]\.[A-Za-z0-9_-]{24,255}(?![A-Za-z0-9_-])",
+        (),
+        4,
+    ),  # HashiCorp Vault: the literal is the hint
+    (
+        "private_key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        ("AGE-SECRET-KEY-1",),
+        16,
+    ),  # age identity
 )
 FORMAT_RULES: tuple[tuple[str, Finder], ...] = (
     ("private_key", _private_keys),
-    *((kind, regex_finder(rx, accept=lambda v, *_, s=skip, c=1 if kind.startswith("aws") else 2: random_like(v[s:], c),
-                          hints=hints, before=KEYCH))  # an AWS key id has no lower case: one class is enough
-      for kind, rx, hints, skip in _PREFIXED),
-    ("slack_webhook", regex_finder(r"hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/(?P<v>[A-Za-z0-9]{16,48})",
-                                   group="v", hints=("hooks.slack.com",))),
+    *(
+        (
+            kind,
+            regex_finder(
+                rx,
+                accept=lambda v, *_, s=skip, c=1 if kind.startswith("aws") else 2: random_like(v[s:], c),  # noqa: B008
+                hints=hints,
+                before=KEYCH,
+            ),
+        )  # an AWS key id has no lower case: one class is enough; c is bound per kind
+        for kind, rx, hints, skip in _PREFIXED
+    ),
+    (
+        "slack_webhook",
+        regex_finder(
+            r"hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/(?P<v>[A-Za-z0-9]{16,48})",
+            group="v",
+            hints=("hooks.slack.com",),
+        ),
+    ),
     # the lookbehind after the literal keeps the fast prefix scan and stops eyJeyJeyJ… rescans
-    ("jwt", regex_finder(r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,1024}",
-                          hints=("eyJ",))),
+    (
+        "jwt",
+        regex_finder(
+            r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{0,1024}",
+            hints=("eyJ",),
+        ),
+    ),
     ("aws_secret_key", _aws_secrets),
     # in a URL the place says it is a password: user:pass@ goes, only templates (${PASS}, <pw>, ***) and the
     # word itself (user:password@, the form docs use) stay
-    ("url_password", regex_finder(r"://(?<=[A-Za-z0-9]://)[^\s:/@\"'<>]{0,64}:(?P<v>[^\s@/\"'<>]{1,128})@(?=[\w\[.-])",
-                                  group="v", accept=lambda v, *_: not placeholder(v, words=False) and norm_key(v) not in _URL_WORDS,
-                                  hints=("://",))),
-    ("bearer_token", regex_finder(r"(?:bearer|authorization[\"']?[ \t]?[:=][ \t]?[\"']?token)[ \t]{1,8}"
-                                  r"(?P<v>[a-z0-9._~+/-]{12,4096}=*)", group="v", accept=lambda v, *_: random_like(v),
-                                   words=("bearer", "authorization"), before=KEYCH, lower=True)),
-    ("basic_auth", regex_finder(r"basic[ \t]{1,8}(?P<v>[a-z0-9+/]{8,1024}={0,2})(?![a-z0-9+/=])", group="v",
-                                accept=basic_credentials, hints=("basic",), before=KEYCH, lower=True)),
+    (
+        "url_password",
+        regex_finder(
+            r"://(?<=[A-Za-z0-9]://)[^\s:/@\"'<>]{0,64}:(?P<v>[^\s@/\"'<>]{1,128})@(?=[\w\[.-])",
+            group="v",
+            accept=lambda v, *_: not placeholder(v, words=False) and norm_key(v) not in _URL_WORDS,
+            hints=("://",),
+        ),
+    ),
+    (
+        "bearer_token",
+        regex_finder(
+            r"(?:bearer|authorization[\"']?[ \t]?[:=][ \t]?[\"']?token)[ \t]{1,8}"
+            r"(?P<v>[a-z0-9._~+/-]{12,4096}=*)",
+            group="v",
+            accept=lambda v, *_: random_like(v),
+            words=("bearer", "authorization"),
+            before=KEYCH,
+            lower=True,
+        ),
+    ),
+    (
+        "basic_auth",
+        regex_finder(
+            r"basic[ \t]{1,8}(?P<v>[a-z0-9+/]{8,1024}={0,2})(?![a-z0-9+/=])",
+            group="v",
+            accept=basic_credentials,
+            hints=("basic",),
+            before=KEYCH,
+            lower=True,
+        ),
+    ),
     *LINK_RULES,
 )
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(kind for kind, _ in FORMAT_RULES + ASSIGNMENT_RULES + PROSE_RULES))
@@ -159,15 +235,17 @@ class Redactor:
         self.kinds = tuple(dict.fromkeys(kind for kind, _ in rules))
 
     @classmethod
-    def from_config(cls, enabled: bool = True, extra_patterns: dict[str, str] | None = None,
-                    disabled_kinds: list[str] | None = None) -> Redactor:
+    def from_config(
+        cls, enabled: bool = True, extra_patterns: dict[str, str] | None = None, disabled_kinds: list[str] | None = None
+    ) -> Redactor:
         """Built-in rules minus disabled_kinds, plus user regexes by kind (after the format rules)."""
         custom = [(kind, _custom(kind, pattern)) for kind, pattern in (extra_patterns or {}).items()]
         disabled = set(disabled_kinds or ())
         unknown = sorted(disabled - set(KINDS) - {kind for kind, _ in custom})
         if unknown:
-            raise ConfigError(f"redaction: unknown kind {unknown[0]!r} in disabled_kinds",
-                              hint=f"known kinds: {', '.join(KINDS)}")
+            raise ConfigError(
+                f"redaction: unknown kind {unknown[0]!r} in disabled_kinds", hint=f"known kinds: {', '.join(KINDS)}"
+            )
         rules = [*FORMAT_RULES, *custom, *ASSIGNMENT_RULES, *PROSE_RULES]
         return cls([(kind, find) for kind, find in rules if kind not in disabled], enabled)
 
@@ -177,7 +255,7 @@ class Redactor:
             return []
         claimed = bytearray(len(text))  # 1 where a marker or an earlier (higher-priority) rule holds
         for m in MARKER.finditer(text):
-            claimed[m.start():m.end()] = b"\1" * (m.end() - m.start())
+            claimed[m.start() : m.end()] = b"\1" * (m.end() - m.start())
         low, found = Lowered(text.replace("\u0130", "I").lower()), []  # İ: the one lowercase that grows
         low.claimed = claimed  # a later rule may skip what an earlier one took (memcli.secrets.prose)
         for kind, finder in self._rules:
@@ -191,7 +269,7 @@ class Redactor:
         """(text with every secret replaced by [REDACTED:<kind>], the kinds, one per replacement)."""
         found, parts, at = self.find(text), [], 0
         for f in found:
-            parts += [text[at:f.start], f"[REDACTED:{f.kind}]"]
+            parts += [text[at : f.start], f"[REDACTED:{f.kind}]"]
             at = f.end
         return "".join(parts) + text[at:], [f.kind for f in found]
 

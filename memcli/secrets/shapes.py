@@ -6,23 +6,26 @@ a value in prose (6+ characters, not words, kebab-case words, a path, URL, versi
 ENV_NAME, get_token(), changeme). `trim` decides which closing punctuation a value keeps.
 `regex_finder` turns a regex into a rule; `is_secret_key` names the keys whose values are secrets.
 """
+
 from __future__ import annotations
 
 import base64
 import binascii
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
-from itertools import chain
+from functools import lru_cache, partial
+from itertools import chain, pairwise
 
 Spans = Iterator[tuple[int, int]]
 Finder = Callable[[str, str], Spans]  # (text, text lowercased with the same offsets) -> spans
 
 # ---------------------------------------------------------------- value shapes
-_PLACEHOLDER_WORDS = frozenset("""changeme changethis changeit password passwd pass secret token apikey key
+_PLACEHOLDER_WORDS = frozenset(
+    """changeme changethis changeit password passwd pass secret token apikey key
     example placeholder redacted replaceme todo tbd none null nil undefined true false yes no on off empty
     dummy test xxx hidden masked required optional notset unset na string str int bool value foo bar foobar
-    secretkey accesstoken sample""".split())
+    secretkey accesstoken sample""".split()
+)
 _MASKED = re.compile(r"[*xX•·.#?_\-]+|0+")
 _MASK_RUN = re.compile(r"([xX*•#])\1{3}")
 _TEMPLATE = re.compile(r"\$|\{\{|\{%|\{[\w.]*(?:\}|$)|%\(|%\w+%|<|\[REDACTED:|!(?:secret|vault|env|ref|sub)\b", re.I)
@@ -40,8 +43,16 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 def placeholder(value: str, words: bool = True) -> bool:
     """A mask, reference, template, elision or your-key-here; with `words`, changeme, null, test…"""
-    if not value or "..." in value or "…" in value or _MASKED.fullmatch(value) or _MASK_RUN.search(value) \
-            or _TEMPLATE.match(value) or _YOUR.search(value) or _ENV_NAME.fullmatch(value):
+    if (
+        not value
+        or "..." in value
+        or "…" in value
+        or _MASKED.fullmatch(value)
+        or _MASK_RUN.search(value)
+        or _TEMPLATE.match(value)
+        or _YOUR.search(value)
+        or _ENV_NAME.fullmatch(value)
+    ):
         return True
     squashed = _NON_ALNUM.sub("", value.lower())
     return words and (squashed in _PLACEHOLDER_WORDS or squashed.startswith("redacted"))
@@ -51,27 +62,41 @@ def literal(value: str) -> bool:
     """A config value that is itself the secret (loose: words allowed). A path names a file, but
     /VpflvLk/DR3s… is base64 that starts with a slash."""
     path = _PATH.match(value) and not any(len(s) >= 8 and random_like(s, 3) for s in re.split(r"[/\\]", value))
-    return (len(value) >= 4 and not path and not placeholder(value) and not _CODE.fullmatch(value)
-            and not _URL.match(value) and not _VERSION_OR_DATE.fullmatch(value)
-            and not (_IDENT.fullmatch(value) and is_secret_key(value)))  # password=db_password names one
+    return (
+        len(value) >= 4
+        and not path
+        and not placeholder(value)
+        and not _CODE.fullmatch(value)
+        and not _URL.match(value)
+        and not _VERSION_OR_DATE.fullmatch(value)
+        and not (_IDENT.fullmatch(value) and is_secret_key(value))
+    )  # password=db_password names one
 
 
 def credential_like(value: str) -> bool:
     """A value in prose that looks like a credential rather than a word or words/in/a/path (strict)."""
-    return len(value) >= 6 and literal(value) and not all(WORDY.fullmatch(p) and not _scrambled(p) for p in value.split("/"))
+    return (
+        len(value) >= 6
+        and literal(value)
+        and not all(WORDY.fullmatch(p) and not _scrambled(p) for p in value.split("/"))
+    )
 
 
 def _scrambled(word: str) -> bool:
     """Letters a person would not type as a word: case switching 3+ times and few vowels (rrQeFkxPab…)."""
-    switches = sum(a.islower() and b.isupper() for a, b in zip(word, word[1:]))
+    switches = sum(a.islower() and b.isupper() for a, b in pairwise(word))
     return switches >= 3 and sum(c in "aeiouAEIOU" for c in word) < 0.3 * len(word)
 
 
 def random_like(body: str, classes: int = 2) -> bool:
     """Drawn from a key alphabet: mixed classes, no words (but 1 in 28 AWS ids has no digit), no masks."""
     kinds = any(c.islower() for c in body) + any(c.isupper() for c in body) + any(c.isdigit() for c in body)
-    return kinds >= classes and not _RUN.search(body) and not placeholder(body) \
+    return (
+        kinds >= classes
+        and not _RUN.search(body)
+        and not placeholder(body)
         and (classes == 1 or not WORDY.fullmatch(body))
+    )
 
 
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
@@ -84,22 +109,34 @@ def trim(value: str, strict: bool) -> str:
     if value.endswith(("..", "…")):
         return value  # elided: the caller judges it (sk-... is a placeholder)
     stops = ".,:;" if strict else ".,:"
-    while value and (value[-1] in stops or (value[-1] in _CLOSERS and value.count(value[-1]) > value.count(_CLOSERS[value[-1]]))):
+    while value and (
+        value[-1] in stops or (value[-1] in _CLOSERS and value.count(value[-1]) > value.count(_CLOSERS[value[-1]]))
+    ):
         value = value[:-1]
     return value
 
 
-_NOT_A_PASSWORD = frozenset("""correct incorrect strong simple unique random invalid default inside outside elsewhere unknown
+_NOT_A_PASSWORD = frozenset(
+    """correct incorrect strong simple unique random invalid default inside outside elsewhere unknown
     broken common enough itself plaintext cleartext lowercase uppercase nowhere somewhere written forgotten similar complex
-    unsafe 1password bitwarden lastpass keepass keepassxc dashlane keychain vaultwarden""".split())  # no suffix gives these away
+    unsafe 1password bitwarden lastpass keepass keepassxc dashlane keychain vaultwarden""".split()
+)  # no suffix gives these away
 _ADJECTIVE = re.compile(r"[a-z]*(?:ed|ing|[aeio]ble|ive|ous|ful|less|ent|ant|al|ic|ure|ate|ary|ory|er|est|ty|ness)")
 
 
 def word_password(value: str, follows: str) -> bool:
     """`the wifi password is swordfish.`: one lowercase word of 6-32 letters ending the clause, not an
     adjective (its suffix or a list) nor a password manager; `follows` is the character after it."""
-    return value.isalpha() and value.isascii() and value.islower() and 6 <= len(value) <= 32 \
-        and follows in ("", *".!,;)\n") and value not in _NOT_A_PASSWORD and not _ADJECTIVE.fullmatch(value) and literal(value)
+    return (
+        value.isalpha()
+        and value.isascii()
+        and value.islower()
+        and 6 <= len(value) <= 32
+        and follows in ("", *".!,;)\n")
+        and value not in _NOT_A_PASSWORD
+        and not _ADJECTIVE.fullmatch(value)
+        and literal(value)
+    )
 
 
 def password_manager(value: str) -> bool:
@@ -107,9 +144,26 @@ def password_manager(value: str) -> bool:
 
 
 # ---------------------------------------------------------------- secret-named keys
-SECRET_ENDINGS = ("password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey",
-                   "secretkey", "privatekey", "encryptionkey", "signingkey", "masterkey", "credential",
-                   "credentials", "keydata", "sshpass", "rediscliauth")  # client-key-data; SSHPASS=, REDISCLI_AUTH=
+SECRET_ENDINGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "encryptionkey",
+    "signingkey",
+    "masterkey",
+    "credential",
+    "credentials",
+    "keydata",
+    "sshpass",
+    "rediscliauth",
+)  # client-key-data; SSHPASS=, REDISCLI_AUTH=
 _NOT_SECRET = ("pagetoken", "nexttoken", "continuationtoken", "synctoken", "cursortoken", "publickeydata")
 STRICT_KEYS = frozenset({"token", "credential", "credentials"})
 DICT_ONLY_KEYS = frozenset({"auth", "authorization"})  # docker config "auth"; too vague in prose
@@ -140,6 +194,8 @@ class Lowered(str):
     token, secret), so each word is looked for once per text. The Redactor also sets `claimed`
     (1 where an earlier rule took a value), so a later rule can skip a value already taken."""
 
+    claimed: bytearray
+
     def memo(self, key, compute: Callable[[str], object]):
         done = self.__dict__.setdefault("_memo", {})
         if key not in done:
@@ -162,12 +218,19 @@ def _scan(low: str, word: str) -> list[int]:
 
 def positions(low: str, words: tuple[str, ...]) -> list[int]:
     """Where any of `words` starts in `low`, in order (a position twice if two words start there)."""
-    found = [memo(low, word, lambda t, w=word: _scan(t, w)) for word in words]
+    found = [memo(low, word, partial(_scan, word=word)) for word in words]
     return found[0] if len(found) == 1 else sorted(chain.from_iterable(found))  # sorted runs: a merge
 
 
-def regex_finder(pattern: str | re.Pattern, group: int | str = 0, accept: Callable[..., bool] | None = None,
-                 hints: tuple[str, ...] = (), before: str = "", lower: bool = False, words: tuple[str, ...] = ()) -> Finder:
+def regex_finder(
+    pattern: str | re.Pattern,
+    group: int | str = 0,
+    accept: Callable[..., bool] | None = None,
+    hints: tuple[str, ...] = (),
+    before: str = "",
+    lower: bool = False,
+    words: tuple[str, ...] = (),
+) -> Finder:
     """Spans of `group` in matches kept by accept(value, text, start, end), no `before` character ahead.
     With `words` (lower only: every match starts with one of them) the regex is tried only where one
     stands, as finditer would: a match never starts inside the previous one."""
@@ -189,9 +252,13 @@ def regex_finder(pattern: str | re.Pattern, group: int | str = 0, accept: Callab
             return
         for m in matches(haystack):
             start, end = m.span(group)
-            if end > start and not (m.start() and haystack[m.start() - 1] in before) \
-                    and (accept is None or accept(text[start:end], text, start, end)):
+            if (
+                end > start
+                and not (m.start() and haystack[m.start() - 1] in before)
+                and (accept is None or accept(text[start:end], text, start, end))
+            ):
                 yield start, end
+
     return find
 
 

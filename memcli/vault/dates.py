@@ -35,7 +35,7 @@ def shaped(daily_dir: str, rel: str) -> str | None:
     daily = daily_dir.rstrip("/") + "/"
     if not rel.startswith(daily):
         return None
-    return _segment(rel[len(daily):].partition("/")[0])[0]
+    return _segment(rel[len(daily) :].partition("/")[0])[0]
 
 
 def of(daily_dir: str, rel: str) -> str | None:
@@ -44,9 +44,9 @@ def of(daily_dir: str, rel: str) -> str | None:
     if daily_dir.endswith("/"):
         daily_dir = daily_dir.rstrip("/")
     n = len(daily_dir)
-    if not rel.startswith(daily_dir) or rel[n:n + 1] != "/":
+    if not rel.startswith(daily_dir) or rel[n : n + 1] != "/":
         return None
-    return _segment(rel[n + 1:].partition("/")[0])[1]
+    return _segment(rel[n + 1 :].partition("/")[0])[1]
 
 
 @lru_cache(maxsize=8192)

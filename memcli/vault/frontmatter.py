@@ -37,7 +37,7 @@ def split(text: str) -> tuple[str | None, int]:
         line = text[pos:] if nl < 0 else text[pos:nl]
         line_no += 1
         if line.rstrip() in ("---", "..."):
-            return text[first_nl + 1:pos], line_no
+            return text[first_nl + 1 : pos], line_no
         if nl < 0:
             break
         pos = nl + 1
@@ -56,8 +56,10 @@ def _clean(v: Any) -> Any:
     if isinstance(v, list):
         return [_scalar(x) if not isinstance(x, (list, dict)) else str(x)[:200] for x in v[:_MAX_LIST]]
     if isinstance(v, dict):
-        return {str(k): _scalar(x) if not isinstance(x, (list, dict)) else str(x)[:200]
-                for k, x in list(v.items())[:_MAX_LIST]}
+        return {
+            str(k): _scalar(x) if not isinstance(x, (list, dict)) else str(x)[:200]
+            for k, x in list(v.items())[:_MAX_LIST]
+        }
     return _scalar(v)
 
 
@@ -107,6 +109,7 @@ def render(meta: dict[str, Any]) -> str:
     import yaml
     from frontmatter.default_handlers import YAMLHandler
 
-    body = YAMLHandler().export(meta, Dumper=yaml.SafeDumper, allow_unicode=True, sort_keys=True,
-                                default_flow_style=False, width=100000)
+    body = YAMLHandler().export(
+        meta, Dumper=yaml.SafeDumper, allow_unicode=True, sort_keys=True, default_flow_style=False, width=100000
+    )
     return f"---\n{body}\n---\n"

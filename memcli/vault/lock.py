@@ -32,7 +32,7 @@ DREAM = "dream"  # one dream at a time
 INBOX = "inbox"  # the inbox file
 WAIT = 30.0  # seconds a writer waits for a lock another mem job holds before exiting 75 (--wait)
 
-_HELD: "weakref.WeakSet[Lock]" = weakref.WeakSet()  # locks this process holds, for fork
+_HELD: weakref.WeakSet[Lock] = weakref.WeakSet()  # locks this process holds, for fork
 
 
 class Lock:
@@ -51,7 +51,7 @@ class Lock:
         except OSError:
             return ""
 
-    def acquire(self) -> "Lock":
+    def acquire(self) -> Lock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + max(0.0, self.wait)
@@ -86,7 +86,7 @@ class Lock:
                 os.close(self._fd)
                 self._fd = None
 
-    def __enter__(self) -> "Lock":
+    def __enter__(self) -> Lock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:
@@ -106,19 +106,3 @@ def _drop_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_drop_in_child)
-
-
-def is_held(path: Path) -> bool:
-    """True when some process holds the lock at `path` (checked without waiting)."""
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)

@@ -2,7 +2,7 @@
 
 One note per session per day, found by its frontmatter `session_id` or
 `source_conversation`. The day index lists the day's notes between the
-`<!-- notes:auto -->` markers (DESIGN §6); text outside them is the user's and is
+`<!-- notes:auto -->` markers (docs/architecture.md, Jobs); text outside them is the user's and is
 kept. Writers only write when the text changes, so re-running a job is a no-op.
 """
 
@@ -31,14 +31,17 @@ def zone(ws: Workspace) -> tzinfo:
     """The configured time zone (`timezone`), else this machine's local zone."""
     name = ws.settings.timezone.strip()
     if not name:
-        return datetime.now().astimezone().tzinfo
+        local = datetime.now().astimezone().tzinfo
+        assert local is not None  # astimezone() always gives an aware datetime
+        return local
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"unknown timezone {name!r}", "use an IANA name such as Europe/Berlin, or leave it empty") \
-            from None
+        raise ConfigError(
+            f"unknown timezone {name!r}", "use an IANA name such as Europe/Berlin, or leave it empty"
+        ) from None
 
 
 def today(ws: Workspace, now: datetime | None = None) -> str:
@@ -103,9 +106,17 @@ def day_notes(ws: Workspace, day: str) -> list[Path]:
         entries = list(os.scandir(d))
     except OSError:
         return []
-    return sorted((Path(e.path) for e in entries
-                   if e.name.endswith(".md") and not e.name.startswith(".")
-                   and not e.is_symlink() and e.is_file(follow_symlinks=False)), key=lambda p: p.name)
+    return sorted(
+        (
+            Path(e.path)
+            for e in entries
+            if e.name.endswith(".md")
+            and not e.name.startswith(".")
+            and not e.is_symlink()
+            and e.is_file(follow_symlinks=False)
+        ),
+        key=lambda p: p.name,
+    )
 
 
 def conversation_link(ws: Workspace, sid: str) -> str:
@@ -132,7 +143,7 @@ def free_path(ws: Workspace, day: str, name: str) -> tuple[Path, str]:
         if not path.exists():
             return path, name
         n += 1
-        name = f"{base[:MAX_NAME - 4]}-{n}"
+        name = f"{base[: MAX_NAME - 4]}-{n}"
 
 
 def write(note: Note) -> bool:
@@ -194,8 +205,9 @@ def update_day_index(ws: Workspace, day: str, warnings: list[str] | None = None)
     why = page_problem(path)
     if why is not None:
         if warnings is not None:
-            warnings.append(f"left {ws.rel(path)} as it is: {why}; its list of the day's notes is updated "
-                            "once that is fixed")
+            warnings.append(
+                f"left {ws.rel(path)} as it is: {why}; its list of the day's notes is updated once that is fixed"
+            )
         return path, "kept"
     entries = index_lines(ws, day)
     block = "\n".join([AUTO_OPEN, *entries, AUTO_CLOSE])
@@ -206,7 +218,7 @@ def update_day_index(ws: Workspace, day: str, warnings: list[str] | None = None)
     try:
         start = next(i for i, x in enumerate(lines) if x.strip() == AUTO_OPEN)
         end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() == AUTO_CLOSE)
-        note.body = "\n".join([*lines[:start], block, *lines[end + 1:]])
+        note.body = "\n".join([*lines[:start], block, *lines[end + 1 :]])
     except StopIteration:  # no block yet (a new page, or an OpenClaw daily log): add it after the text
         text = note.body.rstrip("\n")
         note.body = (text + "\n\n" if text else "") + block + "\n"

@@ -33,8 +33,10 @@ def validate_session_id(sid: str) -> str:
     bad = _FORBIDDEN.search(sid)
     if bad:
         what = "a control character" if ord(bad.group()) < 32 or bad.group() == "\x7f" else repr(bad.group())
-        raise BadInput(f"session id {shown!r} contains {what}",
-                       'a session id may not contain / \\ : * ? " < > | or control characters')
+        raise BadInput(
+            f"session id {shown!r} contains {what}",
+            'a session id may not contain / \\ : * ? " < > | or control characters',
+        )
     if sid != sid.strip():
         raise BadInput(f"session id {shown!r} starts or ends with whitespace")
     if not _is_text(sid):  # undecodable argv bytes arrive as lone surrogates (surrogateescape)
@@ -79,8 +81,7 @@ def read_log(path: Path) -> list[dict]:
         except (ValueError, RecursionError):
             rec = None
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
-            raise JobFailed(f"{path.name} line {n} is not a saved message",
-                            f"fix or delete that line of {path}")
+            raise JobFailed(f"{path.name} line {n} is not a saved message", f"fix or delete that line of {path}")
         out.append(rec)
     return out
 
@@ -129,8 +130,8 @@ def write_log(path: Path, old: list[dict], merged: list[dict]) -> str:
     if merged == old and (not merged or _intact(path)):
         return "unchanged"
     lines = [dump(r) + "\n" for r in merged]
-    if old and merged[:len(old)] == old and _intact(path):
-        atomic.append_bytes(path, "".join(lines[len(old):]).encode("utf-8"))
+    if old and merged[: len(old)] == old and _intact(path):
+        atomic.append_bytes(path, "".join(lines[len(old) :]).encode("utf-8"))
         return "appended"
     atomic.write_text(path, "".join(lines))
     return "rewritten"
@@ -147,5 +148,3 @@ def _intact(path: Path) -> bool:
             return fh.read(1) == b"\n"
     except FileNotFoundError:
         return False
-
-

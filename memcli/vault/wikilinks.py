@@ -14,7 +14,7 @@ def extract(path: str, body_lines: list[str]) -> list[dict]:
     fence = None
     for line in body_lines:
         s = line.lstrip()
-        if s.startswith("```") or s.startswith("~~~"):
+        if s.startswith(("```", "~~~")):
             mark = s[:3]
             fence = None if fence == mark else (fence or mark)
             continue

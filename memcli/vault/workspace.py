@@ -4,110 +4,25 @@ Indexed ("watched") files are MEMORY.md, the Markdown under daily_dir and digest
 OpenClaw `extra_paths` (absolute or workspace-relative, `~` expanded; a folder is walked for `.md`,
 a file is taken as it is; symlinks are skipped). Every indexed file is named by one posix string,
 the same in the stores, search output, `mem get` and the MCP tools: its workspace-relative path,
-or for an extra path outside the workspace `extra/<name>/<path inside it>` (<name>: the folder's
-name or the file's stem, made unique with `-2`, `-3`, … in config order); `Workspace.locate`
-turns either back into the file. mem only reads extra paths outside the workspace.
+or for an extra path outside the workspace `extra/<name>/<path inside it>` (memcli.vault.extras
+names them); `Workspace.locate` turns either back into the file. mem only reads extra paths outside the workspace.
 """
+
 from __future__ import annotations
 
 import os
-import re
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
+from memcli.config.settings import Settings, build
 from memcli.errors import BadInput
 from memcli.vault import dates
-from memcli.watch import walk
 from memcli.vault.dates import DATE_DIR, DAY_PAGE  # noqa: F401 - where other modules import them from
-from memcli.config.settings import Settings, build
-
-VIRTUAL = "extra"  # extra paths outside the workspace are indexed as extra/<name>/...
-_UNSAFE_NAME = re.compile(r"[^\w.\- ]+")
-
-
-@dataclass(frozen=True)
-class ExtraRoot:
-    """One configured extra path."""
-
-    entry: str  # as configured
-    path: str  # absolute and normalised (`~` expanded, a relative entry taken from the workspace)
-    inside: bool  # inside the workspace: indexed under its own relative path
-    rel: str  # inside: that relative path; outside: its virtual folder `extra/<name>`
-    problem: str = ""  # why it is never indexed, whatever is on disk
-
-    def file_rel(self) -> str:
-        """The indexed path of this entry when it is a Markdown file."""
-        return self.rel if self.inside else f"{self.rel}/{os.path.basename(self.path)}"
-
-
-@dataclass(frozen=True)
-class Resolver:
-    """Indexed path -> absolute file path; picklable, so index workers can take it."""
-
-    root: str
-    extras: tuple[tuple[str, str], ...] = ()  # (virtual folder `extra/<name>`, absolute path)
-
-    def __call__(self, rel: str) -> str:
-        if self.extras and rel.startswith(VIRTUAL + "/"):
-            for vdir, path in self.extras:
-                if rel.startswith(vdir + "/"):
-                    rest = rel[len(vdir) + 1:]
-                    if rest == os.path.basename(path) and not os.path.isdir(path):
-                        return path  # an extra path that is a file
-                    return os.path.join(path, *rest.split("/"))
-        return os.path.join(self.root, rel)
-
-
-def _within(path: str, top: str) -> bool:
-    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
-
-
-def _name_of(path: str) -> str:
-    base = os.path.basename(path.rstrip(os.sep)) or "root"
-    if base.lower().endswith(".md") and len(base) > 3:
-        base = base[:-3]
-    return _UNSAFE_NAME.sub("-", base).strip(". ") or "root"
-
-
-def plan_extras(root: Path, entries, watched: list[str]) -> tuple[ExtraRoot, ...]:
-    """Classify the configured extra paths; `watched` are daily_dir and digest_dir.
-
-    Inside or outside is decided lexically, and by realpath (a workspace reached through a
-    symlinked folder); names depend on the config alone, so they stay stable."""
-    top = os.path.normpath(str(root))
-    real_top = os.path.realpath(top)
-    inside: list[tuple[str, str, str]] = []  # entry, path, rel
-    outside: list[tuple[str, str]] = []  # entry, path
-    seen: set[str] = set()
-    for entry in entries:
-        entry = str(entry).strip()
-        path = os.path.normpath(os.path.join(top, entry))  # an absolute entry stays itself
-        if not entry or path in seen:
-            continue
-        seen.add(path)
-        real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-        if _within(path, top) or _within(real, real_top):
-            rel = os.path.relpath(path, top) if _within(path, top) else os.path.relpath(real, real_top)
-            inside.append((entry, path, rel.replace(os.sep, "/")))
-        else:
-            outside.append((entry, path))
-    out = [ExtraRoot(e, p, True, r, "the workspace itself cannot be an extra path" if r == "." else "")
-           for e, p, r in inside]
-    rels = [w.strip("/") for w in watched] + [r.rel for r in out if not r.problem]
-    taken = any(r == VIRTUAL or r.startswith(VIRTUAL + "/") for r in rels)
-    names: set[str] = set()
-    for entry, path in outside:
-        base, n = _name_of(path), 1
-        while (f"{base}-{n}" if n > 1 else base).casefold() in names:
-            n += 1
-        name = f"{base}-{n}" if n > 1 else base
-        names.add(name.casefold())
-        problem = (f"not indexed: its virtual folder {VIRTUAL}/ is also an indexed folder of the workspace "
-                   f"(rename that folder)" if taken else "")
-        out.append(ExtraRoot(entry, path, False, f"{VIRTUAL}/{name}", problem))
-    return tuple(out)
+from memcli.vault.extras import ExtraRoot, Resolver, plan_extras, within
+from memcli.watch import walk
 
 
 @dataclass
@@ -118,7 +33,7 @@ class Workspace:
     settings: Settings = field(default_factory=Settings)  # the same, typed and validated: what jobs read
     openclaw: Any = None  # memcli.config.openclaw.Layer: the OpenClaw settings merged in, if any
     _extras: tuple | None = field(default=None, init=False, repr=False, compare=False)
-    _resolver: Resolver | None = field(default=None, init=False, repr=False, compare=False)
+    _resolver: Resolver = field(init=False, repr=False, compare=False)  # set by extra_roots()
 
     def _dir(self, key: str) -> Path:
         return self.root / getattr(self.settings, key)
@@ -180,7 +95,7 @@ class Workspace:
         for r in self._outside():
             if full == r.path:
                 return r.file_rel()
-            if _within(full, r.path):
+            if within(full, r.path):
                 return f"{r.rel}/{os.path.relpath(full, r.path).replace(os.sep, '/')}"
         return None
 
@@ -188,7 +103,7 @@ class Workspace:
         """(folder, names below it) that lead to `rel`: each name is checked for symlinks."""
         for r in self._outside():
             if rel.startswith(r.rel + "/"):
-                rest, base = rel[len(r.rel) + 1:], os.path.basename(r.path)
+                rest, base = rel[len(r.rel) + 1 :], os.path.basename(r.path)
                 parts = [base] if rest == base and not os.path.isdir(r.path) else [base, *rest.split("/")]
                 return Path(os.path.dirname(r.path)), parts
         return self.root, rel.split("/")
@@ -236,7 +151,7 @@ class Workspace:
         for sub in (self.settings.daily_dir, self.settings.digest_dir):
             base = os.path.normpath(os.path.join(root, sub))
             if base.startswith(root + os.sep):
-                rel = base[len(root) + 1:].replace(os.sep, "/")
+                rel = base[len(root) + 1 :].replace(os.sep, "/")
                 out.append((base, rel, rel, False))
         for r in self.extra_roots():
             if not r.problem:
@@ -244,8 +159,9 @@ class Workspace:
                 out.append((base, r.rel, r.file_rel(), not r.inside))
         return out
 
-    def iter_watched(self, dirs: dict | None = None, split: bool = False,
-                     problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def iter_watched(
+        self, dirs: dict | None = None, split: bool = False, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """Yield (indexed posix path, (st_mtime_ns, st_size)) of every indexed Markdown file;
         `dirs`, when given, receives what watched_dirs() returns, from the same walk, and
         `problems` (indexed path, why) of what the walk had to go round (memcli.watch.walk.walk).
@@ -259,8 +175,9 @@ class Workspace:
             return walk.in_two(self._watched, dirs, problems)
         return self._watched(dirs, None, problems)
 
-    def _watched(self, dirs: dict | None, half: walk.Half | None = None,
-                 problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def _watched(
+        self, dirs: dict | None, half: walk.Half | None = None, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files, or those of one half (memcli.watch.walk)."""
         mem = self.memory_md
         try:
@@ -324,8 +241,9 @@ class Workspace:
             return None
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def watched_under(self, folder: str, dirs: dict | None = None,
-                      problems: list | None = None) -> Iterator[tuple[str, tuple[int, int]]]:
+    def watched_under(
+        self, folder: str, dirs: dict | None = None, problems: list | None = None
+    ) -> Iterator[tuple[str, tuple[int, int]]]:
         """iter_watched()'s files below the workspace folder `folder` (a relative path), and
         the mtimes of its folders into `dirs`."""
         seen: set[str] = set()
@@ -333,7 +251,7 @@ class Workspace:
             if out:
                 continue
             if folder == vbase or folder.startswith(vbase + "/"):
-                start, vstart = os.path.join(base, *folder[len(vbase) + 1:].split("/")), folder
+                start, vstart = os.path.join(base, *folder[len(vbase) + 1 :].split("/")), folder
             elif vbase.startswith(folder + "/"):
                 start, vstart = base, vbase  # the folder holds a whole watched root
             else:
@@ -396,5 +314,4 @@ def open_workspace(root: Path, env: Mapping[str, str], overrides: Mapping[str, A
 
     notes: dict[str, Any] = {}
     cfg, ignored = layers.resolve(root, env, overrides, notes=notes)
-    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg),
-                     openclaw=notes.get("openclaw"))
+    return Workspace(root=root, config=cfg, ignored_keys=ignored, settings=build(cfg), openclaw=notes.get("openclaw"))

@@ -13,6 +13,9 @@ Linux, a folder on a filesystem whose changes can come from elsewhere (NFS, SMB,
 extra paths outside the workspace, the watch limit. Lost events (a queue overflow)
 start a new journal session, which voids every index's mark, and are reported as
 `lost` so the caller catches up with a full walk.
+
+Built on memcli.vault.inotify rather than a watching library: the journal needs the kernel's
+event order across folders, which watchfiles does not keep (measured there).
 """
 
 from __future__ import annotations
@@ -24,8 +27,18 @@ import threading
 import time
 
 from memcli.watch import journal, walk
-from memcli.watch.inotify import (IN_CREATE, IN_DELETE_SELF, IN_IGNORED, IN_ISDIR, IN_MOVE_SELF, IN_MOVED_TO,
-                                  IN_Q_OVERFLOW, Inotify, Untrusted, opened)
+from memcli.watch.inotify import (
+    IN_CREATE,
+    IN_DELETE_SELF,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MOVE_SELF,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    Inotify,
+    Untrusted,
+    opened,
+)
 
 ROTATE_BYTES = 8 << 20  # a longer journal starts a new session (the next sync walks once)
 POLL = 0.2  # the thread's longest wait, so close() is quick
@@ -36,7 +49,8 @@ class Feed:
     folders to watch and the indexed paths; this package sits below it and does not import it)."""
 
     def __init__(self, ws, ino: Inotify, writer: journal.Writer | None, count: bool = True):
-        self.ws, self._ino, self._writer, self._count = ws, ino, writer, count
+        self.ws, self._writer, self._count = ws, writer, count
+        self._ino: Inotify | None = ino  # None once closed
         self._root = os.path.realpath(ws.root)
         self._resource = os.path.relpath(os.path.realpath(ws.resource), self._root).replace(os.sep, "/")
         self._tops = ws.watched_roots()
@@ -112,9 +126,10 @@ class Feed:
 
     # the thread ---------------------------------------------------------------
     def _run(self) -> None:
+        ino = self._ino  # close() clears it after this thread stops; a closed fd fails select below
         try:
-            while not self._stop.is_set():
-                ready, _, _ = select.select([self._ino.fd], [], [], POLL)
+            while ino is not None and not self._stop.is_set():
+                ready, _, _ = select.select([ino.fd], [], [], POLL)
                 if ready:
                     with self._lock:
                         if self._ino is not None:
@@ -202,12 +217,17 @@ class Feed:
     def _wanted(self, rel: str, is_dir: bool) -> bool:
         """Whether `rel` is, or (a folder) holds or may hold, indexed files or resources."""
         if is_dir:
-            return self.ws.is_watched_path(rel) or any(t.startswith(rel + "/") for t in self._tops) \
-                or rel == self._resource or rel.startswith(self._resource + "/")
+            return (
+                self.ws.is_watched_path(rel)
+                or any(t.startswith(rel + "/") for t in self._tops)
+                or rel == self._resource
+                or rel.startswith(self._resource + "/")
+            )
         return self.ws.is_watched_path(rel)  # any name: even one not indexed moves its folder's mtime
 
     def _watch(self, folder: str, local: bool = False) -> None:
         """Watch `folder`; `local`: first make sure inotify sees every change made to it."""
+        assert self._ino is not None  # folders are watched only while the feed is open
         wd = self._ino.add_local(folder) if local else self._ino.add(folder)
         if wd >= 0:  # the same descriptor again for a folder renamed since: its name is updated
             self._wd[wd] = "" if folder == self._root else os.path.relpath(folder, self._root).replace(os.sep, "/")

@@ -36,6 +36,7 @@ MAX_READ = 32 << 20  # a journal range larger than this is not read: the walk is
 
 class Mark(NamedTuple):
     """A point of one watcher session's journal: the index reflects every change above it."""
+
     session: str
     offset: int
 
@@ -116,7 +117,7 @@ def since(metadata: Path, mark: dict | None, now: Mark) -> tuple[set[str], set[s
 
 def line(kind: str, path: str) -> bytes:
     """One journal line: `kind` f, d or c, then the path as a JSON string (any name fits)."""
-    return f"{kind} {json.dumps(path, ensure_ascii=False)}\n".encode("utf-8")
+    return f"{kind} {json.dumps(path, ensure_ascii=False)}\n".encode()
 
 
 def _live_session(base: Path) -> str | None:
@@ -154,7 +155,7 @@ def _answer(journal: Path, start: int, name: str, session: str) -> Mark | None:
                 fh.seek(start + len(seen))
                 seen += fh.read()
                 at = seen.find(want)
-                if at >= 0 and (at == 0 or seen[at - 1:at] == b"\n"):
+                if at >= 0 and (at == 0 or seen[at - 1 : at] == b"\n"):
                     return Mark(session, start + at + len(want))
                 if time.monotonic() > deadline:
                     return None
@@ -211,7 +212,7 @@ class Writer:
     def append(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self._out, view):]
+            view = view[os.write(self._out, view) :]
 
     def size(self) -> int:
         return os.fstat(self._out).st_size
@@ -230,8 +231,9 @@ class Writer:
         old = self.session
         self._drop()
         self.session = f"{os.getpid()}-{os.urandom(6).hex()}"
-        self._out = os.open(self.base / f"{self.session}.journal",
-                            os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        self._out = os.open(
+            self.base / f"{self.session}.journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600
+        )
         _replace(self.base / "session", json.dumps({"session": self.session, "pid": os.getpid()}))
         if old:
             (self.base / f"{old}.journal").unlink(missing_ok=True)

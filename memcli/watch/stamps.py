@@ -22,7 +22,7 @@ def take(files: dict[str, tuple[tuple[int, int] | None, str]], dirs: dict[str, i
     is absent, the sha256 of the content read then or "")) and `dirs` (absolute folder ->
     mtime_ns, -1 when absent). `racy_from`: RACY_NS before the observation began. None when a
     racy file's content was not read: there is nothing to compare it with."""
-    stamped = {}
+    stamped: dict[str, list | None] = {}
     for path, (st, sha) in files.items():
         if st is None:
             stamped[path] = None

@@ -27,7 +27,8 @@ import contextlib
 import marshal
 import os
 import sys
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 SPLIT_MIN_FILES = 6_000  # below, a fork and the hand-back cost more than half a walk saves
 _BY_FD = os.scandir in os.supports_fd
@@ -113,8 +114,15 @@ def utf8_name(name: str) -> bool:
     return True
 
 
-def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | None = None,
-         half: Half | None = None, problems: list | None = None) -> Stats:
+def walk(
+    base: str,
+    vbase: str,
+    seen: set[str],
+    skip: frozenset,
+    dirs: dict | None = None,
+    half: Half | None = None,
+    problems: list | None = None,
+) -> Stats:
     """(indexed path, (mtime_ns, size)) of the Markdown files below the folder `base`, named
     `vbase/<path below it>` (only those of `half`); `dirs` receives the mtimes of the folders
     below it, `problems` (indexed path, why) for what is there but cannot be walked: a folder
@@ -166,10 +174,10 @@ def walk(base: str, vbase: str, seen: set[str], skip: frozenset, dirs: dict | No
                     if not blocked:
                         said.append((shown(prefix), f"folder cannot be searched ({exc.strerror})"))
                     blocked = True
-        if shared:
+        if shared and half is not None:  # only a split walk shares folders
             subs.sort()
             half.listed.append(subs)
-            subs = subs[half.part::2]
+            subs = subs[half.part :: 2]
         stack.extend((path, False) for path in subs)
 
 
@@ -212,14 +220,18 @@ def _can_fork() -> bool:
     copied held); and only with a second core to run the child."""
     threading = sys.modules.get("threading")  # (not imported: no thread was started through it)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return hasattr(os, "fork") and sys.platform != "win32" and cores > 1 and \
-        (threading is None or threading.active_count() == 1)
+    return (
+        hasattr(os, "fork")
+        and sys.platform != "win32"
+        and cores > 1
+        and (threading is None or threading.active_count() == 1)
+    )
 
 
 class _Child:
     """A forked run of `work()`, its (marshal-able) answer left in an anonymous file."""
 
-    def __init__(self, work: Callable[[], object]):
+    def __init__(self, work: Callable[[], Any]):
         self.pid = 0
         try:
             if hasattr(os, "memfd_create"):
@@ -227,7 +239,8 @@ class _Child:
             else:
                 import tempfile
 
-                self.fd = os.dup(tempfile.TemporaryFile().fileno())
+                with tempfile.TemporaryFile() as tmp:  # the dup outlives it: unlinked, it lives as long as fd
+                    self.fd = os.dup(tmp.fileno())
         except OSError:
             self.fd = -1
             return
@@ -240,7 +253,7 @@ class _Child:
             try:
                 view = memoryview(marshal.dumps(work()))
                 while view:
-                    view = view[os.write(self.fd, view):]
+                    view = view[os.write(self.fd, view) :]
                 code = 0
             finally:
                 os._exit(code)  # no atexit handlers, no flushing the parent's buffers

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-import real_model as model_server  # noqa: E402 - tests/llm/real_model.py
+import real_model as model_server
 
 REQUIRED = os.environ.get("MEM_REQUIRE_LLM") == "1"  # read at import: the fixtures drop MEM_* variables
 
@@ -43,8 +43,9 @@ def llm_yaml(llm_server):
 
     def write(ws: Path) -> None:
         cfg = model_server.llm_config(llm_server.url)
-        lines = ["llm_model_config:"] + [f"  {k}: {str(v).lower() if isinstance(v, bool) else v}"
-                                         for k, v in cfg.items()]
+        lines = ["llm_model_config:"] + [
+            f"  {k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in cfg.items()
+        ]
         (ws / "mem.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     return write

@@ -25,8 +25,15 @@ CONTEXT = 8192
 
 # what mem is told: llama.cpp's server, the model's window, no prompt cache (repeatable replies)
 def llm_config(url: str) -> dict:
-    return {"backend": "llamacpp", "base_url": url + "/v1", "model_name": "qwen2.5-coder-0.5b-instruct",
-            "context_tokens": CONTEXT, "cache_prompt": False, "timeout": 600.0, "max_retries": 0}
+    return {
+        "backend": "llamacpp",
+        "base_url": url + "/v1",
+        "model_name": "qwen2.5-coder-0.5b-instruct",
+        "context_tokens": CONTEXT,
+        "cache_prompt": False,
+        "timeout": 600.0,
+        "max_retries": 0,
+    }
 
 
 def python() -> Path:
@@ -61,10 +68,13 @@ class Server:
 
     def __init__(self, ctx: int = CONTEXT, threads: int = 1, log: Path | None = None):
         self.log = log
-        err = open(log, "wb") if log else subprocess.DEVNULL
-        self.proc = subprocess.Popen([str(python()), str(SERVE), str(MODEL), "--ctx", str(ctx),
-                                      "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=err)
+        err = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - the server's log for its lifetime
+        self.proc = subprocess.Popen(
+            [str(python()), str(SERVE), str(MODEL), "--ctx", str(ctx), "--threads", str(threads)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
         t0 = time.monotonic()
         line = self.proc.stdout.readline().decode().strip()
         if not line.startswith("http://127.0.0.1:"):

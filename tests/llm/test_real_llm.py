@@ -60,9 +60,25 @@ def ingested(tmp_path_factory, llm_server, llm_yaml):
     (ws / "memory").mkdir(parents=True)
     llm_yaml(ws)
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "memcli", "-w", str(ws), "ingest", str(DATA / "nurse.json"),
-                           "-s", "s1", "--force", "--json"], capture_output=True, text=True, timeout=TIMEOUT,
-                          env=_env())
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memcli",
+            "-w",
+            str(ws),
+            "ingest",
+            str(DATA / "nurse.json"),
+            "-s",
+            "s1",
+            "--force",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     return ws, json.loads(proc.stdout), time.monotonic() - t0
 
@@ -117,8 +133,10 @@ def check_nodes(ws: Path) -> str:
 def test_dream_turns_the_note_into_valid_digest_nodes(ingested, run_mem):
     ws, _, _ = ingested
     rep, seconds = mem_json(run_mem, "-w", ws, "dream", "--date", DAY, "--max-units", "2")
-    print(f"\ndream: {len(rep['results'])} node action(s), {len(rep['failed'])} failed, "
-          f"{rep['remaining']['units']} unit(s) left, in {seconds:.1f} s")
+    print(
+        f"\ndream: {len(rep['results'])} node action(s), {len(rep['failed'])} failed, "
+        f"{rep['remaining']['units']} unit(s) left, in {seconds:.1f} s"
+    )
     assert rep["status"] in ("completed", "completed_with_warnings") and not rep["failed"], rep
     assert 1 <= len(list((ws / "digest").rglob("*.md"))) <= 2
     assert kept(check_nodes(ws)), check_nodes(ws)  # the nodes hold at least one planted fact
@@ -127,8 +145,9 @@ def test_dream_turns_the_note_into_valid_digest_nodes(ingested, run_mem):
             break
         assert rep["remaining"]["paths"] and not set(rep["checkpointed"]) & set(rep["remaining"]["paths"])
         rep, seconds = mem_json(run_mem, "-w", ws, "dream", "--date", DAY, "--max-units", "10")
-        print(f"dream again: {len(rep['results'])} node action(s), {rep['remaining']['units']} left, "
-              f"in {seconds:.1f} s")
+        print(
+            f"dream again: {len(rep['results'])} node action(s), {rep['remaining']['units']} left, in {seconds:.1f} s"
+        )
         assert not rep["failed"], rep
     assert rep["remaining"]["units"] == 0
     check_nodes(ws)
@@ -162,12 +181,20 @@ def test_resource_scan_writes_grounded_notes(tmp_path, llm_yaml, run_mem):
 
 # three nights of an agent's notes: two subjects, one value that changes, one line of small talk
 NIGHTS = {
-    "2026-07-06": {"commute": ("Commute", ["The user commutes to the office on a Brompton folding bike.",
-                                           "The ride takes about 20 minutes along the canal."]),
-                   "billing": ("Billing", ["The billing service uses a pgbouncer pool of 25 connections."])},
-    "2026-07-07": {"chat": ("Chat", ["User: Thanks, that was really helpful!"]),
-                   "billing-pool": ("Billing pool", ["The billing pgbouncer pool was increased from 25 to 50 "
-                                                     "connections."])},
+    "2026-07-06": {
+        "commute": (
+            "Commute",
+            [
+                "The user commutes to the office on a Brompton folding bike.",
+                "The ride takes about 20 minutes along the canal.",
+            ],
+        ),
+        "billing": ("Billing", ["The billing service uses a pgbouncer pool of 25 connections."]),
+    },
+    "2026-07-07": {
+        "chat": ("Chat", ["User: Thanks, that was really helpful!"]),
+        "billing-pool": ("Billing pool", ["The billing pgbouncer pool was increased from 25 to 50 connections."]),
+    },
     "2026-07-08": {"bike": ("Bike", ["The user replaced the Brompton with an e-bike."])},
 }
 
@@ -183,14 +210,19 @@ def test_dream_over_three_nights_decides_each_statement_and_keeps_the_facts(tmp_
         for name, (title, lines) in notes.items():
             path = ws / "memory" / day / f"{name}.md"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"---\ndescription: {json.dumps(lines[0])}\nname: {name}\n---\n# {title}\n\n"
-                            + "".join(f"- {ln}\n" for ln in lines), encoding="utf-8")
+            path.write_text(
+                f"---\ndescription: {json.dumps(lines[0])}\nname: {name}\n---\n# {title}\n\n"
+                + "".join(f"- {ln}\n" for ln in lines),
+                encoding="utf-8",
+            )
             facts += [ln for ln in lines if not ln.startswith("User: Thanks")]
         rep, seconds = mem_json(run_mem, "-w", ws, "dream", "--date", day)
         assert rep["status"] in ("completed", "completed_with_warnings") and not rep["failed"], rep
         decisions = [d for r in rep["results"] for d in r["decisions"]]
-        print(f"\n{day}: {rep['actions']} in {seconds:.1f} s; "
-              + "; ".join(f"{d['action']} by {d['decided_by']} ({d['reason'][:60]})" for d in decisions))
+        print(
+            f"\n{day}: {rep['actions']} in {seconds:.1f} s; "
+            + "; ".join(f"{d['action']} by {d['decided_by']} ({d['reason'][:60]})" for d in decisions)
+        )
         assert all(d["decided_by"] in ("model", "rules") and d["reason"] for d in decisions)
         assert all(r["decided_by"] and r["target_path"].startswith("digest/") for r in rep["results"])
     everything = ""

@@ -35,14 +35,16 @@ def main() -> None:
     ids = tok.encode(" ".join(corpus), add_special_tokens=False).ids
     while len(ids) < args.chunks * args.pieces:
         ids = ids + ids
-    texts = [tok.decode(ids[i * args.pieces:(i + 1) * args.pieces]) for i in range(args.chunks)]
+    texts = [tok.decode(ids[i * args.pieces : (i + 1) * args.pieces]) for i in range(args.chunks)]
     pieces = sum(len(e.ids) for e in tok.encode_batch(texts, add_special_tokens=False))
     start, cpu = time.perf_counter(), time.process_time()
     emb.embed_batch(texts)
     took, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(f"load {load:.2f}s  chunks {len(texts)} (~{pieces / len(texts):.0f} pieces each)  "
-          f"{len(texts) / took:.1f} chunks/s  {len(texts) / cpu:.1f} chunks/cpu-s  "
-          f"threads {args.threads or 'auto'}  cpus {os.cpu_count()}  loadavg {os.getloadavg()[0]:.2f}")
+    print(
+        f"load {load:.2f}s  chunks {len(texts)} (~{pieces / len(texts):.0f} pieces each)  "
+        f"{len(texts) / took:.1f} chunks/s  {len(texts) / cpu:.1f} chunks/cpu-s  "
+        f"threads {args.threads or 'auto'}  cpus {os.cpu_count()}  loadavg {os.getloadavg()[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 KEY = "sk-test-SECRET-4f2a9c81d7"
 
@@ -53,9 +54,19 @@ class Protocol:
     auth: tuple[str, str]  # (header, value) expected
 
     def cfg(self, url: str, **over) -> dict:
-        cfg = {"backend": self.backend, "base_url": url + self.base_path, "model_name": "test-model",
-               "api_key": KEY, "dimensions": 8, "max_input_length": 8192, "max_batch_size": 10,
-               "use_dimensions": False, "timeout": 5.0, "max_retries": 3, "headers": {}}
+        cfg = {
+            "backend": self.backend,
+            "base_url": url + self.base_path,
+            "model_name": "test-model",
+            "api_key": KEY,
+            "dimensions": 8,
+            "max_input_length": 8192,
+            "max_batch_size": 10,
+            "use_dimensions": False,
+            "timeout": 5.0,
+            "max_retries": 3,
+            "headers": {},
+        }
         cfg.update(over)
         return cfg
 
@@ -66,24 +77,50 @@ def _indexed(vectors, key="index", field_name="embedding"):
 
 
 PROTOCOLS = {
-    "openai": Protocol("openai", "/v1", "/v1/embeddings", lambda b: b["input"],
-                       lambda vs: {"object": "list", "data": _indexed(vs), "model": "test-model"},
-                       ("authorization", f"Bearer {KEY}")),
-    "dashscope": Protocol("dashscope", "", "/api/v1/services/embeddings/text-embedding/text-embedding",
-                          lambda b: b["input"]["texts"],
-                          lambda vs: {"output": {"embeddings": _indexed(vs, "text_index")},
-                                      "usage": {"total_tokens": 1}, "request_id": "r1"},
-                          ("authorization", f"Bearer {KEY}")),
-    "gemini": Protocol("gemini", "", "/v1/models/test-model:batchEmbedContents",
-                       lambda b: [r["content"]["parts"][0]["text"] for r in b["requests"]],
-                       lambda vs: {"embeddings": [{"values": v} for v in vs]},
-                       ("x-goog-api-key", KEY)),
-    "ollama": Protocol("ollama", "", "/api/embed", lambda b: b["input"],
-                       lambda vs: {"model": "test-model", "embeddings": vs},
-                       ("authorization", f"Bearer {KEY}")),  # only because the test config sets a key
-    "voyage": Protocol("voyage", "/v1", "/v1/embeddings", lambda b: b["input"],
-                       lambda vs: {"object": "list", "data": _indexed(vs), "model": "test-model"},
-                       ("authorization", f"Bearer {KEY}")),
+    "openai": Protocol(
+        "openai",
+        "/v1",
+        "/v1/embeddings",
+        lambda b: b["input"],
+        lambda vs: {"object": "list", "data": _indexed(vs), "model": "test-model"},
+        ("authorization", f"Bearer {KEY}"),
+    ),
+    "dashscope": Protocol(
+        "dashscope",
+        "",
+        "/api/v1/services/embeddings/text-embedding/text-embedding",
+        lambda b: b["input"]["texts"],
+        lambda vs: {
+            "output": {"embeddings": _indexed(vs, "text_index")},
+            "usage": {"total_tokens": 1},
+            "request_id": "r1",
+        },
+        ("authorization", f"Bearer {KEY}"),
+    ),
+    "gemini": Protocol(
+        "gemini",
+        "",
+        "/v1/models/test-model:batchEmbedContents",
+        lambda b: [r["content"]["parts"][0]["text"] for r in b["requests"]],
+        lambda vs: {"embeddings": [{"values": v} for v in vs]},
+        ("x-goog-api-key", KEY),
+    ),
+    "ollama": Protocol(
+        "ollama",
+        "",
+        "/api/embed",
+        lambda b: b["input"],
+        lambda vs: {"model": "test-model", "embeddings": vs},
+        ("authorization", f"Bearer {KEY}"),
+    ),  # only because the test config sets a key
+    "voyage": Protocol(
+        "voyage",
+        "/v1",
+        "/v1/embeddings",
+        lambda b: b["input"],
+        lambda vs: {"object": "list", "data": _indexed(vs), "model": "test-model"},
+        ("authorization", f"Bearer {KEY}"),
+    ),
 }
 
 
@@ -136,7 +173,7 @@ def _handler(state: FakeProvider):
                     reply = Reply(400, {"error": {"message": "bad request"}})
                     payload = reply.body
                 else:
-                    texts = texts[:len(texts) - reply.drop]
+                    texts = texts[: len(texts) - reply.drop]
                     payload = state.protocol.answer([fake_vector(t, reply.dims or state.dims) for t in texts])
             if isinstance(payload, (dict, list)):
                 data = json.dumps(payload).encode()

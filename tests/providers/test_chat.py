@@ -16,8 +16,16 @@ def ok(content='{"a": "x"}') -> Reply:
 
 
 def client(provider, backend="openai", **cfg):
-    return get_chat({"backend": backend, "base_url": provider.url + "/v1", "model_name": "m", "max_retries": 0,
-                     "timeout": 5.0, **cfg})
+    return get_chat(
+        {
+            "backend": backend,
+            "base_url": provider.url + "/v1",
+            "model_name": "m",
+            "max_retries": 0,
+            "timeout": 5.0,
+            **cfg,
+        }
+    )
 
 
 def formats(provider) -> list:
@@ -28,14 +36,15 @@ def test_a_schema_is_asked_for_as_json_schema(provider):
     provider.script(ok())
     assert client(provider).chat([{"role": "user", "content": "hi"}], SCHEMA) == ('{"a": "x"}', "stop")
     [seen] = provider.seen
-    assert seen.body["response_format"] == {"type": "json_schema",
-                                            "json_schema": {"name": "reply", "schema": SCHEMA, "strict": False}}
+    assert seen.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": SCHEMA, "strict": False},
+    }
     assert seen.body["temperature"] == 0 and "max_tokens" not in seen.body and "cache_prompt" not in seen.body
 
 
 def test_a_server_refusing_json_schema_gets_json_object_and_it_is_remembered(provider):
-    provider.script(Reply(400, {"error": {"message": "response_format type json_schema is not supported"}}), ok(),
-                    ok())
+    provider.script(Reply(400, {"error": {"message": "response_format type json_schema is not supported"}}), ok(), ok())
     chat = client(provider)
     assert chat([{"role": "user", "content": "hi"}], SCHEMA)[0] == '{"a": "x"}'
     assert chat([{"role": "user", "content": "again"}], SCHEMA)[0] == '{"a": "x"}'

@@ -41,7 +41,7 @@ def test_truncate_keeps_text_within_the_budget():
     assert cut == cjk[:30] and text_units(cut) <= 90
     mixed = "ab記憶cd" * 50
     cut = truncate(mixed, 100)
-    assert mixed.startswith(cut) and text_units(cut) <= 90 < text_units(mixed[:len(cut) + 1])
+    assert mixed.startswith(cut) and text_units(cut) <= 90 < text_units(mixed[: len(cut) + 1])
 
 
 def test_truncate_is_more_conservative_for_cjk_than_ascii():

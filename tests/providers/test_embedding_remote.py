@@ -49,12 +49,14 @@ def test_request_shape_path_and_auth(provider, backend):
     if backend == "openai":
         assert body == {"model": "test-model", "input": ["alpha", "beta"], "encoding_format": "float"}
     elif backend == "dashscope":
-        assert body == {"model": "test-model", "input": {"texts": ["alpha", "beta"]},
-                        "parameters": {"dimension": 8}}
+        assert body == {"model": "test-model", "input": {"texts": ["alpha", "beta"]}, "parameters": {"dimension": 8}}
     elif backend == "gemini":
-        assert body == {"requests": [
-            {"model": "models/test-model", "content": {"parts": [{"text": "alpha"}]}},
-            {"model": "models/test-model", "content": {"parts": [{"text": "beta"}]}}]}
+        assert body == {
+            "requests": [
+                {"model": "models/test-model", "content": {"parts": [{"text": "alpha"}]}},
+                {"model": "models/test-model", "content": {"parts": [{"text": "beta"}]}},
+            ]
+        }
     elif backend == "ollama":
         assert body == {"model": "test-model", "input": ["alpha", "beta"]}
     elif backend == "voyage":
@@ -67,8 +69,9 @@ def test_ollama_needs_no_key(provider):
     assert "authorization" not in provider.seen[0].headers
 
 
-@pytest.mark.parametrize("backend,key,value", [
-    ("openai", "dimensions", 8), ("voyage", "output_dimension", 8), ("ollama", "dimensions", 8)])
+@pytest.mark.parametrize(
+    "backend,key,value", [("openai", "dimensions", 8), ("voyage", "output_dimension", 8), ("ollama", "dimensions", 8)]
+)
 def test_use_dimensions_sends_the_size(provider, backend, key, value):
     with make(provider, backend, use_dimensions=True) as emb:
         emb.embed_batch(["x"])
@@ -80,8 +83,11 @@ def test_gemini_use_dimensions_and_models_prefix(provider):
         emb.embed_batch(["x"])
     seen = provider.seen[0]
     assert seen.path == "/v1/models/test-model:batchEmbedContents"
-    assert seen.body["requests"][0] == {"model": "models/test-model", "content": {"parts": [{"text": "x"}]},
-                                        "outputDimensionality": 8}
+    assert seen.body["requests"][0] == {
+        "model": "models/test-model",
+        "content": {"parts": [{"text": "x"}]},
+        "outputDimensionality": 8,
+    }
 
 
 def test_dashscope_compatible_mode_speaks_openai(provider):

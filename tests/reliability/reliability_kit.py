@@ -36,6 +36,7 @@ def scale(short: int, long: int, request) -> int:
 
 # Running mem -----------------------------------------------------------------------------------
 
+
 def mem_cmd(args, *, killpoint: bool = False) -> list[str]:
     head = [sys.executable, str(KILLPOINT)] if killpoint else [sys.executable, "-m", "memcli"]
     return head + [str(a) for a in args]
@@ -51,14 +52,26 @@ def env_with(extra: dict | None = None) -> dict:
     return env
 
 
-def run(args, *, input: bytes | str | None = None, env: dict | None = None, cwd=None, timeout: float = 120,
-        killpoint: bool = False):
+def run(
+    args,
+    *,
+    input: bytes | str | None = None,
+    env: dict | None = None,
+    cwd=None,
+    timeout: float = 120,
+    killpoint: bool = False,
+):
     """The real CLI in a subprocess -> (code, stdout, stderr) (streams decoded leniently)."""
     if isinstance(input, str):
         input = input.encode("utf-8")
-    proc = subprocess.run(mem_cmd(args, killpoint=killpoint), input=input, env=env_with(env),
-                          cwd=str(cwd) if cwd else None, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout)
+    proc = subprocess.run(
+        mem_cmd(args, killpoint=killpoint),
+        input=input,
+        env=env_with(env),
+        cwd=str(cwd) if cwd else None,
+        capture_output=True,
+        timeout=timeout,
+    )
     return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
@@ -98,6 +111,7 @@ def ok(result, what: str = "") -> str:
 
 
 # Reading a workspace ---------------------------------------------------------------------------
+
 
 def markdown(root: Path) -> dict[str, bytes]:
     """Every Markdown file of the workspace (not derived state, not dot-folders) -> its bytes."""
@@ -142,6 +156,7 @@ def copy_workspace(src: Path, dst: Path, *, with_metadata: bool = True) -> Path:
 
 # Oracles ---------------------------------------------------------------------------------------
 
+
 def old_or_new(after: dict[str, bytes], old: dict[str, bytes], new: dict[str, bytes]) -> list[str]:
     """Files that are neither their old nor their new version (absence counts as a version)."""
     bad = []
@@ -162,8 +177,7 @@ def hits(root: Path, query: str, limit: int = 20) -> list[tuple]:
     code, out, err = cli("-w", root, "search", query, "--json", "--limit", limit, "--mode", "keyword")
     assert code == 0, f"search {query!r} failed: {code} {err}"
     data = json.loads(out)
-    return sorted((h["path"], h["start_line"], h["end_line"], h["text"], round(h["score"], 3))
-                  for h in data["results"])
+    return sorted((h["path"], h["start_line"], h["end_line"], h["text"], round(h["score"], 3)) for h in data["results"])
 
 
 def expected_hits(root: Path, scratch: Path, queries: list[str]) -> dict[str, list[tuple]]:
@@ -193,7 +207,11 @@ def one_clear_line(code: int, err: str) -> str | None:
     errors = [x for x in lines if x.startswith("mem: error:")]
     if len(errors) == 1 and all(x.startswith("mem: ") for x in lines):
         return None
-    if code == 2 and any(x.lstrip("│ ").startswith("Error:") or "Error" in x for x in lines) and lines[0].startswith("Usage:"):
+    if (
+        code == 2
+        and any(x.lstrip("│ ").startswith("Error:") or "Error" in x for x in lines)
+        and lines[0].startswith("Usage:")
+    ):
         return None
     return f"stderr is not one clear error line: {err[-500:]!r}"
 
@@ -218,8 +236,14 @@ def rng(seed_value: int, *salt) -> random.Random:
     return random.Random(f"{seed_value}:{':'.join(map(str, salt))}")
 
 
-PINNED = {"NO_COLOR": "1", "COLUMNS": "100", "TZ": "UTC", "MEM_EMBEDDING_BACKEND": "none",
-          "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8"}
+PINNED = {
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "TZ": "UTC",
+    "MEM_EMBEDDING_BACKEND": "none",
+    "PYTHONIOENCODING": "utf-8",
+    "LC_ALL": "C.UTF-8",
+}
 
 
 @contextlib.contextmanager
@@ -243,15 +267,19 @@ def rerun_differences(name: str, again: dict[str, bytes], new: dict[str, bytes])
 
     Exact, except for dream: a dream rerun plans against the nodes the killed run had
     already written, so a node may gain a `Related:` link to them. Additive is right
-    there (DESIGN: updates are additive): every line of the uninterrupted run's file
+    there (docs/architecture.md, Jobs: updates are additive): every line of the uninterrupted run's file
     must still be in it, and no file may be missing or extra."""
     out = []
     for rel in sorted(set(again) | set(new)):
         a, n = again.get(rel), new.get(rel)
         if a == n:
             continue
-        if name == "dream" and a is not None and n is not None and \
-                set(n.decode().splitlines()) <= set(a.decode().splitlines()):
+        if (
+            name == "dream"
+            and a is not None
+            and n is not None
+            and set(n.decode().splitlines()) <= set(a.decode().splitlines())
+        ):
             continue
         out.append(rel)
     return out

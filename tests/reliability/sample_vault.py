@@ -26,10 +26,14 @@ def note_text(day: str, i: int, extra: str = "") -> str:
     paras = [
         f"# {topic.title()} notes\n",
         f"The team discussed {topic} on {day}. Marker {token(day, i)} identifies this note.\n",
-        (f"## Decisions\n\n- Keep the falcon {topic} plan; the migration starts next week.\n"
-         f"- See [[{other}]] for the related discussion.\n"),
-        "## Details\n\n" + "".join(f"- Detail {k} about {topic}: step {k} of the falcon migration checklist.\n"
-                                    for k in range(1, 6 + i % 4)),
+        (
+            f"## Decisions\n\n- Keep the falcon {topic} plan; the migration starts next week.\n"
+            f"- See [[{other}]] for the related discussion.\n"
+        ),
+        "## Details\n\n"
+        + "".join(
+            f"- Detail {k} about {topic}: step {k} of the falcon migration checklist.\n" for k in range(1, 6 + i % 4)
+        ),
     ]
     head = f"---\ndescription: {topic.title()} discussion of {day}.\nname: {topic}-notes\n---\n"
     return head + "\n".join(paras) + extra
@@ -49,8 +53,14 @@ def conversation(session: str, day: str, start_minute: int, n: int, word: str) -
         minute = start_minute + k
         role = "user" if k % 2 == 0 else "assistant"
         text = lines[(k // 2) % len(lines)].format(w=word) if role == "user" else f"Noted about {word} ({k})."
-        out.append({"id": f"{session}-m{minute:04d}", "role": role, "content": text,
-                    "timestamp": f"{day}T{10 + minute // 60:02d}:{minute % 60:02d}:00+00:00"})
+        out.append(
+            {
+                "id": f"{session}-m{minute:04d}",
+                "role": role,
+                "content": text,
+                "timestamp": f"{day}T{10 + minute // 60:02d}:{minute % 60:02d}:00+00:00",
+            }
+        )
     return out
 
 
@@ -78,16 +88,29 @@ def build(base: Path, notes_per_day: int = 8) -> dict:
     for day in DAYS:
         for i in range(notes_per_day):
             write(root, f"memory/{day}/{TOPICS[i % len(TOPICS)]}-notes.md", note_text(day, i))
-    write(root, "MEMORY.md", "# Long-term memory\n\n- The user prefers dark mode; marker kestrelmemory.\n"
-                             "- Production runs on the falcon cluster.\n")
-    write(root, "digest/wiki/falcon-cluster.md",
-          "---\ndescription: The falcon cluster runs production.\nname: falcon-cluster\n---\n"
-          "The falcon cluster hosts production services; marker kestreldigest.\n\n## Sources\n"
-          f"- [[memory/{DAYS[0]}/database-notes.md]]\n")
-    write(root, "digest/personal/dark-mode.md",
-          "---\ndescription: Prefers dark mode.\nname: dark-mode\n---\nThe user prefers dark mode in editors.\n")
-    write(root, "resource/2026-06-28/architecture.md", "# Architecture\n\nThe kestrelresource gateway fronts "
-                                                       "the falcon services.\n")
+    write(
+        root,
+        "MEMORY.md",
+        "# Long-term memory\n\n- The user prefers dark mode; marker kestrelmemory.\n"
+        "- Production runs on the falcon cluster.\n",
+    )
+    write(
+        root,
+        "digest/wiki/falcon-cluster.md",
+        "---\ndescription: The falcon cluster runs production.\nname: falcon-cluster\n---\n"
+        "The falcon cluster hosts production services; marker kestreldigest.\n\n## Sources\n"
+        f"- [[memory/{DAYS[0]}/database-notes.md]]\n",
+    )
+    write(
+        root,
+        "digest/personal/dark-mode.md",
+        "---\ndescription: Prefers dark mode.\nname: dark-mode\n---\nThe user prefers dark mode in editors.\n",
+    )
+    write(
+        root,
+        "resource/2026-06-28/architecture.md",
+        "# Architecture\n\nThe kestrelresource gateway fronts the falcon services.\n",
+    )
     write(root, "resource/notes/contacts.csv", "name,role\nAda,lead\nLin,ops\n")
     write(root, "resource/2026-06-29/plan.json", json.dumps({"plan": "falcon migration", "weeks": 3}))
     day_indexes(root)
@@ -104,11 +127,17 @@ def build(base: Path, notes_per_day: int = 8) -> dict:
     write(root, f"memory/{DAYS[1]}/orchard-notes.md", note_text(DAYS[1], 11).replace("garden", "orchard"))
     write(root, "MEMORY.md", (root / "MEMORY.md").read_text() + "- Added after the backup: kestrelafter.\n")
     day_indexes(root)
-    write(root, "resource/2026-06-29/runbook.txt", "Runbook: restart the kestrelrunbook queue, then the falcon "
-                                                   "workers.\nCheck the dashboards.\n")
+    write(
+        root,
+        "resource/2026-06-29/runbook.txt",
+        "Runbook: restart the kestrelrunbook queue, then the falcon workers.\nCheck the dashboards.\n",
+    )
     write(root, "resource/2026-06-29/budget.yaml", "budget:\n  falcon: 4000\n  kestrelyaml: 12\n")
-    write(root, "resource/2026-06-28/architecture.md", "# Architecture v2\n\nThe kestrelresource gateway now "
-                                                       "fronts the falcon and heron services.\n")
+    write(
+        root,
+        "resource/2026-06-28/architecture.md",
+        "# Architecture v2\n\nThe kestrelresource gateway now fronts the falcon and heron services.\n",
+    )
     (root / "resource/notes/contacts.csv").unlink()
     ok(cli("-w", root, "reindex"), "reindex T")
     conv_new = write(base, "conv-new.json", json.dumps(conversation("s-new", DAYS[1], 100, 9, "ibis")))
@@ -116,8 +145,16 @@ def build(base: Path, notes_per_day: int = 8) -> dict:
     return {"root": root, "backup": backup, "conv_new": conv_new, "conv_more": conv_more}
 
 
-QUERIES = ["kestrel0629n03", "kestrelafter", "kestrelresource", "kestrelrunbook", "ibis runbook",
-           "falcon migration", "kestrel0628n02", "heron PostgreSQL"]
+QUERIES = [
+    "kestrel0629n03",
+    "kestrelafter",
+    "kestrelresource",
+    "kestrelrunbook",
+    "ibis runbook",
+    "falcon migration",
+    "kestrel0628n02",
+    "heron PostgreSQL",
+]
 
 
 def scenarios(v: dict, ws: Path, trial: Path) -> dict[str, tuple[list, dict]]:

@@ -47,16 +47,25 @@ def base(tmp_path_factory):
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.is_symlink()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def run_case(base, case: bad_inputs.Case, index: int) -> str | None:
     """Run one case; returns why it failed, or None."""
     folder = base["folder"] / f"case-{index:04d}"
     ws = copy_workspace(base["vault"]["root"], folder / "ws")
-    where = {"ws": ws, "in": folder / "in", "out": folder / "out", "bk": folder / "bk",
-             "outside": folder / "outside", "backup": base["vault"]["backup"]}
+    where = {
+        "ws": ws,
+        "in": folder / "in",
+        "out": folder / "out",
+        "bk": folder / "bk",
+        "outside": folder / "outside",
+        "backup": base["vault"]["backup"],
+    }
     for name in ("in", "out", "bk", "outside"):
         where[name].mkdir(parents=True, exist_ok=True)
     bad_inputs.place(case, where)
@@ -67,9 +76,15 @@ def run_case(base, case: bad_inputs.Case, index: int) -> str | None:
     args = [bad_inputs.fill(a, where) for a in case.args]
     env = env_with({"HOME": str(folder / "home"), **bad_inputs.env_fill(case.env, where)})
     try:
-        proc = subprocess.run(mem_cmd(args), input=case.stdin, env=env, cwd=str(folder), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=TIMEOUT, stdin=None if case.stdin is not None
-                              else subprocess.DEVNULL)
+        proc = subprocess.run(
+            mem_cmd(args),
+            input=case.stdin,
+            env=env,
+            cwd=str(folder),
+            capture_output=True,
+            timeout=TIMEOUT,
+            stdin=None if case.stdin is not None else subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return f"no answer within {TIMEOUT}s"
     code, out = proc.returncode, proc.stdout.decode("utf-8", "replace")

@@ -9,6 +9,7 @@ ingests; the long run (`make test-long`) four rounds of 24 on the same workspace
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -37,8 +38,10 @@ from reliability_kit import (
 
 DAY = sample_vault.DAYS[1]
 STABLE = "kestrel0628n00"  # a note no job of the campaign touches
-BUSY_LINE = re.compile(r"^mem: error: Workspace is busy: another mem job holds workspace\.lock "
-                       r"\(pid=\d+ job=holder\) \(wait for it to finish or raise --wait\)$")
+BUSY_LINE = re.compile(
+    r"^mem: error: Workspace is busy: another mem job holds workspace\.lock "
+    r"\(pid=\d+ job=holder\) \(wait for it to finish or raise --wait\)$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +89,15 @@ def _search_loop(ws: Path, stop: threading.Event, want: list[tuple], results: li
         except ValueError:
             results.append(("torn json", out[-300:], err))
             continue
-        got = sorted((h["path"], h["start_line"], h["end_line"], h["text"]) for h in data["results"]
-                     if h["path"] == want[0][0]) if want else []
+        got = (
+            sorted(
+                (h["path"], h["start_line"], h["end_line"], h["text"])
+                for h in data["results"]
+                if h["path"] == want[0][0]
+            )
+            if want
+            else []
+        )
         results.append(("ok",) if got == want else ("torn", got, want))
 
 
@@ -98,12 +108,28 @@ def round_of_writers(ws: Path, base: Path, n_ingest: int, tag: str) -> dict:
     convs = []
     for i in range(half):  # different sessions
         sid = f"{tag}-c{i:02d}"
-        convs.append((sid, sample_vault.write(base, f"{sid}.json", json.dumps(
-            sample_vault.conversation(sid, DAY, 300 + i, 6, f"wren{tag}{i:02d}")))))
+        convs.append(
+            (
+                sid,
+                sample_vault.write(
+                    base,
+                    f"{sid}.json",
+                    json.dumps(sample_vault.conversation(sid, DAY, 300 + i, 6, f"wren{tag}{i:02d}")),
+                ),
+            )
+        )
     for i in range(n_ingest - half):  # one shared session, disjoint batches
         sid = f"{tag}-shared"
-        convs.append((sid, sample_vault.write(base, f"{sid}-{i}.json", json.dumps(
-            sample_vault.conversation(sid, DAY, 600 + 10 * i, 6, f"plover{tag}{i:02d}")))))
+        convs.append(
+            (
+                sid,
+                sample_vault.write(
+                    base,
+                    f"{sid}-{i}.json",
+                    json.dumps(sample_vault.conversation(sid, DAY, 600 + 10 * i, 6, f"plover{tag}{i:02d}")),
+                ),
+            )
+        )
     for i in range(3):
         sample_vault.write(ws, f"resource/{DAY}/{tag}-doc{i}.txt", f"Resource {tag} {i}: the quail{tag}{i} report.\n")
     want = sorted(h[:4] for h in hits(ws, STABLE, 20) if h[0].startswith("memory/2026-06-28/database"))
@@ -116,8 +142,7 @@ def round_of_writers(ws: Path, base: Path, n_ingest: int, tag: str) -> dict:
     searches: list = []
     loops = [threading.Thread(target=_search_loop, args=(ws, stop, want, searches)) for _ in range(2)]
     t0 = time.monotonic()
-    procs = [subprocess.Popen(mem_cmd(c), env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for c in cmds]
+    procs = [subprocess.Popen(mem_cmd(c), env=env_with(), stdout=subprocess.PIPE, stderr=subprocess.PIPE) for c in cmds]
     for t in loops:
         t.start()
     results = wait_all(procs, timeout=300)
@@ -125,7 +150,7 @@ def round_of_writers(ws: Path, base: Path, n_ingest: int, tag: str) -> dict:
     for t in loops:
         t.join(timeout=120)
     seconds = time.monotonic() - t0
-    for c, (code, out, err) in zip(cmds, results):
+    for c, (code, _out, err) in zip(cmds, results):
         assert code == 0, f"{c[2:4]} exit {code}: {err}"
         assert one_clear_line(code, err) is None, err
     bad = [s for s in searches if s[0] != "ok"]
@@ -146,8 +171,9 @@ def check_round(ws: Path, convs: list, tag: str, remembered: list[str]) -> None:
     shared = (ws / claimed[(DAY, f"{tag}-shared")][0]).read_text()
     for sid, conv in convs:
         word = json.loads(conv.read_text())[0]["content"].split()[5]  # the batch's own word
-        assert word in (shared if sid.endswith("shared") else (ws / claimed[(DAY, sid)][0]).read_text()), \
+        assert word in (shared if sid.endswith("shared") else (ws / claimed[(DAY, sid)][0]).read_text()), (
             f"{sid}: the batch with {word!r} was lost from the note"
+        )
     resource_notes = [p for p in (ws / "memory").glob("*/*.md") if "source_resource" in p.read_text()]
     sources = [re.search(r"source_resource: '\[\[(.+?)\]\]'", p.read_text()).group(1) for p in resource_notes]
     assert len(sources) == len(set(sources)), f"a resource has two notes: {sorted(sources)}"
@@ -180,8 +206,10 @@ def campaign(vault, tmp_path, rounds: int, n_ingest: int) -> None:
         check_round(ws, done["convs"], tag, [f"grebe{tag}{i} is a fact to keep" for i in range(2)])
         for k in totals:
             totals[k] += done[k]
-    print(f"\nconcurrency: {rounds} round(s), {totals['processes']} writer processes "
-          f"({n_ingest} ingests per round), {totals['searches']} searches beside them, {totals['seconds']:.1f}s")
+    print(
+        f"\nconcurrency: {rounds} round(s), {totals['processes']} writer processes "
+        f"({n_ingest} ingests per round), {totals['searches']} searches beside them, {totals['seconds']:.1f}s"
+    )
 
 
 def test_parallel_writers_lose_nothing(vault, tmp_path):
@@ -215,11 +243,17 @@ def _hold(lock: Path) -> subprocess.Popen:
 WRITERS = {"ingest", "remember", "resource scan", "dream", "backup restore", "backup rollback"}
 READERS_OR_OWN_LOCK = {
     "init": "creates missing folders and mem.yaml only, never over an existing file",
-    "config": "reads", "search": "reads (syncs the index without waiting)", "get": "reads", "health": "reads",
+    "config": "reads",
+    "search": "reads (syncs the index without waiting)",
+    "get": "reads",
+    "health": "reads",
     "reindex": "derived state only; --wait for a running rebuild (default 0: design says exit at once)",
-    "inbox": "--clear takes the short inbox lock (10 s)", "watch": "a loop; locks per batch",
-    "backup create": "reads the workspace into a zip outside it", "backup list": "reads",
-    "backup verify": "reads", "backup prune": "deletes old zips in backup_dir, not the workspace",
+    "inbox": "--clear takes the short inbox lock (10 s)",
+    "watch": "a loop; locks per batch",
+    "backup create": "reads the workspace into a zip outside it",
+    "backup list": "reads",
+    "backup verify": "reads",
+    "backup prune": "deletes old zips in backup_dir, not the workspace",
     "schedule": "prints or installs a crontab/systemd unit; no workspace files",
     "agent-prompt": "prints a prompt",
     "mcp": "a stdio server; its remember/ingest tools run those jobs with their default 30 s wait",
@@ -267,8 +301,15 @@ def test_writers_wait_then_exit_75_with_one_line(vault, tmp_path):
         }
         assert set(cmds) == WRITERS
         t0 = time.monotonic()
-        procs = {name: subprocess.Popen(mem_cmd(["-w", ws, *args, "--wait", "0.8"]), env=env_with(env),
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE) for name, args in cmds.items()}
+        procs = {
+            name: subprocess.Popen(
+                mem_cmd(["-w", ws, *args, "--wait", "0.8"]),
+                env=env_with(env),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for name, args in cmds.items()
+        }
         for name, (code, out, err) in zip(procs, wait_all(list(procs.values()), 120)):
             assert code == 75, f"{name}: exit {code} {err}"
             assert out == "", name
@@ -277,8 +318,12 @@ def test_writers_wait_then_exit_75_with_one_line(vault, tmp_path):
         assert markdown(ws) == before, "a writer that timed out changed Markdown"
         # a writer that waits long enough gets the lock once the holder lets go
         t0 = time.monotonic()
-        p = subprocess.Popen(mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-wait", "--force",
-                                      "--wait", "30"]), env=env_with(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p = subprocess.Popen(
+            mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-wait", "--force", "--wait", "30"]),
+            env=env_with(env),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(1.0)
         assert p.poll() is None, "the writer did not wait for the lock"
         holder.stdin.close()
@@ -309,17 +354,40 @@ def test_reindex_waits_for_a_running_rebuild_only_when_asked(vault, tmp_path):
 
 # Locks of killed processes -------------------------------------------------------------------------
 
+
+def is_held(path: Path) -> bool:
+    """True when some process holds the lock at `path` (probed without waiting)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def test_lock_of_a_killed_writer_is_free_at_once(vault, tmp_path):
     """SIGKILL an ingest while it holds the workspace lock (paused at its session log write):
     the next writer gets the lock with --wait 0; the dead holder's line in the file is harmless."""
-    from memcli.vault.lock import is_held
-
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     log = tmp_path / "events.log"
-    env = {"KILLPOINT_ROOT": ws, "KILLPOINT_LOG": log, "KILLPOINT_MATCH": "mem_session/dialog",
-           "KILLPOINT_ACTION": "pause:60"}
-    p = subprocess.Popen(mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-killed", "--force"], killpoint=True),
-                         env=env_with(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        "KILLPOINT_ROOT": ws,
+        "KILLPOINT_LOG": log,
+        "KILLPOINT_MATCH": "mem_session/dialog",
+        "KILLPOINT_ACTION": "pause:60",
+    }
+    p = subprocess.Popen(
+        mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-killed", "--force"], killpoint=True),
+        env=env_with(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     lock = ws / "mem_metadata" / "locks" / "workspace.lock"
     deadline = time.monotonic() + 30
     while not (log.exists() and "mem_session/dialog" in log.read_text()):
@@ -349,19 +417,23 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc/self/task").exists(),
-                    reason="needs the parallel indexer (2+ CPUs) and /proc")
+@pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or not Path("/proc/self/task").exists(),
+    reason="needs the parallel indexer (2+ CPUs) and /proc",
+)
 def test_killed_parallel_reindex_leaves_no_lock_and_no_workers(tmp_path):
     """A full rebuild of 300+ files forks workers. SIGKILL the parent while they run: the index and
     rebuild locks are free at once (workers do not keep them) and the workers exit by themselves."""
-    from memcli.vault.lock import is_held
-
     ws = tmp_path / "ws"
     for i in range(330):
-        sample_vault.write(ws, f"memory/2026-01-01/n{i:03d}.md",
-                           "\n".join(f"Line {k} of note {i}: falcon kestrel{i} migration." for k in range(400)))
-    p = subprocess.Popen(mem_cmd(["-w", ws, "reindex", "--full"]), env=env_with(), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+        sample_vault.write(
+            ws,
+            f"memory/2026-01-01/n{i:03d}.md",
+            "\n".join(f"Line {k} of note {i}: falcon kestrel{i} migration." for k in range(400)),
+        )
+    p = subprocess.Popen(
+        mem_cmd(["-w", ws, "reindex", "--full"]), env=env_with(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while not (workers := _children(p.pid)):
         assert p.poll() is None and time.monotonic() < deadline, "no worker was ever seen"

@@ -105,8 +105,9 @@ def reference(world, name: str) -> Reference:
         return world["refs"][name]
     trial, ws = _trial_dir(world, f"ref-{name}")
     args, extra = scenarios(world["vault"], ws, trial)[name]
-    proc = subprocess.run(mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra)),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    proc = subprocess.run(
+        mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra)), capture_output=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr.decode()
     ref = Reference(markdown(ws), _ids(session_records(ws)), _events(trial))
     trial2, ws2 = _trial_dir(world, f"ref2-{name}")
@@ -127,15 +128,23 @@ def kill_once(world, name: str, label: str, r) -> dict:
     if r.random() < 2 / 3:  # just before a file operation
         at = r.randint(1, len(ref.events))
         how = f"before op {at}/{len(ref.events)} ({ref.events[at - 1][1]} {ref.events[at - 1][2]})"
-        proc = subprocess.run(mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra, at=at, action="kill")),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        proc = subprocess.run(
+            mem_cmd(args, killpoint=True),
+            env=env_with(_env(trial, extra, at=at, action="kill")),
+            capture_output=True,
+            timeout=120,
+        )
         code = proc.returncode
     else:  # anywhere in the span of the file operations, mid-write included
         first, last = ref.events[0][0], ref.events[-1][0]
         delay = r.uniform(first, last)
         how = f"at {delay:.3f}s (file operations from {first:.3f}s to {last:.3f}s)"
-        p = subprocess.Popen(mem_cmd(args, killpoint=True), env=env_with(_env(trial, extra)),
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            mem_cmd(args, killpoint=True),
+            env=env_with(_env(trial, extra)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         code = p.wait(timeout=120)
@@ -146,8 +155,9 @@ def kill_once(world, name: str, label: str, r) -> dict:
     return {"killed": code == -signal.SIGKILL}
 
 
-def check(world, name, ref: Reference, trial: Path, ws: Path, old, old_sessions, done, stopped_before_last: bool,
-          where: str) -> None:
+def check(
+    world, name, ref: Reference, trial: Path, ws: Path, old, old_sessions, done, stopped_before_last: bool, where: str
+) -> None:
     after = markdown(ws)
     bad = old_or_new(after, old, ref.new)
     assert not bad, f"{where} torn or lost Markdown:\n" + "\n".join(bad)
@@ -185,9 +195,12 @@ def _check_health(ws: Path, done, ref_events, stopped_before_last: bool, where: 
     assert code in (0, 5), f"{where} health exit {code}: {err}"
     report = json.loads(out)
     failing = [c for c in report["checks"] if c["status"] == "fail"]
-    wrote_stores = any(ev != "os.mkdir" and path.startswith("ws/mem_metadata/") and
-                       any(path[len("ws/mem_metadata/"):].startswith(s.rstrip("/")) for s in STORES)
-                       for _, ev, path in done)
+    wrote_stores = any(
+        ev != "os.mkdir"
+        and path.startswith("ws/mem_metadata/")
+        and any(path[len("ws/mem_metadata/") :].startswith(s.rstrip("/")) for s in STORES)
+        for _, ev, path in done
+    )
     # folders a restore swapped in or out; the op a killpoint stopped at never ran (a timed kill may
     # have stopped the last logged one before or after it ran: either count is right)
     swaps = [path for _, ev, path in done if ev == "os.rename" and ".mem-restore-" in path]

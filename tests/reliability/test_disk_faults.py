@@ -97,8 +97,11 @@ def campaign(world, points: int, salt: str) -> int:
             r = rng(SEED, salt, name, fault)
             # a full disk does not stop a removal: ENOSPC starts at a write (at a removal that is
             # a job's last file operation, it would never show)
-            ops = [i for i, ev in enumerate(events, 1)
-                   if fault != "enospc" or ev not in ("os.remove", "os.rmdir", "shutil.rmtree")]
+            ops = [
+                i
+                for i, ev in enumerate(events, 1)
+                if fault != "enospc" or ev not in ("os.remove", "os.rmdir", "shutil.rmtree")
+            ]
             for i, at in enumerate(sorted(r.sample(ops, min(points, len(ops))))):
                 fault_once(world, name, fault, at, f"{salt}-{name}-{fault}-{i}")
                 n += 1
@@ -117,6 +120,7 @@ def test_injected_disk_full_and_read_only_long(world):
 
 # A real small file system --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def tmpfs(tmp_path):
     """A 3 MiB tmpfs at tmp_path/mnt, unmounted afterwards; skipped where mount is not allowed."""
@@ -124,8 +128,7 @@ def tmpfs(tmp_path):
     mnt.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0755", "tmpfs", str(mnt)],
-                          capture_output=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0755", "tmpfs", str(mnt)], capture_output=True)
     if proc.returncode != 0:
         pytest.skip(f"mount not permitted here: {proc.stderr.decode().strip()}")
     try:
@@ -155,8 +158,11 @@ def test_real_full_disk_then_read_only_mount(world, tmpfs, tmp_path):
     ws = copy_workspace(v["root"], tmpfs / "ws")
     before = markdown(ws)
     filler = _fill(tmpfs)
-    for args in (["ingest", v["conv_new"], "-s", "s-full", "--force"], ["remember", "a fact for a full disk"],
-                 ["reindex", "--full"]):
+    for args in (
+        ["ingest", v["conv_new"], "-s", "s-full", "--force"],
+        ["remember", "a fact for a full disk"],
+        ["reindex", "--full"],
+    ):
         code, out, err = run(["-w", ws, *args])
         assert code == 1 and one_clear_line(code, err) is None, (args, code, err)
         assert "No space left on device" in err and "free some disk space" in err, err
@@ -171,8 +177,12 @@ def test_real_full_disk_then_read_only_mount(world, tmpfs, tmp_path):
     if proc.returncode != 0:
         pytest.skip(f"remount read-only not permitted: {proc.stderr.decode().strip()}")
     try:
-        for args in (["remember", "a fact for a read-only disk"], ["resource", "scan"],
-                     ["ingest", v["conv_more"], "-s", "s-old", "--force"], ["dream", "--date", sample_vault.DAYS[1], "--max-units", "50"]):
+        for args in (
+            ["remember", "a fact for a read-only disk"],
+            ["resource", "scan"],
+            ["ingest", v["conv_more"], "-s", "s-old", "--force"],
+            ["dream", "--date", sample_vault.DAYS[1], "--max-units", "50"],
+        ):
             code, out, err = run(["-w", ws, *args])
             assert code == 1 and one_clear_line(code, err) is None, (args, code, err)
             assert "Read-only file system" in err, err

@@ -108,6 +108,7 @@ def in_snapshots(folder: Path, rel: str) -> set[bytes]:
 
 # Real faults, as a user without privileges -----------------------------------------------------------
 
+
 def test_create_fails_naming_what_it_cannot_read(box):
     forbid_both(box)
     failed_clearly(mem(box, "backup", "create"), NOTE, "memory/private", "--allow-unreadable")
@@ -212,17 +213,24 @@ def eacces_once(world, name: str, at: int, label: str) -> None:
     ws = copy_workspace(world["vault"]["root"], trial / "ws")
     args, extra = scenarios(world["vault"], ws, trial)[name]
     old = markdown(ws)
-    code, out, err = run(args, env={"KILLPOINT_ROOT": trial, "KILLPOINT_AT": at, "KILLPOINT_ACTION": "eacces",
-                                    **extra}, killpoint=True)
+    code, out, err = run(
+        args, env={"KILLPOINT_ROOT": trial, "KILLPOINT_AT": at, "KILLPOINT_ACTION": "eacces", **extra}, killpoint=True
+    )
     where = f"[{name} EACCES from op {at}, seed {SEED}]"
     assert one_clear_line(code, err) is None, f"{where} {err!r}"
     assert code == 0 or "Permission denied" in err, f"{where} the reason is not said: {err!r}"
     after = markdown(ws)
     assert not old_or_new(after, old, new), f"{where} torn Markdown: {old_or_new(after, old, new)}"
     snapshots = trial / "bk" / "snapshots"
-    lost = [rel for rel, data in old.items() if after.get(rel) != data and data not in in_snapshots(snapshots, rel)
-            and not any((s / "old" / rel).is_file() and (s / "old" / rel).read_bytes() == data
-                        for s in ws.glob(".mem-restore-*"))]
+    lost = [
+        rel
+        for rel, data in old.items()
+        if after.get(rel) != data
+        and data not in in_snapshots(snapshots, rel)
+        and not any(
+            (s / "old" / rel).is_file() and (s / "old" / rel).read_bytes() == data for s in ws.glob(".mem-restore-*")
+        )
+    ]
     assert not lost, f"{where} notes neither in place nor in a snapshot: {lost}"
     for z in zips(trial / "out"):  # one published before the fault (its temp name could not be removed)
         ok(cli("backup", "verify", z), f"{where} a zip with a final name does not verify: {z.name}")

@@ -58,6 +58,7 @@ def failing(report: dict) -> dict[str, str]:
 # memcli/index/sync.py: the graph was written after the snapshot, so a kill between them left a
 # trusted snapshot beside a stale graph that `mem reindex` never rewrote (health failed forever).
 
+
 @pytest.mark.parametrize("store", ["file_store/", "file_graph/", "file_catalog/", "keyword_index/"])
 def test_reindex_repairs_a_sync_killed_at_any_store_write(vault, tmp_path, store):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
@@ -80,6 +81,7 @@ def test_reindex_repairs_a_graph_deleted_by_hand(vault, tmp_path):
 # memcli/jobs/ingest.py: a rerun whose note was already written skipped the day index, so an
 # ingest killed between the note and its day index left the index stale for good.
 
+
 def test_ingest_rerun_repairs_a_day_index_its_killed_run_left_stale(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     args = ["-w", ws, "ingest", vault["conv_new"], "-s", "s-new", "--force"]
@@ -94,8 +96,10 @@ def test_ingest_rerun_repairs_a_day_index_its_killed_run_left_stale(vault, tmp_p
 # note for a hand edit ("kept ...: edited since mem wrote it") for ever, left the day index stale,
 # and never removed the note of a deleted resource.
 
-@pytest.mark.parametrize("match,at", [("file_catalog/.mem-tmp-resource", 2), ("os.rename memory/", 1),
-                                      ("os.remove memory/", 1)])
+
+@pytest.mark.parametrize(
+    "match,at", [("file_catalog/.mem-tmp-resource", 2), ("os.rename memory/", 1), ("os.remove memory/", 1)]
+)
 def test_resource_scan_rerun_after_a_kill_finishes_the_job(vault, tmp_path, match, at):
     ref = copy_workspace(vault["root"], tmp_path / "ref")
     ok(run(["-w", ref, "resource", "scan"]))
@@ -114,12 +118,21 @@ def test_resource_scan_rerun_after_a_kill_finishes_the_job(vault, tmp_path, matc
 # memcli/vault/atomic.py: reindex deleted every temp file under mem_metadata/, including the one
 # a running ingest was about to rename (its state file), which then failed with an internal error.
 
+
 def test_reindex_leaves_a_running_writers_temp_file_alone(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
-    env = {"KILLPOINT_ROOT": ws, "KILLPOINT_MATCH": "os.rename mem_metadata/ingest/", "KILLPOINT_ACTION": "pause:3",
-           "KILLPOINT_LOG": tmp_path / "events.log"}
-    p = subprocess.Popen(mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-new", "--force"], killpoint=True),
-                         env=env_with(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {
+        "KILLPOINT_ROOT": ws,
+        "KILLPOINT_MATCH": "os.rename mem_metadata/ingest/",
+        "KILLPOINT_ACTION": "pause:3",
+        "KILLPOINT_LOG": tmp_path / "events.log",
+    }
+    p = subprocess.Popen(
+        mem_cmd(["-w", ws, "ingest", vault["conv_new"], "-s", "s-new", "--force"], killpoint=True),
+        env=env_with(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not ((tmp_path / "events.log").exists() and "ingest/" in (tmp_path / "events.log").read_text()):
         assert p.poll() is None and time.monotonic() < deadline
@@ -186,6 +199,7 @@ def test_deeply_nested_llm_reply_is_refused_not_raised():
 # memcli/config/layers.py: a YAML alias bomb under a known key made the error message build the
 # bomb's full repr (9**9 items): the command hung.
 
+
 def test_config_alias_bomb_is_a_quick_config_error(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
@@ -199,6 +213,7 @@ def test_config_alias_bomb_is_a_quick_config_error(vault, tmp_path):
 
 # memcli/vault/lock.py: `--wait inf` never gave up; a wait must be bounded.
 
+
 @pytest.mark.parametrize("value", ["inf", "nan", "-inf"])
 def test_unbounded_wait_is_refused(vault, tmp_path, value):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
@@ -208,6 +223,7 @@ def test_unbounded_wait_is_refused(vault, tmp_path, value):
 
 # memcli/jobs/health.py + backup_restore.py: a restore killed while it swapped folders left a
 # workspace that mixed old and restored files, and `mem health` called it healthy.
+
 
 def test_health_flags_a_restore_killed_mid_swap_and_rollback_recovers(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
@@ -226,6 +242,7 @@ def test_health_flags_a_restore_killed_mid_swap_and_rollback_recovers(vault, tmp
 # memcli/jobs/backup/restoring.py: found by the long crash campaign. The swap moved a folder
 # aside, then the restored one in: a kill between the two renames left digest/ missing.
 
+
 def test_a_restore_killed_at_any_swap_leaves_every_note_old_or_new(vault, tmp_path):
     env = {"MEM_BACKUP_DIR": tmp_path / "bk"}
     done = copy_workspace(vault["root"], tmp_path / "done")
@@ -237,10 +254,13 @@ def test_a_restore_killed_at_any_swap_leaves_every_note_old_or_new(vault, tmp_pa
     at = 1
     while True:
         ws = copy_workspace(base, tmp_path / f"ws{at}")
-        kp = {"KILLPOINT_ROOT": ws, "KILLPOINT_MATCH": "os.rename .mem-restore-", "KILLPOINT_AT": at,
-              "KILLPOINT_ACTION": "kill"}
-        code, _, err = run(["-w", ws, "backup", "restore", vault["backup"], "--yes"], env={**kp, **env},
-                           killpoint=True)
+        kp = {
+            "KILLPOINT_ROOT": ws,
+            "KILLPOINT_MATCH": "os.rename .mem-restore-",
+            "KILLPOINT_AT": at,
+            "KILLPOINT_ACTION": "kill",
+        }
+        code, _, err = run(["-w", ws, "backup", "restore", vault["backup"], "--yes"], env={**kp, **env}, killpoint=True)
         if code == 0:
             break
         assert code == -9, err
@@ -260,12 +280,13 @@ def test_health_only_warns_about_a_restore_killed_before_it_swapped(vault, tmp_p
     assert markdown(ws) == before
     report = health(ws)
     assert report["code"] == 0
-    assert [c for c in report["checks"] if c["name"] == "restore"][0]["status"] == "warn"
+    assert next(c for c in report["checks"] if c["name"] == "restore")["status"] == "warn"
 
 
 # memcli/extraction/dream: found by the long bad-input campaign (case #585). A digest node made of
 # one 10 MB line: every fact of the run was matched against it, and finding the names in a
 # statement copied its prefix per word, so `mem dream` gave no answer within 10 minutes.
+
 
 def test_dream_over_a_digest_node_of_one_huge_line_answers(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
@@ -282,6 +303,7 @@ def test_dream_over_a_digest_node_of_one_huge_line_answers(vault, tmp_path):
 # surrogates no UTF-8 file can hold; agent.json with a non-object "running"; a backup in
 # backup_dir whose meta.json lacks fields. Each was an internal error.
 
+
 @pytest.mark.parametrize("args", [["dream", "--date", DAY], ["remember", "a fact"], ["reindex"]])
 def test_a_tagged_frontmatter_value_of_the_wrong_type_is_only_a_broken_note(vault, tmp_path, args):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
@@ -297,11 +319,14 @@ def test_a_tagged_config_value_of_the_wrong_type_is_a_config_error(vault, tmp_pa
     assert code == 3 and one_clear_line(code, err) is None, err
 
 
-@pytest.mark.parametrize("args,stdin", [
-    (["ingest", "-s", "s", "--force"], '[{"role": "user", "content": "half \\ud800 a pair"}]'),
-    (["ingest", "{conv}", "-s", "bad\udcffid"], None),
-    (["remember", "a fact \udcff with a bad byte"], None),
-])
+@pytest.mark.parametrize(
+    "args,stdin",
+    [
+        (["ingest", "-s", "s", "--force"], '[{"role": "user", "content": "half \\ud800 a pair"}]'),
+        (["ingest", "{conv}", "-s", "bad\udcffid"], None),
+        (["remember", "a fact \udcff with a bad byte"], None),
+    ],
+)
 def test_text_that_is_not_unicode_is_bad_input(vault, tmp_path, args, stdin):
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     before = markdown(ws)
@@ -331,6 +356,7 @@ def test_backup_list_shows_a_foreign_zip_without_failing(vault, tmp_path):
 
 # Derived files under mem_metadata/ that hold JSON, damaged into deep nesting (a sync tool, a
 # disk error, a hand edit): each is read as "unreadable", never an internal error.
+
 
 def test_a_deeply_nested_inbox_line_is_skipped(vault, tmp_path):
     ws = copy_workspace(vault["root"], tmp_path / "ws")

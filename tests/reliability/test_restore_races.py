@@ -33,10 +33,19 @@ def restore_writing_meanwhile(vault, tmp_path: Path, rel: str, text: str) -> tup
     """Restore the sample backup; at the swap, write `rel` as another process would."""
     ws = copy_workspace(vault["root"], tmp_path / "ws")
     log = tmp_path / "events.log"
-    env = {"KILLPOINT_ROOT": ws, "KILLPOINT_MATCH": "swap-started", "KILLPOINT_ACTION": "pause:3",
-           "KILLPOINT_LOG": log, "MEM_BACKUP_DIR": tmp_path / "bk"}
-    p = subprocess.Popen(mem_cmd(["-w", ws, "backup", "restore", vault["backup"], "--yes", "--json"], killpoint=True),
-                         env=env_with(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {
+        "KILLPOINT_ROOT": ws,
+        "KILLPOINT_MATCH": "swap-started",
+        "KILLPOINT_ACTION": "pause:3",
+        "KILLPOINT_LOG": log,
+        "MEM_BACKUP_DIR": tmp_path / "bk",
+    }
+    p = subprocess.Popen(
+        mem_cmd(["-w", ws, "backup", "restore", vault["backup"], "--yes", "--json"], killpoint=True),
+        env=env_with(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while not (log.exists() and "swap-started" in log.read_text()):
         assert p.poll() is None and time.monotonic() < deadline, p.communicate()
@@ -78,6 +87,8 @@ def test_a_note_the_restored_files_displace_is_kept_and_named(vault, tmp_path):
     restore = next(c for c in json.loads(out)["checks"] if c["name"] == "restore")
     assert code == 5 and restore["status"] == "fail" and staging.name in restore["message"], out
     # a later restore does not sweep it away: it warns, and the folder stays until the user moves the file
-    code, out, err = cli("-w", ws, "backup", "restore", vault["backup"], "--yes", env={"MEM_BACKUP_DIR": str(tmp_path / "bk")})
+    code, out, err = cli(
+        "-w", ws, "backup", "restore", vault["backup"], "--yes", env={"MEM_BACKUP_DIR": str(tmp_path / "bk")}
+    )
     assert code == 0 and f"{staging.name}/old holds files an earlier restore could not save" in err, err
     assert (staging / "old" / rel).read_text() == text

@@ -23,12 +23,16 @@ _LATIN = re.compile(r"[A-Za-z]+")
 _SPLIT = re.compile(r"(?<=[。！？!?])\s*|(?<=[.;])\s+|\n+")
 QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。!！]?$|(?:ですか|ますか|でしょうか|かな|까|니|나요|가요|죠)\s*[.。!！]?$")
 # greetings, thanks, short reactions and sign-offs (whole sentence)
-SMALL = re.compile(r"^(?:안녕|고마워|감사|ㅇㅋ|ㅋ+|ㅎ+|좋다|응|네|아니|ありがとう|こんにちは|こんばんは|おはよう|そうですね|"
-                   r"はい|いいえ|今日はここまで|お疲れ|你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)"
-                   r"[^。！？!?]{0,12}[。！？!?~\s]*$")
+SMALL = re.compile(
+    r"^(?:안녕|고마워|감사|ㅇㅋ|ㅋ+|ㅎ+|좋다|응|네|아니|ありがとう|こんにちは|こんばんは|おはよう|そうですね|"
+    r"はい|いいえ|今日はここまで|お疲れ|你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)"
+    r"[^。！？!?]{0,12}[。！？!?~\s]*$"
+)
 # requests to the assistant: correct, help, teach, translate, "may I"
-REQUEST = re.compile(r"(?:直して|教えて|お願いします|ください|練習|도와|해\s?줘|알려\s?줘|고쳐|얘기해도|연습|帮我|帮忙|改一下|"
-                     r"翻译|可以吗|练习|请你)")
+REQUEST = re.compile(
+    r"(?:直して|教えて|お願いします|ください|練習|도와|해\s?줘|알려\s?줘|고쳐|얘기해도|연습|帮我|帮忙|改一下|"
+    r"翻译|可以吗|练习|请你)"
+)
 PREFERS = re.compile(r"好き|嫌い|好む|좋아|싫어|喜欢|偏好|讨厌|最爱|更愿意")
 DECIDES = re.compile(r"決め|にします|할게|하기로|决定|选定|改用|换成|就用|敲定")
 PLANS = re.compile(r"予定|つもり|します。?$|갈까|예정|할 거|打算|计划|准备|下周|明天")
@@ -53,8 +57,15 @@ def statement(text: str) -> tuple[str, str] | None:
     words = "".join(s if s[-1:] in "。！？" else s + " " for s in kept).strip()
     if len(CJK.findall(words)) < 4 and not re.search(r"\d", words):
         return None
-    section = ("Preferences" if PREFERS.search(words) else "Decisions" if DECIDES.search(words)
-               else "Next steps" if PLANS.search(words) and not re.search(r"\d", words) else "Facts")
+    section = (
+        "Preferences"
+        if PREFERS.search(words)
+        else "Decisions"
+        if DECIDES.search(words)
+        else "Next steps"
+        if PLANS.search(words) and not re.search(r"\d", words)
+        else "Facts"
+    )
     return section, words
 
 

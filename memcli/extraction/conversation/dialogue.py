@@ -26,32 +26,53 @@ from collections import Counter
 from memcli.extraction.conversation import chatter, person
 
 _I = re.IGNORECASE
-ACCEPT = re.compile(r"^(?:yes|yeah|yea|yep|yup|sure|ok(?:ay)?|deal|agreed|definitely|absolutely|sounds (?:good|great|right)|"
-                    r"let'?s do (?:that|it|this)|let'?s go with|lets do|let'?s try|that works|works for me|"
-                    r"good idea|great idea)\b", _I)
+ACCEPT = re.compile(
+    r"^(?:yes|yeah|yea|yep|yup|sure|ok(?:ay)?|deal|agreed|definitely|absolutely|sounds (?:good|great|right)|"
+    r"let'?s do (?:that|it|this)|let'?s go with|lets do|let'?s try|that works|works for me|"
+    r"good idea|great idea)\b",
+    _I,
+)
 IT_IS = re.compile(r"^[\w\s'-]{1,40}?( it is)\W*$", _I)
 REFUSE = re.compile(r"^(?:nah|nope|not really|no thanks|no(?=\s*[,.!-]))\b[\s,.!-]*|^no\b(?=\s)", _I)
-PROPOSAL = re.compile(r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"
-                      r"^what about\b|\b(?:i'?d|i would) (?:suggest|recommend|start|go|pick|choose|try|fix|use|keep|"
-                      r"add|do)\b|\b(?:worth (?:trying|it)|i recommend|my recommendation|the best option|"
-                      r"a good option|is the right call)\b|^(?:you could|you might|you should|try|consider)\b", _I)
-_PROPOSAL_LEAD = re.compile(r"^(?:(?:shall|should) (?:i|we)|(?:do you )?want me to|would you like(?: me)? to|"
-                            r"how about|what about|(?:honestly,? )?(?:i'?d|i would) (?:suggest|recommend|start with|"
-                            r"go with|pick|choose|try|use|keep|add|do)(?: that)?|(?:i'?d|i would)|"
-                            r"i recommend|you could|you might|you should|consider)\s+", _I)
+PROPOSAL = re.compile(
+    r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"
+    r"^what about\b|\b(?:i'?d|i would) (?:suggest|recommend|start|go|pick|choose|try|fix|use|keep|"
+    r"add|do)\b|\b(?:worth (?:trying|it)|i recommend|my recommendation|the best option|"
+    r"a good option|is the right call)\b|^(?:you could|you might|you should|try|consider)\b",
+    _I,
+)
+_PROPOSAL_LEAD = re.compile(
+    r"^(?:(?:shall|should) (?:i|we)|(?:do you )?want me to|would you like(?: me)? to|"
+    r"how about|what about|(?:honestly,? )?(?:i'?d|i would) (?:suggest|recommend|start with|"
+    r"go with|pick|choose|try|use|keep|add|do)(?: that)?|(?:i'?d|i would)|"
+    r"i recommend|you could|you might|you should|consider)\s+",
+    _I,
+)
 _CLAUSES = re.compile(r"[,;:]\s*(?:but|and|so|or)\s+|;\s+", _I)
-AMEND = re.compile(r"^(?:but |and |also |then |)(?:make it|add|change|move|swap|remove|drop|keep|put|replace|"
-                   r"use|do|skip|set|include|switch)\b", _I)
-TAIL = re.compile(r"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[\U0001F300-\U0001FAFF\u2600-\u27bf]))+"
-                  r"[\s.!]*$", _I)
+AMEND = re.compile(
+    r"^(?:but |and |also |then |)(?:make it|add|change|move|swap|remove|drop|keep|put|replace|"
+    r"use|do|skip|set|include|switch)\b",
+    _I,
+)
+TAIL = re.compile(
+    r"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[\U0001F300-\U0001FAFF\u2600-\u27bf]))+"
+    r"[\s.!]*$",
+    _I,
+)
 PLEASE = re.compile(r"[\s,]*\b(?:pls|plz|please)\W*$", _I)
 THEN = re.compile(r",?\s+then\W*$", _I)
-LEANS = re.compile(r"^(?:it|its|it's|that|this|those|these|they|them|there|same)\b|\bthat one\b|\bthe same\b|"
-                   r"\bstep \d|\b\d+ (?:before|after) \d+\b|\bbetween \d+ and \d+\b|"
-                   r"\b(?:for|with|about) (?:that|it|this)\W*$", _I)
-MOOD = re.compile(r"^(?:i'?m|im|i am|feeling|feel) (?:so |really |very |kinda |a bit |pretty )?(?:bored|tired|"
-                  r"hungry|sleepy|busy|sad|happy|excited|stressed|sick|exhausted|fine|ok|okay|good|great|better|"
-                  r"back|glad|sorry)\b", _I)
+LEANS = re.compile(
+    r"^(?:it|its|it's|that|this|those|these|they|them|there|same)\b|\bthat one\b|\bthe same\b|"
+    r"\bstep \d|\b\d+ (?:before|after) \d+\b|\bbetween \d+ and \d+\b|"
+    r"\b(?:for|with|about) (?:that|it|this)\W*$",
+    _I,
+)
+MOOD = re.compile(
+    r"^(?:i'?m|im|i am|feeling|feel) (?:so |really |very |kinda |a bit |pretty )?(?:bored|tired|"
+    r"hungry|sleepy|busy|sad|happy|excited|stressed|sick|exhausted|fine|ok|okay|good|great|better|"
+    r"back|glad|sorry)\b",
+    _I,
+)
 PRONOUN_OBJECT = re.compile(r"\b(?:it|that|this)\b", _I)
 YOU = re.compile(r"\b(?:you|your|you're|youre|u)\b", _I)
 FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'll|i'd|my|me|mine|we|we're|we've|we'll|our|us)\b", _I)
@@ -71,8 +92,11 @@ def clean(sentence: str) -> tuple[str, bool]:
     return THEN.sub("", core).strip(" ,;:-"), then
 
 
-INVERTED = re.compile(r"^(?:can|could|should|would|will|do|does|did|is|are|am|shall|may)\s+(?:i|you|we|it|they|he|she)\b|"
-                      r"^(?:how|what|why|where|when|which|who)\b[^,]*$", _I)
+INVERTED = re.compile(
+    r"^(?:can|could|should|would|will|do|does|did|is|are|am|shall|may)\s+(?:i|you|we|it|they|he|she)\b|"
+    r"^(?:how|what|why|where|when|which|who)\b[^,]*$",
+    _I,
+)
 WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,]{0,30},\s*", _I)
 
 
@@ -101,16 +125,35 @@ def subject_less(core: str) -> bool:
     word = m.group(1).lower()
     if word in ("want", "need", "hope", "plan", "prefer", "love", "hate", "think", "guess", "wish"):
         return len(core.split()) > 2
-    return person._is_past(word) and word not in ("was", "were", "read", "set", "put", "cut", "let", "hit", "cost", "fit", "bet",
-                                                  "used", "red", "bed", "shed", "need", "spread", "beat")
+    return person._is_past(word) and word not in (
+        "was",
+        "were",
+        "read",
+        "set",
+        "put",
+        "cut",
+        "let",
+        "hit",
+        "cost",
+        "fit",
+        "bet",
+        "used",
+        "red",
+        "bed",
+        "shed",
+        "need",
+        "spread",
+        "beat",
+    )
 
 
 def third_person(core: str, subject: str, group: str) -> str:
     """`core` (a user's sentence) stated in the third person, capitalised, with a full stop."""
     if subject_less(core):
         core = "I " + core
-    elif re.match(r"(?:loving|using|thinking|planning|going|trying|learning|working|looking)\b", core, _I) \
-            and not re.search(r"\b(?:is|are|was|were)\b", core, _I):
+    elif re.match(
+        r"(?:loving|using|thinking|planning|going|trying|learning|working|looking)\b", core, _I
+    ) and not re.search(r"\b(?:is|are|was|were)\b", core, _I):
         core = "I'm " + core
     text = person.convert(core, subject.lower() if subject == "The user" else subject, group)
     return finish(text)
@@ -149,8 +192,10 @@ def proposal(assistant_text: str, reply: str, sentences) -> str | None:
     return person.second_person(text)
 
 
-_ACCEPT_WORDS = frozenset("yes yeah yea yep yup sure ok okay deal agreed let's lets do that it this go with try "
-                          "sounds good great right works for me idea is pls please".split())
+_ACCEPT_WORDS = frozenset(
+    "yes yeah yea yep yup sure ok okay deal agreed let's lets do that it this go with try "
+    "sounds good great right works for me idea is pls please".split()
+)
 _COMMON = frozenset("the a an and or to of in on for with is it that this i you we be at as by".split())
 
 
@@ -173,8 +218,11 @@ def session_counts(texts: list[str], stop: frozenset[str]) -> Counter:
     return counts
 
 
-HOME = re.compile(r"\b(?:home|flat|apartment|house|move|moving|moved|lease|rent|trip|travel|flight|holiday|vacation|"
-                  r"hotel|dinner|partner|wife|husband|kids?|family|dog|cat|wedding|weekend|parents?)s?\b", _I)
+HOME = re.compile(
+    r"\b(?:home|flat|apartment|house|move|moving|moved|lease|rent|trip|travel|flight|holiday|vacation|"
+    r"hotel|dinner|partner|wife|husband|kids?|family|dog|cat|wedding|weekend|parents?)s?\b",
+    _I,
+)
 
 
 def group_for(sentence: str, texts: list[str], subject: str) -> str:
@@ -189,8 +237,10 @@ def group_for(sentence: str, texts: list[str], subject: str) -> str:
 
 
 # words of code, units and counting, frequent in chats and about nothing
-_NOT_TOPICS = frozenset("""true false null none min mins sec secs per two three four five six seven eight nine ten
-add show keep put set run start short got get let use via etc yes""".split())
+_NOT_TOPICS = frozenset(
+    """true false null none min mins sec secs per two three four five six seven eight nine ten
+add show keep put set run start short got get let use via etc yes""".split()
+)
 
 
 def topics(texts: list[str], stop: frozenset[str], n: int = 10) -> list[str]:

@@ -14,8 +14,20 @@ from __future__ import annotations
 
 import re
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _DATE = re.compile(r"(\d{1,2})\s*[월月]\s*(?:(\d{1,2})\s*[일日号號])?")
 _YEAR = re.compile(r"(\d{4})\s*[년年]")
 
@@ -98,7 +110,7 @@ coffee: 커피 コーヒー 咖啡
 tea: お茶 茶
 green tea: 녹차 緑茶 绿茶 綠茶 抹茶
 oolong: 우롱차 ウーロン茶 乌龙茶 烏龍茶 우롱 ウーロン 乌龙 烏龍
-water: 
+water:
 beer: 맥주 ビール 啤酒
 wine: 와인 ワイン 葡萄酒
 rice: 밥 쌀 ご飯 米饭 米飯
@@ -178,14 +190,14 @@ def gloss(text: str) -> list[str]:
         if 1 <= month <= 12:
             day = f" {int(m.group(2))}" if m.group(2) else ""
             found.append((m.start(), MONTHS[month - 1] + day))
-            taken[m.start():m.end()] = [True] * (m.end() - m.start())
+            taken[m.start() : m.end()] = [True] * (m.end() - m.start())
     for m in _YEAR.finditer(text):
         found.append((m.start(), m.group(1)))
     for form, english in TABLE:
         for m in re.finditer(re.escape(form), text):
-            if not any(taken[m.start():m.end()]):
+            if not any(taken[m.start() : m.end()]):
                 found.append((m.start(), english))
-                taken[m.start():m.end()] = [True] * (m.end() - m.start())
+                taken[m.start() : m.end()] = [True] * (m.end() - m.start())
     out: list[str] = []
     for _, english in sorted(found):
         if english not in out:

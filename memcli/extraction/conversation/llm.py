@@ -17,10 +17,19 @@ HINT = "check llm_model_config.model_name, or set llm_model_config.backend: none
 
 
 def _one(req: Request, chat: Chat, label: str, room: int, existing_limit: int) -> Draft | None:
-    convo = [{"role": "system", "content": prompts.SYSTEM},
-             {"role": "user", "content": prompts.user_prompt(req, room, existing_limit)}]
-    return ask(chat, convo, lambda content, finish: parse_reply(content, finish, req.existing), prompts.retry_prompt,
-               label=label, hint=HINT, schema=items_schema(reply_budget(chat)))
+    convo = [
+        {"role": "system", "content": prompts.SYSTEM},
+        {"role": "user", "content": prompts.user_prompt(req, room, existing_limit)},
+    ]
+    return ask(
+        chat,
+        convo,
+        lambda content, finish: parse_reply(content, finish, req.existing),
+        prompts.retry_prompt,
+        label=label,
+        hint=HINT,
+        schema=items_schema(reply_budget(chat)),
+    )
 
 
 def extract(req: Request, chat: Chat, label: str = "LLM") -> Draft | None:

@@ -16,15 +16,21 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from memcli.errors import BadInput
 
 FORMATS = ("auto", "agentscope", "openai", "jsonl")
 TIME_KEYS = ("created_at", "timestamp", "createdAt", "time_created")
-ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
-         "tool": "tool", "function": "tool"}
+ROLES = {
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+}
 MEDIA = ("image", "audio", "video", "file")
 AGENTSCOPE_BLOCKS = {"text", "thinking", "tool_use", "tool_result", *MEDIA}
 
@@ -65,11 +71,15 @@ def _items(text: str, fmt: str) -> list[tuple[str, Any]]:
         try:
             doc = json.loads(text)
         except RecursionError:  # the decoder recurses per nesting level: [[[[…]]]] thousands deep
-            raise BadInput("input is nested too deeply to be messages", "send a JSON array of message objects") from None
+            raise BadInput(
+                "input is nested too deeply to be messages", "send a JSON array of message objects"
+            ) from None
         except json.JSONDecodeError as exc:
             if stripped[0] == "[":
-                raise BadInput(f"input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                               "fix that line (or send JSONL, one message per line)") from None
+                raise BadInput(
+                    f"input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                    "fix that line (or send JSONL, one message per line)",
+                ) from None
             doc = None  # several objects: JSONL
         if doc is not None:
             if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
@@ -88,8 +98,10 @@ def _items(text: str, fmt: str) -> list[tuple[str, Any]]:
         except RecursionError:
             raise BadInput(f"line {n} is nested too deeply to be a message") from None
         except json.JSONDecodeError as exc:
-            raise BadInput(f"line {n} is not valid JSON: {exc.msg} at column {exc.colno}",
-                           "send one JSON message object per line, or a JSON array") from None
+            raise BadInput(
+                f"line {n} is not valid JSON: {exc.msg} at column {exc.colno}",
+                "send one JSON message object per line, or a JSON array",
+            ) from None
     if not items:
         raise BadInput("the input holds no messages")
     return items
@@ -132,14 +144,16 @@ def _check_text(item: Any, where: str) -> None:
     try:
         json.dumps(item, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise BadInput(f"{where}: holds a lone surrogate {exc.object[exc.start]!r}, which is not text",
-                       "send valid Unicode (surrogate pairs complete)") from None
+        raise BadInput(
+            f"{where}: holds a lone surrogate {exc.object[exc.start]!r}, which is not text",
+            "send valid Unicode (surrogate pairs complete)",
+        ) from None
     except (TypeError, ValueError, RecursionError):
         pass  # not JSON-shaped text: the checks that follow name what is wrong
 
 
 def _timestamp(item: dict, where: str, tz: tzinfo) -> datetime | None:
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    meta = given if isinstance(given := item.get("metadata"), dict) else {}
     for source in (item, meta):
         for key in TIME_KEYS:
             value = source.get(key)
@@ -148,14 +162,16 @@ def _timestamp(item: dict, where: str, tz: tzinfo) -> datetime | None:
             try:
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     seconds = value / 1000 if value > 1e11 else value  # milliseconds since the epoch
-                    return datetime.fromtimestamp(seconds, timezone.utc).astimezone(tz)
+                    return datetime.fromtimestamp(seconds, UTC).astimezone(tz)
                 if isinstance(value, str):
                     dt = datetime.fromisoformat(value.strip())
                     return dt if dt.tzinfo else dt.replace(tzinfo=tz)
             except (ValueError, OverflowError, OSError):
                 pass
-            raise BadInput(f"{where}: cannot read {key} {value!r:.60} as a time",
-                           "use ISO 8601 (2026-06-29T14:03:00+02:00) or seconds since the epoch")
+            raise BadInput(
+                f"{where}: cannot read {key} {value!r:.60} as a time",
+                "use ISO 8601 (2026-06-29T14:03:00+02:00) or seconds since the epoch",
+            )
     return None
 
 
@@ -194,8 +210,12 @@ def _block(kind: str, part: dict) -> dict | None:
         text = part.get("thinking")
         return {"type": "thinking", "thinking": text} if isinstance(text, str) and text.strip() else {}
     if kind == "tool_use":
-        return {"type": "tool_use", "id": str(part.get("id", "")), "name": str(part.get("name", "")),
-                "input": part.get("input", {})}
+        return {
+            "type": "tool_use",
+            "id": str(part.get("id", "")),
+            "name": str(part.get("name", "")),
+            "input": part.get("input", {}),
+        }
     if kind in MEDIA:
         source = part.get("source")
         url = source.get("url") if isinstance(source, dict) and source.get("type") == "url" else None
@@ -226,8 +246,14 @@ def _tool_calls(calls: Any, where: str) -> list[dict]:
             parsed = json.loads(args) if isinstance(args, str) else args
         except (json.JSONDecodeError, RecursionError):
             parsed = {"arguments": args}
-        blocks.append({"type": "tool_use", "id": str(call.get("id", "")), "name": str(fn.get("name", "")),
-                       "input": parsed if parsed is not None else {}})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id", "")),
+                "name": str(fn.get("name", "")),
+                "input": parsed if parsed is not None else {},
+            }
+        )
     return blocks
 
 

@@ -17,27 +17,47 @@ import re
 _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\s+|[^A-Za-z\s]+")
 
 # words that may stand between a subject and its verb: "I no longer like", "we still use"
-ADVERBS = frozenset("""no longer really also still usually always never just already only finally actually even
+ADVERBS = frozenset(
+    """no longer really also still usually always never just already only finally actually even
 mostly often sometimes rarely definitely probably honestly kinda totally generally normally mainly now currently
-basically seriously literally barely hardly recently both all then last first once later soon together""".split())
-MODALS = frozenset("""can could will would shall should may might must can't cannot couldn't won't wouldn't
-shouldn't mustn't didn't did was wasn't had hadn't used ought""".split())
+basically seriously literally barely hardly recently both all then last first once later soon together""".split()
+)
+MODALS = frozenset(
+    """can could will would shall should may might must can't cannot couldn't won't wouldn't
+shouldn't mustn't didn't did was wasn't had hadn't used ought""".split()
+)
 # present forms with their own third person
-IRREGULAR = {"am": "is", "are": "is", "have": "has", "haven't": "hasn't", "do": "does", "don't": "doesn't",
-             "dont": "doesn't", "were": "was", "weren't": "wasn't", "aren't": "isn't", "be": "is"}
+IRREGULAR = {
+    "am": "is",
+    "are": "is",
+    "have": "has",
+    "haven't": "hasn't",
+    "do": "does",
+    "don't": "doesn't",
+    "dont": "doesn't",
+    "were": "was",
+    "weren't": "wasn't",
+    "aren't": "isn't",
+    "be": "is",
+}
 # past forms that are not -ed (the commonest); ambiguous ones (put, set, read, cut) count as past,
 # which reads right either way ("the user put")
-PAST = frozenset("""went got took bought did made had was were saw ran swam came gave left felt found told said
+PAST = frozenset(
+    """went got took bought did made had was were saw ran swam came gave left felt found told said
 thought knew kept lost met paid sold sent spent stood understood wrote drove rode broke chose spoke began ate
 drank slept woke wore won forgot fell flew grew held heard hurt led lent meant brought caught taught fought built
 dealt dug fed fled hung laid lit slid stuck struck swore threw tore sang sank shook shot shut sat spun stole bit
 hid became forgave put set read cut let hit quit cost spread bet beat bent bound burnt dreamt dwelt fit learnt
 leant leapt mislaid overtook rang rose sought shone shrank slung sped split spat stank strode strove sunk sweat
-swept swore tread undid upset withdrew wound""".split())
-_WORK = re.compile(r"\b(?:team|company|colleague|manager|boss|office|work|job|project|client|customer|pipeline|"
-                   r"database|db|server|cluster|deploy|release|sprint|standup|repo|prod|production|staging|"
-                   r"migration|service|backend|frontend|api|infra|code|pr|ci|incident|index|partition|table|query|backfill|"
-                   r"schema|dashboard|data|pool|cluster|vendor|contract|meeting|review|onboarding|ticket)s?\b", re.IGNORECASE)
+swept swore tread undid upset withdrew wound""".split()
+)
+_WORK = re.compile(
+    r"\b(?:team|company|colleague|manager|boss|office|work|job|project|client|customer|pipeline|"
+    r"database|db|server|cluster|deploy|release|sprint|standup|repo|prod|production|staging|"
+    r"migration|service|backend|frontend|api|infra|code|pr|ci|incident|index|partition|table|query|backfill|"
+    r"schema|dashboard|data|pool|cluster|vendor|contract|meeting|review|onboarding|ticket)s?\b",
+    re.IGNORECASE,
+)
 
 
 def _key(word: str) -> str:
@@ -76,7 +96,7 @@ def _aux(low: str, plural: bool, nxt: str) -> str:
 
 
 def _next_word(tokens: list[str], i: int) -> str:
-    return next((_key(t) for t in tokens[i + 1:] if t.strip()), "")
+    return next((_key(t) for t in tokens[i + 1 :] if t.strip()), "")
 
 
 def convert(text: str, subject: str = "the user", group: str | None = None) -> str:
@@ -102,7 +122,7 @@ def convert(text: str, subject: str = "the user", group: str | None = None) -> s
                 pending = False
             out.append(tok)
             continue
-        if low in SUBJECTS and tok != "US" and not re.match(r"[/&-]\w", "".join(tokens[i + 1:i + 3])):
+        if low in SUBJECTS and tok != "US" and not re.match(r"[/&-]\w", "".join(tokens[i + 1 : i + 3])):
             if low == "im" and not re.match(r"[a-z]", _next_word(tokens, i)):
                 out.append(tok)
                 continue
@@ -150,10 +170,26 @@ def _pronoun(tok: str, low: str, subject: str, group: str, named: bool) -> str:
 SUBJECTS = frozenset(("i", "i'm", "im", "i've", "ive", "i'll", "i'd", "we", "we're", "we've", "we'll", "we'd"))
 
 
-_YOU = {"you": "I", "you're": "I'm", "youre": "I'm", "you've": "I've", "you'll": "I'll", "you'd": "I'd",
-        "your": "my", "yours": "mine", "yourself": "myself"}
-_ASSISTANT = {"i": "the assistant", "me": "the assistant", "my": "the assistant's", "i'd": "the assistant would",
-              "i'll": "the assistant will", "i'm": "the assistant is", "i've": "the assistant has"}
+_YOU = {
+    "you": "I",
+    "you're": "I'm",
+    "youre": "I'm",
+    "you've": "I've",
+    "you'll": "I'll",
+    "you'd": "I'd",
+    "your": "my",
+    "yours": "mine",
+    "yourself": "myself",
+}
+_ASSISTANT = {
+    "i": "the assistant",
+    "me": "the assistant",
+    "my": "the assistant's",
+    "i'd": "the assistant would",
+    "i'll": "the assistant will",
+    "i'm": "the assistant is",
+    "i've": "the assistant has",
+}
 _AFTER_OBJECT = frozenset("for to of in on at with and or from by about too as".split())
 _CLAUSE_START = frozenset("and but so because if when that then or while since as".split())
 
@@ -169,8 +205,11 @@ def second_person(text: str, subject: str = "the user") -> str:
         if low == "you":
             prev = next((_key(t) for t in reversed(tokens[:i]) if t.strip()), "")
             nxt = _next_word(tokens, i)
-            subj = (not prev or not prev[0].isalpha() or prev in _CLAUSE_START) and nxt[:1].isalpha() \
+            subj = (
+                (not prev or not prev[0].isalpha() or prev in _CLAUSE_START)
+                and nxt[:1].isalpha()
                 and nxt not in _AFTER_OBJECT
+            )
             out.append("I" if subj else "me")
         elif low in _ASSISTANT:
             out.append(_ASSISTANT[low])  # the assistant's own "I'd fix…" stays the assistant's

@@ -18,9 +18,12 @@ from memcli.extraction.conversation.person import second_person
 
 MIN_STEPS = 3
 _STEP = re.compile(r"^\s*(\d{1,2})[.)]\s+(.+)$")
-_ACCEPT = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|perfect|great|good|nice|done|deal|agreed|exactly|"
-                     r"sounds|looks|that'?s (?:it|the|right|perfect|great)|thanks|thx|ty|merged|saved|printing|"
-                     r"lgtm|works)\b|^\W*(?:👍|👌|✅|🙏)", re.IGNORECASE)
+_ACCEPT = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|perfect|great|good|nice|done|deal|agreed|exactly|"
+    r"sounds|looks|that'?s (?:it|the|right|perfect|great)|thanks|thx|ty|merged|saved|printing|"
+    r"lgtm|works)\b|^\W*(?:👍|👌|✅|🙏)",
+    re.IGNORECASE,
+)
 _REFUSE = re.compile(r"^\W*(?:no|nah|nope|not really|hmm)\b", re.IGNORECASE)
 
 
@@ -67,11 +70,16 @@ def accepted(messages: list[dict]) -> list[tuple[str, list[str]]]:
         if len(steps) < MIN_STEPS:
             revision = False
             continue
-        reply = next((t for r, t in turns[k + 1:] if r == "user"), "")
-        after = next((t for r, t in turns[k + 2:] if r == "assistant"), "") if reply else ""
+        reply = next((t for r, t in turns[k + 1 :] if r == "user"), "")
+        after = next((t for r, t in turns[k + 2 :] if r == "assistant"), "") if reply else ""
         revised_next = len(_steps(after)[1]) >= MIN_STEPS and not _REFUSE.match(reply)
-        if reply and not _REFUSE.match(reply) and not revised_next and (_ACCEPT.match(reply) or revision) \
-                and not reply.rstrip().endswith(("?", "？")):
+        if (
+            reply
+            and not _REFUSE.match(reply)
+            and not revised_next
+            and (_ACCEPT.match(reply) or revision)
+            and not reply.rstrip().endswith(("?", "？"))
+        ):
             out.append((_clean(title) or "Steps", [_clean(s) for s in steps]))
         revision = revised_next
     return out

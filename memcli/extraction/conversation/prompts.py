@@ -72,15 +72,32 @@ def existing_part(req: Request, limit: int) -> list[str]:
     if req.existing is None:
         return []
     ex = req.existing
-    return ["", "Existing note:", f"name: {ex.name}", f"description: {ex.description}", "body:", "<<<",
-            clip(ex.body.rstrip("\n"), max(limit, 64), "\n[…rest of the note…]"), ">>>",
-            "Write only what the existing note does not say yet: mem adds your items to it and keeps the rest."]
+    return [
+        "",
+        "Existing note:",
+        f"name: {ex.name}",
+        f"description: {ex.description}",
+        "body:",
+        "<<<",
+        clip(ex.body.rstrip("\n"), max(limit, 64), "\n[…rest of the note…]"),
+        ">>>",
+        "Write only what the existing note does not say yet: mem adds your items to it and keeps the rest.",
+    ]
 
 
 def frame(req: Request, existing_limit: int) -> str:
     """The prompt without the conversation: what every part of a split conversation repeats."""
-    return "\n".join([f"Date: {req.day}", f"Session: {req.session_id}", *existing_part(req, existing_limit),
-                      "", "Conversation (new messages):", "<<<", ">>>"])
+    return "\n".join(
+        [
+            f"Date: {req.day}",
+            f"Session: {req.session_id}",
+            *existing_part(req, existing_limit),
+            "",
+            "Conversation (new messages):",
+            "<<<",
+            ">>>",
+        ]
+    )
 
 
 def user_prompt(req: Request, room: int | None = None, existing_limit: int = 1_000_000) -> str:
@@ -88,11 +105,21 @@ def user_prompt(req: Request, room: int | None = None, existing_limit: int = 1_0
     text = transcript(req.messages)
     if room is not None:
         text = clip(text, max(room, 64), "\n[…message cut…]")
-    parts = [f"Date: {req.day}", f"Session: {req.session_id}", *existing_part(req, existing_limit),
-             "", "Conversation (new messages):", "<<<", text, ">>>"]
+    parts = [
+        f"Date: {req.day}",
+        f"Session: {req.session_id}",
+        *existing_part(req, existing_limit),
+        "",
+        "Conversation (new messages):",
+        "<<<",
+        text,
+        ">>>",
+    ]
     return "\n".join(parts)
 
 
 def retry_prompt(error: str) -> str:
-    return (f"Your answer was rejected: {error}\n"
-            "Answer again with only the corrected JSON object {\"name\", \"description\", \"items\"}.")
+    return (
+        f"Your answer was rejected: {error}\n"
+        'Answer again with only the corrected JSON object {"name", "description", "items"}.'
+    )

@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from memcli.extraction.conversation import chatter, cjk, dialogue as d
+from memcli.extraction.conversation import chatter, cjk
+from memcli.extraction.conversation import dialogue as d
 
-PREFERS = re.compile(r"\b(?:i'?d|i would|we'?d) rather\b|\brather not\b|\b(?:love|loves|hate|hates|favou?rite|can't stand|"
-                     r"enjoy|enjoys)\b|\bbest part\b", re.IGNORECASE)
+PREFERS = re.compile(
+    r"\b(?:i'?d|i would|we'?d) rather\b|\brather not\b|\b(?:love|loves|hate|hates|favou?rite|can't stand|"
+    r"enjoy|enjoys)\b|\bbest part\b",
+    re.IGNORECASE,
+)
 _DIGIT = re.compile(r"\d")
 ASKED, REQUESTED = 1, 2
 LETS = re.compile(r"let'?s\s+", re.IGNORECASE)
 # "I'm changing my goal to 1:52": a new value, stated as the current one
-CHANGE = re.compile(r"^(?:i'?m|im|i am|i'?ve|i have|i) (?:just |now |finally )?(?:changing|changed|moving|moved|"
-                    r"switching|switched|setting|set|updating|updated|bumping|bumped|raising|raised|lowering|lowered)"
-                    r" (?:my|the) ([\w'’:./+ -]{2,40}?) (?:from \S+ )?to (.+)$", re.IGNORECASE)
+CHANGE = re.compile(
+    r"^(?:i'?m|im|i am|i'?ve|i have|i) (?:just |now |finally )?(?:changing|changed|moving|moved|"
+    r"switching|switched|setting|set|updating|updated|bumping|bumped|raising|raised|lowering|lowered)"
+    r" (?:my|the) ([\w'’:./+ -]{2,40}?) (?:from \S+ )?to (.+)$",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -66,7 +73,7 @@ def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, grou
         return "Preferences", _refusal_object(core, subject), True
     chosen = d.IT_IS.match(core)
     if chosen:  # "catppuccin mocha it is"
-        return "Decisions", d.finish(f"{subject} chose {core[:chosen.start(1)].strip()}"), True
+        return "Decisions", d.finish(f"{subject} chose {core[: chosen.start(1)].strip()}"), True
     please = bool(d.PLEASE.search(core))
     core = d.PLEASE.sub("", core).strip()
     if please and not d.FIRST.search(core):
@@ -77,7 +84,11 @@ def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, grou
         return "Decisions", d.finish(f"{subject}'s {change.group(1)} is now {value}"), False
     lets = LETS.match(core)
     if lets:
-        return "Decisions", d.finish(f"{subject} decided to {d.person.convert(core[lets.end():], 'them', group)}"), False
+        return (
+            "Decisions",
+            d.finish(f"{subject} decided to {d.person.convert(core[lets.end() :], 'them', group)}"),
+            False,
+        )
     section = turn.section(core) or ("Preferences" if PREFERS.search(core) else "Facts")
     if k == 0 and refusing:
         section = "Preferences"
@@ -134,8 +145,9 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
-        if (turn.with_assistant and d.YOU.search(core) and not digit) or \
-                (d.is_reaction(core) and not d.IT_IS.match(core)):
+        if (turn.with_assistant and d.YOU.search(core) and not digit) or (
+            d.is_reaction(core) and not d.IT_IS.match(core)
+        ):
             continue
         if asked and turn.with_assistant and not d.FIRST.search(core):
             continue  # "american recipe so 240": about the answer, not the user

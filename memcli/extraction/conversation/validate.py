@@ -29,11 +29,23 @@ MAX_ITEM = 400  # characters of one statement
 MAX_ITEMS = 60
 MAX_NAME_WORDS = 5
 FALLBACK_NAME = "conversation-notes"
-SECTIONS = {"fact": "Facts", "decision": "Decisions", "preference": "Preferences", "next_step": "Next steps",
-            "procedure": "Procedures"}
+SECTIONS = {
+    "fact": "Facts",
+    "decision": "Decisions",
+    "preference": "Preferences",
+    "next_step": "Next steps",
+    "procedure": "Procedures",
+}
 KINDS = list(SECTIONS)
-LISTS = {"facts": "fact", "decisions": "decision", "preferences": "preference", "next_steps": "next_step",
-         "procedures": "procedure", "todos": "next_step", "tasks": "next_step"}
+LISTS = {
+    "facts": "fact",
+    "decisions": "decision",
+    "preferences": "preference",
+    "next_steps": "next_step",
+    "procedures": "procedure",
+    "todos": "next_step",
+    "tasks": "next_step",
+}
 _TIMELINE = re.compile(r"^#{2,6}\s*(?:timeline|时间线)\b", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 
@@ -42,13 +54,20 @@ def items_schema(reply_tokens: int) -> dict:
     """What the server is asked to constrain the reply to (llama.cpp, Ollama, vLLM, OpenAI): as
     many statements as fit in the reply budget (~100 tokens each at most), so none is cut off."""
     return {
-        "type": "object", "required": ["name", "description", "items"],
+        "type": "object",
+        "required": ["name", "description", "items"],
         "properties": {
             "name": {"type": "string", "maxLength": 64},
             "description": {"type": "string", "maxLength": 240},
-            "items": {"type": "array", "maxItems": max(4, min(20, (reply_tokens - 200) // 100)), "items": {
-                "type": "object", "required": ["kind", "text"],
-                "properties": {"kind": {"enum": KINDS}, "text": {"type": "string", "maxLength": 240}}}},
+            "items": {
+                "type": "array",
+                "maxItems": max(4, min(20, (reply_tokens - 200) // 100)),
+                "items": {
+                    "type": "object",
+                    "required": ["kind", "text"],
+                    "properties": {"kind": {"enum": KINDS}, "text": {"type": "string", "maxLength": 240}},
+                },
+            },
         },
     }
 
@@ -129,15 +148,16 @@ def _description(data: dict, body: str) -> str:
     desc = unloop(desc) if isinstance(desc, str) else ""
     if len(desc) >= 200 and not desc.endswith((".", "!", "?", "。", "！", "？")):
         end = max(desc.rfind(x) for x in (". ", "! ", "? ", "。"))  # a schema's maxLength cut it
-        desc = desc[:end + 1] if end > 40 else desc
+        desc = desc[: end + 1] if end > 40 else desc
     return shorten(desc, MAX_DESCRIPTION) if desc else first_sentence(body)
 
 
 def parse_reply(content: str, finish_reason: str | None, existing: Existing | None) -> Draft | None:
     """The validated (and repaired) draft, None for "nothing worth remembering", or Invalid."""
     data = salvage(content) if finish_reason == "length" else decode_object(content)
-    if data is None or finish_reason == "length" and (isinstance(data.get("body"), str)
-                                                      or not any(statements(data).values())):
+    if data is None or (
+        finish_reason == "length" and (isinstance(data.get("body"), str) or not any(statements(data).values()))
+    ):
         raise Invalid("the reply was cut off (finish_reason=length); answer more briefly")
     if isinstance(data.get("body"), str) and data["body"].strip():
         return _body_reply(data, existing)
@@ -170,11 +190,12 @@ def _body_reply(data: dict, existing: Existing | None) -> Draft:
     desc = _description(data, body)
     if existing is not None:
         old, new = timeline(existing.body), timeline(body)
-        if new[:len(old)] != old:
+        if new[: len(old)] != old:
             missing = next((x for x, y in zip(old + [""], new + [""]) if x != y), old[-1])
-            raise Invalid(f"a timeline entry was removed or changed ({missing[:80]!r}); keep every existing "
-                          "timeline line as it is and only append")
+            raise Invalid(
+                f"a timeline entry was removed or changed ({missing[:80]!r}); keep every existing "
+                "timeline line as it is and only append"
+            )
         given = data.get("description")
-        return Draft(existing.name, desc if isinstance(given, str) and given.strip() else existing.description,
-                     body)
+        return Draft(existing.name, desc if isinstance(given, str) and given.strip() else existing.description, body)
     return Draft(repair_name(data.get("name"), desc, body), desc, body)

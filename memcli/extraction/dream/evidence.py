@@ -16,7 +16,7 @@ wrong merge misleads every later search, while a missed merge only leaves two no
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memcli.extraction.conversation import rules as conversation_rules
@@ -41,13 +41,17 @@ SAME_MEANING = 0.92  # cosine: the same statement in other words
 COMMON_NODES = (5, 0.05)  # a word in at least this many nodes and this share of them is weak
 
 # words that say who or when, not what: never evidence of a subject
-GENERIC = frozenset("""user users team teams assistant someone everybody today yesterday tomorrow tonight day days
+GENERIC = frozenset(
+    """user users team teams assistant someone everybody today yesterday tomorrow tonight day days
 week weeks weekly month months monthly year years yearly time times thing things way ways lot lots bit part
 minute minutes hour hours second seconds new old next last first one two three four five six ten also now still
-just really every each need needs want wants said says say told asked note notes""".split())
-WEAK = CUE_WORDS | frozenset("""monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+just really every each need needs want wants said says say told asked note notes""".split()
+)
+WEAK = CUE_WORDS | frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
 thursdays fridays saturdays sundays january february march april may june july august september october november
-december morning evening afternoon night nights start starts started use uses used using work works""".split())
+december morning evening afternoon night nights start starts started use uses used using work works""".split()
+)
 # ingest's stopwords less the nouns among them: "planning" names a subject
 STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
 _SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
@@ -104,7 +108,7 @@ def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] =
         parts = [p for p in re.split(r"[-.&!]", low) if len(p) > 2 and not p.isdigit()] or [low]
         whole = parts == [low]
         for part in parts:
-            if part.isdigit() or len(part) < 3 and not (whole and _IDENT.search(tok)):
+            if part.isdigit() or (len(part) < 3 and not (whole and _IDENT.search(tok))):
                 continue
             if part in GENERIC or part in skip or part in STOP or part in EXTRA_STOP:
                 continue
@@ -134,13 +138,13 @@ def proper_names(text: str, known: frozenset[str] = frozenset()) -> set[str]:
     at its start when the word is `known` as a name (seen capitalised inside a sentence)."""
     out = set()
     for m in re.finditer(r"(?<![\w'’.-])[A-Z][a-z][a-z'’-]+", text):
-        if text[m.end():m.end() + 1].isalnum():
+        if text[m.end() : m.end() + 1].isalnum():
             continue
         low = re.sub(r"['’]s$", "", m.group(0).lower())
         if low in STOP or low in EXTRA_STOP or low in GENERIC or low in WEAK:
             continue  # "The Three-Body Problem": a title's "The" is no name
         word = stem_of(low)
-        before = text[:m.start()].rstrip()
+        before = text[: m.start()].rstrip()
         if (before and before[-1] not in ".!?:;\"'(“") or word in known:
             out.add(word)
     return out
@@ -149,8 +153,13 @@ def proper_names(text: str, known: frozenset[str] = frozenset()) -> set[str]:
 class Evidence:
     """Word bags of every statement seen (cached), digest-wide word counts, and the vectors."""
 
-    def __init__(self, vectors: Mapping[str, object] | None = None, skip: frozenset[str] = frozenset(),
-                 node_bags: list[set[str]] | None = None, texts: list[str] = ()):
+    def __init__(
+        self,
+        vectors: Mapping[str, object] | None = None,
+        skip: frozenset[str] = frozenset(),
+        node_bags: list[set[str]] | None = None,
+        texts: Sequence[str] = (),
+    ):
         """`texts`: every statement of the run (facts and node statements), where names are learnt."""
         self.vectors = vectors or None
         self.skip = skip

@@ -30,8 +30,9 @@ from memcli.extraction.dream.subject import subject_title
 MAX_CANDIDATES = 400  # digest nodes compared with every fact; beyond, those sharing words with one
 MIN_SUBSTANCE = 1.0  # word weight a fact needs to found a node of its own (one content word)
 NAME_WORDS = 3
-GENERIC_HEADINGS = frozenset({"steps", "procedure", "procedures", "how to", "runbook", "instructions", "checklist",
-                              "todo", "to do", "list"})
+GENERIC_HEADINGS = frozenset(
+    {"steps", "procedure", "procedures", "how to", "runbook", "instructions", "checklist", "todo", "to do", "list"}
+)
 
 
 @dataclass
@@ -136,14 +137,20 @@ def link(ev: Evidence, f: Fact, member: str | Fact, contexts: dict[str, str] | N
         holds = bool(was) and was <= raw_words(text)
         if weight >= 1.5 or (holds and weight >= 1.0):
             cos = ev.cosine(f.line(), text)
-            score = (cos or 0.0) + 0.5 + WORD_BONUS * weight + (0.5 if holds else 0.0) \
+            score = (
+                (cos or 0.0)
+                + 0.5
+                + WORD_BONUS * weight
+                + (0.5 if holds else 0.0)
                 + 0.2 * jaccard(raw_words(f.line()), raw_words(text))
+            )
             return Link(score, cos, weight)
     return None
 
 
-def _affinity(ev: Evidence, item: list[Fact], c: Cluster, contexts: dict[str, str], by_mean: bool = True
-              ) -> Link | None:
+def _affinity(
+    ev: Evidence, item: list[Fact], c: Cluster, contexts: dict[str, str], by_mean: bool = True
+) -> Link | None:
     """The item's link to the cluster: its best link to a member, if the cluster as a whole agrees
     (a link made by the note context needs no more), or (`by_mean`) a close match with the
     cluster's mean."""
@@ -176,11 +183,18 @@ def _speakers_agree(item: list[Fact], c: Cluster) -> bool:
     return not theirs or theirs == ours
 
 
-def _choose(ev: Evidence, item: list[Fact], clusters: list[Cluster], contexts: dict[str, str],
-            by_mean: bool = True) -> tuple[int | None, list[int], bool]:
+def _choose(
+    ev: Evidence, item: list[Fact], clusters: list[Cluster], contexts: dict[str, str], by_mean: bool = True
+) -> tuple[int | None, list[int], bool]:
     """(the cluster the item joins or None, the clusters it linked to, whether it is in doubt)."""
-    scored = sorted(((found.score, -i) for i, c in enumerate(clusters)
-                     if (found := _affinity(ev, item, c, contexts, by_mean)) is not None), reverse=True)
+    scored = sorted(
+        (
+            (found.score, -i)
+            for i, c in enumerate(clusters)
+            if (found := _affinity(ev, item, c, contexts, by_mean)) is not None
+        ),
+        reverse=True,
+    )
     linked = [-i for _, i in scored]
     if not scored:
         return None, [], False
@@ -205,7 +219,8 @@ def _holds(ev: Evidence, item: list[Fact], c: Cluster) -> bool:
 def _same_node_family(clusters: list[Cluster], ids: list[int]) -> bool:
     """Rivals that are all groups of this run already linked to each other are not a doubt."""
     return all(clusters[i].node is None for i in ids) and all(
-        j in clusters[ids[0]].linked or ids[0] in clusters[j].linked for j in ids[1:])
+        j in clusters[ids[0]].linked or ids[0] in clusters[j].linked for j in ids[1:]
+    )
 
 
 def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str, str] | None = None) -> Placement:
@@ -245,19 +260,25 @@ def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str
     placed = []
     for i, pos in sorted(order.items(), key=lambda kv: kv[1]):
         c = clusters[i]
-        related = [clusters[j].node.path for j in sorted(c.linked) if clusters[j].node is not None
-                   and clusters[j].node is not c.node][:3]
+        related = [
+            node.path for j in sorted(c.linked) if (node := clusters[j].node) is not None and node is not c.node
+        ][:3]
         placed.append(Placed(_unit(c, ev), c.node, related, pos))
     return Placement(placed, kept)
 
 
-def _replace(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str],
-             where: list[tuple[list[Fact], int]], rank: dict[int, int]) -> None:
+def _replace(
+    ev: Evidence,
+    clusters: list[Cluster],
+    contexts: dict[str, str],
+    where: list[tuple[list[Fact], int]],
+    rank: dict[int, int],
+) -> None:
     """Second look at each fact, now that all of this run's facts are placed: one placed before the
     facts that tie it to another cluster moves there (a fact that founded its group stays)."""
     for item, k in where:
         home = clusters[k]
-        if home.node is None and home.facts[:len(item)] == item:
+        if home.node is None and home.facts[: len(item)] == item:
             continue
         home.facts = [f for f in home.facts if all(f is not g for g in item)]
         chosen, linked, doubt = _choose(ev, item, clusters, contexts)
@@ -265,19 +286,21 @@ def _replace(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str],
         target.facts = sorted(target.facts + item, key=lambda f: rank[id(f)])
 
 
-def _merge_groups(ev: Evidence, clusters: list[Cluster], contexts: dict[str, str], order: dict[int, int],
-                  rank: dict[int, int]) -> None:
+def _merge_groups(
+    ev: Evidence, clusters: list[Cluster], contexts: dict[str, str], order: dict[int, int], rank: dict[int, int]
+) -> None:
     """Second pass: a group formed in this run joins the cluster its facts, taken together, link to
     (facts placed earlier could not see the ones placed after them)."""
     changed = True
     while changed:
         changed = False
-        for i in sorted(order, key=order.get):
+        for i in sorted(order, key=order.__getitem__):
             c = clusters[i]
             if c.node is not None or not c.facts:
                 continue
-            others = [Cluster(x.node, x.said, x.facts, x.linked) if j != i else Cluster(None) for j, x in
-                      enumerate(clusters)]
+            others = [
+                Cluster(x.node, x.said, x.facts, x.linked) if j != i else Cluster(None) for j, x in enumerate(clusters)
+            ]
             # two groups' means are alike whenever their subjects are related: only a pair link merges
             chosen, _linked, doubt = _choose(ev, c.facts, others, contexts, by_mean=False)
             if chosen is None or doubt or chosen == i:
@@ -316,8 +339,11 @@ def bucket(facts: list[Fact]) -> str:
 def title(facts: list[Fact]) -> str:
     """The subject the facts are about, as a title: the numbered list's heading when the unit is
     one list, else the noun phrase most of them share (extraction/dream/subject.py)."""
-    if len(facts) > 1 and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section)
-                              for f in facts) and facts[0].section:
+    if (
+        len(facts) > 1
+        and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section) for f in facts)
+        and facts[0].section
+    ):
         heading = facts[0].section
         if heading.strip().lower() in GENERIC_HEADINGS:  # "## Steps" of deployment-process.md
             heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
@@ -331,11 +357,11 @@ def name(facts: list[Fact], ev: Evidence) -> str:
     found = title(facts)
     if found and slugify(found) != "node":
         return slugify(found)
-    score: Counter = Counter()
+    score: dict[str, float] = {}
     first: dict[str, int] = {}
     for f in facts:
         for w, weight in ev.bag(f.line()).items():
-            score[w] += weight
+            score[w] = score.get(w, 0.0) + weight
             first.setdefault(w, len(first))
     picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]
     picked.sort(key=lambda w: first[w])
@@ -352,5 +378,11 @@ def _unit(c: Cluster, ev: Evidence) -> Unit:
         unit_name, unit_bucket = name(facts, ev), bucket(facts)
     summary = " ".join(f.line().rstrip(".") + "." for f in facts)[:1200]
     named = title(facts) if c.node is None else ""
-    return Unit(unit_name, unit_bucket, summary, list(dict.fromkeys(f.path for f in facts)), list(facts),
-                named if named and slugify(named) == unit_name else "")
+    return Unit(
+        unit_name,
+        unit_bucket,
+        summary,
+        list(dict.fromkeys(f.path for f in facts)),
+        list(facts),
+        named if named and slugify(named) == unit_name else "",
+    )

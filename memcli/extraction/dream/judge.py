@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from memcli.errors import ProviderError
 from memcli.extraction.ask import Chat, Invalid, ask, decode_object, kebab
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.match import judge as rules_judge, replaced
+from memcli.extraction.dream.match import judge as rules_judge
+from memcli.extraction.dream.match import replaced
 
 HINT = "check llm_model_config, or set llm_model_config.backend: none for the offline rules"
 ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
@@ -42,9 +43,11 @@ MAX_STATEMENT = 300  # characters of one statement shown to the model
 SHOWN = 4  # statements shown per candidate node
 REPLY = 64  # tokens: the replies are a few short fields
 # a subject made only of these names no topic ("user preference", "habits", "the user's info")
-GENERIC_WORDS = frozenset("""user users user's assistant statement statements note notes memory fact facts thing
+GENERIC_WORDS = frozenset(
+    """user users user's assistant statement statements note notes memory fact facts thing
 things something it this that the a an my our their his her preference preferences habit habits info information
-detail details update updates general misc miscellaneous other life work plan plans topic""".split())
+detail details update updates general misc miscellaneous other life work plan plans topic""".split()
+)
 
 CLASSIFY_SYSTEM = """You help an assistant keep long-term memory about its user.
 For the statement, answer:
@@ -100,9 +103,14 @@ def _retry(error: str) -> str:
 
 
 def classify_schema() -> dict:
-    return {"type": "object", "properties": {
-        "subject": {"type": "string", "minLength": 1, "maxLength": MAX_SUBJECT},
-        "remember": {"type": "string", "enum": ["yes", "no"]}}, "required": ["subject", "remember"]}
+    return {
+        "type": "object",
+        "properties": {
+            "subject": {"type": "string", "minLength": 1, "maxLength": MAX_SUBJECT},
+            "remember": {"type": "string", "enum": ["yes", "no"]},
+        },
+        "required": ["subject", "remember"],
+    }
 
 
 def _headed(statement: str, heading: str) -> str:
@@ -136,8 +144,17 @@ def parse_verdict(content: str, finish: str | None = None) -> Verdict:
 
 def classify(chat: Chat, statement: str, label: str = "LLM") -> Verdict:
     """The statement's subject and whether it is worth remembering; Rejected after two bad replies."""
-    return ask(chat, classify_messages(statement), parse_verdict, _retry, label=label, rejected=Rejected,
-               hint=HINT, schema=classify_schema(), max_tokens=REPLY)
+    return ask(
+        chat,
+        classify_messages(statement),
+        parse_verdict,
+        _retry,
+        label=label,
+        rejected=Rejected,
+        hint=HINT,
+        schema=classify_schema(),
+        max_tokens=REPLY,
+    )
 
 
 def numbers(candidates: list[Candidate]) -> list[str]:
@@ -145,29 +162,40 @@ def numbers(candidates: list[Candidate]) -> list[str]:
 
 
 def file_schema(candidates: list[Candidate]) -> dict:
-    return {"type": "object", "properties": {
-        "node": {"type": "string", "enum": ["none", *(str(i) for i in range(1, len(candidates) + 1))]},
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "replaces": {"type": "string", "enum": ["none", *numbers(candidates)]}},
-        "required": ["node", "action", "replaces"]}
+    return {
+        "type": "object",
+        "properties": {
+            "node": {"type": "string", "enum": ["none", *(str(i) for i in range(1, len(candidates) + 1))]},
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "replaces": {"type": "string", "enum": ["none", *numbers(candidates)]},
+        },
+        "required": ["node", "action", "replaces"],
+    }
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= MAX_STATEMENT else text[:MAX_STATEMENT - 1].rstrip() + "…"
+    return text if len(text) <= MAX_STATEMENT else text[: MAX_STATEMENT - 1].rstrip() + "…"
 
 
 def file_messages(statement: str, candidates: list[Candidate], heading: str = "") -> list[dict]:
-    listing = "\n".join(f"Node {i}: {c.title}\n" + "\n".join(f"  {i}.{j}. {_clip(s)}" for j, s in enumerate(c.said, 1))
-                        for i, c in enumerate(candidates, 1))
-    return [{"role": "system", "content": FILE_SYSTEM},
-            {"role": "user", "content": f"{listing}\n\nNEW statement: {_headed(statement, heading)}"}]
+    listing = "\n".join(
+        f"Node {i}: {c.title}\n" + "\n".join(f"  {i}.{j}. {_clip(s)}" for j, s in enumerate(c.said, 1))
+        for i, c in enumerate(candidates, 1)
+    )
+    return [
+        {"role": "system", "content": FILE_SYSTEM},
+        {"role": "user", "content": f"{listing}\n\nNEW statement: {_headed(statement, heading)}"},
+    ]
 
 
 def parse_filing(content: str, statement: str, candidates: list[Candidate], ev: Evidence, fact) -> Filing:
     """The validated filing of `fact` (whose line is `statement`); Invalid says what is wrong."""
     data = decode_object(content)
-    action, node, ref = str(data.get("action") or "").upper(), str(data.get("node") or "none"), \
-        str(data.get("replaces") or "none")
+    action, node, ref = (
+        str(data.get("action") or "").upper(),
+        str(data.get("node") or "none"),
+        str(data.get("replaces") or "none"),
+    )
     if action not in ACTIONS:
         raise Invalid(f'"action" must be one of {", ".join(ACTIONS)}, got {action!r}')
     if node == "none" or action == "CREATE":
@@ -185,12 +213,16 @@ def parse_filing(content: str, statement: str, candidates: list[Candidate], ev: 
         return Filing(k, action, rules.statement)
     if action == "REFINE":
         if rules.action == "CORROBORATE":
-            return Filing(k, "CORROBORATE", rules.statement,
-                          "REFINE of a statement the node already makes, taken as CORROBORATE")
+            return Filing(
+                k, "CORROBORATE", rules.statement, "REFINE of a statement the node already makes, taken as CORROBORATE"
+            )
         if rules.action == "CORRECT":  # both kept as current, the obsolete value would read as true
+            assert rules.statement is not None  # a CORRECT names the statement it replaces
             ref = f"{k + 1}.{said.index(rules.statement) + 1}"
-            raise Invalid(f"the NEW statement changes statement {ref} ({rules.statement!r}): "
-                          f'that is CORRECT with "replaces": "{ref}"')
+            raise Invalid(
+                f"the NEW statement changes statement {ref} ({rules.statement!r}): "
+                f'that is CORRECT with "replaces": "{ref}"'
+            )
         return Filing(k, action)
     return _correction(ref, node, k, said, statement, ev, fact)
 
@@ -198,21 +230,32 @@ def parse_filing(content: str, statement: str, candidates: list[Candidate], ev: 
 def _correction(ref: str, node: str, k: int, said: list[str], statement: str, ev: Evidence, fact) -> Filing:
     m = re.fullmatch(r"(\d+)\.(\d+)", ref)
     if not m or int(m.group(1)) != k + 1 or not 1 <= int(m.group(2)) <= len(said):
-        raise Invalid(f'CORRECT must name in "replaces" the statement of node {node} it makes obsolete '
-                      f'(one of {", ".join(f"{node}.{j}" for j in range(1, len(said) + 1))})')
+        raise Invalid(
+            f'CORRECT must name in "replaces" the statement of node {node} it makes obsolete '
+            f"(one of {', '.join(f'{node}.{j}' for j in range(1, len(said) + 1))})"
+        )
     old = said[int(m.group(2)) - 1]
     if rules_judge(fact, [old], [old], ev).action == "CORROBORATE":
         raise Invalid(f"statement {ref} says the same thing: that is CORROBORATE, not a change")
     if replaced(fact, [old], ev) != old:
-        raise Invalid(f"the NEW statement changes no value of statement {ref} (no new value for the same thing): "
-                      "REFINE keeps both")
+        raise Invalid(
+            f"the NEW statement changes no value of statement {ref} (no new value for the same thing): "
+            "REFINE keeps both"
+        )
     return Filing(k, "CORRECT", old)
 
 
-def file(chat: Chat, fact, candidates: list[Candidate], ev: Evidence, label: str = "LLM", heading: str = ""
-         ) -> Filing:
+def file(chat: Chat, fact, candidates: list[Candidate], ev: Evidence, label: str = "LLM", heading: str = "") -> Filing:
     """Where `fact` goes among `candidates` and what it does there; Rejected after two bad replies."""
     statement = fact.line()
-    return ask(chat, file_messages(statement, candidates, heading),
-               lambda c, f: parse_filing(c, statement, candidates, ev, fact), _retry, label=label,
-               rejected=Rejected, hint=HINT, schema=file_schema(candidates), max_tokens=REPLY)
+    return ask(
+        chat,
+        file_messages(statement, candidates, heading),
+        lambda c, f: parse_filing(c, statement, candidates, ev, fact),
+        _retry,
+        label=label,
+        rejected=Rejected,
+        hint=HINT,
+        schema=file_schema(candidates),
+        max_tokens=REPLY,
+    )

@@ -33,25 +33,35 @@ from memcli.extraction.dream.rules import terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
 # what a value looks like: a number, a date or day, a name, an identifier (case matters for names)
-_VALUE = re.compile(r"\d|\b[A-Z][a-z]|\w+[_.]\w+|(?i:\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|"
-                    r"june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
-                    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b)")
-_CHANGE = re.compile(r"^(?P<subj>.*?)\b(?:(?:was |is |has been |got |been )?(?:moved|changed|switched|postponed|"
-                     r"pushed|rescheduled|updated|renamed|reset|set|bumped) (?:back |out )?to|is now|are now|now "
-                     r"(?:is|are|prefers?|uses?|lives? in|works? (?:at|for))|no longer|instead of)\b(?P<val>.*)$",
-                     re.IGNORECASE)
+_VALUE = re.compile(
+    r"\d|\b[A-Z][a-z]|\w+[_.]\w+|(?i:\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|"
+    r"june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b)"
+)
+_CHANGE = re.compile(
+    r"^(?P<subj>.*?)\b(?:(?:was |is |has been |got |been )?(?:moved|changed|switched|postponed|"
+    r"pushed|rescheduled|updated|renamed|reset|set|bumped) (?:back |out )?to|is now|are now|now "
+    r"(?:is|are|prefers?|uses?|lives? in|works? (?:at|for))|no longer|instead of)\b(?P<val>.*)$",
+    re.IGNORECASE,
+)
 _FRAMES = [
     re.compile(r"^(?P<subj>.*?)\bfavou?rite (?P<what>[\w ]{1,30}?) (?:is|are|was|has become)\b(?P<val>.+)$", re.I),
     re.compile(r"^(?P<subj>.*?)\b(?:prefer|prefers|preferred|would rather|'d rather)\b(?P<val>.+)$", re.I),
     re.compile(r"^(?P<subj>.*?)\b(?:lives? in|moved to|works? (?:at|for|as)|is based in)\b(?P<val>.+)$", re.I),
-    re.compile(r"^(?P<subj>.*?\b(?:deadline|due date|launch|release|meeting|cut-?over|appointment)\b.*?)"
-               r"\b(?:is|was|on|by|at|for)\b(?P<val>.+)$", re.I),
+    re.compile(
+        r"^(?P<subj>.*?\b(?:deadline|due date|launch|release|meeting|cut-?over|appointment)\b.*?)"
+        r"\b(?:is|was|on|by|at|for)\b(?P<val>.+)$",
+        re.I,
+    ),
     re.compile(r"^(?P<subj>(?:the |our |my |their |his |her )[\w -]{2,40}?) (?:is|are|was|were)\b(?P<val>.+)$", re.I),
     # "Koen Bakker is my new manager": a name in a role; the role is the slot, the name its value
-    re.compile(r"^(?P<val>[A-Z][\w'’.-]*(?: (?:[A-Z][\w'’.-]*|de|van|von|der|den|da|di|du|del|le|la|ter|ten)){0,4}) "
-               r"(?:is|are) (?:now )?(?:the user's |my |our |their )"
-               r"(?:new )?(?P<subj>[a-z][\w-]*(?: (?!(?:on|at|in|for|since|of|from|with|and|but|because|who)\b)"
-               r"[a-z][\w-]*){0,2})(?=[ .,;]|$)", 0),
+    re.compile(
+        r"^(?P<val>[A-Z][\w'’.-]*(?: (?:[A-Z][\w'’.-]*|de|van|von|der|den|da|di|du|del|le|la|ter|ten)){0,4}) "
+        r"(?:is|are) (?:now )?(?:the user's |my |our |their )"
+        r"(?:new )?(?P<subj>[a-z][\w-]*(?: (?!(?:on|at|in|for|since|of|from|with|and|but|because|who)\b)"
+        r"[a-z][\w-]*){0,2})(?=[ .,;]|$)",
+        0,
+    ),
 ]
 _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECASE)
 
@@ -64,19 +74,28 @@ CHANGE = re.compile(
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
     r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
     r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
-    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)", re.IGNORECASE)
+    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)",
+    re.IGNORECASE,
+)
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
 # a change told in a side clause ("since I moved from my home country") changes nothing it is said about
-_SIDE_CLAUSE = re.compile(r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
-                          r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b", re.IGNORECASE)
+_SIDE_CLAUSE = re.compile(
+    r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
+    r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b",
+    re.IGNORECASE,
+)
 # where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
 # "no longer likes X"
-_OLD_VALUE = [re.compile(p, re.IGNORECASE) for p in (
-    r"\bfrom (?P<old>[\w:.,%$'’-]+(?: [\w:.,%$'’-]+){0,2}?) (?:to|back to)\b",
-    r"\b(?:replaced|swapped|traded) (?:the |my |our |his |her |their |a |an )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}?) "
-    r"(?:with|for|by)\b",
-    r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
-    r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})")]
+_OLD_VALUE = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bfrom (?P<old>[\w:.,%$'’-]+(?: [\w:.,%$'’-]+){0,2}?) (?:to|back to)\b",
+        r"\b(?:replaced|swapped|traded) (?:the |my |our |his |her |their |a |an )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}?) "
+        r"(?:with|for|by)\b",
+        r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
+        r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})",
+    )
+]
 
 
 @dataclass
@@ -87,7 +106,7 @@ class Decision:
     contradictions: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it replaces)
     corroborations: list[tuple[Fact, str]] = field(default_factory=list)  # (fact, the statement it states again)
     uncited: list[str] = field(default_factory=list)  # unit paths the node's Sources do not cite yet
-    reasons: list[tuple[Fact, "Verdict"]] = field(default_factory=list)  # each fact's verdict, in order
+    reasons: list[tuple[Fact, Verdict]] = field(default_factory=list)  # each fact's verdict, in order
 
 
 def jaccard(a: set, b: set) -> float:
@@ -136,23 +155,28 @@ def framed(text: str) -> tuple[set[str], str, bool, set[str]] | None:
         val = _VERSUS.sub("", m.group("val"))
         if i >= 3 and not _VALUE.search(val):
             continue  # "painting is a fun way to relax" is a property, not a value that can change
-        subj = _bag(m.group("subj")) | ({f"fav:{w}" for w in terms(m.group("what"))} if "what" in rx.groupindex
-                                         else set()) | {f"frame:{i}"}
+        subj = (
+            _bag(m.group("subj"))
+            | ({f"fav:{w}" for w in terms(m.group("what"))} if "what" in rx.groupindex else set())
+            | {f"frame:{i}"}
+        )
         if head(val):
             return subj, head(val), False, _bag(val) - {head(val)}
     return None
 
 
 def slot(new: Fact, old: str) -> str | None:
-    """"other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
+    """ "other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
     gives the same value (it says more about it: "coffee black" after "coffee in the morning"),
     None when they fill no common slot."""
     a, b = framed(new.text), framed(_SPEAKER.sub("", old))
     if a is None or b is None:
         return None
     (s1, v1, change, t1), (s2, v2, _, t2) = a, b
-    s1, s2 = {w for w in s1 if not w.startswith("frame:")} if change else s1, \
-        {w for w in s2 if not w.startswith("frame:")} if change else s2
+    s1, s2 = (
+        {w for w in s1 if not w.startswith("frame:")} if change else s1,
+        {w for w in s2 if not w.startswith("frame:")} if change else s2,
+    )
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
     c1, c2 = {w for w in s1 if ":" not in w}, {w for w in s2 if ":" not in w}
@@ -179,7 +203,7 @@ def _speaker_ok(fact: Fact, old: str) -> bool:
 def changes(text: str) -> bool:
     """Whether a statement says, in its main clause, that something changed."""
     m = CHANGE.search(text)
-    return bool(m) and not _SIDE_CLAUSE.search(text[:m.start()])
+    return m is not None and not _SIDE_CLAUSE.search(text[: m.start()])
 
 
 def old_value(text: str) -> set[str]:
@@ -192,9 +216,11 @@ def old_value(text: str) -> set[str]:
     return set()
 
 
-_WHEN = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
-                   r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
-                   re.IGNORECASE)
+_WHEN = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
+    r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
+    re.IGNORECASE,
+)
 
 
 def _values(text: str) -> set[str]:
@@ -242,8 +268,9 @@ def judge(fact: Fact, said: list[str], current: list[str], ev: Evidence | None =
     """One candidate statement against a node's statements (`current`: those true now, the ones a
     correction may replace). The offline rule a model's answer for the same question falls back to."""
     ev = ev or Evidence()
-    same = next((s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s)
-                 and not value_changed(fact, s)), None)  # 1:52 is not 1:55 in other words
+    same = next(
+        (s for s in said if _speaker_ok(fact, s) and ev.same(fact.line(), s) and not value_changed(fact, s)), None
+    )  # 1:52 is not 1:55 in other words
     if same is not None:
         return Verdict("CORROBORATE", same, f"states again: {_short(same)}")
     old = replaced(fact, current, ev)
@@ -274,8 +301,13 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
         related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE)
         if not (framed or (change and related and value_changed(fact, s))):
             continue
-        rank = weight + (cos or 0.0) + 0.5 * jaccard(raw_words(fact.line()), raw_words(s)) + (1.0 if framed else 0.0) \
+        rank = (
+            weight
+            + (cos or 0.0)
+            + 0.5 * jaccard(raw_words(fact.line()), raw_words(s))
+            + (1.0 if framed else 0.0)
             + (2.0 if was and was <= raw_words(s) else 0.0)
+        )
         if rank > best_rank:
             best, best_rank = s, rank
     return best
@@ -292,10 +324,12 @@ def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decisio
         v = judge(f, said, now, ev)
         d.reasons.append((f, v))
         if v.action == "CORROBORATE":
+            assert v.statement is not None  # judge names the statement of a CORROBORATE and a CORRECT
             if node is not None and (f.path not in cites or v.statement not in statements(node.body)):
                 d.corroborations.append((f, v.statement))
             continue
         if v.action == "CORRECT":
+            assert v.statement is not None
             d.contradictions.append((f, v.statement))
             now = [x for x in now if x != v.statement]
         else:
@@ -307,8 +341,9 @@ def decide(unit: Unit, node: Node | None, ev: Evidence | None = None) -> Decisio
         touched = {f.path for f in d.new_facts} | {f.path for f, _ in d.contradictions + d.corroborations}
         d.uncited = [p for p in d.uncited if p in touched]
         d.corroborations = [(f, s) for f, s in d.corroborations if f.path not in cites]
-        d.action = "CORRECT" if d.contradictions else "REFINE" if d.new_facts else \
-            "CORROBORATE" if d.corroborations else ""
+        d.action = (
+            "CORRECT" if d.contradictions else "REFINE" if d.new_facts else "CORROBORATE" if d.corroborations else ""
+        )
     elif not d.new_facts:
         d.action = ""
     return d

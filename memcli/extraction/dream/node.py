@@ -1,4 +1,4 @@
-"""Digest nodes `digest/<bucket>/<slug>.md` (DESIGN §6): parse, measure and grow them additively.
+"""Digest nodes `digest/<bucket>/<slug>.md` (docs/architecture.md, Jobs): parse, measure and grow them additively.
 
 A node is frontmatter (name, description; keys sorted), a short abstract body, and a
 `## Sources` section whose lines cite `[[memory/<date>/<note>.md]]`. Offline nodes state
@@ -19,9 +19,9 @@ import re
 from dataclasses import dataclass
 
 from memcli.extraction.dream import voice
-from memcli.vault.wikilinks import WIKILINK
 from memcli.vault import frontmatter
 from memcli.vault.notes import name_problem
+from memcli.vault.wikilinks import WIKILINK
 
 BUCKETS = ("personal", "procedure", "wiki")
 SOURCES = "## Sources"
@@ -43,9 +43,13 @@ BOILERPLATE = re.compile(
     r"|Why: .{1,80} said so directly; the sources below give the context\."
     r"|- Keep this in mind whenever .{1,200} comes up with .{1,80}, and follow the newest source\."
     r"|Trigger: use this when .{1,200} comes up\."
-    r"|(?:Preconditions|Failure modes): none recorded yet\.)$")
-_LABEL = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:rule|why|how to apply|trigger|steps|preconditions|"
-                    r"failure modes|definition|properties|current)(?:\*\*)?:\s*", re.IGNORECASE)
+    r"|(?:Preconditions|Failure modes): none recorded yet\.)$"
+)
+_LABEL = re.compile(
+    r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*)?(?:rule|why|how to apply|trigger|steps|preconditions|"
+    r"failure modes|definition|properties|current)(?:\*\*)?:\s*",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -122,11 +126,11 @@ def statement_of(raw: str) -> str:
     """The statement a line of the abstract makes ("" for headings, links, labels and template prose)."""
     line = raw.strip()
     if line.startswith(PREVIOUSLY):
-        m = _SOURCED.match(line[len(PREVIOUSLY):])
-        return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY):]).group("text")
+        m = _SOURCED.match(line[len(PREVIOUSLY) :])
+        return _UNTIL.match(m.group("text") if m else line[len(PREVIOUSLY) :]).group("text")  # type: ignore[union-attr]  # _UNTIL matches any line
     if line.startswith(NOTE_MARK):
         line = line.split(" - ", 1)[1] if " - " in line else ""
-    if not line or line.startswith(("#", "<!--")) or line.startswith(RELATED) or BOILERPLATE.match(line):
+    if not line or line.startswith(("#", "<!--", RELATED)) or BOILERPLATE.match(line):
         return ""
     line = _MARKER.sub("", _LABEL.sub("", line.lstrip("> ").strip()))
     m = _SOURCED.match(line)
@@ -153,8 +157,8 @@ def statements(body: str) -> list[str]:
     for raw in tail[1:]:
         if "]]: " in raw:
             out.append(raw.split("]]: ", 1)[1].strip())
-        elif _SOURCED.match(_MARKER.sub("", raw.strip())):
-            out.append(_SOURCED.match(_MARKER.sub("", raw.strip())).group("text"))
+        elif m := _SOURCED.match(_MARKER.sub("", raw.strip())):
+            out.append(m.group("text"))
     return [s for s in out if len(s) <= LONGEST_STATEMENT]
 
 
@@ -166,7 +170,7 @@ def sourced(text: str, paths: list[str]) -> str:
 def add_source_to(body: str, statement: str, path: str) -> str:
     """Cite `path` on the abstract line that makes `statement` (unchanged when it is cited there)."""
     head, tail = split(body)
-    for i, raw in enumerate(head[:_history_at(head)]):
+    for i, raw in enumerate(head[: _history_at(head)]):
         if statement_of(raw) != statement or raw.strip().startswith(NOTE_MARK):
             continue
         if f"[[{path}]]" in raw:
@@ -200,14 +204,9 @@ def _history_at(head: list[str]) -> int:
 def current(body: str) -> list[str]:
     """The statements of what is true now: the abstract above `## History` (none of the history)."""
     head, _ = split(body)
-    return [s for raw in head[:_history_at(head)] if not raw.strip().startswith(NOTE_MARK)
-            and (s := statement_of(raw))]
-
-
-def history(body: str) -> list[str]:
-    """The `## History` lines as written (`- Previously: ...`)."""
-    head, _ = split(body)
-    return [x for x in head[_history_at(head) + 1:] if x.strip().startswith(PREVIOUSLY)]
+    return [
+        s for raw in head[: _history_at(head)] if not raw.strip().startswith(NOTE_MARK) and (s := statement_of(raw))
+    ]
 
 
 def previously(old_line: str, until: str | None) -> str:
@@ -225,11 +224,12 @@ def supersede(body: str, old: str, new_line: str, until: str | None) -> str:
     line, when the old statement is quoted in `## Sources`, the history names the statement)."""
     head, tail = split(body)
     end = _history_at(head)
-    at = next((i for i in range(end) if statement_of(head[i]) == old and not head[i].strip().startswith(NOTE_MARK)),
-              None)
+    at = next(
+        (i for i in range(end) if statement_of(head[i]) == old and not head[i].strip().startswith(NOTE_MARK)), None
+    )
     old_line = head.pop(at) if at is not None else old
     # the newest value goes first: it is what changed last, and the node's first line says what is true now
-    top = next((i for i, x in enumerate(head[:_history_at(head)]) if statement_of(x)), None)
+    top = next((i for i, x in enumerate(head[: _history_at(head)]) if statement_of(x)), None)
     if top is None:  # no current statement left: after the title and a blank line
         top = _tail_index(head)
         head = head[:top] + ([""] if top and head[top - 1].strip() else []) + [new_line] + head[top:]
@@ -242,7 +242,7 @@ def supersede(body: str, old: str, new_line: str, until: str | None) -> str:
             head = head[:-1]
         head = head + ["", HISTORY, entry]
     else:
-        head = head[:end + 1] + [entry] + head[end + 1:]
+        head = head[: end + 1] + [entry] + head[end + 1 :]
     return join(head, tail)
 
 
@@ -286,8 +286,10 @@ def add_lines(body: str, lines: list[str], after: str | None = None) -> str:
         at = _tail_index(head)
         # a list keeps growing as a list; prose and a heading get a blank line before the new lines
         prev = head[at - 1] if at else ""
-        if prev.strip() and (prev.startswith("#") or (not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", prev)
-                                                      and not new[0].lstrip().startswith((">", "-", "*")))):
+        if prev.strip() and (
+            prev.startswith("#")
+            or (not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", prev) and not new[0].lstrip().startswith((">", "-", "*")))
+        ):
             new = [""] + new
     return join(head[:at] + new + head[at:], tail)
 

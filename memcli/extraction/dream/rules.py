@@ -25,7 +25,8 @@ _SPEAKER = re.compile(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): (.+)$")
 _IMAGE = re.compile(r"\s*\[image: [^\]]*\]")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
-EXTRA_STOP = frozenset("""gonna wanna gotta yeah yep nope stuff pretty kinda sorta awesome amazing glad happy cool
+EXTRA_STOP = frozenset(
+    """gonna wanna gotta yeah yep nope stuff pretty kinda sorta awesome amazing glad happy cool
 super totally hey thanks thank cause lol wow haha bit little big lots tons honestly literally basically actually
 definitely probably especially sometimes often usually recently lately already everyone anyone people person
 guy guys girl girls hope hoping hoped glad wish feel feeling felt makes making keep kept getting doing done
@@ -35,30 +36,51 @@ taking show showed shown important share shared sharing provide provided togethe
 help helped helping forget forgot check checked creating create understand understanding difference different
 mean means meant remind reminds reminded found find finding told tell telling looked learn learned learning
 stay stayed keep keeps whole special huge tough awesome incredible super favorite fave chat chatting catch
-mel toward towards another forward closer""".split())
+mel toward towards another forward closer""".split()
+)
 # cue and time words say what kind of statement it is or when, not what it is about: never a unit's subject
-CUE_WORDS = frozenset("""keen passionate interested favorite favourite prefer prefers preferred fond like likes liked
+CUE_WORDS = frozenset(
+    """keen passionate interested favorite favourite prefer prefers preferred fond like likes liked
 love loves loved enjoy enjoys enjoyed hate hates dislike want wants wanted wish rather usually always never
 name live lives work works working mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday
 friday saturday sunday january february march april june july august september october november december weekend
-tonight morning evening afternoon""".split())
+tonight morning evening afternoon""".split()
+)
 IMPERATIVE = re.compile(
     r"^(?:please )?(?!check out\b)(?:run|use|install|open|set|deploy|merge|check|add|create|remove|delete|restart|"
     r"build|push|pull|"
     r"configure|enable|disable|update|upgrade|copy|move|start|stop|call|send|write|make sure|ensure|avoid|don't|"
     r"do not|never|always|roll back|rollback|promote|tag|release|verify|test|wait|log in|login|click|select|type|"
     r"press|go to|download|upload|backup|back up|restore|export|import|fill|submit|reset|clean|drain)\b",
-    re.IGNORECASE)
-PROCEDURE = re.compile(r"\bhow to\b|\bsteps? (?:to|for)\b|\brunbook\b|\bprocedure\b|\bworkflow\b|"
-                       r"\b(?:first|then|after that|finally),? (?:run|open|click|install|set|use|deploy|merge|check)\b"
-                       r"|步骤|流程|先.{1,12}再", re.IGNORECASE)
-PERSONAL = re.compile("|".join([rules.CUES["Preferences"].pattern, rules.IDENTITY.pattern,
-                                r"\b(?:i|we)(?:'m| am| are|'re) (?:keen on|passionate about|interested in|into)\b",
-                                r"\bmy (?:goal|dream|hobby|passion|job|role|team|partner|wife|husband|kids?)\b",
-                                r"\b(?:i|we) (?:always|never|usually) \w+", r"\bconvention\b",
-                                r"\bthe user (?:prefers|likes|wants|is|works|lives)\b"]), re.IGNORECASE)
-SECTION_BUCKET = {"preferences": "personal", "procedures": "procedure", "procedure": "procedure",
-                  "steps": "procedure", "how to": "procedure"}
+    re.IGNORECASE,
+)
+PROCEDURE = re.compile(
+    r"\bhow to\b|\bsteps? (?:to|for)\b|\brunbook\b|\bprocedure\b|\bworkflow\b|"
+    r"\b(?:first|then|after that|finally),? (?:run|open|click|install|set|use|deploy|merge|check)\b"
+    r"|步骤|流程|先.{1,12}再",
+    re.IGNORECASE,
+)
+PERSONAL = re.compile(
+    "|".join(
+        [
+            rules.CUES["Preferences"].pattern,
+            rules.IDENTITY.pattern,
+            r"\b(?:i|we)(?:'m| am| are|'re) (?:keen on|passionate about|interested in|into)\b",
+            r"\bmy (?:goal|dream|hobby|passion|job|role|team|partner|wife|husband|kids?)\b",
+            r"\b(?:i|we) (?:always|never|usually) \w+",
+            r"\bconvention\b",
+            r"\bthe user (?:prefers|likes|wants|is|works|lives)\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
+SECTION_BUCKET = {
+    "preferences": "personal",
+    "procedures": "procedure",
+    "procedure": "procedure",
+    "steps": "procedure",
+    "how to": "procedure",
+}
 BUCKET_RANK = {"personal": 0, "procedure": 1, "wiki": 2}
 
 
@@ -162,7 +184,7 @@ def stem_of(w: str) -> str:
     w = _stem(w)
     for end in ("ing", "ed"):
         if w.endswith(end) and len(w) - len(end) >= 3:
-            w = w[:-len(end)]
+            w = w[: -len(end)]
             if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
                 w = w[:-1]  # runn -> run, but not "call" -> "cal"
             break
@@ -174,21 +196,19 @@ def terms(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
     Han text as bigrams."""
     words = re.findall(r"[a-z][a-z'’-]*[a-z]|[a-z]", text.lower().replace("’", "'"))
     words = [_stem(w) for w in words if w not in rules.STOP and w not in EXTRA_STOP]
-    out = [w for w in words if len(w) > 2 and "'" not in w and w not in rules.STOP and w not in EXTRA_STOP
-           and w not in skip]
+    out = [
+        w
+        for w in words
+        if len(w) > 2 and "'" not in w and w not in rules.STOP and w not in EXTRA_STOP and w not in skip
+    ]
     for run in re.findall(r"[\u3400-\u9fff]+", text):
-        out += [run[i:i + 2] for i in range(len(run) - 1) if not set(run[i:i + 2]) & rules.HAN_STOP]
+        out += [run[i : i + 2] for i in range(len(run) - 1) if not set(run[i : i + 2]) & rules.HAN_STOP]
     return list(dict.fromkeys(out))
 
 
 def values(text: str) -> list[str]:
     """Numbers and identifiers (with digits) of a statement: they count as content too."""
     return re.findall(r"\b\w*\d[\w.:/-]*\b", text.lower())
-
-
-def facts_all(notes: list[tuple[str, str, dict]]) -> list[Fact]:
-    """The facts of [(path, body, frontmatter)], in note order."""
-    return [f for path, body, meta in notes for f in facts_of(path, body, meta)]
 
 
 def contexts(notes: list[tuple[str, str, dict]]) -> dict[str, str]:
@@ -212,6 +232,10 @@ def topic(unit: Unit, skip: frozenset[str] = frozenset()) -> Topic:
     keywords = [t for t, _ in counts.most_common(5)]
     title = unit.name.replace("-", " ")
     first = unit.facts[0].line() if unit.facts else unit.summary
-    return Topic(title[:1].upper() + title[1:],
-                 f"{len(unit.facts)} {unit.bucket} statement(s) about it in the changed notes",
-                 first[:300], keywords, unit.paths)
+    return Topic(
+        title[:1].upper() + title[1:],
+        f"{len(unit.facts)} {unit.bucket} statement(s) about it in the changed notes",
+        first[:300],
+        keywords,
+        unit.paths,
+    )

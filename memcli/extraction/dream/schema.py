@@ -51,5 +51,10 @@ class Topic:
     paths: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"title": self.title, "reason": self.reason, "evidence": self.evidence,
-                "keywords": self.keywords, "paths": self.paths}
+        return {
+            "title": self.title,
+            "reason": self.reason,
+            "evidence": self.evidence,
+            "keywords": self.keywords,
+            "paths": self.paths,
+        }

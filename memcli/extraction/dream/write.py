@@ -37,8 +37,21 @@ import re
 from collections.abc import Callable
 
 from memcli.extraction.dream.match import Decision
-from memcli.extraction.dream.node import (Node, abstract_words, add_lines, add_related, add_source_to, add_sources,
-                                          cited, current, sourced, split, strip_boilerplate, supersede, words)
+from memcli.extraction.dream.node import (
+    Node,
+    abstract_words,
+    add_lines,
+    add_related,
+    add_source_to,
+    add_sources,
+    cited,
+    current,
+    sourced,
+    split,
+    strip_boilerplate,
+    supersede,
+    words,
+)
 from memcli.extraction.dream.schema import Fact, Unit
 
 MAX_WORDS = 200
@@ -60,7 +73,7 @@ def source_line(verb: str, path: str, date_of: DateOf, fact: Fact | None = None)
 
 
 def describe(text: str) -> str:
-    return text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION - 1].rstrip() + "…"
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1].rstrip() + "…"
 
 
 def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
@@ -70,7 +83,7 @@ def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
     text = sourced(fact.line(), [fact.path])
     if procedure and fact.numbered:
         if numbered:
-            n = int(re.match(r"^(\d+)", numbered[-1]).group(1))
+            n = int(re.match(r"^(\d+)", numbered[-1]).group(1))  # type: ignore[union-attr]  # numbered lines start with digits
             return f"{n + 1}. {text}", numbered[-1]
         return f"1. {text}", None
     return f"- {text}", None
@@ -95,8 +108,11 @@ def _apply(body: str, decision: Decision, procedure: bool, date_of: DateOf) -> t
 def _verbs(decision: Decision) -> dict[str, str]:
     """path -> what its facts did to the node (the Sources log line's verb)."""
     out: dict[str, str] = {}
-    for verb, facts in (("Corroborated", [f for f, _ in decision.corroborations]),
-                        ("Refined", decision.new_facts), ("Corrected", [f for f, _ in decision.contradictions])):
+    for verb, facts in (
+        ("Corroborated", [f for f, _ in decision.corroborations]),
+        ("Refined", decision.new_facts),
+        ("Corrected", [f for f, _ in decision.contradictions]),
+    ):
         for f in facts:
             out[f.path] = verb  # a later kind wins: a note that corrects is logged as correcting
     return out
@@ -107,8 +123,11 @@ def create(unit: Unit, decision: Decision, path: str, date_of: DateOf, related: 
     body = f"# {unit.title or _title(unit.name)}\n\n"
     body, overflow = _apply(body, decision, unit.bucket == "procedure", date_of)
     body = add_related(body, related)
-    body = add_sources(body, [source_line("Stated", p, date_of) for p in unit.paths]
-                       + [f"- {sourced(f.line(), [f.path])}" for f in overflow])
+    body = add_sources(
+        body,
+        [source_line("Stated", p, date_of) for p in unit.paths]
+        + [f"- {sourced(f.line(), [f.path])}" for f in overflow],
+    )
     now = current(body)
     first = now[0] if now else unit.summary  # the description says what is true now
     meta = {"name": path.rsplit("/", 1)[-1][:-3], "description": describe(first)}
@@ -134,9 +153,3 @@ def update(node: Node, unit: Unit, decision: Decision, date_of: DateOf, related:
         if described and (described == old or described == describe(old)):
             meta["description"] = describe(f.line())
     return Node(node.path, meta, body, node.existed)
-
-
-def ensure_sources(body: str, paths: list[str], verb: str, date_of: DateOf) -> str:
-    """Cite every unit path in `## Sources` (an LLM body may forget one)."""
-    have = cited(body)
-    return add_sources(body, [source_line(verb, p, date_of) for p in paths if p not in have])

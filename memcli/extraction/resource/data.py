@@ -12,7 +12,7 @@ import json
 import re
 from collections import Counter
 
-from memcli.extraction.resource.digest import Digest
+from memcli.extraction.resource import Digest
 
 MAX_KEYS = 30  # keys listed per object
 MAX_LINES = 80  # structure lines per digest
@@ -41,7 +41,7 @@ def _delimiter(first_line: str) -> str:
 
 def _cell(value: str, width: int = 40) -> str:
     v = " ".join(value.split()).replace("|", "\\|")
-    return v if len(v) <= width else v[:width - 1] + "…"
+    return v if len(v) <= width else v[: width - 1] + "…"
 
 
 _NUMBER = re.compile(r"^[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?$")
@@ -78,8 +78,7 @@ def table(name: str, text: str) -> Digest:
     d.sections.append(("Columns", [f"{ncol} columns, {sep}-separated, {len(data)} data rows:", *cols]))
     shown = min(ncol, TABLE_COLUMNS)
     more = " …" if ncol > shown else ""
-    lines = ["| " + " | ".join(_cell(c) for c in header[:shown]) + f" |{more}",
-             "|" + "---|" * shown]
+    lines = ["| " + " | ".join(_cell(c) for c in header[:shown]) + f" |{more}", "|" + "---|" * shown]
     for r in data[:TABLE_ROWS]:
         cells = [_cell(r[i]) if i < len(r) else "" for i in range(shown)]
         lines.append("| " + " | ".join(cells) + f" |{more}")
@@ -95,7 +94,7 @@ def _column(values: list[str], rows: int) -> str:
         return "empty"
     nums = [(_number(v), v) for v in values]
     if all(n is not None for n, _ in nums):
-        lo, hi = min(nums, key=lambda t: t[0]), max(nums, key=lambda t: t[0])
+        lo, hi = min(nums, key=lambda t: t[0] or 0.0), max(nums, key=lambda t: t[0] or 0.0)  # (none is None)
         return f"number, {lo[1]} to {hi[1]}{tail}"
     if all(_ISO_DATE.match(v) for v in values):
         return f"date, {min(values)} to {max(values)}{tail}"
@@ -122,7 +121,7 @@ def _kind(v) -> str:
 def _scalar(v) -> str:
     if isinstance(v, str):
         s = " ".join(v.split())
-        return json.dumps(s if len(s) <= MAX_VALUE else s[:MAX_VALUE - 1] + "…", ensure_ascii=False)
+        return json.dumps(s if len(s) <= MAX_VALUE else s[: MAX_VALUE - 1] + "…", ensure_ascii=False)
     if hasattr(v, "isoformat"):
         return v.isoformat()
     return json.dumps(v)

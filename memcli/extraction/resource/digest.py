@@ -1,7 +1,7 @@
 """The offline interpretation of a resource: a deterministic digest, no model.
 
 Markdown and plain text give their outline and leading paragraphs, HTML its title,
-outline and text, CSV/JSON/JSONL/YAML their shape (resource_data.py). Text from the
+outline and text, CSV/JSON/JSONL/YAML their shape (data.py). Text from the
 file is quoted (`> `) so it cannot add headings to the note; the same file always
 gives the same digest. The digest also feeds the LLM as computed facts, because a
 model reading a cut-off file cannot count its rows.
@@ -10,11 +10,20 @@ model reading a cut-off file cannot count its rows.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-KINDS = {"md": "Markdown", "txt": "text", "json": "JSON", "jsonl": "JSON Lines", "csv": "CSV",
-         "yaml": "YAML", "html": "HTML"}
+from memcli.extraction.resource import Digest
+from memcli.extraction.resource import data as resource_data
+
+KINDS = {
+    "md": "Markdown",
+    "txt": "text",
+    "json": "JSON",
+    "jsonl": "JSON Lines",
+    "csv": "CSV",
+    "yaml": "YAML",
+    "html": "HTML",
+}
 MAX_OUTLINE = 30
 MAX_PARAGRAPHS = 3
 MAX_PARAGRAPH = 600  # characters of each quoted paragraph
@@ -25,20 +34,13 @@ MAX_DESCRIPTION = 280
 # (its link, kind and size, what was left out): dream never takes a fact from them. The LLM's
 # notes use "## Structure" for the same purpose (extraction/resource/llm.py).
 STRUCTURAL_SECTIONS = ("outline", "structure", "columns", "first rows", "records", "first record")
-_STRUCTURAL_LINE = re.compile(r"^(?:Source: \[\[|Read as text: |\(\d+ more paragraph\(s\) in the file\)$|"
-                              r"- … \d+ more heading\(s\)$)")
+_STRUCTURAL_LINE = re.compile(
+    r"^(?:Source: \[\[|Read as text: |\(\d+ more paragraph\(s\) in the file\)$|"
+    r"- … \d+ more heading\(s\)$)"
+)
 
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^(=+|-+)\s*$")
-
-
-@dataclass
-class Digest:
-    kind: str  # "Markdown", "CSV", ...
-    title: str
-    facts: str = ""  # one line: "240 rows × 4 columns"
-    sections: list[tuple[str, list[str]]] = field(default_factory=list)
-    problem: str | None = None  # why the file was read as plain text instead (bad JSON, ...)
 
 
 ALIASES = {"yml": "yaml", "htm": "html", "markdown": "md"}  # the same formats under other names
@@ -72,8 +74,6 @@ def digest(rel: str, text: str) -> Digest:
     """The digest of a resource's decoded text; `rel` decides the format."""
     kind = suffix(rel)
     if kind in ("csv", "json", "jsonl", "yaml"):
-        from memcli.extraction.resource import data as resource_data
-
         try:
             return resource_data.digest(kind, file_name(rel), text)
         except resource_data.Unparsable as exc:  # broken data is still worth its text
@@ -210,8 +210,34 @@ def plain(name: str, text: str, kind: str) -> Digest:
 
 
 class _HTMLText(HTMLParser):
-    BLOCKS = frozenset({"p", "div", "li", "br", "tr", "section", "article", "blockquote", "pre", "td", "th", "h1",
-                        "h2", "h3", "h4", "h5", "h6", "header", "footer", "table", "ul", "ol", "dd", "dt"})
+    BLOCKS = frozenset(
+        {
+            "p",
+            "div",
+            "li",
+            "br",
+            "tr",
+            "section",
+            "article",
+            "blockquote",
+            "pre",
+            "td",
+            "th",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "header",
+            "footer",
+            "table",
+            "ul",
+            "ol",
+            "dd",
+            "dt",
+        }
+    )
     SKIP = frozenset({"script", "style", "template", "noscript", "svg", "head"})
 
     def __init__(self):
@@ -306,5 +332,5 @@ def render(rel: str, d: Digest, size: int) -> tuple[str, str]:
     if title != file_name(rel):
         desc = f"{d.kind} resource {file_name(rel)} ({title}): {d.facts}."
     if len(desc) > MAX_DESCRIPTION:
-        desc = desc[:MAX_DESCRIPTION - 1].rstrip() + "…"
+        desc = desc[: MAX_DESCRIPTION - 1].rstrip() + "…"
     return desc, "\n".join(parts) + "\n"

@@ -22,8 +22,19 @@ import re
 from dataclasses import dataclass, field
 
 from memcli.errors import ProviderError
-from memcli.extraction.ask import (Chat, Invalid, ask, budget, clip, decode_object, first_sentence, salvage, shorten,
-                                   tokens, unloop)
+from memcli.extraction.ask import (
+    Chat,
+    Invalid,
+    ask,
+    budget,
+    clip,
+    decode_object,
+    first_sentence,
+    salvage,
+    shorten,
+    tokens,
+    unloop,
+)
 from memcli.vault.notes import AUTO_CLOSE, AUTO_OPEN
 
 MAX_CONTENT = 48_000  # characters of the file shown to the model, over all parts
@@ -50,11 +61,17 @@ percentages, and never guess. For counts (rows, records, keys) use the computed 
 which are exact even when the file is cut."""
 
 _LIST = {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 300}}
-SCHEMA = {"type": "object", "required": ["title", "description", "summary", "key_facts", "action_items"],
-          "properties": {"title": {"type": "string", "maxLength": 120},
-                         "description": {"type": "string", "maxLength": 240},
-                         "summary": {"type": "string", "maxLength": 1500},
-                         "key_facts": _LIST, "action_items": _LIST}}
+SCHEMA = {
+    "type": "object",
+    "required": ["title", "description", "summary", "key_facts", "action_items"],
+    "properties": {
+        "title": {"type": "string", "maxLength": 120},
+        "description": {"type": "string", "maxLength": 240},
+        "summary": {"type": "string", "maxLength": 1500},
+        "key_facts": _LIST,
+        "action_items": _LIST,
+    },
+}
 _WORD = re.compile(r"[^\W\d_]{4,}")
 
 
@@ -76,14 +93,29 @@ def user_prompt(rel: str, kind: str, text: str, facts: str, part: tuple[int, int
     if cut:
         shown += f"\n[…file cut here: {cut} more characters…]"
     head = f"File: {rel} ({kind})" + (f", part {part[0]} of {part[1]}" if part[1] > 1 else "")
-    return "\n".join([head, "", "Computed facts (exact):", "<<<", facts.rstrip("\n"), ">>>",
-                      "", "File content" + (" (this part)" if part[1] > 1 else "") + ":", "<<<", shown, ">>>"])
+    return "\n".join(
+        [
+            head,
+            "",
+            "Computed facts (exact):",
+            "<<<",
+            facts.rstrip("\n"),
+            ">>>",
+            "",
+            "File content" + (" (this part)" if part[1] > 1 else "") + ":",
+            "<<<",
+            shown,
+            ">>>",
+        ]
+    )
 
 
 def retry_prompt(error: str) -> str:
-    return (f"Your answer was rejected: {error}\n"
-            'Answer again with only the corrected JSON object {"title", "description", "summary", "key_facts", '
-            '"action_items"}.')
+    return (
+        f"Your answer was rejected: {error}\n"
+        'Answer again with only the corrected JSON object {"title", "description", "summary", "key_facts", '
+        '"action_items"}.'
+    )
 
 
 def _figures(text: str) -> tuple[set[str], set[str]]:
@@ -144,17 +176,21 @@ def parse_part(content: str, finish_reason: str | None, source: str) -> Part:
     """The model's answer for one part, repaired, or Invalid saying what to fix (a reply cut off
     by the token limit keeps what it completed)."""
     data = salvage(content) if finish_reason == "length" else decode_object(content)
-    if data is None or finish_reason == "length" and isinstance(data.get("body"), str):
+    if data is None or (finish_reason == "length" and isinstance(data.get("body"), str)):
         raise Invalid("the reply was cut off (finish_reason=length); answer more briefly")
     if isinstance(data.get("body"), str) and data["body"].strip():
         desc, body = parse_reply(content, finish_reason, source)
         return Part(description=desc, body=body)
     summary = " ".join(_faithful(_SENTENCE.split(_clean(data.get("summary") or "")), source))
-    part = Part(shorten(_clean(data.get("title") or ""), 120), "", summary,
-                _faithful(_strings(data.get("key_facts")), source, grounded=True),
-                _faithful(_strings(data.get("action_items")), source, grounded=True))
-    desc = _faithful([_clean(data.get("description") or "")], source)
-    part.description = shorten(desc[0], MAX_DESCRIPTION) if desc else ""
+    part = Part(
+        shorten(_clean(data.get("title") or ""), 120),
+        "",
+        summary,
+        _faithful(_strings(data.get("key_facts")), source, grounded=True),
+        _faithful(_strings(data.get("action_items")), source, grounded=True),
+    )
+    kept = _faithful([_clean(data.get("description") or "")], source)
+    part.description = shorten(kept[0], MAX_DESCRIPTION) if kept else ""
     if not (part.summary or part.facts or part.description):
         raise Invalid('"summary" is empty; summarise the file')
     return part
@@ -185,8 +221,11 @@ def parse_reply(content: str, finish_reason: str | None, source: str) -> tuple[s
         raise Invalid('"description" is empty')
     invented = invented_figures(body + " " + desc, source)
     if invented:
-        raise Invalid("these figures are not in the file: " + ", ".join(invented[:5])
-                      + "; quote figures exactly as the file writes them and compute none")
+        raise Invalid(
+            "these figures are not in the file: "
+            + ", ".join(invented[:5])
+            + "; quote figures exactly as the file writes them and compute none"
+        )
     return desc, body.lstrip("\n") + "\n"
 
 
@@ -215,8 +254,11 @@ def merge(parts: list[Part], name: str, facts: str = "") -> tuple[str, str]:
     found = list(dict.fromkeys(x for p in parts for x in p.facts))
     actions = list(dict.fromkeys(x for p in parts for x in p.actions))
     out = [f"# {title}", ""]
-    out += ["## Summary", *[x for p in parts for x in ([p.summary, ""] if p.summary else [])]] \
-        if any(p.summary for p in parts) else []
+    out += (
+        ["## Summary", *[x for p in parts for x in ([p.summary, ""] if p.summary else [])]]
+        if any(p.summary for p in parts)
+        else []
+    )
     out += ["## Key facts", *[f"- {x}" for x in found], ""] if found else []
     out += ["## Action items", *[f"- {x}" for x in actions], ""] if actions else []
     out += structure(facts)
@@ -234,9 +276,9 @@ def split(text: str, room: int) -> tuple[list[str], int]:
     while rest and len(parts) < MAX_PARTS:
         part = clip(rest, room, "")
         if len(part.strip()) < 16:  # one long line: cut it where the room ends
-            part = rest[:max(16, room)]
+            part = rest[: max(16, room)]
         parts.append(part)
-        rest = rest[len(part):].lstrip("\n")
+        rest = rest[len(part) :].lstrip("\n")
     return parts, len(rest) + len(text) - len(text[:MAX_CONTENT])
 
 
@@ -252,8 +294,18 @@ def interpret(rel: str, kind: str, text: str, facts: str, chat: Chat, label: str
     for i, piece in enumerate(pieces):
         prompt = user_prompt(rel, kind, piece, facts, (i + 1, len(pieces)), left if i == len(pieces) - 1 else 0)
         convo = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        answers.append(ask(chat, convo, lambda content, finish: parse_part(content, finish, source), retry_prompt,
-                           label=label, rejected=Rejected, schema=SCHEMA, max_tokens=REPLY_TOKENS))
+        answers.append(
+            ask(
+                chat,
+                convo,
+                lambda content, finish: parse_part(content, finish, source),
+                retry_prompt,
+                label=label,
+                rejected=Rejected,
+                schema=SCHEMA,
+                max_tokens=REPLY_TOKENS,
+            )
+        )
     return merge(answers, rel.rsplit("/", 1)[-1].rsplit(".", 1)[0], computed)
 
 

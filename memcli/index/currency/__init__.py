@@ -2,10 +2,11 @@
 
 Built by every sync (`mem reindex`, the sync before a search, ingest, watch): the notes whose
 stat changed are read again (a dated note's statements, an undated note's lines citing a dated
-note), their claims (memcli.index.subjects) kept per file in
+note), their claims (memcli.index.currency.subjects) kept per file in
 `mem_metadata/currency/claims.json`, and the relations worked out again over all of them into
-`mem_metadata/currency/relations.json`, the small file a search reads. The Markdown is never
-touched; deleting the folder only makes the next sync read the dated notes again.
+`mem_metadata/currency/relations.json`, the small file a search reads (`load`, here: a search
+imports nothing more). The Markdown is never touched; deleting the folder only makes the next
+sync read the dated notes again. Writing it is memcli.index.currency.update.
 
 Order is the note's date (its path), then its modification time, then the line. A claim
 supersedes the live claims of the same subject with another value; one with the same value
@@ -16,92 +17,17 @@ that value; one giving a thing up ("the pegasus are retired") the older statemen
 
 from __future__ import annotations
 
-import functools
 import json
 from pathlib import Path
 
-from memcli.index.currency import kinds
-from memcli.index.currency.relate import relate
-from memcli.index.currency.statements import read_file
-from memcli.vault import atomic, dates
-from memcli.vault.workspace import Workspace
-
-VERSION = 6  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab
+VERSION = 7  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards
 
 
 def folder(metadata: Path) -> Path:
     return metadata / "currency"
 
 
-def _records(args: tuple) -> list[tuple[str, dict]]:
-    """In a worker: the claims.json entries of a share of the notes (a vault's hundred thousand
-    statements take seconds on one core)."""
-    locate, daily_dir, todo = args
-    date_of = functools.partial(dates.of, daily_dir)
-    return [(rel, read_file(locate(rel), rel, date_of, st)[0]) for rel, st in todo]
-
-
-def _read_all(ws: Workspace, todo: list[tuple[str, tuple]]) -> tuple[dict, dict]:
-    """(path -> its claims.json entry, path -> its statements when read here) for `todo`."""
-    from memcli.index.notes import parse  # (its worker processes: a full rebuild's many notes)
-
-    with parse.Workers(len(todo)) as workers:
-        if workers.pool is None:
-            fresh = {rel: read_file(ws.locate(rel), rel, ws.date_of, st) for rel, st in todo}
-            return {rel: got[0] for rel, got in fresh.items()}, {rel: got[1] for rel, got in fresh.items()}
-        locate = parse._locator(ws.resolver())
-        shares = [workers.pool.submit(_records, (locate, ws.settings.daily_dir, part))
-                  for part in parse._split(todo, workers.workers * 4)]
-        return {rel: rec for f in shares for rel, rec in f.result()}, {}
-
-
-def refresh(ws: Workspace, current: dict[str, tuple[int, int]], *, full: bool = False) -> bool:
-    """Bring the claims and relations up to date with `current` (path -> (mtime_ns, size), the
-    sync's view of the vault). True when something was written."""
-    base = folder(ws.metadata)
-    cache = None if full else _load(base / "claims.json")
-    files: dict = (cache or {}).get("files", {})
-    dated = {rel: st for rel, st in current.items() if rel.endswith(".md")}  # (undated: lines citing a dated note)
-    changed = [rel for rel, st in dated.items() if (files.get(rel) or {}).get("stat") != list(st)]
-    gone = [rel for rel in files if rel not in dated]
-    vectors = kinds.stamp(ws.metadata)  # the word vectors that say which kind a thing is
-    rel = _load(base / "relations.json") if cache is not None and not changed and not gone else None
-    if rel is not None and rel.get("vectors", "") == vectors:
-        return False
-    for rel in gone:
-        del files[rel]
-    read, fresh = _read_all(ws, [(rel, dated[rel]) for rel in changed])
-    files.update(read)
-    base.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(base / "claims.json", json.dumps({"version": VERSION, "files": files}, ensure_ascii=False))
-    _write_relations(ws, files, vectors, fresh)
-    return True
-
-
-def revisit(ws: Workspace) -> bool:
-    """Work the relations out again when the word vectors changed since (after an embedding
-    run wrote them: a thing adopted may now be of a known kind). True when written."""
-    base = folder(ws.metadata)
-    cache, rel = _load(base / "claims.json"), _load(base / "relations.json")
-    vectors = kinds.stamp(ws.metadata)
-    if cache is None or (rel is not None and rel.get("vectors", "") == vectors):
-        return False
-    _write_relations(ws, cache.get("files", {}), vectors, {})
-    return True
-
-
-def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]]) -> None:
-    def read(rel: str) -> list[tuple]:  # a note's statements: just read, or read again now
-        if rel not in fresh:
-            fresh[rel] = read_file(ws.locate(rel), rel, ws.date_of, ())[1]
-        return fresh[rel]
-
-    found = relate(files, kinds.Vectors(ws.metadata) if vectors else None, read)
-    atomic.write_text(folder(ws.metadata) / "relations.json", json.dumps(
-        {"version": VERSION, "vectors": vectors, "superseded": found}, ensure_ascii=False))
-
-
-def _load(path: Path) -> dict | None:
+def read_state(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -112,8 +38,6 @@ def _load(path: Path) -> dict | None:
 def load(metadata: Path) -> dict[str, list[dict]]:
     """path -> its superseded statements ({line, text, subject, value, by, current}); {} when
     nothing was built yet."""
-    data = _load(folder(metadata) / "relations.json")
+    data = read_state(folder(metadata) / "relations.json")
     got = (data or {}).get("superseded")
     return got if isinstance(got, dict) else {}
-
-

@@ -17,10 +17,22 @@ import re
 
 _GLOSS = re.compile(r"\s*\((?:about|keywords):[^()]*\)")
 _KEYWORDS = re.compile(r"\(keywords:\s*([^()]*)\)")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _CJK_DATE = re.compile(r"(\d{1,2})\s*[월月]\s*(\d{1,2})\s*[일日号號]")
-_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)
+_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)  # noqa: UP031 - a regex's braces
 
 
 def bare(sentence: str) -> str:
@@ -44,6 +56,7 @@ def keywords(sentence: str) -> list[str]:
 
 def dates(text: str) -> str:
     """`text` with its CJK dates in English words ("5月9日" -> "may 9")."""
+
     def english(m: re.Match) -> str:
         month = int(m.group(1))
         return f" {_MONTHS[month - 1]} {int(m.group(2))} " if 1 <= month <= 12 else m.group(0)

@@ -1,7 +1,7 @@
 """Which subject a thing the user adopts belongs to: "got a MacBook Pro" sets the laptop.
 
 A statement that adopts a thing without naming its attribute ("The user got a macbook pro m4
-today", "we bought a Thinkpad") sets no subject by the rules of memcli.index.subjects. It
+today", "we bought a Thinkpad") sets no subject by the rules of memcli.index.currency.subjects. It
 does set one when the thing is of the kind a known subject names: its own word ("got a new
 laptop" sets the laptop), or, with word vectors, a word of the thing near the subject's head
 word ("macbook" is 0.70 from "laptop" in all-MiniLM-L6-v2; "zed" is 0.22 from "editor", no
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from memcli.index.currency import reading, subjects
+from memcli.index.currency import reading
 
 KIND = 0.6  # cosine of a thing's word and a subject's head word for "is of that kind"
 MARGIN = 0.1  # and this much nearer than to any other subject
@@ -27,10 +28,26 @@ _ADOPT = re.compile(
     r"moved to|'m on|am on|is on|started using|now use|upgraded to|replaced it with) "
     r"(?:(?:a|an|the|my|our|new|brand new|shiny) )*(?P<x>(?!(?:a|an|the)\b)[a-z][\w.+-]*(?: [\w.+-]+){0,3}?)"
     r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|"
-    r"yesterday|now|from|instead)\b))")
+    r"yesterday|now|from|instead)\b))"
+)
 # the verbs _ADOPT needs, as substrings: most statements hold none and skip the pattern
-_ADOPTING = ("got", "bought", "ordered", "picked", "chose", "went with", "switched to", "moved to", "'m on", "am on",
-             "is on", "started using", "now use", "upgraded to", "replaced it with")
+_ADOPTING = (
+    "got",
+    "bought",
+    "ordered",
+    "picked",
+    "chose",
+    "went with",
+    "switched to",
+    "moved to",
+    "'m on",
+    "am on",
+    "is on",
+    "started using",
+    "now use",
+    "upgraded to",
+    "replaced it with",
+)
 _LETTERS = re.compile(r"^[a-z]{3,}$")
 _NOT_THINGS = frozenset("it its this that these those one them some something ready home back up used rid".split())
 
@@ -56,7 +73,7 @@ def stamp(metadata: Path) -> str:
         st = terms.store_path(metadata, space["id"]).stat() if space else None
     except OSError:
         st = None
-    return f"{space['id']}:{st.st_size}:{st.st_mtime_ns}" if st else ""
+    return f"{space['id']}:{st.st_size}:{st.st_mtime_ns}" if st and space else ""
 
 
 class Vectors:
@@ -64,7 +81,7 @@ class Vectors:
 
     def __init__(self, metadata: Path | None = None):
         self.index: dict[str, int] = {}
-        self.vecs = None
+        self.vecs: Any = None  # numpy float32 rows, None without a word store
         if metadata is None:
             return
         from memcli.index.vectors import terms, vectors
@@ -91,10 +108,14 @@ class Vectors:
         import numpy as np
 
         seen = getattr(self, "_seen", None)
-        if seen is None or len(heads) < len(seen) or heads[:1] != seen[:1] or (
-                seen and heads[len(seen) - 1] != seen[-1]):
+        if (
+            seen is None
+            or len(heads) < len(seen)
+            or heads[:1] != seen[:1]
+            or (seen and heads[len(seen) - 1] != seen[-1])
+        ):
             seen, self._known, self._matrix = [], [], np.zeros((0, self.vecs.shape[1]), dtype=np.float32)
-        new = [(h, i) for h in heads[len(seen):] if (i := self._at(h)) is not None]
+        new = [(h, i) for h in heads[len(seen) :] if (i := self._at(h)) is not None]
         if new:
             self._known = self._known + [h for h, _ in new]
             self._matrix = np.vstack([self._matrix, self.vecs[[i for _, i in new]]])

@@ -7,7 +7,7 @@ superseded it (`by`) and the one holding the subject's value now (`current`).
 
 from __future__ import annotations
 
-from memcli.index.currency import kinds, reading, subjects
+from memcli.index.currency import compare, kinds, reading, subjects
 from memcli.index.currency.statements import describe, sets
 
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
@@ -43,21 +43,22 @@ class _Holders:
     named as the previous one: the notes that may hold its words are found through their
     vocabulary, and their statements read (`read`: path -> statements) when first asked for."""
 
-    def __init__(self, files: dict, ordered: list[dict], read=None):
+    def __init__(self, files: dict, ordered: list[dict], read=None, vocab=None):
         self.files, self.ordered, self.read = files, ordered, read
+        self.vocab = vocab or (lambda rel: files[rel].get("vocab"))  # path -> its vocabulary, None: unknown
         self.of_note: dict[str, list[int]] = {}  # note -> its holders' indexes in `ordered`
         self.with_word: dict[str, set[str]] = {}  # word -> notes whose vocabulary holds it
 
     def notes(self, word: str) -> set[str]:
         if word not in self.with_word:
             key = f" {word} "
-            self.with_word[word] = {rel for rel, rec in self.files.items() if key in rec.get("vocab", key)}
+            self.with_word[word] = {rel for rel in self.files if key in (self.vocab(rel) or key)}
         return self.with_word[word]
 
     def statements(self, rel: str) -> list[int]:
         if rel not in self.of_note:
             rec = self.files[rel]
-            if self.read is None or "vocab" not in rec:  # every statement kept in the record
+            if self.read is None:  # every statement kept in the record
                 found = [i for i in rec.get("statements", ()) if not sets(i)]
             else:
                 setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
@@ -89,16 +90,17 @@ class _Holders:
         return found[:MAX_HOLDING]
 
 
-def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[str, list[dict]]:
+def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None) -> dict[str, list[dict]]:
     """Every superseded statement, by path, with the statement that superseded it (`by`) and
     the one that holds the subject's value now (`current`, the end of the chain).
 
     One pass in order; the earlier statements are found through word indexes (a claim's
     subject words among the live claims, a thing's or a value's words among all statements),
     so a vault of many notes costs a lookup per claim, not a scan. `read` (path -> statements)
-    reads a note again for its statements setting nothing (_Holders)."""
+    reads a note again for its statements setting nothing, `vocab` (path -> its vocabulary, None
+    when unknown) says which notes may hold a word (_Holders)."""
     ordered = _ordered(files)
-    holders = _Holders(files, ordered, read)
+    holders = _Holders(files, ordered, read, vocab)
     live: dict[str, set[int]] = {}  # subject word -> claims not superseded yet
     seen_words: dict[str, dict[int, None]] = {}  # content word -> earlier statements holding it, in order
     by = _Superseded(live, seen_words, ordered)  # statement index -> index of the one that superseded it
@@ -122,7 +124,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[st
                     and old.get("speaker", "") == s.get("speaker", "")
                     and (
                         subjects.holds(old["text"], s["retired"])
-                        or ("key" in old and subjects.value_holds(old["value"], s["retired"]))
+                        or ("key" in old and compare.value_holds(old["value"], s["retired"]))
                     )
                 ):
                     by[j], by.cause[j] = i, "given up"
@@ -131,7 +133,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[st
             for j in _same_subject(live, key, ordered, by):
                 if ordered[j].get("speaker", "") != s.get("speaker", ""):
                     continue
-                if ordered[j]["order"] != s["order"] and not subjects.same_value(ordered[j]["value"], s["value"]):
+                if ordered[j]["order"] != s["order"] and not compare.same_value(ordered[j]["value"], s["value"]):
                     by[j], by.cause[j] = i, "subject"
                     for f in followers.pop(j, ()):
                         if f not in by:
@@ -141,7 +143,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[st
                     if (
                         ordered[j]["path"] != s["path"]
                         and ordered[j].get("speaker", "") == s.get("speaker", "")
-                        and subjects.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"])
+                        and compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"])
                     ):
                         by[j], by.cause[j] = i, "named"
             reps = of_key[key] = [j for j in of_key.get(key, ()) if j not in by]
@@ -151,7 +153,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[st
                     for j in reps
                     if ordered[j]["order"] != s["order"]
                     and ordered[j].get("speaker", "") == s.get("speaker", "")
-                    and subjects.same_value(ordered[j]["value"], s["value"])
+                    and compare.same_value(ordered[j]["value"], s["value"])
                 ),
                 None,
             )
@@ -159,10 +161,10 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None) -> dict[st
                 followers.setdefault(same, []).append(i)
             else:
                 reps.append(i)
-                for w in subjects.key_words(key):
+                for w in compare.key_words(key):
                     live.setdefault(w, set()).add(i)
             if not str(key[0]).startswith("~"):
-                heads.update(dict.fromkeys(n[-1] for n in subjects.needs(s["key"], s.get("label", ""))))
+                heads.update(dict.fromkeys(n[-1] for n in compare.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
@@ -178,7 +180,7 @@ class _Superseded(dict):
 
     def __setitem__(self, j: int, i: int) -> None:
         super().__setitem__(j, i)
-        for w in subjects.key_words(self.ordered[j].get("key", ())):
+        for w in compare.key_words(self.ordered[j].get("key", ())):
             self.live.get(w, set()).discard(j)
         for w in self.ordered[j]["words"]:
             self.seen_words.get(w, {}).pop(j, None)
@@ -224,16 +226,16 @@ def _published(ordered: list[dict], by: _Superseded) -> dict[str, list[dict]]:
 
 def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     """Word sets of which a query must hold one to be about this supersession: the subject
-    (memcli.index.subjects.needs) of the claim that decided it (both, for a new value of one
+    (memcli.index.currency.compare.needs) of the claim that decided it (both, for a new value of one
     subject; the newer, when it named the old value) and, for a thing given up, the older
     claim's and the other words the two statements share ("why could helix not find ruff" asks
     about helix, not about what replaced it)."""
     sides = {"subject": (old, new), "named": (new,), "given up": (old,)}[cause]
-    sets = [n for s in sides if "key" in s for n in subjects.needs(s["key"], s.get("label", ""))]
+    sets = [n for s in sides if "key" in s for n in compare.needs(s["key"], s.get("label", ""))]
     sets += [[w] for w in new.get("also", ()) if w in old["words"]]  # a CJK claim's subject in English
     if cause == "given up":  # the words the two share but the thing: a query naming the thing asks about it
         thing = set(reading.words(reading.clean(new.get("retired", ""))))
-        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - subjects.GENERIC - thing)]
+        sets += [[w] for w in sorted(set(old["words"]) & set(new["words"]) - compare.GENERIC - thing)]
     return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
 
@@ -241,15 +243,15 @@ def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by
     """The live claims of `key`'s subject. When they name different subjects that merely share
     a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
     most words count, and none if those still disagree: a guess would supersede a decoy."""
-    near = sorted({j for w in subjects.key_words(key) for j in live.get(w, ())})
-    found = [j for j in near if subjects.same_subject(tuple(ordered[j]["key"]), key)]
+    near = sorted({j for w in compare.key_words(key) for j in live.get(w, ())})
+    found = [j for j in near if compare.same_subject(tuple(ordered[j]["key"]), key)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
-    mine = set(subjects.key_words(key))
-    shared = {j: len(set(subjects.key_words(ordered[j]["key"])) & mine) for j in found}
+    mine = set(compare.key_words(key))
+    shared = {j: len(set(compare.key_words(ordered[j]["key"])) & mine) for j in found}
     found = [j for j in found if shared[j] == max(shared.values())]
     keys = [tuple(ordered[j]["key"]) for j in found]
-    if all(subjects.same_subject(a, b) for a in keys for b in keys):
+    if all(compare.same_subject(a, b) for a in keys for b in keys):
         return found
     return []
 

@@ -37,7 +37,7 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
         s = line.strip()
         if s.startswith("#"):
             log = _LOG.match(s) is not None
-        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "```")) or s.startswith("[["):
+        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "```", "[[")):
             continue
         when = date
         if date_of is not None:

@@ -14,9 +14,7 @@ pool"). `retired` reads what a statement gives up ("the pegasus are retired", "i
 Sentences merely sharing a word ("the swimming pool" and "the connection pool") name
 different subjects, so neither supersedes the other.
 
-Two keys name the same subject when the words of one are all words of the other ("goal" and
-"half-marathon goal"); two values agree when the content tokens of one are all in the other
-("20" and "20 for now"): a restatement, not a change.
+Whether two claims share a subject or a value is memcli.index.currency.compare's.
 """
 
 from __future__ import annotations
@@ -25,6 +23,7 @@ import re
 from typing import NamedTuple
 
 from memcli.index.currency import gloss
+from memcli.index.currency.compare import DAYS, FILLER, NOT_SUBJECT, SOFT, subject_key
 from memcli.index.currency.reading import clean, words
 
 
@@ -79,10 +78,11 @@ _RULES = [
         False,
         lambda s, f: f.change and " to " in s,
     ),
-    # "grant due 18 june": a deadline (subject_key reads "due" as "deadline")
+    # "grant due 18 june": a deadline (compare.subject_key reads "due" as "deadline")
     (
         re.compile(
-            rf"(?:\b{_DET} |(?:^|[:;,.] )(?:{_CHAT} )*)(?P<attr>{_NP}) (?:is |are |was |were )?(?P<due>due) (?:on |by |in )?{_VALUE}{_STOP}"
+            rf"(?:\b{_DET} |(?:^|[:;,.] )(?:{_CHAT} )*)(?P<attr>{_NP}) (?:is |are |was |were )?(?P<due>due) "
+            rf"(?:on |by |in )?{_VALUE}{_STOP}"
         ),
         True,
         lambda s, f: f.value_like and " due " in s,
@@ -118,24 +118,9 @@ _RULES = [
         lambda s, f: f.value_like and any(c in s for c in _COPULAS[:2] + _COPULAS[-2:]),
     ),
 ]
-_CHANGE_STEMS = (
-    "chang",
-    "switch",
-    "mov",
-    "rais",
-    "lower",
-    "bump",
-    "increas",
-    "decreas",
-    "reduc",
-    "push",
-    "shift",
-    "updat",
-    "set",
-    "cut",
-    "drop",
-)  # the stems of _CHANGE, as substrings
-_COPULAS = (" is ", " are ", " was ", " were ", " became ", " has become ", " will be ", " stays ", " remains ")
+_CHANGE_STEMS = tuple("chang switch mov rais lower bump increas decreas reduc push shift updat set cut drop".split())
+# (the stems of _CHANGE, as substrings)
+_COPULAS = tuple(f" {c} " for c in ("is", "are", "was", "were", "became", "has become", "will be", "stays", "remains"))
 
 
 class _Cues(NamedTuple):
@@ -165,17 +150,8 @@ _CJK_RULES = [  # (pattern, the characters it needs: one of each group)
         (("을", "를"), ("로",)),
     ),
 ]
-_DUE = {words("due")[0]: words("deadline")[0]}  # "the grant is due 18 june" sets the grant's deadline
-# words of a subject that do not change which subject it is ("my new manager" is "my manager")
-_SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())
-_NOT_SUBJECT = frozenset(
-    "it its it's this that these those he she they we i you there here what everything "
-    "something nothing anything one thing lot bit".split()
-)
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_VALUE_LIKE = re.compile(rf"\d|\b(?:{_DAYS}|{_MONTHS})s?\b")
-_FILLER = frozenset("now then again still currently anyway instead actually entirely completely altogether".split())
+_VALUE_LIKE = re.compile(rf"\d|\b(?:{DAYS}|{_MONTHS})s?\b")
 _DIGIT = re.compile(r"\d")
 _DAY_OR_MONTH = re.compile(
     "mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
@@ -259,7 +235,7 @@ _FRAME_NOISE = frozenset(
     "every like about around only just really also already ok yeah yes lol tho morn even "
     "today tonight yesterday tomorrow".split()
 )
-_VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{_DAYS}|{_MONTHS})s?)$")
+_VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{DAYS}|{_MONTHS})s?)$")
 _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
 # units a value is counted in: alone they name no subject
 _MEASURES = frozenset(
@@ -278,7 +254,7 @@ def framed(clause: str) -> Claim | None:
     identical frame is the same subject: "pool size is 20" is not "a 25m pool"."""
     clause = _PLACE.sub("", clause)  # "a 25m pool at sportcentrum kralingen": the pool
     toks = [t.strip("'.-!?") for t in clause.split()]
-    toks = [t for t in toks if t and t not in _FILLER]
+    toks = [t for t in toks if t and t not in FILLER]
     if not toks or len(toks) > MAX_FRAME_WORDS:
         return None
     if _DONE & set(toks):
@@ -286,8 +262,8 @@ def framed(clause: str) -> Claim | None:
     flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
     if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
         return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
-    frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in _FILLER | _FRAME_NOISE]
-    if not frame or frame[0] in _NOT_SUBJECT or set(frame) <= _MEASURES:
+    frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in FILLER | _FRAME_NOISE]
+    if not frame or frame[0] in NOT_SUBJECT or set(frame) <= _MEASURES:
         return None  # "10 days" and "90 days" are two quantities, not one subject
     value = " ".join(t for t, f in zip(toks, flags) if f)
     return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
@@ -317,63 +293,11 @@ def _made(attr: str, value: str, old: str) -> Claim | None:
 
 def _trimmed(value: str) -> str:
     words = value.strip(" '\"").split()
-    while words and words[-1] in _FILLER:
+    while words and words[-1] in FILLER:
         words.pop()
     while words and words[0] in ("a", "an", "the"):
         words.pop(0)
     return " ".join(words)
-
-
-def subject_key(attr: str) -> tuple[str, ...]:
-    """The comparison form of a subject: its words without softeners, stemmed, sorted."""
-    raw = attr.lower().split()
-    if not raw or raw[0] in _NOT_SUBJECT:
-        return ()
-    ws = [_DUE.get(w, w) for w in words(attr) if w not in _SOFT]
-    if not ws:
-        return ()
-    return tuple(sorted(set(ws)))
-
-
-def key_words(key) -> list[str]:
-    """The words of a subject key (a frame's key is one token: "~long run")."""
-    return str(key[0])[1:].split() if key and str(key[0]).startswith("~") else list(key)
-
-
-def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """One key's words are all words of the other ("goal" and "goal half marathon"). A frame is
-    the same subject only as an identical frame, or as a subject of the same two or more words
-    ("a long run on sunday" and "the user's long runs are on saturdays"): a one-word frame
-    ("a 25m pool") is never matched to another kind of claim ("raised the pool to 50")."""
-    if not a or not b:
-        return False
-    fa, fb = str(a[0]).startswith("~"), str(b[0]).startswith("~")
-    if fa or fb:
-        wa, wb = set(key_words(a)), set(key_words(b))
-        return a == b if fa and fb else (wa == wb and len(wa) >= 2)
-    sa, sb = set(a), set(b)
-    return sa <= sb or sb <= sa
-
-
-def same_value(a: str, b: str) -> bool:
-    """The values agree: the content tokens of one are all in the other ("20" and "20 for now"),
-    weekdays and plurals compared by stem ("thursdays" and "thursday")."""
-    ta = {_day(w) for w in words(a) if w not in _FILLER}
-    tb = {_day(w) for w in words(b) if w not in _FILLER}
-    if not ta or not tb:
-        return a.strip().lower() == b.strip().lower()
-    return ta <= tb or tb <= ta
-
-
-def value_holds(value: str, thing: str) -> bool:
-    """A claim's value holds a thing given up: all its words are in the value ("nike pegasus 40"
-    holds "pegasus"; "tuesdays" does not hold "the tuesday class")."""
-    want = {_day(w) for w in words(thing) if w not in _FILLER}
-    return bool(want) and want <= {_day(w) for w in words(value)}
-
-
-def _day(w: str) -> str:
-    return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{_DAYS})s", w) else w
 
 
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
@@ -396,36 +320,21 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
     ),
     # a terse line without its "I": "dropped the tuesday class", "ditched mamba" ("dropped the kids off" drops none)
     re.compile(
-        rf"(?:^|[:;,.] |\b(?:i|we) (?:have |'ve )?)(?:{_CHAT} )*(?:ditched|dropped|sold|quit|stopped using|gave up on|got rid of|"
-        rf"no longer using) (?:{_DET} )?(?P<x>(?!(?:it|them|by|in|off|out)\b){_BARE}){_THING_END}(?!\s(?:off|at)\b)"
+        rf"(?:^|[:;,.] |\b(?:i|we) (?:have |'ve )?)(?:{_CHAT} )*(?:ditched|dropped|sold|quit|stopped using|gave up on|"
+        rf"got rid of|no longer using) (?:{_DET} )?(?P<x>(?!(?:it|them|by|in|off|out)\b){_BARE}){_THING_END}"
+        r"(?!\s(?:off|at)\b)"
     ),
     # "switching her off the hills", "took him off the kibble", "came off the pill"
     re.compile(
-        rf"\b(?:switch|tak|took|tak|com|came|get|got|wean)\w* (?:(?:him|her|them|me|us|it) )?off "
-        rf"(?:{_DET} )?(?P<x>{_THING}){_THING_END}"
+        rf"\b(?:switch|tak|took|com|came|get|got|wean)\w* (?:(?:him|her|them|me|us|it) )?off (?:{_DET} )?(?P<x>{_THING}){_THING_END}"
     ),
 ]
 
 
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
-_GIVING_UP = (
-    "retir",
-    "sold",
-    "return",
-    "replac",
-    "gone for good",
-    "switched off",
-    "decommission",
-    "went back to",
-    "ditch",
-    "stopped using",
-    "no longer us",
-    "gave up on",
-    "got rid of",
-    "left",
-    "quit",
-    "dropped",
-    " off ",
+_GIVING_UP = tuple(
+    "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|"
+    "no longer us|gave up on|got rid of|left|quit|dropped| off ".split("|")
 )
 
 
@@ -436,7 +345,7 @@ def retired(sentence: str) -> str:
         m = rule.search(s)
         if m:
             x = re.sub(rf"^{_DET} ", "", _trimmed(m.group("x")))
-            if x and x.split()[0] not in _NOT_SUBJECT and words(x):
+            if x and x.split()[0] not in NOT_SUBJECT and words(x):
                 return x
     return ""
 
@@ -452,7 +361,7 @@ def holds(sentence: str, thing: str) -> bool:
     first words of one of its clauses ("the xps is from 2021", "dell xps 13, ...", "runs in nike
     pegasus 40 shoes") or follows a verb of use ("switched to helix", "stick with the pegasus");
     "vs code was too slow on the xps" only mentions it."""
-    want = [w for w in words(thing) if w not in _SOFT]
+    want = [w for w in words(thing) if w not in SOFT]
     if not want:
         return False
     s = clean(sentence)
@@ -460,34 +369,4 @@ def holds(sentence: str, thing: str) -> bool:
         have = words(clause)
         if set(want) <= set(have) and want[0] in have[:3]:  # among the clause's first words
             return True
-    for m in re.finditer(rf"\b{re.escape(thing)}\b", s):
-        if _ADOPT.search(s[: m.start()]):
-            return True
-    return False
-
-
-# words of a question that name no subject ("what is the user's current editor now")
-GENERIC = frozenset("user assistant now current currently today new latest still".split())
-
-
-def needs(claim_key: list | None, label: str) -> list[list[str]]:
-    """Word sets of which a query must hold one to ask about a claim's subject: two words of a
-    frame (all of a shorter one), else the subject's head word ("goal" of "half-marathon goal":
-    "when is the half marathon" is not about the goal; "1:1" of "1:1 with sanne")."""
-    if claim_key and str(claim_key[0]).startswith("~"):
-        got = str(claim_key[0])[1:].split()
-        return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1 :]]
-    head = re.split(r"\s(?:of|for|with|to|at|in|on|from)\s", label.lower())[0]  # "1:1 with sanne": "1:1"
-    got = [w for w in words(head) if w not in GENERIC]
-    return [got[-1:]] if got else []
-
-
-def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
-    """`sentence` speaks of the subject and holds the value: an older statement that a claim
-    naming its previous value ("standup is now at 10:15 instead of 9:30") supersedes."""
-    s = clean(sentence)
-    have = set(words(s))
-    if not value or not set(key) & have:
-        return False
-    tokens = [w for w in words(value) if w not in _FILLER]
-    return bool(tokens) and all(t in have for t in tokens)
+    return any(_ADOPT.search(s[: m.start()]) for m in re.finditer(rf"\b{re.escape(thing)}\b", s))

@@ -35,11 +35,12 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
 
     mask = np.zeros(seg.n_docs, dtype=bool)
     for f in recs:
-        mask[f["first"]:f["first"] + f["count"]] = True
+        mask[f["first"] : f["first"] + f["count"]] = True
     newpos = np.cumsum(mask) - 1 + asm.n
     o_meta = np.frombuffer(seg.raw("doc_meta"), dtype=np.uint32).reshape(-1, 4)[mask].copy()
-    o_meta[:, 0] = np.repeat(np.arange(len(asm.files), len(asm.files) + len(recs), dtype=np.uint32),
-                             [f["count"] for f in recs])
+    o_meta[:, 0] = np.repeat(
+        np.arange(len(asm.files), len(asm.files) + len(recs), dtype=np.uint32), [f["count"] for f in recs]
+    )
     asm.metas.append(o_meta.reshape(-1))
     asm.lens.append(np.frombuffer(seg.raw("doc_len"), dtype=np.uint32)[mask])
     o_off = np.frombuffer(seg.raw("text_off"), dtype=np.uint64).astype(np.int64)
@@ -47,8 +48,8 @@ def carry_segment(asm: Assembly, seg, recs: list[dict], lines: dict[int, bytes])
     edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
     o_text, o_ids = seg.raw("text"), seg.raw("ids")
     for a, b in zip(edges[0::2].tolist(), edges[1::2].tolist()):
-        asm.texts.append(bytes(o_text[int(o_off[a]):int(o_off[b])]))
-        asm.ids.append(bytes(o_ids[a * 32:b * 32]))
+        asm.texts.append(bytes(o_text[int(o_off[a]) : int(o_off[b])]))
+        asm.ids.append(bytes(o_ids[a * 32 : b * 32]))
         asm.lines.extend(lines[d] for d in range(a, b))
     o_terms = np.frombuffer(seg.raw("terms"), dtype=np.uint64)
     o_toff = np.frombuffer(seg.raw("term_off"), dtype=np.uint64).astype(np.int64)
@@ -79,54 +80,81 @@ def add_fresh(asm: Assembly, rel: str, parsed, st: tuple[int, int]) -> None:
         asm.text_lens.append(array("Q", map(len, parsed.texts)))
         asm.ids.extend(parsed.ids)
         asm.lines.extend(parsed.lines)
-    asm.files.append({"path": rel, "sha": parsed.sha, "fm": parsed.front_matter, "links": parsed.links,
-                      "problem": parsed.problem, "first": asm.n, "count": cnt, "mtime_ns": st[0],
-                      "size": st[1], "mtime": st[0] // 1_000_000_000 + st[0] % 1_000_000_000 * 1e-9})
+    asm.files.append(
+        {
+            "path": rel,
+            "sha": parsed.sha,
+            "fm": parsed.front_matter,
+            "links": parsed.links,
+            "problem": parsed.problem,
+            "first": asm.n,
+            "count": cnt,
+            "mtime_ns": st[0],
+            "size": st[1],
+            "mtime": st[0] // 1_000_000_000 + st[0] % 1_000_000_000 * 1e-9,
+        }
+    )
     # ("mtime": the float os.stat gives, computed as it computes it)
     asm.n += cnt
 
 
 def _small(asm: Assembly) -> bool:
     """Assembled in pure Python: few postings, all in arrays, and numpy not loaded already."""
-    return sum(len(h) for h in asm.post_hash) <= SMALL_POSTINGS and "numpy" not in sys.modules and not any(
-        type(h) is not array for h in asm.post_hash)
+    return (
+        sum(len(h) for h in asm.post_hash) <= SMALL_POSTINGS
+        and "numpy" not in sys.modules
+        and not any(type(h) is not array for h in asm.post_hash)
+    )
+
+
+def _small_postings(asm: Assembly):
+    """postings() in pure Python, into the standard library's arrays."""
+    hs = list(chain.from_iterable(asm.post_hash))
+    ds = list(chain.from_iterable((d + off for d in part) for part, off in asm.post_doc))
+    ts = list(chain.from_iterable(asm.post_tf))
+    # documents are numbered in the order their postings were added: a stable sort by term
+    # alone leaves each term's documents in order (sorting indices by an int key is far
+    # quicker than sorting tuples)
+    key = hs.__getitem__ if _docs_ascending(asm) else (lambda i: (hs[i], ds[i]))
+    terms, term_off, p_d, p_t = array("Q"), array("Q"), array("I"), array("I")
+    last = None
+    for i in sorted(range(len(hs)), key=key):
+        h = hs[i]
+        if h != last:
+            terms.append(h)
+            term_off.append(len(p_d))
+            last = h
+        p_d.append(ds[i])
+        p_t.append(ts[i])
+    term_off.append(len(p_d))
+    return terms, term_off, p_d, p_t
 
 
 def postings(asm: Assembly):
-    """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc)."""
+    """(term hashes, term offsets, posting docs, posting tfs), sorted by (term, doc): arrays of
+    the standard library for a small segment, numpy's otherwise."""
     if _small(asm):
-        hs = list(chain.from_iterable(asm.post_hash))
-        ds = list(chain.from_iterable((d + off for d in part) for part, off in asm.post_doc))
-        ts = list(chain.from_iterable(asm.post_tf))
-        # documents are numbered in the order their postings were added: a stable sort by term
-        # alone leaves each term's documents in order (sorting indices by an int key is far
-        # quicker than sorting tuples)
-        key = hs.__getitem__ if _docs_ascending(asm) else (lambda i: (hs[i], ds[i]))
-        terms, term_off, p_d, p_t = array("Q"), array("Q"), array("I"), array("I")
-        last = None
-        for i in sorted(range(len(hs)), key=key):
-            h = hs[i]
-            if h != last:
-                terms.append(h)
-                term_off.append(len(p_d))
-                last = h
-            p_d.append(ds[i])
-            p_t.append(ts[i])
-        term_off.append(len(p_d))
-        return terms, term_off, p_d, p_t
+        return _small_postings(asm)
     import numpy as np
 
     ascending = _docs_ascending(asm)
     # each part list is let go as soon as its array is built: the assembly is not read again
     # for postings, and a segment's postings are its largest arrays (16 bytes each)
-    p_h = np.concatenate([np.asarray(h, dtype=np.uint64) for h in asm.post_hash]) if asm.post_hash \
+    p_h = (
+        np.concatenate([np.asarray(h, dtype=np.uint64) for h in asm.post_hash])
+        if asm.post_hash
         else np.zeros(0, np.uint64)
+    )
     asm.post_hash = []
-    p_d = np.concatenate([np.asarray(d, dtype=np.uint32) + np.uint32(off) for d, off in asm.post_doc]) \
-        if asm.post_doc else np.zeros(0, np.uint32)
-    asm.post_doc = []
-    p_t = np.concatenate([np.asarray(t, dtype=np.uint32) for t in asm.post_tf]) if asm.post_tf \
+    p_d = (
+        np.concatenate([np.asarray(d, dtype=np.uint32) + np.uint32(off) for d, off in asm.post_doc])
+        if asm.post_doc
         else np.zeros(0, np.uint32)
+    )
+    asm.post_doc = []
+    p_t = (
+        np.concatenate([np.asarray(t, dtype=np.uint32) for t in asm.post_tf]) if asm.post_tf else np.zeros(0, np.uint32)
+    )
     asm.post_tf = []
     # documents are numbered in the order their postings were added, so a stable sort by
     # term alone leaves each term's documents in order
@@ -193,15 +221,22 @@ def _docs_ascending(asm: Assembly) -> bool:
 def documents(asm: Assembly):
     """(document lengths, flat doc_meta, text offsets) of the assembled documents."""
     if _small(asm):
-        return (array("I", chain.from_iterable(asm.lens)), array("I", chain.from_iterable(asm.metas)),
-                array("Q", accumulate(chain.from_iterable(asm.text_lens), initial=0)))
+        return (
+            array("I", chain.from_iterable(asm.lens)),
+            array("I", chain.from_iterable(asm.metas)),
+            array("Q", accumulate(chain.from_iterable(asm.text_lens), initial=0)),
+        )
     import numpy as np
 
     dl = np.concatenate([np.asarray(x, dtype=np.uint32) for x in asm.lens]) if asm.lens else np.zeros(0, np.uint32)
-    meta = np.concatenate([np.asarray(x, dtype=np.uint32).reshape(-1) for x in asm.metas]) if asm.metas \
+    meta = (
+        np.concatenate([np.asarray(x, dtype=np.uint32).reshape(-1) for x in asm.metas])
+        if asm.metas
         else np.zeros(0, np.uint32)
+    )
     text_off = np.zeros(asm.n + 1, dtype=np.uint64)
     if asm.n:
-        np.cumsum(np.concatenate([np.asarray(x, dtype=np.int64) for x in asm.text_lens]).astype(np.uint64),
-                  out=text_off[1:])
+        np.cumsum(
+            np.concatenate([np.asarray(x, dtype=np.int64) for x in asm.text_lens]).astype(np.uint64), out=text_off[1:]
+        )
     return dl, meta, text_off

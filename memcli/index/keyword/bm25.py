@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Callable, NamedTuple
+import sys
+from collections.abc import Callable
+from typing import NamedTuple
 
 from memcli.index.keyword import tokenizer
-
 
 K1, B = 1.5, 0.75
 NUMPY_POSTINGS = 40_000  # above this many postings numpy's import pays for itself
@@ -23,8 +24,7 @@ LOADED_POSTINGS = 2_000  # once numpy is imported anyway (hybrid search), its lo
 
 def header(n_docs: int, total_len: int) -> dict:
     """The BM25 parameters an index records (its scores are computed with them)."""
-    return {"k1": K1, "b": B, "n_docs": n_docs, "total_len": total_len,
-            "avgdl": total_len / n_docs if n_docs else 0.0}
+    return {"k1": K1, "b": B, "n_docs": n_docs, "total_len": total_len, "avgdl": total_len / n_docs if n_docs else 0.0}
 
 
 def _norm_coefficients(snap) -> tuple[float, float]:
@@ -34,8 +34,6 @@ def _norm_coefficients(snap) -> tuple[float, float]:
 
 
 def _numpy_pays(terms) -> bool:
-    import sys
-
     limit = LOADED_POSTINGS if "numpy" in sys.modules else NUMPY_POSTINGS
     return sum(z - a for spans, _ in terms for _, a, z in spans) > limit
 
@@ -55,8 +53,7 @@ def _split_terms(snap, query: str, extra=()):
     k1 = float(snap.header.get("k1", K1))
     parts: tuple[list, list, list] = ([], [], [])
     pieces = tokenizer.part_terms(query)
-    weighted = [(t, 1.0, 1 if t in pieces else 0) for t in tokenizer.query_terms(query)] + \
-        [(t, w, 2) for t, w in extra]
+    weighted = [(t, 1.0, 1 if t in pieces else 0) for t in tokenizer.query_terms(query)] + [(t, w, 2) for t, w in extra]
     for term, weight, part in weighted:
         h = tokenizer.term_hash(term)
         spans = snap.spans(h)
@@ -126,8 +123,12 @@ def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
         best = hit[acc[hit] >= kth]
     else:
         best = hit
-    return Scored(top(dict(zip(best.tolist(), acc[best].tolist())), k),
-                  lambda d: float(acc[d]), lambda d: bool(own_mask[d]), any_own)
+    return Scored(
+        top(dict(zip(best.tolist(), acc[best].tolist())), k),
+        lambda d: float(acc[d]),
+        lambda d: bool(own_mask[d]),
+        any_own,
+    )
 
 
 def _by_segment(terms) -> list:

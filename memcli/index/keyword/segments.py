@@ -23,8 +23,8 @@ import json
 from bisect import bisect_left, bisect_right
 from pathlib import Path
 
-from memcli.index.keyword import snapshot as snapmod
 from memcli.errors import CorruptStore
+from memcli.index.keyword import snapshot as snapmod
 
 FORMAT = 1
 FOLDER = "segments"
@@ -82,9 +82,12 @@ class Segment:
         self.dead_docs = expand(entry.get("dead_docs") or [])
         self._dead_doc_set = frozenset(self.dead_docs)
         self._dead_file_set = frozenset(self.dead_files)
-        if self.snap.n_files != int(entry.get("files", -1)) or self.snap.n_docs != int(entry.get("docs", -1)) \
-                or (self.dead_docs and self.dead_docs[-1] >= self.snap.n_docs) \
-                or (self.dead_files and self.dead_files[-1] >= self.snap.n_files):
+        if (
+            self.snap.n_files != int(entry.get("files", -1))
+            or self.snap.n_docs != int(entry.get("docs", -1))
+            or (self.dead_docs and self.dead_docs[-1] >= self.snap.n_docs)
+            or (self.dead_files and self.dead_files[-1] >= self.snap.n_files)
+        ):
             raise CorruptStore(f"index segment {self.name} does not match the manifest")
         self.doc_base, self.file_base = doc_base, file_base
         self.n_live = self.snap.n_docs - len(self.dead_docs)
@@ -172,7 +175,7 @@ class View:
 
     # ---- files
     @property
-    def paths(self) -> "Paths":
+    def paths(self) -> Paths:
         """The live paths in file order, as a sequence decoded one segment at a time."""
         if self._paths is None:
             self._paths = Paths(self)

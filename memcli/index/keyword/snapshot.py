@@ -23,13 +23,14 @@ import mmap
 import struct
 from bisect import bisect_left
 from pathlib import Path
+from typing import Literal
 
 from memcli.errors import CorruptStore
 
 MAGIC = b"MEMSNAP1"
 VERSION = 5
 # section name -> memoryview format
-SECTIONS = {
+SECTIONS: dict[str, Literal["Q", "I", "B", "q"]] = {
     "terms": "Q",  # sorted term hashes
     "term_off": "Q",  # n_terms + 1 offsets into the postings
     "post_doc": "I",
@@ -64,7 +65,7 @@ def write(path: Path, header: dict, arrays: dict) -> None:
     hjson = json.dumps(head, separators=(",", ":")).encode()
     base = len(MAGIC) + 4 + len(hjson)
     pad0 = (-base) & 7
-    parts = [MAGIC, struct.pack("<I", len(hjson) + pad0), hjson, b" " * pad0]
+    parts: list[bytes | memoryview] = [MAGIC, struct.pack("<I", len(hjson) + pad0), hjson, b" " * pad0]
     for name in SECTIONS:
         b = blobs[name]
         parts.append(b)
@@ -89,7 +90,7 @@ class Snapshot:
             if mv[:8] != MAGIC:
                 raise ValueError("bad magic")
             (hlen,) = struct.unpack_from("<I", mv, 8)
-            self.header = json.loads(bytes(mv[12:12 + hlen]))
+            self.header = json.loads(bytes(mv[12 : 12 + hlen]))
             if self.header.get("version") != VERSION:
                 raise ValueError(f"format version {self.header.get('version')}, expected {VERSION}")
             base = 12 + hlen
@@ -99,7 +100,7 @@ class Snapshot:
                 start = base + off
                 if start + length > len(mv):
                     raise ValueError("truncated")
-                self._sec[name] = mv[start:start + length].cast(fmt)
+                self._sec[name] = mv[start : start + length].cast(fmt)
         except (ValueError, KeyError, TypeError, struct.error) as exc:
             raise CorruptStore(f"search snapshot {self.path.name} is damaged ({exc})") from None
         self.n_docs = int(self.header["n_docs"])
@@ -111,10 +112,14 @@ class Snapshot:
         self.doc_len = self._sec["doc_len"]
         self.doc_meta = self._sec["doc_meta"]
         self.text_off = self._sec["text_off"]
-        if len(self.doc_len) != self.n_docs or len(self.text_off) != self.n_docs + 1 \
-                or len(self.doc_meta) != 4 * self.n_docs or len(self._sec["ids"]) != 32 * self.n_docs \
-                or len(self._sec["link_hash"]) != len(self._sec["link_src"]) \
-                or len(self._sec["path_hash"]) != len(self._sec["path_file"]):
+        if (
+            len(self.doc_len) != self.n_docs
+            or len(self.text_off) != self.n_docs + 1
+            or len(self.doc_meta) != 4 * self.n_docs
+            or len(self._sec["ids"]) != 32 * self.n_docs
+            or len(self._sec["link_hash"]) != len(self._sec["link_src"])
+            or len(self._sec["path_hash"]) != len(self._sec["path_file"])
+        ):
             raise CorruptStore(f"search snapshot {self.path.name} is inconsistent")
         # the file count without decoding the paths (a search opens every segment, reads few paths)
         self.n_files = max(len(self._sec["frec_off"]) - 1, 0)
@@ -149,7 +154,7 @@ class Snapshot:
         if rec is None:
             off = self._sec["frec_off"]
             try:
-                rec = json.loads(bytes(self._sec["frecs"][off[i]:off[i + 1]]))
+                rec = json.loads(bytes(self._sec["frecs"][off[i] : off[i + 1]]))
             except (ValueError, IndexError):
                 raise CorruptStore(f"search snapshot {self.path.name}: file record {i} damaged") from None
             st = self._sec["fstat"]
@@ -202,12 +207,12 @@ class Snapshot:
         return bytes(self._sec["text"][a:b]).decode("utf-8")
 
     def chunk_id(self, doc: int) -> str:
-        return bytes(self._sec["ids"][doc * 32:doc * 32 + 32]).hex()
+        return bytes(self._sec["ids"][doc * 32 : doc * 32 + 32]).hex()
 
     def chunk_ids(self) -> list[str]:
         """Every chunk id, in document order."""
         h = bytes(self._sec["ids"]).hex()
-        return [h[i:i + 64] for i in range(0, len(h), 64)]
+        return [h[i : i + 64] for i in range(0, len(h), 64)]
 
     def raw(self, name: str) -> memoryview:
         return self._sec[name]
@@ -241,12 +246,21 @@ def file_sections(files: list[dict]) -> dict:
     from memcli.index.keyword.tokenizer import term_hash
 
     skip = ("path", "mtime_ns", "size", "in")
-    recs = [json.dumps({k: v for k, v in f.items() if k not in skip},
-                       ensure_ascii=False, separators=(",", ":")).encode("utf-8") for f in files]
+    recs = [
+        json.dumps({k: v for k, v in f.items() if k not in skip}, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8"
+        )
+        for f in files
+    ]
     pairs = sorted({(term_hash(t), i) for i, f in enumerate(files) for t, _ in f["links"]})
     by_path = sorted((term_hash(f["path"]), i) for i, f in enumerate(files))
-    return {"paths": "\0".join(f["path"] for f in files).encode("utf-8"),
-            "fstat": array("q", [x for f in files for x in (f["mtime_ns"], f["size"])]),
-            "frec_off": array("Q", accumulate(map(len, recs), initial=0)), "frecs": b"".join(recs),
-            "link_hash": array("Q", [h for h, _ in pairs]), "link_src": array("I", [i for _, i in pairs]),
-            "path_hash": array("Q", [h for h, _ in by_path]), "path_file": array("I", [i for _, i in by_path])}
+    return {
+        "paths": "\0".join(f["path"] for f in files).encode("utf-8"),
+        "fstat": array("q", [x for f in files for x in (f["mtime_ns"], f["size"])]),
+        "frec_off": array("Q", accumulate(map(len, recs), initial=0)),
+        "frecs": b"".join(recs),
+        "link_hash": array("Q", [h for h, _ in pairs]),
+        "link_src": array("I", [i for _, i in pairs]),
+        "path_hash": array("Q", [h for h, _ in by_path]),
+        "path_file": array("I", [i for _, i in by_path]),
+    }

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import _count_elements  # (Counter's counting loop, in C, into a plain dict)
+from collections import _count_elements  # type: ignore[attr-defined]  # Counter's counting loop, in C, into a plain dict
 from operator import add
 
 try:  # hashlib's own blake2b, without hashlib's import of OpenSSL (4 ms of every search's start)
@@ -61,7 +61,8 @@ _HAN_CHAR = _Lazy(rf"[{_HAN}]")
 _PAIRS = _Lazy(r"(?=(\S\S))")  # (the definition _raw's pairs implement)
 # English stopwords, dropped at index and query time (measured on LoCoMo and a pydoc
 # corpus, docs/evaluation.md: with the light stemmer below, +0.05 session nDCG@10).
-STOPWORDS = frozenset("""a about above after again against all am an and any are aren't as at be because been
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been
 before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
 during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
 herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
@@ -69,7 +70,8 @@ mustn't my myself no nor not of off on once only or other ought our ours ourselv
 she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
 there's these they they'd they'll they're they've this those through to too under until up very was wasn't we
 we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
-with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split())
+with won't would wouldn't you you'd you'll you're you've your yours yourself yourselves""".split()
+)
 STOPWORDS = STOPWORDS | {w.replace("'", "") for w in STOPWORDS} | {"ll", "ve", "re"}
 _SUFFIXES = (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
@@ -83,7 +85,7 @@ def light_stem(w: str) -> str:
         return w
     for suf, rep in _SUFFIXES:
         if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[:-len(suf)] + rep
+            w = w[: -len(suf)] + rep
             if suf in ("ing", "ed") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]
             return w
@@ -121,10 +123,12 @@ def _without(ranges: list[tuple[int, int]], chars) -> str:
 
 
 # the Han characters kept as unigrams: _HAN_CHAR minus HAN_STOP in one class (a filter in Python cost twice as much)
-_HAN_KEPT = _Lazy(f"[{_without([(0x3400, 0x9fff), (0xf900, 0xfaff)], HAN_STOP)}]")
+_HAN_KEPT = _Lazy(f"[{_without([(0x3400, 0x9FFF), (0xF900, 0xFAFF)], HAN_STOP)}]")
 
-SPEC = ("mixcjk;v4;word2+;compound[-.:/@+#];camel;snake;stop-en176;lightstem;"
-        f"han=uni+bi-stop{''.join(sorted(HAN_STOP))};kana=bi;hangul=bi")
+SPEC = (
+    "mixcjk;v4;word2+;compound[-.:/@+#];camel;snake;stop-en176;lightstem;"
+    f"han=uni+bi-stop{''.join(sorted(HAN_STOP))};kana=bi;hangul=bi"
+)
 FINGERPRINT = "cde242361a"  # sha1(SPEC)[:10], checked by tests/test_tokenizer.py: a literal spares hashlib
 
 
@@ -204,8 +208,18 @@ _FOLD = str.maketrans({i: chr(i).lower() if chr(i).isalnum() or i == 95 else " "
 
 # The hints' classes of ASCII: a (a-z), A (A-Z), w (digits, "_", and "?", which stands for
 # every non-ASCII character after encode(errors="replace")), p (compound separators), " "
-_CLASSES = bytes(97 if 97 <= i <= 122 else 65 if 65 <= i <= 90 else
-                 119 if 48 <= i <= 57 or i in (95, 63) else 112 if chr(i) in "-.:/@+#" else 32 for i in range(256))
+_CLASSES = bytes(
+    97
+    if 97 <= i <= 122
+    else 65
+    if 65 <= i <= 90
+    else 119
+    if 48 <= i <= 57 or i in (95, 63)
+    else 112
+    if chr(i) in "-.:/@+#"
+    else 32
+    for i in range(256)
+)
 _WORDISH = bytes.maketrans(b"aA", b"ww")
 
 
@@ -219,8 +233,9 @@ def _hints(text: str) -> tuple[bool, bool]:
 
 
 # ASCII as w (\w), p (compound separators) or " " (anything else), for _compounds
-_EXACT_CLASSES = bytes(119 if i < 128 and (chr(i).isalnum() or i == 95) else 112 if chr(i) in "-.:/@+#" else 32
-                       for i in range(256))
+_EXACT_CLASSES = bytes(
+    119 if i < 128 and (chr(i).isalnum() or i == 95) else 112 if chr(i) in "-.:/@+#" else 32 for i in range(256)
+)
 
 
 def _compounds(low: str) -> list[str]:

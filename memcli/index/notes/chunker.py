@@ -92,7 +92,8 @@ class _Packer:
         self.lines, self.target, self.overlap = lines, target, overlap
         # (estimate_tokens inlined for ASCII lines: a call per line of the vault)
         self.tok = [0] * min(body_start, len(lines)) + [
-            len(x) // 4 + 1 if x.isascii() else estimate_tokens(x) for x in lines[body_start:]]
+            len(x) // 4 + 1 if x.isascii() else estimate_tokens(x) for x in lines[body_start:]
+        ]
         self.blocks = _blocks(lines, body_start, self.tok)
         self.heading_level = {b.start: b.heading for b in self.blocks if b.heading}
         self.headings = sorted(self.heading_level.items())
@@ -144,6 +145,7 @@ class _Packer:
 
     def cut(self, at: int) -> None:
         """Close the open chunk before line `at` and open the next one with an overlap tail."""
+        assert self.start is not None  # run() cuts only an open chunk
         tail = self.tail(self.start, at)
         self.emit(self.start, at)
         self.start, self.size = tail, sum(self.tok[tail:at])

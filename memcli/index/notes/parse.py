@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 from array import array
-from itertools import repeat
 from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any
 
-from memcli.index.stores import store
-from memcli.index.notes.reader import read_note
 from memcli.index.keyword import tokenizer
+from memcli.index.notes.reader import read_note
+from memcli.index.stores import store
+from memcli.vault import frontmatter
 
 PARALLEL_MIN_FILES = 300
 MAX_READ = 64 * 1024 * 1024
@@ -37,9 +39,9 @@ class FileResult:
     ids: list = field(default_factory=list)  # 32-byte digests
     lines: list = field(default_factory=list)  # chunk store lines
     doc_len: list = field(default_factory=list)
-    post_hash: object = None  # array("Q"), per posting
-    post_chunk: object = None  # array("I"), chunk number within the file
-    post_tf: object = None  # array("I")
+    post_hash: Any = None  # array("Q"), per posting
+    post_chunk: Any = None  # array("I"), chunk number within the file
+    post_tf: Any = None  # array("I")
 
 
 def _locator(root):
@@ -48,7 +50,7 @@ def _locator(root):
     root folder as a string (no extra paths)."""
     if callable(root):
         return root
-    from memcli.vault.workspace import Resolver
+    from memcli.vault.extras import Resolver
 
     return Resolver(root)
 
@@ -107,8 +109,6 @@ def _warm() -> None:
     PyYAML's import (31 ms) and the tokenizer's regexes (17 ms). (numpy, which a worker
     needs to write its segment, is not: its import starts OpenBLAS threads, and a process
     with threads should not fork.)"""
-    from memcli.vault import frontmatter
-
     frontmatter.parse("warm: 1")
     tokenizer.hashed_counts("warm-up aB a_b café 中文 メモリ 한")
 
@@ -128,10 +128,11 @@ class Workers:
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
             if ctx is not None:
                 _warm()
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_watch_parent,
-                                            initargs=(os.getpid(),))
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),)
+            )
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -148,8 +149,10 @@ class Workers:
         locate = _locator(root)
         ahead = None
         for items in batches:
-            job = (items, [self.pool.submit(_batch, (locate, part, target, overlap))
-                           for part in _split(items, self.workers * 2)])
+            job = (
+                items,
+                [self.pool.submit(_batch, (locate, part, target, overlap)) for part in _split(items, self.workers * 2)],
+            )
             if ahead is not None:
                 yield _gather(*ahead)
             ahead = job
@@ -166,8 +169,9 @@ def _gather(items: list, futures: list) -> list[FileResult]:
     return [results[rel] for rel, _ in items]
 
 
-def process(root, items: list[tuple[str, str | None]], target: int, overlap: int,
-            progress=None, pool: Workers | None = None) -> list[FileResult]:
+def process(
+    root, items: list[tuple[str, str | None]], target: int, overlap: int, progress=None, pool: Workers | None = None
+) -> list[FileResult]:
     """Process (path, known hash) pairs; results come back in input order. `root`: the
     workspace's resolver, or its root as a string (see _locator)."""
     locate = _locator(root)  # resolved here: workers get the (picklable) resolver itself

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from memcli.vault import wikilinks as linkmod
 from memcli.index.notes.chunker import Chunk, chunk_lines
 from memcli.vault import frontmatter
+from memcli.vault import wikilinks as linkmod
 
 MAX_NOTE_BYTES = 10 * 1024 * 1024
 

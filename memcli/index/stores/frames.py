@@ -15,7 +15,7 @@ when it was written, in order.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
@@ -23,9 +23,11 @@ from memcli.index.stores import store
 
 class Span(NamedTuple):
     """Bytes off..off+n of a source (memcli.index.stores.mirror.Source), copied when written."""
-    src: object
+
+    src: Any
     off: int
     n: int
+
 
 FRAME_ITEMS = {"chunks": 1024, "graph": 512, "catalog": 4096}
 
@@ -48,7 +50,7 @@ def build(lines: list[bytes], items: list[int], per: int) -> tuple[list[bytes], 
 
 
 def _frame_lines(buf, off: int, frame: list[int], name: str) -> list[bytes]:
-    data = store.decompress(buf[off:off + frame[2]], name)
+    data = store.decompress(buf[off : off + frame[2]], name)
     lines = data.split(b"\n")[:-1] if data.endswith(b"\n") else None
     if lines is None or len(lines) != frame[3]:
         raise CorruptStore(f"{name} does not match the index manifest")
@@ -59,12 +61,14 @@ def live_items(frame: list[int], dead: frozenset) -> list[int]:
     return [x for x in range(frame[0], frame[1]) if x not in dead]
 
 
-def carry(buf, off: int, table: list[list[int]], was_dead: frozenset, dead: frozenset,
-          name: str) -> tuple[list, list[list[int]]]:
+def carry(
+    buf, off: int, table: list[list[int]], was_dead: frozenset, dead: frozenset, name: str
+) -> tuple[list, list[list[int]]]:
     """The frames of one segment's run (at `off` in `buf`) with the items in `dead` dropped:
     untouched frames as Spans of `buf` (copied as they are by the writer), touched ones rebuilt.
     `was_dead`: the items already absent when the frames were written."""
-    parts, out = [], []
+    parts: list[Span | bytes] = []
+    out: list[list[int]] = []
     newly = sorted(dead - was_dead)
     for frame in table:
         lo, hi, nbytes, _ = frame
@@ -85,8 +89,9 @@ def carry(buf, off: int, table: list[list[int]], was_dead: frozenset, dead: froz
     return parts, out
 
 
-def lines_of(buf, off: int, table: list[list[int]], was_dead: frozenset, dead: frozenset,
-             name: str) -> list[tuple[int, bytes]]:
+def lines_of(
+    buf, off: int, table: list[list[int]], was_dead: frozenset, dead: frozenset, name: str
+) -> list[tuple[int, bytes]]:
     """(item, line) of every item of the run not in `dead`, decompressed (a merge's input)."""
     out = []
     for frame in table:

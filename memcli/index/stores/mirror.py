@@ -1,7 +1,7 @@
 """The ReMe-format stores (chunk store, graph, catalog) as a mirror of the index, rewritten
 in batches once the vault is large.
 
-ReMe reads these files (issue 11); mem's searches never do. Each is a run of zstd
+ReMe reads these files; mem's searches never do. Each is a run of zstd
 frames per segment (memcli.index.stores.frames). Rewriting one copies every frame it does
 not touch from the previous file and recompresses only frames with a deleted line,
 but that copy still grows with the vault (about 60 MB at 20,000 notes), so a vault
@@ -25,12 +25,15 @@ import time
 from pathlib import Path
 
 from memcli.errors import CorruptStore
-from memcli.index.stores import frames, store
 from memcli.index.keyword import segments
+from memcli.index.stores import frames, store
 from memcli.vault import atomic
 
-STORE_FILES = {"chunks": store.CHUNK_STORE, "graph": store.GRAPH_STORE,
-               "catalog": f"{store.CATALOG_DIR}/default.jsonl.zst"}
+STORE_FILES = {
+    "chunks": store.CHUNK_STORE,
+    "graph": store.GRAPH_STORE,
+    "catalog": f"{store.CATALOG_DIR}/default.jsonl.zst",
+}
 EAGER_BYTES = 16 << 20
 BATCH_SHARE, BATCH_MIN_FILES, BATCH_SECONDS = 0.01, 50, 600
 STREAM_PIECE = 4 << 20
@@ -89,7 +92,8 @@ def current(man: dict) -> bool:
         return False
     return [e["name"] for e in layout] == [s["name"] for s in man["segments"]] and all(
         sorted(e.get("dead_files") or []) == sorted(s.get("dead_files") or []) and not e.get("stale")
-        for e, s in zip(layout, man["segments"]))
+        for e, s in zip(layout, man["segments"])
+    )
 
 
 class Source:
@@ -138,7 +142,7 @@ def stream(parts):
         if isinstance(part, frames.Span):
             pos, end = part.off, part.off + part.n
             while pos < end:
-                piece = part.src[pos:min(end, pos + STREAM_PIECE)]
+                piece = part.src[pos : min(end, pos + STREAM_PIECE)]
                 if not piece:
                     raise CorruptStore("a store ended before the frames the manifest lists")
                 yield piece
@@ -162,8 +166,13 @@ def sources(view, maps: Opened, use_stores: bool = True) -> dict:
             table = e.get("frames", {}).get(kind) or []
             # (a `stale` kind: the segment's lines changed since, its sidecar holds them: revector())
             if buf is not None and e["name"] in out and kind not in (e.get("stale") or ()):
-                out[e["name"]][kind] = (buf, pos, table, frozenset(e.get("dead_files") or []),
-                                        frozenset(segments.expand(e.get("dead_docs") or [])))
+                out[e["name"]][kind] = (
+                    buf,
+                    pos,
+                    table,
+                    frozenset(e.get("dead_files") or []),
+                    frozenset(segments.expand(e.get("dead_docs") or [])),
+                )
             pos += sum(f[2] for f in table)
         if buf is not None and pos not in (len(buf), 0):
             raise CorruptStore(f"{Path(rel).name} does not match the index manifest")
@@ -172,8 +181,9 @@ def sources(view, maps: Opened, use_stores: bool = True) -> dict:
             if kind not in out[seg.name] and own is not None:
                 side = maps.open(sidecar(folder, seg.name, kind))
                 if side is not None:  # (chunks revector() wrote lack the chunks dead by then)
-                    was = frozenset(segments.expand(seg.entry.get("own_dead") or [])) if kind == "chunks" \
-                        else frozenset()
+                    was = (
+                        frozenset(segments.expand(seg.entry.get("own_dead") or [])) if kind == "chunks" else frozenset()
+                    )
                     out[seg.name][kind] = (side, 0, own, frozenset(), was)
     return out
 
@@ -187,21 +197,34 @@ def write(metadata: Path, view, chunk_lines: dict | None = None) -> dict:
     try:
         src = sources(view, maps)
         man = dict(view.header)
-        entries = [{"name": s.name, "dead_files": list(s.dead_files), "dead_docs": s.entry.get("dead_docs") or [],
-                    "frames": {}} for s in view.segments]
+        entries = [
+            {
+                "name": s.name,
+                "dead_files": list(s.dead_files),
+                "dead_docs": s.entry.get("dead_docs") or [],
+                "frames": {},
+            }
+            for s in view.segments
+        ]
         for kind, rel in STORE_FILES.items():
             blobs = []
             for seg, entry in zip(view.segments, entries):
                 dead = seg.dead_doc_set if kind == "chunks" else frozenset(seg.dead_files)
                 if kind in src[seg.name]:
                     buf, off, table, was_files, was_docs = src[seg.name][kind]
-                    parts, table = frames.carry(buf, off, table, was_docs if kind == "chunks" else was_files,
-                                                dead, Path(rel).name)
+                    parts, table = frames.carry(
+                        buf, off, table, was_docs if kind == "chunks" else was_files, dead, Path(rel).name
+                    )
                 else:
-                    pairs = rebuilt_lines(seg.snap, seg.dead_doc_set if kind == "chunks" else seg.dead_files,
-                                          kind, (chunk_lines or {}).get(seg.name))
-                    parts, table = frames.build([ln for _, ln in pairs], [x for x, _ in pairs],
-                                                frames.FRAME_ITEMS[kind])
+                    pairs = rebuilt_lines(
+                        seg.snap,
+                        seg.dead_doc_set if kind == "chunks" else seg.dead_files,
+                        kind,
+                        (chunk_lines or {}).get(seg.name),
+                    )
+                    parts, table = frames.build(
+                        [ln for _, ln in pairs], [x for x, _ in pairs], frames.FRAME_ITEMS[kind]
+                    )
                 blobs.extend(parts)
                 entry["frames"][kind] = table
             atomic.write_parts(metadata / rel, stream(blobs or [store.compress(b"")]))  # never an empty file
@@ -248,14 +271,16 @@ def revector(metadata: Path, view, vectors_by_seg: dict) -> dict:
         maps.close()
     rec = dict(man.get("store") or {})
     if rec.get("layout") is not None:
-        rec["layout"] = [dict(e, stale=sorted(set(e.get("stale") or ()) | {"chunks"}))
-                         if e["name"] in vectors_by_seg else e for e in rec["layout"]]
+        rec["layout"] = [
+            dict(e, stale=sorted(set(e.get("stale") or ()) | {"chunks"})) if e["name"] in vectors_by_seg else e
+            for e in rec["layout"]
+        ]
         rec.setdefault("behind_since_ns", time.time_ns())
         man["store"] = rec
     man["segments"] = [entries[e["name"]] for e in man["segments"]]
     segments.write_manifest(view.path, man)
-    if due(man):
-        again = segments.open_view(view.path)
+    again = segments.open_view(view.path) if due(man) else None
+    if again is not None:
         try:
             man = write(metadata, again)
         finally:
@@ -269,8 +294,9 @@ def source_lines(part, kind: str) -> list[tuple[int, bytes]]:
     dead = frozenset(part.dead_docs if kind == "chunks" else part.dead_files)
     if kind in part.src:
         buf, off, table, was_files, was_docs = part.src[kind]
-        return frames.lines_of(buf, off, table, was_docs if kind == "chunks" else was_files, dead,
-                               Path(STORE_FILES[kind]).name)
+        return frames.lines_of(
+            buf, off, table, was_docs if kind == "chunks" else was_files, dead, Path(STORE_FILES[kind]).name
+        )
     return rebuilt_lines(part.snap, dead, kind, part.chunk_lines)
 
 

@@ -10,9 +10,9 @@ rather than working from half a store.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from json.encoder import encode_basestring as _enc
 from pathlib import Path
-from typing import Iterable
 
 from memcli.errors import CorruptStore
 from memcli.vault import atomic
@@ -28,7 +28,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 def chunk_id(path: str, start: int, end: int, text: str) -> str:
     import hashlib  # (here: a search reads this module, but only writes hash)
 
-    return hashlib.sha256(f"{path} {start} {end} {text}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{path} {start} {end} {text}".encode()).hexdigest()
 
 
 def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: str | None = None) -> bytes:
@@ -36,8 +36,10 @@ def chunk_line(cid: str, text: str, path: str, start: int, end: int, emb_b64: st
     {id, text, metadata, path, start_line, end_line, scores[, _embedding_f16_b64]}, built
     with the C string encoder because a full build writes tens of thousands of them."""
     tail = f',"_embedding_f16_b64":"{emb_b64}"' if emb_b64 else ""
-    return (f'{{"id":"{cid}","text":{_enc(text)},"metadata":{{}},"path":{_enc(path)},'
-            f'"start_line":{int(start)},"end_line":{int(end)},"scores":{{}}{tail}}}').encode("utf-8")
+    return (
+        f'{{"id":"{cid}","text":{_enc(text)},"metadata":{{}},"path":{_enc(path)},'
+        f'"start_line":{int(start)},"end_line":{int(end)},"scores":{{}}{tail}}}'
+    ).encode()
 
 
 def line_id(line: bytes) -> str | None:
@@ -90,7 +92,7 @@ def decompress(raw, name: str) -> bytes:
             rest = len(obj.unused_data)
             if not rest:
                 return b"".join(out)
-            view = view[len(view) - rest:]
+            view = view[len(view) - rest :]
             if bytes(view[:4]) != ZSTD_MAGIC:
                 raise CorruptStore(f"{name} has trailing garbage")
     except zstandard.ZstdError as exc:
@@ -144,12 +146,16 @@ def graph_line(path: str, st_mtime: float, links: list, chunk_ids: list[str], fr
     fm.update({k: v for k, v in front_matter.items() if k not in fm})
     epath = _enc(path)
     # no anchor is null, as ReMe writes it (so a graph ReMe rewrote decodes to the same records)
-    link_parts = ",".join(f'{{"source_path":{epath},"target_path":{_enc(t)},"target_anchor":'
-                          f'{_enc(a) if a else "null"}}}' for t, a in links)
+    link_parts = ",".join(
+        f'{{"source_path":{epath},"target_path":{_enc(t)},"target_anchor":{_enc(a) if a else "null"}}}'
+        for t, a in links
+    )
     ids = '","'.join(chunk_ids)
-    return (f'{{"path":{epath},"st_mtime":{float(st_mtime)!r},"links":[{link_parts}],'
-            f'"chunk_ids":[{f"{chr(34)}{ids}{chr(34)}" if chunk_ids else ""}],'
-            f'"front_matter":{_compact(fm)}}}').encode("utf-8")
+    return (
+        f'{{"path":{epath},"st_mtime":{float(st_mtime)!r},"links":[{link_parts}],'
+        f'"chunk_ids":[{f"{chr(34)}{ids}{chr(34)}" if chunk_ids else ""}],'
+        f'"front_matter":{_compact(fm)}}}'
+    ).encode()
 
 
 def catalog_line(path: str, st_mtime: float) -> bytes:
@@ -163,7 +169,7 @@ def graph_and_catalog(files: list[dict], hexids: str, ordered: bool = False) -> 
     graph, catalog = [], []
     for rec in files if ordered else sorted(files, key=lambda r: r["path"]):
         a, cnt = rec["first"], rec["count"]
-        cids = [hexids[64 * d:64 * d + 64] for d in range(a, a + cnt)]
+        cids = [hexids[64 * d : 64 * d + 64] for d in range(a, a + cnt)]
         graph.append(graph_line(rec["path"], rec["mtime"], rec["links"], cids, rec["fm"]))
         catalog.append(catalog_line(rec["path"], rec["mtime"]))
     return graph, catalog

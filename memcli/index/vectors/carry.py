@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memcli.errors import CorruptStore
-from memcli.index.vectors import passages, vecseg, vectors
 from memcli.index.keyword import segments
 from memcli.index.stores import store
+from memcli.index.vectors import passages, vecseg, vectors
 
 
 class Carrier:
@@ -35,8 +35,9 @@ class Carrier:
         self.folder = manifest.parent / segments.FOLDER
         self.space = vectors.active_space(metadata)
         self.vecs = None
-        self._batch = None
-        self._lookup = self._cache = None
+        self._batch: tuple | None = None  # (mask, offsets, rows, means) of fresh(), for write()
+        self._lookup: dict | None = None
+        self._cache: dict | None = None
         if self.space is not None and old is not None:
             self.vecs = vectors.ViewVectors(old, self.space, passage_tokens)
             if old.n_docs and not self.vecs.usable:
@@ -55,8 +56,11 @@ class Carrier:
         import numpy as np
 
         dims = int(self.space["dims"])
-        lookup = _old_passages(self.old, self.vecs, docs, self.passage_tokens) if self.vecs is not None else \
-            self._full_lookup()
+        lookup = (
+            _old_passages(self.old, self.vecs, docs, self.passage_tokens)
+            if self.vecs is not None
+            else self._full_lookup(self.space)
+        )
         if self._cache is None:
             self._cache = vectors.load_cache(vectors.cache_path(self.metadata, self.space["id"]), dims)
         blocks, mask, counts = [], np.zeros(len(docs), dtype=np.uint8), []
@@ -85,19 +89,25 @@ class Carrier:
 
     def write(self, segment: str) -> None:
         """Write the vectors fresh() gathered as `segment`'s file."""
-        if self._batch is None:
+        if self._batch is None or self.space is None:  # (fresh() gathers nothing without a space)
             return
         mask, offsets, rows, means = self._batch
         self._batch = None
-        vecseg.write(vecseg.file_path(self.folder, segment, self.space["id"]), _header(self.space, self.passage_tokens),
-                     mask, offsets, rows, means)
+        vecseg.write(
+            vecseg.file_path(self.folder, segment, self.space["id"]),
+            _header(self.space, self.passage_tokens),
+            mask,
+            offsets,
+            rows,
+            means,
+        )
 
-    def _full_lookup(self) -> dict:
+    def _full_lookup(self, space: dict) -> dict:
         """text key -> vector for a full rebuild: the previous index's files, else the chunk store."""
         if self._lookup is None:
-            self._lookup = previous_passages(self.manifest, self.space, self.passage_tokens)
+            self._lookup = previous_passages(self.manifest, space, self.passage_tokens)
             if not self._lookup:
-                self._lookup = vectors.store_vectors(self.metadata, self.space, self.passage_tokens)
+                self._lookup = vectors.store_vectors(self.metadata, space, self.passage_tokens)
         return self._lookup
 
     def merged(self, members: list, segment: str) -> None:
@@ -112,8 +122,13 @@ class Carrier:
 
 def _header(space: dict, passage_tokens: int, stored: bool = True) -> dict:
     # a fresh segment's chunk store lines got the vectors of its masked chunks in fresh()
-    return {"space": space["id"], "identity": space.get("identity", ""), "dims": int(space["dims"]),
-            "passage_tokens": passage_tokens, "stored": stored}
+    return {
+        "space": space["id"],
+        "identity": space.get("identity", ""),
+        "dims": int(space["dims"]),
+        "passage_tokens": passage_tokens,
+        "stored": stored,
+    }
 
 
 def _merge_space(folder: Path, members: list, segment: str, space_id: str) -> None:
@@ -139,8 +154,11 @@ def _merge_space(folder: Path, members: list, segment: str, space_id: str) -> No
             live = [j for j in range(m.snap.n_docs) if j not in m.dead_docs]
             if vs is not None and (vs.passage_tokens != ptok or vs.dims != dims or vs.n_docs != m.snap.n_docs):
                 vs = None
-            counts = None if vs is not None else \
-                [len(passages.split(m.snap.text(j), m.snap.meta(j)[3], ptok)) for j in live]
+            counts = (
+                None
+                if vs is not None
+                else [len(passages.split(m.snap.text(j), m.snap.meta(j)[3], ptok or 0)) for j in live]
+            )
             stored = stored and (vs is None or vs.stored)
             inputs.append((vs, live, counts))
         mask, offsets, rows, chunk_rows = vecseg.merged(inputs, dims)

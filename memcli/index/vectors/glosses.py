@@ -10,7 +10,7 @@ store (memcli.index.vectors.terms) that WordNet knows, the word with its definit
 ("commute: a regular journey …; exchange positions …"), and a search compares the query
 with them (memcli.retrieval.expand.defined): the words whose definition says what the
 query asks become keyword terms. Measured on bench/semantic_set, LoCoMo and pydoc
-(docs/evaluation.md, issue 16).
+(docs/evaluation.md).
 
 The dictionary is data/glosses.tsv.zst, built from WordNet 3.0 by bench/make_glosses.py
 (Princeton University's licence: data/WORDNET-LICENSE): the commonest sense's definition
@@ -21,9 +21,10 @@ in the word store's format and from the same words (its `source`), derived state
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from memcli.index.vectors import terms
 from memcli.vault import atomic
@@ -31,8 +32,17 @@ from memcli.vault import atomic
 DICTIONARY = Path(__file__).resolve().parents[1] / "data" / "glosses.tsv.zst"  # (memcli/index/data/, package data)
 # regular inflections back to a WordNet lemma, tried in order after the word itself
 # (WordNet's own morphy, without its exception lists: "went" finds no "go")
-SUFFIXES = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
-            ("er", ""), ("est", ""))
+SUFFIXES = (
+    ("ies", "y"),
+    ("es", ""),
+    ("s", ""),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("er", ""),
+    ("est", ""),
+)
 
 
 def store_path(metadata: Path, space: str) -> Path:
@@ -54,18 +64,16 @@ def dictionary() -> list[bytes]:
 
 def lookup(lemma: str) -> str | None:
     """The definitions of a WordNet lemma ("; "-joined), or None."""
-    import bisect
-
     lines = dictionary()
     key = lemma.encode("utf-8") + b"\t"  # a tab sorts before any letter: "commute\t" < "commuter"
     i = bisect.bisect_left(lines, key)
     if i < len(lines) and lines[i].startswith(key):
-        return lines[i][len(key):].decode("utf-8", "replace")
+        return lines[i][len(key) :].decode("utf-8", "replace")
     return None
 
 
 def definition(word: str) -> str | None:
-    """"word: its definitions" for a vault word (lowercase), or None when WordNet lacks it."""
+    """ "word: its definitions" for a vault word (lowercase), or None when WordNet lacks it."""
     for form in base_forms(word):
         found = lookup(form)
         if found:
@@ -86,8 +94,16 @@ def load(metadata: Path, space: dict | None):
     return terms.read(store_path(metadata, space["id"]), space) if space else None
 
 
-def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[[list[str]], object],
-           batch_size: int, progress=None, before=None) -> tuple[int, int]:
+def update(
+    metadata: Path,
+    space: dict,
+    snap,
+    limit: int,
+    embed_batch: Callable[[list[str]], object],
+    batch_size: int,
+    progress=None,
+    before=None,
+) -> tuple[int, int]:
     """Embed the definitions of the vault's words (the word store's, or with no word store the
     same `limit` words of the index `snap`) that have none yet; drop those of words it no
     longer holds. (definitions embedded now, definitions stored); nothing is read or written
@@ -110,4 +126,6 @@ def update(metadata: Path, space: dict, snap, limit: int, embed_batch: Callable[
         wanted = [w for w in words[0] if w in had or (w not in known and definition(w))]
     else:
         wanted = [w for w in words[0] if definition(w)]
-    return terms.refresh(path, wanted, definition, old, source, embed_batch, batch_size, progress, "definitions")
+    return terms.refresh(
+        path, wanted, lambda w: definition(w) or "", old, source, embed_batch, batch_size, progress, "definitions"
+    )

@@ -50,15 +50,21 @@ def load_noise(metadata: Path, space: dict) -> dict | None:
     or None when it is missing, damaged or from other probes."""
     try:
         data = json.loads(noise_path(metadata, space["id"]).read_text(encoding="utf-8"))
-        ok = (isinstance(data, dict) and data.get("version") == NOISE_VERSION and data.get("space") == space["id"]
-              and isinstance(data.get("floor"), float) and isinstance(data.get("vectors"), str))
+        ok = (
+            isinstance(data, dict)
+            and data.get("version") == NOISE_VERSION
+            and data.get("space") == space["id"]
+            and isinstance(data.get("floor"), float)
+            and isinstance(data.get("vectors"), str)
+        )
         return data if ok else None
     except (OSError, ValueError, TypeError, RecursionError):
         return None
 
 
-def noise_record(space: dict, probe_vecs, vecs: vectors.ViewVectors, old: dict | None = None,
-                 cap: float | None = FLOOR_CAP) -> dict:
+def noise_record(
+    space: dict, probe_vecs, vecs: vectors.ViewVectors, old: dict | None = None, cap: float | None = FLOOR_CAP
+) -> dict:
     """Measure the floor of `space` against the embedded passages of `vecs` (none: 0), never
     above `cap` (None: the measurement itself).
 
@@ -73,23 +79,35 @@ def noise_record(space: dict, probe_vecs, vecs: vectors.ViewVectors, old: dict |
     best = np.full(len(probes), -1.0, dtype=np.float32)
     seen: set[str] = set()
     live = vecs.n_rows_embedded()
-    if old and old.get("best") and isinstance(old.get("segments"), list) and \
-            int(old.get("passages", 0)) * 2 <= live * 3:
+    if (
+        old
+        and old.get("best")
+        and isinstance(old.get("segments"), list)
+        and int(old.get("passages", 0)) * 2 <= live * 3
+    ):
         prior = np.frombuffer(base64.b64decode(old["best"]), dtype="<f4")
         if prior.size == len(probes):
             best, seen = prior.copy(), set(old["segments"])
-    for name, block in vecs.embedded_blocks(skip=seen):
+    for _, block in vecs.embedded_blocks(skip=seen):
         for a in range(0, block.shape[0], 32768):
-            best = np.maximum(best, (np.asarray(block[a:a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
+            best = np.maximum(best, (np.asarray(block[a : a + 32768], dtype=np.float32) @ probes.T).max(axis=0))
     found = live and len(best)
     measured = round(float(np.quantile(best, FLOOR_QUANTILE)), 4) if found else 0.0
     packed = base64.b64encode(np.asarray(probe_vecs, dtype="<f2").tobytes()).decode("ascii")
-    return {"version": NOISE_VERSION, "space": space["id"], "floor": measured if cap is None else min(measured, cap),
-            "measured": measured, "max": round(float(best.max()), 4) if found else 0.0,
-            "quantile": FLOOR_QUANTILE, "cap": cap, "passages": int(live),
-            "probes": len(probes), "vectors": packed,
-            "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
-            "segments": sorted(vecs.names())}
+    return {
+        "version": NOISE_VERSION,
+        "space": space["id"],
+        "floor": measured if cap is None else min(measured, cap),
+        "measured": measured,
+        "max": round(float(best.max()), 4) if found else 0.0,
+        "quantile": FLOOR_QUANTILE,
+        "cap": cap,
+        "passages": int(live),
+        "probes": len(probes),
+        "vectors": packed,
+        "best": base64.b64encode(best.astype("<f4").tobytes()).decode("ascii"),
+        "segments": sorted(vecs.names()),
+    }
 
 
 def noise_vectors(record: dict, dims: int):
@@ -108,12 +126,15 @@ def save_noise(metadata: Path, record: dict) -> None:
 # Nonsense the floor is measured with (noise_probes): seeded, so every vault and every
 # run sends the same texts; a new seed or count needs a new NOISE_VERSION.
 PROBE_SEED, PROBE_COUNT = 14, 48
-_SYLLABLES = ("ka lo mi tren vor sha qu bel dor nix pra zu ek oth gri mav sel tup wen fa rok "
-              "bli und cha ix pol dre sku yo gam").split()
+_SYLLABLES = (
+    "ka lo mi tren vor sha qu bel dor nix pra zu ek oth gri mav sel tup wen fa rok bli und cha ix pol dre sku yo gam"
+).split()
 # the material of the other scripts' nonsense: common characters in random order
-_HAN = ("人大中国年上下不会子出生家时地们来到说可为对成就主动工以学同经发种面作方后多行力然心三自前里定"
-        "现所开起实当没看文道两十手高长法事新问明见部全本天机意正外想头只间无电点业理此因路进走应都些"
-        "她通结东又它情物体才相使西加美回老名量数性第位度儿表北产己知分水气月平和期次公信身海")
+_HAN = (
+    "人大中国年上下不会子出生家时地们来到说可为对成就主动工以学同经发种面作方后多行力然心三自前里定"
+    "现所开起实当没看文道两十手高长法事新问明见部全本天机意正外想头只间无电点业理此因路进走应都些"
+    "她通结东又它情物体才相使西加美回老名量数性第位度儿表北产己知分水气月平和期次公信身海"
+)
 _HIRAGANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわんがぎぐげござじずぜぞだでどばびぶべぼ"
 _KATAKANA = "アイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワンガギグゲゴザジズゼゾダデドバビブベボー"
 _PARTICLES = ("の", "は", "を", "に", "が", "で", "と", "から", "まで")
@@ -123,15 +144,19 @@ _CYR_END = ("ый", "ая", "ов", "ение", "ать", "ить", "ой", "и�
 
 SCRIPTS = ("latin", "han", "kana", "hangul", "cyrillic")
 # a query's script: the first of these it holds (Japanese mixes kana with Han); else Latin
-_QUERY_SCRIPT = (("kana", re.compile("[\u3040-\u30ff\uff66-\uff9f]")),
-                 ("hangul", re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
-                 ("han", re.compile("[\u3400-\u9fff\uf900-\ufaff]")),
-                 ("cyrillic", re.compile("[\u0400-\u04ff]")))
+_QUERY_SCRIPT = (
+    ("kana", re.compile("[\u3040-\u30ff\uff66-\uff9f]")),
+    ("hangul", re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")),
+    ("han", re.compile("[\u3400-\u9fff\uf900-\ufaff]")),
+    ("cyrillic", re.compile("[\u0400-\u04ff]")),
+)
 # the same scripts as UTF-8 byte patterns: a segment's text is scanned without decoding it
-_HELD = (("kana", re.compile(rb"\xe3[\x81-\x83][\x80-\xbf]")),
-         ("hangul", re.compile(rb"\xea[\xb0-\xbf][\x80-\xbf]|[\xeb\xec][\x80-\xbf]{2}|\xed[\x80-\x9e][\x80-\xbf]")),
-         ("han", re.compile(rb"\xe3[\x90-\xbf][\x80-\xbf]|[\xe4-\xe9][\x80-\xbf]{2}|\xef[\xa4-\xab][\x80-\xbf]")),
-         ("cyrillic", re.compile(rb"[\xd0-\xd3][\x80-\xbf]")))
+_HELD = (
+    ("kana", re.compile(rb"\xe3[\x81-\x83][\x80-\xbf]")),
+    ("hangul", re.compile(rb"\xea[\xb0-\xbf][\x80-\xbf]|[\xeb\xec][\x80-\xbf]{2}|\xed[\x80-\x9e][\x80-\xbf]")),
+    ("han", re.compile(rb"\xe3[\x90-\xbf][\x80-\xbf]|[\xe4-\xe9][\x80-\xbf]{2}|\xef[\xa4-\xab][\x80-\xbf]")),
+    ("cyrillic", re.compile(rb"[\xd0-\xd3][\x80-\xbf]")),
+)
 
 
 def noise_probes(script: str = "latin") -> list[str]:
@@ -171,8 +196,11 @@ _PROBE = {
     "kana": _kana,
     "hangul": lambda rnd, i: " ".join(_pick(rnd, _HANGUL, 2, 4) for _ in range(rnd.randint(2, 4))),
     "cyrillic": lambda rnd, i: " ".join(
-        "".join(rnd.choice(_CYR_C) + rnd.choice(_CYR_V) for _ in range(rnd.randint(1, 3))) + rnd.choice(_CYR_C)
-        + rnd.choice(_CYR_END) for _ in range(rnd.randint(2, 4))),
+        "".join(rnd.choice(_CYR_C) + rnd.choice(_CYR_V) for _ in range(rnd.randint(1, 3)))
+        + rnd.choice(_CYR_C)
+        + rnd.choice(_CYR_END)
+        for _ in range(rnd.randint(2, 4))
+    ),
 }
 
 
@@ -228,7 +256,7 @@ def record_of(space: dict, probe_vecs: dict, matrix, old: dict | None, held: set
     """The record of `space`: each script of `probe_vecs` measured against `matrix` (from the
     part of `old` it brings up to date), the other scripts `old` has kept as they were; `held`:
     the scripts a scan of the segments `old` had not seen found (None: no scan was made)."""
-    latin = noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old)
+    latin = noise_record(space, probe_vecs["latin"], matrix, old) if "latin" in probe_vecs else dict(old or {})
     scripts = dict((old or {}).get("scripts") or {})
     for script, vecs in probe_vecs.items():
         if script != "latin":
@@ -283,7 +311,7 @@ def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int, view
     if texts:
         size = batch_size if batch_size > 0 else len(texts)
         try:
-            rows = np.vstack([embed_batch([t for _, t in texts[i:i + size]]) for i in range(0, len(texts), size)])
+            rows = np.vstack([embed_batch([t for _, t in texts[i : i + size]]) for i in range(0, len(texts), size)])
         except ProviderError:
             return None
         for script in dict.fromkeys(s for s, _ in texts):
@@ -297,5 +325,8 @@ def measure_noise(ws: Workspace, space: dict, embed_batch, batch_size: int, view
 def _summary(record: dict) -> list:
     """What a rewrite of the record is for: each script's floor and what it was measured on."""
     keys = ("floor", "measured", "passages", "segments")
-    return [[record.get(k) for k in keys], record.get("held"),
-            {s: [e.get(k) for k in keys] for s, e in (record.get("scripts") or {}).items()}]
+    return [
+        [record.get(k) for k in keys],
+        record.get("held"),
+        {s: [e.get(k) for k in keys] for s, e in (record.get("scripts") or {}).items()},
+    ]

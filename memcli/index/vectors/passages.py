@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from memcli.index.notes.chunker import estimate_tokens
 
+
 def split(text: str, crumb_lines: int, target: int) -> list[str]:
     """The chunk text as passages: each the breadcrumb plus a window of whole body lines.
 

@@ -23,12 +23,13 @@ import mmap
 import re
 import struct
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from memcli.errors import CorruptStore
-from memcli.index.stores import store
+from memcli.index.keyword import snapshot
 from memcli.index.keyword.segments import expand
+from memcli.index.stores import store
 from memcli.vault import atomic
 
 # letters only (no digits, no underscore), three or more, outside the CJK blocks,
@@ -54,8 +55,7 @@ def _write(path: Path, words: list[str], vecs, source: str) -> None:
 
     blob = "\n".join(words).encode("utf-8")
     rows = np.ascontiguousarray(vecs, dtype="<f4")
-    head = json.dumps({"words": len(words), "dims": int(rows.shape[1]), "blob": len(blob),
-                       "source": source}).encode()
+    head = json.dumps({"words": len(words), "dims": int(rows.shape[1]), "blob": len(blob), "source": source}).encode()
     head = MAGIC + struct.pack("<I", len(head)) + head
     body = head + blob
     atomic.write_parts(path, [body, b"\0" * ((-len(body)) & 7), rows.reshape(-1).view(np.uint8)])
@@ -79,11 +79,11 @@ def read(path: Path, space: dict):
         if mm[:8] != MAGIC:
             return None
         (hlen,) = struct.unpack_from("<I", mm, 8)
-        head = json.loads(mm[12:12 + hlen])
+        head = json.loads(mm[12 : 12 + hlen])
         n, dims, blob = int(head["words"]), int(head["dims"]), int(head["blob"])
         source = str(head.get("source", ""))
         start = 12 + hlen
-        words = mm[start:start + blob].decode("utf-8").split("\n") if n else []
+        words = mm[start : start + blob].decode("utf-8").split("\n") if n else []
         off = start + blob + ((-(start + blob)) & 7)
         vecs = np.frombuffer(mm, dtype="<f4", count=n * dims, offset=off).reshape(n, dims)
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, struct.error):
@@ -97,7 +97,7 @@ def vocabulary(snap, limit: int) -> list[str]:
     """The `limit` words found in the most live chunks (ties alphabetical, for stable runs)."""
     df = live_counts(snap)
     ranked = sorted(((w, n) for w, n in df.items() if n > 0), key=lambda kv: (-kv[1], kv[0]))
-    return sorted(w for w, _ in ranked[:max(0, limit)])
+    return sorted(w for w, _ in ranked[: max(0, limit)])
 
 
 def live_counts(snap) -> Counter:
@@ -109,7 +109,7 @@ def live_counts(snap) -> Counter:
     path = Path(snap.path).parent / "words_live.json.zst" if snap.path is not None else None
     got = _load_counts(path) if path is not None else None
     usable = got is not None and set(got[0].get("segs", {})) <= {seg.name for seg in snap.segments}
-    was, df = (got[0]["segs"], got[1]) if usable else ({}, Counter())
+    was, df = (got[0]["segs"], got[1]) if got is not None and usable else ({}, Counter())
     for seg in snap.segments:
         if seg.name in was:  # counted before: only the chunks dead since
             newly = sorted(seg.dead_doc_set - set(expand(was[seg.name])))
@@ -132,8 +132,6 @@ def _words_file(seg, suffix: str) -> Path:
 def _counts(seg, docs) -> Counter:
     """Word counts over chunks `docs` of the segment, read through a map of its own, closed
     after: the texts' pages then leave this process (a 20,000-note vault has 170 MB of them)."""
-    from memcli.index.keyword import snapshot
-
     df: Counter = Counter()
     own = snapshot.Snapshot(seg.snap.path)
     try:
@@ -186,8 +184,15 @@ def _dead_words(seg) -> Counter:
     return df
 
 
-def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]], object],
-           batch_size: int, limit: int, progress=None) -> tuple[int, int]:
+def update(
+    metadata: Path,
+    space: dict,
+    snap,
+    embed_batch: Callable[[list[str]], object],
+    batch_size: int,
+    limit: int,
+    progress=None,
+) -> tuple[int, int]:
     """Embed the vault's words that have no vector yet, drop words it no longer uses.
 
     Returns (words embedded now, words stored). Nothing is read or written when the index
@@ -198,8 +203,9 @@ def update(metadata: Path, space: dict, snap, embed_batch: Callable[[list[str]],
     if old and old[2] == source:
         return 0, len(old[0])  # same index, same words: no need to read every chunk again
     wanted = vocabulary(snap, limit)
-    return refresh(store_path(metadata, space["id"]), wanted, lambda w: w, old, source, embed_batch, batch_size,
-                   progress, "terms")
+    return refresh(
+        store_path(metadata, space["id"]), wanted, lambda w: w, old, source, embed_batch, batch_size, progress, "terms"
+    )
 
 
 def source_of(snap, limit: int) -> str:
@@ -207,8 +213,17 @@ def source_of(snap, limit: int) -> str:
     return f"{snap.header.get('generation', '')}/{limit}"
 
 
-def refresh(path: Path, wanted: list[str], text_of: Callable[[str], str], old, source: str,
-            embed_batch: Callable[[list[str]], object], batch_size: int, progress, stage: str) -> tuple[int, int]:
+def refresh(
+    path: Path,
+    wanted: list[str],
+    text_of: Callable[[str], str],
+    old,
+    source: str,
+    embed_batch: Callable[[list[str]], object],
+    batch_size: int,
+    progress,
+    stage: str,
+) -> tuple[int, int]:
     """Write `wanted` words (sorted) with the vector of `text_of(word)`, embedding only those
     `old` (a read() answer) has no vector for. (words embedded now, words stored)."""
     import numpy as np
@@ -219,7 +234,7 @@ def refresh(path: Path, wanted: list[str], text_of: Callable[[str], str], old, s
     if progress and todo:  # (before the first batch, which may load the model)
         progress(stage, 0, len(todo))
     for i in range(0, len(todo), batch_size):
-        batch = todo[i:i + batch_size]
+        batch = todo[i : i + batch_size]
         vecs = np.asarray(embed_batch([text_of(w) for w in batch]), dtype=np.float32)
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         for w, v in zip(batch, vecs / np.where(norms > 0, norms, 1.0)):

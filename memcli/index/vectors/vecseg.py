@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 import struct
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def spaces_of(folder: Path, segment: str) -> list[str]:
     """The space ids that have a vector file for `segment`."""
     prefix = f"{segment}.vec-"
     try:
-        return sorted(p.name[len(prefix):] for p in folder.iterdir() if p.name.startswith(prefix))
+        return sorted(p.name[len(prefix) :] for p in folder.iterdir() if p.name.startswith(prefix))
     except OSError:
         return []
 
@@ -92,7 +93,7 @@ class VecSeg:
             if self._mm[:8] != MAGIC:
                 raise ValueError("bad magic")
             (hlen,) = struct.unpack_from("<I", self._mm, 8)
-            self.header = json.loads(self._mm[12:12 + hlen])
+            self.header = json.loads(self._mm[12 : 12 + hlen])
             n, dims, n_rows = int(self.header["n_docs"]), int(self.header["dims"]), int(self.header["n_rows"])
             off = 12 + hlen
 
@@ -109,7 +110,11 @@ class VecSeg:
             self.chunk_rows = take(ROW_DTYPE, n * dims, 2).reshape(n, dims)
             width = (dims + 7) // 8
             self.codes = take(np.uint8, n * width, 1).reshape(n, width)
-            if self.offsets[0] != 0 or self.offsets[-1] != n_rows or (n and np.diff(self.offsets.astype(np.int64)).min() < 0):
+            if (
+                self.offsets[0] != 0
+                or self.offsets[-1] != n_rows
+                or (n and np.diff(self.offsets.astype(np.int64)).min() < 0)
+            ):
                 raise ValueError("passage offsets are inconsistent")
         except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
             raise CorruptStore(f"segment vectors {Path(path).name} are damaged ({exc})") from None
@@ -124,7 +129,7 @@ class VecSeg:
         return bool(self.header.get("stored"))
 
     def doc_rows(self, j: int):
-        return self.rows[int(self.offsets[j]):int(self.offsets[j + 1])]
+        return self.rows[int(self.offsets[j]) : int(self.offsets[j + 1])]
 
     def release(self) -> None:
         """Drop the pages read so far from this process (they stay in the page cache): a pass
@@ -144,8 +149,6 @@ class VecSeg:
 def mark_stored(path: Path) -> None:
     """Set a file's `stored` flag without rewriting its rows: the one digit write() put last
     in the header (either value is a valid state, so a crash around it loses nothing)."""
-    import os
-
     fd = os.open(path, os.O_RDWR)
     try:
         head = os.pread(fd, 12, 0)
@@ -194,8 +197,11 @@ def merged(members: list, dims: int):
         rows.append(vs.rows[picked])
         chunks.append(vs.chunk_rows[live])
     if not masks:
-        return (np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros((0, dims), ROW_DTYPE),
-                np.zeros((0, dims), ROW_DTYPE))
+        return (
+            np.zeros(0, np.uint8),
+            np.zeros(1, np.int64),
+            np.zeros((0, dims), ROW_DTYPE),
+            np.zeros((0, dims), ROW_DTYPE),
+        )
     c = np.concatenate(counts)
-    return (np.concatenate(masks), np.concatenate(([0], np.cumsum(c))), np.concatenate(rows),
-            np.concatenate(chunks))
+    return (np.concatenate(masks), np.concatenate(([0], np.cumsum(c))), np.concatenate(rows), np.concatenate(chunks))

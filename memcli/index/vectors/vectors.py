@@ -165,8 +165,10 @@ class ViewVectors:
         import numpy as np
 
         if self._mask is None:
-            parts = [vs.mask[self.live(seg)] if vs is not None else np.zeros(seg.n_live, dtype=np.uint8)
-                     for seg, vs in self.parts]
+            parts = [
+                vs.mask[self.live(seg)] if vs is not None else np.zeros(seg.n_live, dtype=np.uint8)
+                for seg, vs in self.parts
+            ]
             self._mask = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
         return self._mask
 
@@ -271,7 +273,7 @@ def legacy_passage_tokens(metadata: Path, space: dict) -> int | None:
         return 0
     try:
         (hlen,) = struct.unpack_from("<I", head, 8)
-        value = json.loads(head[12:12 + hlen]).get("passage_tokens")
+        value = json.loads(head[12 : 12 + hlen]).get("passage_tokens")
     except (ValueError, struct.error, AttributeError):
         return None
     return value if isinstance(value, int) else None

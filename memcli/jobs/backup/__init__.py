@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from memcli.errors import BadInput
+from memcli.index.freshness import REBUILD_BUSY, index_lock
 from memcli.jobs.backup import cleanup, planning, restoring
 from memcli.jobs.backup.archive import (
     CONFIG_FILES,
@@ -31,15 +32,24 @@ from memcli.jobs.backup.archive import (
     write,
 )
 from memcli.jobs.backup.report import CreateReport, PruneReport, RestoreReport
+from memcli.jobs.backup.restoring import interrupted_restores
 from memcli.jobs.backup.verification import missing, open_archive, verify
-from memcli.index.freshness import REBUILD_BUSY, index_lock
-from memcli.vault import atomic
+from memcli.vault import atomic, lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
-__all__ = ["DEFAULT_MODULES", "create", "latest_snapshot", "listing", "parse_modules", "prune", "restore",
-           "rollback", "verify"]
+__all__ = [
+    "DEFAULT_MODULES",
+    "create",
+    "interrupted_restores",
+    "latest_snapshot",
+    "listing",
+    "parse_modules",
+    "prune",
+    "restore",
+    "rollback",
+    "verify",
+]
 
 SNAPSHOTS = "snapshots"
 
@@ -55,8 +65,15 @@ def parse_modules(text: str | None) -> list[str] | None:
     return [m for m in MODULES if m in names]
 
 
-def create(ws: Workspace, folder: Path, modules: list[str] | None = None, *, note: str = "",
-           progress: Progress | None = None, allow_unreadable: bool = False) -> CreateReport:
+def create(
+    ws: Workspace,
+    folder: Path,
+    modules: list[str] | None = None,
+    *,
+    note: str = "",
+    progress: Progress | None = None,
+    allow_unreadable: bool = False,
+) -> CreateReport:
     modules = list(modules or DEFAULT_MODULES)
     if "secrets" in modules and "config" not in modules:
         raise BadInput("secrets are saved with the config module", "add config to --modules")
@@ -65,10 +82,20 @@ def create(ws: Workspace, folder: Path, modules: list[str] | None = None, *, not
     for m in modules:
         for slot in slots[m] if m not in ("config", "secrets") else []:
             if within(real, os.path.realpath(ws.root / slot)):
-                raise BadInput(f"the backup folder {folder} is inside {slot}, which the backup saves",
-                               "choose another folder with --out or backup_dir")
-    path, meta = write(ws, Path(folder), modules, kind="backup", note=note, slots=slots, progress=progress,
-                       allow_unreadable=allow_unreadable)
+                raise BadInput(
+                    f"the backup folder {folder} is inside {slot}, which the backup saves",
+                    "choose another folder with --out or backup_dir",
+                )
+    path, meta = write(
+        ws,
+        Path(folder),
+        modules,
+        kind="backup",
+        note=note,
+        slots=slots,
+        progress=progress,
+        allow_unreadable=allow_unreadable,
+    )
     return CreateReport(path, meta)
 
 
@@ -106,8 +133,16 @@ def describe(ws: Workspace, file: Path, modules: list[str] | None) -> planning.P
         return planning.plan(ws, arc, modules)
 
 
-def restore(ws: Workspace, file: Path, snapshot_dir: Path, reopen, *, modules: list[str] | None = None,
-            wait: float = 0.0, progress: Progress | None = None) -> RestoreReport:
+def restore(
+    ws: Workspace,
+    file: Path,
+    snapshot_dir: Path,
+    reopen,
+    *,
+    modules: list[str] | None = None,
+    wait: float = 0.0,
+    progress: Progress | None = None,
+) -> RestoreReport:
     """Full restore (modules None) or custom restore of `modules`; `reopen()` gives the workspace
     with its restored config, for the index refresh."""
     with open_archive(file) as arc:
@@ -115,31 +150,39 @@ def restore(ws: Workspace, file: Path, snapshot_dir: Path, reopen, *, modules: l
 
 
 def latest_snapshot(ws: Workspace, snapshot_dir: Path) -> Path:
-    mine = [s for s in listing(snapshot_dir, snapshots=False)
-            if s.get("kind") == "snapshot" and s.get("workspace") == str(ws.root)]
+    mine = [
+        s
+        for s in listing(snapshot_dir, snapshots=False)
+        if s.get("kind") == "snapshot" and s.get("workspace") == str(ws.root)
+    ]
     if not mine:
         raise BadInput(f"no snapshot of {ws.root} in {snapshot_dir}", "snapshots are taken by `mem backup restore`")
     return Path(mine[-1]["file"])
 
 
-def rollback(ws: Workspace, snapshot_dir: Path, reopen, *, wait: float = 0.0,
-             progress: Progress | None = None) -> RestoreReport:
+def rollback(
+    ws: Workspace, snapshot_dir: Path, reopen, *, wait: float = 0.0, progress: Progress | None = None
+) -> RestoreReport:
     """Restore the newest pre-restore snapshot of this workspace (itself snapshotted first,
     so a second rollback undoes the first)."""
     with open_archive(latest_snapshot(ws, snapshot_dir)) as arc:
-        return _apply(ws, planning.plan(ws, arc, arc.meta["modules"]), snapshot_dir, reopen, wait, progress,
-                      "backup-rollback")
+        return _apply(
+            ws, planning.plan(ws, arc, arc.meta["modules"]), snapshot_dir, reopen, wait, progress, "backup-rollback"
+        )
 
 
 def _apply(ws, plan: planning.Plan, snapshot_dir: Path, reopen, wait: float, progress, job: str) -> RestoreReport:
     t0 = time.perf_counter()
-    rep = RestoreReport(plan.archive.path, plan.modules, plan.full, source=plan.source, workspace=str(ws.root),
-                        moves=plan.renamed())
+    rep = RestoreReport(
+        plan.archive.path, plan.modules, plan.full, source=plan.source, workspace=str(ws.root), moves=plan.renamed()
+    )
     rep.warnings += plan.warnings
     # lock order as everywhere: workspace, then rebuild (no reindex may write mem_metadata meanwhile), then index
-    with Lock(ws.lock_path(lock.WORKSPACE), job, wait=wait), \
-            Lock(ws.lock_path(lock.REBUILD), job, wait=wait, busy_message=REBUILD_BUSY), \
-            index_lock(ws, job, wait=max(wait, lock.WAIT)):
+    with (
+        Lock(ws.lock_path(lock.WORKSPACE), job, wait=wait),
+        Lock(ws.lock_path(lock.REBUILD), job, wait=wait, busy_message=REBUILD_BUSY),
+        index_lock(ws, job, wait=max(wait, lock.WAIT)),
+    ):
         rep.warnings += restoring.leftovers(ws)
         staging = ws.root / f"{STAGING_PREFIX}{secrets.token_hex(4)}"
         staging.mkdir(mode=0o700)
@@ -184,8 +227,11 @@ def prune(ws: Workspace, folder: Path, keep: int) -> PruneReport:
         raise BadInput("--keep must be at least 1")
     rep = PruneReport()
     for kind, d in (("backup", folder), ("snapshot", folder / SNAPSHOTS)):
-        mine = [s for s in listing(d, snapshots=False)
-                if "error" not in s and s.get("kind") == kind and s.get("workspace") == str(ws.root)]
+        mine = [
+            s
+            for s in listing(d, snapshots=False)
+            if "error" not in s and s.get("kind") == kind and s.get("workspace") == str(ws.root)
+        ]
         for s in mine[:-keep]:
             atomic.remove(Path(s["file"]))
             rep.deleted.append(s["file"])

@@ -21,19 +21,19 @@ import re
 import stat
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 from memcli import __version__
 from memcli.errors import JobFailed
 from memcli.jobs.backup import layout
 from memcli.jobs.backup.credentials import CONFIG_FILES, config_entries
 from memcli.vault import atomic
+from memcli.vault.workspace import Workspace
 from memcli.watch import journal
 from memcli.watch.walk import shown, utf8_name
-from memcli.vault.workspace import Workspace
 
 FORMAT = "mem-backup"
 FORMAT_VERSION = 1
@@ -83,21 +83,30 @@ def module_slots(ws: Workspace) -> dict[str, list[str]]:
     vault = ["MEMORY.md", layout.rel_dir(c.daily_dir), layout.rel_dir(c.digest_dir)]
     for extra in ws.extra_roots():  # OpenClaw extra notes inside the workspace are vault too
         rel = extra.rel
-        if extra.inside and not extra.problem and name_problem(rel) is None and not any(
-                within(rel, s) or within(s, rel) for s in vault):
+        if (
+            extra.inside
+            and not extra.problem
+            and name_problem(rel) is None
+            and not any(within(rel, s) or within(s, rel) for s in vault)
+        ):
             vault.append(rel)
     mdir = layout.rel_dir(c.metadata_dir)
     children = [n for n in _metadata_children(ws.root / mdir) if utf8_name(n)]
     sessions = list(dict.fromkeys([layout.rel_dir(c.session_dir), layout.rel_dir(c.mem_session_dir)]))
-    return {"vault": vault, "sessions": sessions, "resources": [layout.rel_dir(c.resource_dir)],
-            "metadata": [f"{mdir}/{n}" for n in children], "config": list(CONFIG_FILES),
-            "secrets": list(CONFIG_FILES)}
+    return {
+        "vault": vault,
+        "sessions": sessions,
+        "resources": [layout.rel_dir(c.resource_dir)],
+        "metadata": [f"{mdir}/{n}" for n in children],
+        "config": list(CONFIG_FILES),
+        "secrets": list(CONFIG_FILES),
+    }
 
 
 def _metadata_children(folder: Path) -> list[str]:
+    skip = ("locks", journal.DIR)
     try:
-        return sorted(e.name for e in os.scandir(folder)
-                      if e.name not in ("locks", journal.DIR) and not e.name.startswith(atomic.TEMP_MARK))
+        return sorted(n for n in os.listdir(folder) if n not in skip and not n.startswith(atomic.TEMP_MARK))
     except OSError:
         return []
 
@@ -108,17 +117,23 @@ def left_out(ws: Workspace, modules) -> list[tuple[str, str]]:
     a restore leaves it where it is."""
     out = []
     if "vault" in modules:
-        out += [(r.rel, f"extra path {r.path} is outside the workspace: mem only reads it and does not back it up")
-                for r in ws.extra_roots() if not r.inside and not r.problem]
+        out += [
+            (r.rel, f"extra path {r.path} is outside the workspace: mem only reads it and does not back it up")
+            for r in ws.extra_roots()
+            if not r.inside and not r.problem
+        ]
     if "metadata" in modules:
         mdir = layout.rel_dir(ws.settings.metadata_dir)
-        out += [(shown(f"{mdir}/{n}"), "name is not valid UTF-8: not mem's metadata, left out")
-                for n in _metadata_children(ws.root / mdir) if not utf8_name(n)]
+        out += [
+            (shown(f"{mdir}/{n}"), "name is not valid UTF-8: not mem's metadata, left out")
+            for n in _metadata_children(ws.root / mdir)
+            if not utf8_name(n)
+        ]
     return out
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(dt: datetime) -> str:
@@ -150,11 +165,17 @@ def unreadable_error(paths: list[tuple[str, str]], *, snapshot: bool = False) ->
     # a name that is not UTF-8 is the same for every user: renaming, not a chmod, mends it
     fix = f"rename {it}" if all(why.endswith(NAME_FIX) for _, why in paths) else f"make {it} readable by this user"
     if snapshot:
-        return Unreadable(f"restore refused: cannot read {named}{more}, so the snapshot taken before a restore "
-                          f"could not save {it}; nothing was changed",
-                          f"{fix}, or move {it} out of the workspace, then restore again", paths)
-    return Unreadable(f"cannot read {named}{more}; a backup without {it} would be incomplete, so none was written",
-                      f"{fix}, or pass --allow-unreadable to save the rest and mark the backup incomplete", paths)
+        return Unreadable(
+            f"restore refused: cannot read {named}{more}, so the snapshot taken before a restore "
+            f"could not save {it}; nothing was changed",
+            f"{fix}, or move {it} out of the workspace, then restore again",
+            paths,
+        )
+    return Unreadable(
+        f"cannot read {named}{more}; a backup without {it} would be incomplete, so none was written",
+        f"{fix}, or pass --allow-unreadable to save the rest and mark the backup incomplete",
+        paths,
+    )
 
 
 def _why(exc: OSError, default: str) -> str:
@@ -246,9 +267,17 @@ def safe_stem(name: str) -> str:
     return clean or "workspace"
 
 
-def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: str = "",
-          slots: dict[str, list[str]] | None = None, progress: Progress | None = None,
-          allow_unreadable: bool = False) -> tuple[Path, dict]:
+def write(
+    ws: Workspace,
+    folder: Path,
+    modules,
+    *,
+    kind: str = "backup",
+    note: str = "",
+    slots: dict[str, list[str]] | None = None,
+    progress: Progress | None = None,
+    allow_unreadable: bool = False,
+) -> tuple[Path, dict]:
     """Write a backup of `modules` into `folder` atomically; returns (path, meta).
 
     A file or folder that cannot be read fails it (Unreadable; no zip is left) unless
@@ -271,16 +300,27 @@ def write(ws: Workspace, folder: Path, modules, *, kind: str = "backup", note: s
                 files = _archive(zf, found, conf, kind, progress)
                 if found.unreadable and not allow_unreadable:
                     raise unreadable_error(found.unreadable, snapshot=kind == "snapshot")
-                meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "mem_version": __version__,
-                        "kind": kind, "created_at": iso(created), "workspace": str(ws.root),
-                        "workspace_name": ws.root.name,
-                        "mode": "full" if FULL_MODULES <= set(modules) else "partial",
-                        "modules": modules, "note": note,
-                        "slots": {m: slots[m] for m in modules}, "layout": layout.of_settings(ws.settings),
-                        "secrets_left_out": sum(n for m, _, _, _, n in conf if m == "config") if "secrets" not in modules else 0,
-                        "dirs": [{"module": m, "path": p} for m, p in found.dirs],
-                        "files": files, "skipped": [{"path": p, "reason": r} for p, r in found.skipped],
-                        "missing": [{"path": p, "reason": r} for p, r in found.unreadable]}
+                meta = {
+                    "format": FORMAT,
+                    "format_version": FORMAT_VERSION,
+                    "mem_version": __version__,
+                    "kind": kind,
+                    "created_at": iso(created),
+                    "workspace": str(ws.root),
+                    "workspace_name": ws.root.name,
+                    "mode": "full" if set(modules) >= FULL_MODULES else "partial",
+                    "modules": modules,
+                    "note": note,
+                    "slots": {m: slots[m] for m in modules},
+                    "layout": layout.of_settings(ws.settings),
+                    "secrets_left_out": sum(n for m, _, _, _, n in conf if m == "config")
+                    if "secrets" not in modules
+                    else 0,
+                    "dirs": [{"module": m, "path": p} for m, p in found.dirs],
+                    "files": files,
+                    "skipped": [{"path": p, "reason": r} for p, r in found.skipped],
+                    "missing": [{"path": p, "reason": r} for p, r in found.unreadable],
+                }
                 zf.writestr(META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
@@ -304,8 +344,16 @@ def _archive(zf: zipfile.ZipFile, found: Collected, conf, kind: str, progress: P
             files.append(rec)
     for module, name, data, st, n in conf:
         zf.writestr(_zinfo(f"{module}/{name}", st, 6), data)
-        files.append({"module": module, "path": name, "size": len(data), "sha256": _sha256(data),
-                      "mtime_ns": st.st_mtime_ns, **({"redacted": n} if module == "config" else {})})
+        files.append(
+            {
+                "module": module,
+                "path": name,
+                "size": len(data),
+                "sha256": _sha256(data),
+                "mtime_ns": st.st_mtime_ns,
+                **({"redacted": n} if module == "config" else {}),
+            }
+        )
     if progress:
         progress("Archiving", total, total)
     return files
@@ -334,8 +382,10 @@ def _add_file(zf: zipfile.ZipFile, module: str, rel: str, path: Path, level: int
         found.skipped.append((rel, "not a regular file"))
         return None
     h, size = hashlib.sha256(), 0
-    with os.fdopen(src, "rb") as fh, zf.open(_zinfo(f"{module}/{rel}", st, level), "w",
-                                             force_zip64=st.st_size > (1 << 30)) as dst:
+    with (
+        os.fdopen(src, "rb") as fh,
+        zf.open(_zinfo(f"{module}/{rel}", st, level), "w", force_zip64=st.st_size > (1 << 30)) as dst,
+    ):
         while True:
             try:
                 chunk = fh.read(CHUNK)

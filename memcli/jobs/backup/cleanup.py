@@ -34,12 +34,16 @@ class Outcome:
     def warnings(self, staging: Path) -> list[str]:
         out = []
         if self.put_back:
-            out.append(f"{len(self.put_back)} file(s) the snapshot could not save (written during the restore, "
-                       f"symlinks or unreadable) were left where they were: {_few(self.put_back)}")
+            out.append(
+                f"{len(self.put_back)} file(s) the snapshot could not save (written during the restore, "
+                f"symlinks or unreadable) were left where they were: {_few(self.put_back)}"
+            )
         if self.kept:
-            out.append(f"{len(self.kept)} file(s) the snapshot could not save are kept in {staging.name}/old, "
-                       f"as the restored files took their place: {_few(self.kept)}; move them where you want "
-                       f"them, then delete {staging.name}")
+            out.append(
+                f"{len(self.kept)} file(s) the snapshot could not save are kept in {staging.name}/old, "
+                f"as the restored files took their place: {_few(self.kept)}; move them where you want "
+                f"them, then delete {staging.name}"
+            )
         return out
 
 

@@ -93,6 +93,7 @@ def _get(data, path: tuple):
 
 def _set_all(data, value_for) -> None:
     """Data-level fallback: replace every secret scalar in place."""
+
     def walk(node, path: tuple, secret: bool) -> None:
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, v in list(items):
@@ -145,8 +146,11 @@ def fill(redacted: str, current: str | None, is_json: bool) -> tuple[str, int]:
 
     spans = _spans(redacted)
     if spans is not None:
-        edits = [(s, e, json.dumps(cur, ensure_ascii=False)) for path, s, e, v in spans
-                 if (cur := wanted(path, v)) is not None]
+        edits = [
+            (s, e, json.dumps(cur, ensure_ascii=False))
+            for path, s, e, v in spans
+            if (cur := wanted(path, v)) is not None
+        ]
         return _splice(redacted, edits), len(edits)
     data = _load(redacted, is_json)
     count = [0]

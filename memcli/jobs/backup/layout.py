@@ -20,11 +20,23 @@ from memcli.jobs.backup.credentials import CONFIG_FILES
 
 # the folder settings, in the order module_slots lists them per module
 KEYS = ("daily_dir", "digest_dir", "resource_dir", "session_dir", "mem_session_dir", "metadata_dir")
-DEFAULTS = {"daily_dir": "memory", "digest_dir": "digest", "resource_dir": "resource", "session_dir": "mem_session",
-            "mem_session_dir": "mem_agent", "metadata_dir": "mem_metadata"}
+DEFAULTS = {
+    "daily_dir": "memory",
+    "digest_dir": "digest",
+    "resource_dir": "resource",
+    "session_dir": "mem_session",
+    "mem_session_dir": "mem_agent",
+    "metadata_dir": "mem_metadata",
+}
 # which module's slot each folder is
-MODULE_OF = {"daily_dir": "vault", "digest_dir": "vault", "resource_dir": "resources", "session_dir": "sessions",
-             "mem_session_dir": "sessions", "metadata_dir": "metadata"}
+MODULE_OF = {
+    "daily_dir": "vault",
+    "digest_dir": "vault",
+    "resource_dir": "resources",
+    "session_dir": "sessions",
+    "mem_session_dir": "sessions",
+    "metadata_dir": "metadata",
+}
 
 
 def rel_dir(value) -> str:
@@ -78,13 +90,21 @@ def after_config(current: Path, staged: dict[str, bytes | None]) -> dict[str, st
             if native.is_file():
                 out.update({k: v for k, v in layers.load_yaml_file(native).items() if k in KEYS})
         except MemError as exc:
-            raise BadInput(f"the config this restore would leave cannot be read ({exc.line()})",
-                           "restore without the config module, or fix that file first") from None
+            raise BadInput(
+                f"the config this restore would leave cannot be read ({exc.line()})",
+                "restore without the config module, or fix that file first",
+            ) from None
     for key, value in out.items():
-        if not isinstance(value, str) or not value.strip() or os.path.isabs(value) or \
-                ".." in value.replace("\\", "/").split("/"):
-            raise BadInput(f"the config this restore would leave sets {key} to {value!r}, not a folder inside "
-                           f"the workspace", "restore without the config module, or fix that file first")
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or os.path.isabs(value)
+            or ".." in value.replace("\\", "/").split("/")
+        ):
+            raise BadInput(
+                f"the config this restore would leave sets {key} to {value!r}, not a folder inside the workspace",
+                "restore without the config module, or fix that file first",
+            )
     return {k: rel_dir(v) for k, v in out.items()}
 
 
@@ -106,11 +126,14 @@ def moves(meta: dict, target: dict[str, str], modules) -> dict[str, str]:
             continue
         if key == "metadata_dir":
             prefix = source[key] + "/"
-            out.update({s: target[key] + "/" + s[len(prefix):] for s in slots[module] if s.startswith(prefix)})
+            out.update({s: target[key] + "/" + s[len(prefix) :] for s in slots[module] if s.startswith(prefix)})
         elif source[key] in slots[module]:
             if out.get(source[key], target[key]) != target[key]:
-                raise BadInput(f"cannot map the backup's {source[key]}/ onto this workspace: it would go to both "
-                               f"{out[source[key]]}/ and {target[key]}/", "restore the config module too")
+                raise BadInput(
+                    f"cannot map the backup's {source[key]}/ onto this workspace: it would go to both "
+                    f"{out[source[key]]}/ and {target[key]}/",
+                    "restore the config module too",
+                )
             out[source[key]] = target[key]
     return out
 

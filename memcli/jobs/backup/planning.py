@@ -34,7 +34,7 @@ class Plan:
         """Where the backup's `path` goes in the workspace."""
         for src, dst in self.moves.items():
             if within(path, src):
-                return dst + path[len(src):]
+                return dst + path[len(src) :]
         return path
 
     def renamed(self) -> dict[str, str]:
@@ -56,16 +56,20 @@ def merge_slots(*lists) -> list[str]:
 def _choose(arc: Archive, modules: list[str] | None) -> tuple[list[str], bool]:
     have = arc.meta["modules"]
     if modules is None:
-        if not FULL_MODULES <= set(have):
-            raise BadInput(f"{arc.path.name} is a partial backup ({', '.join(have)}); a full restore needs "
-                           f"{', '.join(sorted(FULL_MODULES))}", f"restore some modules with --modules {','.join(have)}")
+        if not set(have) >= FULL_MODULES:
+            raise BadInput(
+                f"{arc.path.name} is a partial backup ({', '.join(have)}); a full restore needs "
+                f"{', '.join(sorted(FULL_MODULES))}",
+                f"restore some modules with --modules {','.join(have)}",
+            )
         return list(have), True
     absent = [m for m in modules if m not in have]
     if absent:
         raise BadInput(f"{arc.path.name} has no {', '.join(absent)} module (it holds {', '.join(have)})")
     if "secrets" in modules and "config" not in modules:
-        raise BadInput("secrets are restored into mem.yaml/agent.json with the config module",
-                       "add config to --modules")
+        raise BadInput(
+            "secrets are restored into mem.yaml/agent.json with the config module", "add config to --modules"
+        )
     return [m for m in MODULES if m in modules], False
 
 
@@ -89,8 +93,10 @@ def plan(ws: Workspace, arc: Archive, modules: list[str] | None) -> Plan:
     warnings = []
     if set(moves) - set(arc.meta["slots"].get("metadata", [])) and "metadata" in chosen:
         chosen.remove("metadata")  # its index and catalogs name the backup's folders: rebuilt instead
-        warnings.append("the backup's metadata (index, catalogs) names its own folders, so it is left out; "
-                        "the index is rebuilt from the restored notes")
+        warnings.append(
+            "the backup's metadata (index, catalogs) names its own folders, so it is left out; "
+            "the index is rebuilt from the restored notes"
+        )
     current = module_slots(ws)
     replace: dict[str, list[str]] = {}
     for m in chosen:
@@ -114,34 +120,41 @@ def _warnings(ws: Workspace, p: Plan, config: bool) -> list[str]:
     if p.source and p.source != str(ws.root):
         out.append(f"{arc.path.name} is a backup of another workspace ({p.source}), restored into {ws.root}")
     if p.renamed():
-        out.append(f"its folders are restored under this workspace's names: {layout.describe(p.renamed())}"
-                   + ("" if config else " (restore the config module too to keep the backup's names)"))
+        out.append(
+            f"its folders are restored under this workspace's names: {layout.describe(p.renamed())}"
+            + ("" if config else " (restore the config module too to keep the backup's names)")
+        )
     now = layout.of_settings(ws.settings)
     changed = [k for k in layout.KEYS if k != "metadata_dir" and now[k] != p.layout.get(k, now[k])]
-    left = [f"{now[k]}/" for k in changed if (ws.root / now[k]).is_dir()
-            and not any(within(now[k], s) for s in p.slots())]
+    left = [
+        f"{now[k]}/" for k in changed if (ws.root / now[k]).is_dir() and not any(within(now[k], s) for s in p.slots())
+    ]
     if config and changed:
-        out.append(f"the restored config names other folders ({', '.join(f'{k} {p.layout[k]}' for k in changed)})"
-                   + (f": {', '.join(left)} stay as they are but are no longer searched" if left else ""))
+        out.append(
+            f"the restored config names other folders ({', '.join(f'{k} {p.layout[k]}' for k in changed)})"
+            + (f": {', '.join(left)} stay as they are but are no longer searched" if left else "")
+        )
     lacking = missing(arc.meta)
     if lacking:
-        first = ", ".join(m["path"] for m in lacking[:3]) + (f" and {len(lacking) - 3} more" if len(lacking) > 3 else "")
-        out.append(f"{arc.path.name} is incomplete: {len(lacking)} path(s) could not be read when it was made and "
-                   f"are not in it ({first})")
+        first = ", ".join(m["path"] for m in lacking[:3]) + (
+            f" and {len(lacking) - 3} more" if len(lacking) > 3 else ""
+        )
+        out.append(
+            f"{arc.path.name} is incomplete: {len(lacking)} path(s) could not be read when it was made and "
+            f"are not in it ({first})"
+        )
     return out
-
-
-def _slots(arc: Archive) -> list[str]:
-    return [s for values in arc.meta["slots"].values() for s in values]
 
 
 def _check_overlap(arc: Archive, replace: dict[str, list[str]]) -> None:
     every = [(m, s) for m, values in replace.items() if m != "secrets" for s in values]
     for i, (m, s) in enumerate(every):
-        for m2, s2 in every[i + 1:]:
+        for m2, s2 in every[i + 1 :]:
             if within(s, s2) or within(s2, s):
-                raise BadInput(f"cannot restore {arc.path.name} here: its {m} and {m2} would both go to "
-                               f"{min(s, s2, key=len)}", "restore the config module too, or fewer modules")
+                raise BadInput(
+                    f"cannot restore {arc.path.name} here: its {m} and {m2} would both go to {min(s, s2, key=len)}",
+                    "restore the config module too, or fewer modules",
+                )
 
 
 def _check_targets(ws: Workspace, slots: list[str]) -> None:

@@ -29,15 +29,27 @@ class SwapIncomplete(JobFailed):
     """A swap failed and could not be fully undone: the staging folder must be kept."""
 
 
-def leftovers(ws: Workspace) -> list[str]:
+def interrupted_restores(ws: Workspace) -> dict[str, str]:
+    """The staging folders interrupted restores left in the workspace, by name (sorted), each
+    with how far its swap got (swap_state); empty when the workspace cannot be listed."""
     try:
-        found = [e.name for e in os.scandir(ws.root) if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)]
+        found = sorted(
+            e.name for e in os.scandir(ws.root) if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False)
+        )
     except OSError:
-        return []
-    return [f"{n}/old holds files an earlier restore could not save in its snapshot; move them where you want "
-            f"them, then delete {n}" if swap_state(ws.root / n) == "kept" else
-            f"{n} was left by an interrupted restore: its old/ folder may hold files the snapshot "
-            f"also has; delete it once you have checked" for n in found]
+        return {}
+    return {n: swap_state(ws.root / n) for n in found}
+
+
+def leftovers(ws: Workspace) -> list[str]:
+    return [
+        f"{n}/old holds files an earlier restore could not save in its snapshot; move them where you want "
+        f"them, then delete {n}"
+        if state == "kept"
+        else f"{n} was left by an interrupted restore: its old/ folder may hold files the snapshot "
+        f"also has; delete it once you have checked"
+        for n, state in interrupted_restores(ws).items()
+    ]
 
 
 def _perm(arc: Archive, rec: dict) -> int | None:
@@ -106,8 +118,9 @@ def _keep_current_keys(ws: Workspace, rec: dict, data: bytes, warnings: list[str
         text, kept = data.decode("utf-8", "replace"), 0
     lost = int(rec.get("redacted", 0)) - kept
     if lost > 0:
-        warnings.append(f"{name}: {lost} API key(s) left out of this backup are now empty; "
-                        f"set them again (or use MEM_*_API_KEY)")
+        warnings.append(
+            f"{name}: {lost} API key(s) left out of this backup are now empty; set them again (or use MEM_*_API_KEY)"
+        )
     return text.encode("utf-8")
 
 
@@ -133,8 +146,9 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
     # before (untouched) or after (complete) by this mark: each slot, what had to move, and the
     # inode of the staged slot (after an exchange, the workspace's slot has it)
     plan = [(s, os.path.lexists(ws.root / s), _ino(staging / "new" / s)) for s in slots]
-    (staging / SWAP_MARK).write_text("".join(f"{s}\t{int(c)}{int(bool(n))}\t{n}\n" for s, c, n in plan),
-                                     encoding="utf-8")
+    (staging / SWAP_MARK).write_text(
+        "".join(f"{s}\t{int(c)}{int(bool(n))}\t{n}\n" for s, c, n in plan), encoding="utf-8"
+    )
     atomic.fsync_dir(staging)
     try:
         for slot in slots:
@@ -159,12 +173,15 @@ def swap(ws: Workspace, staging: Path, slots: list[str]) -> None:
         stuck = _undo(done, ws)
         if stuck:
             why = f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else ""  # e.g. a full disk
-            raise SwapIncomplete(f"restore failed while replacing {slot}{why} and could not put back "
-                                 f"{', '.join(stuck)}; the previous files are in {staging}/old",
-                                 "run `mem backup rollback` to return to the snapshot taken before") from exc
+            raise SwapIncomplete(
+                f"restore failed while replacing {slot}{why} and could not put back "
+                f"{', '.join(stuck)}; the previous files are in {staging}/old",
+                "run `mem backup rollback` to return to the snapshot taken before",
+            ) from exc
         if isinstance(exc, OSError):
-            raise JobFailed(f"restore failed while replacing {slot} ({exc.strerror}); "
-                            f"the workspace was put back as it was") from None
+            raise JobFailed(
+                f"restore failed while replacing {slot} ({exc.strerror}); the workspace was put back as it was"
+            ) from None
         raise
     for folder in touched:
         atomic.fsync_dir(folder)
@@ -230,8 +247,9 @@ def swap_state(staging: Path) -> str:
     return "complete" if all(d for _, d in moved) else "partial"
 
 
-def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None,
-                  expect: dict[str, str] | None = None):
+def refresh_index(
+    ws: Workspace, reopen, warnings: list[str], progress: Progress | None = None, expect: dict[str, str] | None = None
+):
     """Bring the search index in line with the restored Markdown (the caller holds the index lock).
 
     If that cannot be done now, the snapshot is deleted: the next search or reindex then
@@ -242,10 +260,16 @@ def refresh_index(ws: Workspace, reopen, warnings: list[str], progress: Progress
         target = reopen()
         if expect:
             got = layout.of_settings(target.settings)
-            off = [f"{expect[k]}/ is restored but {k} is {got[k]}" for k in layout.KEYS if k in expect and got[k] != expect[k]]
+            off = [
+                f"{expect[k]}/ is restored but {k} is {got[k]}"
+                for k in layout.KEYS
+                if k in expect and got[k] != expect[k]
+            ]
             if off:
-                warnings.append(f"this workspace does not look where the restore put files ({'; '.join(off)}): "
-                                f"check mem.yaml and agent.json")
+                warnings.append(
+                    f"this workspace does not look where the restore put files ({'; '.join(off)}): "
+                    f"check mem.yaml and agent.json"
+                )
         rep = sync.sync(target, progress=progress)
         if target.settings.shared.enabled:  # the restored notes replace this agent's in the shared index
             from memcli.jobs import team

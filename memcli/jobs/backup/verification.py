@@ -17,9 +17,9 @@ import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from memcli.errors import BadInput
 from memcli.jobs.backup.archive import (
@@ -50,13 +50,19 @@ def missing(meta: dict) -> list[dict]:
         listed = [s for s in meta.get("skipped") or [] if isinstance(s, dict) and s.get("reason") in _OS_REASONS]
     if not isinstance(listed, list):
         return [{"path": "?", "reason": "meta.json lists what is missing in a form mem cannot read"}]
-    return [{"path": str(m.get("path")), "reason": str(m.get("reason"))} if isinstance(m, dict) else
-            {"path": str(m), "reason": "?"} for m in listed]
+    return [
+        {"path": str(m.get("path")), "reason": str(m.get("reason"))}
+        if isinstance(m, dict)
+        else {"path": str(m), "reason": "?"}
+        for m in listed
+    ]
 
 
 def damaged(path: Path, problem: str) -> BadInput:
-    return BadInput(f"backup {path.name} refused: {problem}",
-                    "nothing was restored; check the file with `mem backup verify` or use another backup")
+    return BadInput(
+        f"backup {path.name} refused: {problem}",
+        "nothing was restored; check the file with `mem backup verify` or use another backup",
+    )
 
 
 @dataclass
@@ -141,15 +147,21 @@ def _load_meta(path: Path, zf: zipfile.ZipFile, infos: dict) -> dict:
     if not isinstance(version, int) or version < 1:
         raise damaged(path, "meta.json has no valid format_version")
     if version > FORMAT_VERSION:
-        raise BadInput(f"backup {path.name} has format {version}, made by a newer mem "
-                       f"({meta.get('mem_version')})", "upgrade mem to read it")
+        raise BadInput(
+            f"backup {path.name} has format {version}, made by a newer mem ({meta.get('mem_version')})",
+            "upgrade mem to read it",
+        )
     return meta
 
 
 def _check_slots(path: Path, meta: dict) -> dict[str, list[str]]:
     modules = meta.get("modules")
-    if not isinstance(modules, list) or not modules or len(set(modules)) != len(modules) or \
-            not all(m in MODULES for m in modules):
+    if (
+        not isinstance(modules, list)
+        or not modules
+        or len(set(modules)) != len(modules)
+        or not all(m in MODULES for m in modules)
+    ):
         raise damaged(path, f"meta.json modules must be a list drawn from {', '.join(MODULES)}")
     slots = meta.get("slots")
     if not isinstance(slots, dict) or set(slots) != set(modules):
@@ -187,12 +199,19 @@ def _check_listing(path: Path, meta: dict, slots: dict, infos: dict) -> None:
             raise damaged(path, f"meta.json has a malformed record: {str(rec)[:80]}")
         problem = name_problem(rec["path"])
         if problem or not any(within(rec["path"], s) for s in slots[rec["module"]]):
-            raise damaged(path, f"unsafe path {rec['path']!r} in {rec['module']} "
-                                f"({problem or 'outside the slots meta.json declares'})")
+            raise damaged(
+                path,
+                f"unsafe path {rec['path']!r} in {rec['module']} ({problem or 'outside the slots meta.json declares'})",
+            )
     for rec in files:
         name = f"{rec['module']}/{rec['path']}"
-        if not (isinstance(rec.get("size"), int) and rec["size"] >= 0 and isinstance(rec.get("sha256"), str)
-                and _HEX64.match(rec["sha256"]) and isinstance(rec.get("mtime_ns", 0), int)):
+        if not (
+            isinstance(rec.get("size"), int)
+            and rec["size"] >= 0
+            and isinstance(rec.get("sha256"), str)
+            and _HEX64.match(rec["sha256"])
+            and isinstance(rec.get("mtime_ns", 0), int)
+        ):
             raise damaged(path, f"meta.json record of {name} lacks a valid size, sha256 or mtime_ns")
         if name in declared:
             raise damaged(path, f"meta.json lists {name} twice")

@@ -23,24 +23,36 @@ from contextlib import nullcontext
 from datetime import datetime
 
 from memcli.errors import BadInput, ProviderError
-from memcli.jobs.dream import integrate as dream_integrate, offline as dream_offline, scan as dream_scan, \
-    topics as dream_topics
 from memcli.jobs import schedule
+from memcli.jobs.dream import integrate as dream_integrate
+from memcli.jobs.dream import offline as dream_offline
+from memcli.jobs.dream import scan as dream_scan
+from memcli.jobs.dream import topics as dream_topics
 from memcli.jobs.dream.report import DreamReport
-from memcli.vault import atomic, frontmatter, notes
-from memcli.vault.lock import Lock
 from memcli.secrets.scrub import Scrubber
+from memcli.vault import atomic, frontmatter, lock, notes
+from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
 
 MAX_SCAN_DAYS = 366
 MAX_UNITS = 50
 MAX_INPUT = 10 * 1024 * 1024
 
 
-def run(ws: Workspace, *, day: str | None = None, scan_days: int = 2, max_units: int = 5, dry_run: bool = False,
-        if_due: bool = False, jitter: bool = True, wait: float = lock.WAIT, now: datetime | None = None,
-        sleep=time.sleep, rng=random.random) -> DreamReport:
+def run(
+    ws: Workspace,
+    *,
+    day: str | None = None,
+    scan_days: int = 2,
+    max_units: int = 5,
+    dry_run: bool = False,
+    if_due: bool = False,
+    jitter: bool = True,
+    wait: float = lock.WAIT,
+    now: datetime | None = None,
+    sleep=time.sleep,
+    rng=random.random,
+) -> DreamReport:
     """`now` (aware) fixes the clock for the schedule and the default date; `sleep`/`rng` drive the jitter."""
     if day is not None:
         notes.check_date(day)
@@ -90,24 +102,30 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
     try:
         rep.extractor = chat.identity if chat else "rules"
         if chat is None:
-            rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(ws, texts, max_units, state,
-                                                                               rep.warnings, rep.dry_run)
+            rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(
+                ws, texts, max_units, state, rep.warnings, rep.dry_run
+            )
         else:  # the same facts and writer, a small model deciding one statement at a time
             from memcli.jobs.dream import assisted
 
-            rep.units, rep.topics, rep.plan, rep.progress = assisted.plan(ws, texts, max_units, state, rep.warnings,
-                                                                          chat.chat, rep.extractor, rep.dry_run)
+            rep.units, rep.topics, rep.plan, rep.progress = assisted.plan(
+                ws, texts, max_units, state, rep.warnings, chat.chat, rep.extractor, rep.dry_run
+            )
     except ProviderError as exc:  # unreachable model, or its extraction rejected twice: nothing was written
         raise type(exc)(f"AutoDream failed: {exc}", exc.hint) from None
     finally:
         if chat is not None:
             chat.close()
-    rep.warnings += [f"left {rel} as it is: {why}; dream neither reads nor rewrites it until it is fixed"
-                     for rel, why in rep.plan.unusable.items()]
+    rep.warnings += [
+        f"left {rel} as it is: {why}; dream neither reads nor rewrites it until it is fixed"
+        for rel, why in rep.plan.unusable.items()
+    ]
     if rep.plan.failed and not rep.plan.results and not rep.plan.skipped:
         # every unit was rejected by the model: nothing to write, and nothing checkpointed
-        raise ProviderError("AutoDream failed: " + "; ".join(f"{u.name}: {why}" for u, why in rep.plan.failed[:3]),
-                        "nothing was written; the notes stay changed for the next run")
+        raise ProviderError(
+            "AutoDream failed: " + "; ".join(f"{u.name}: {why}" for u, why in rep.plan.failed[:3]),
+            "nothing was written; the notes stay changed for the next run",
+        )
     if rep.dry_run:
         _topics(ws, rep, dry_run=True)
         rep.status = rep.outcome()

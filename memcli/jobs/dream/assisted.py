@@ -23,9 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcli.extraction.ask import kebab
-from memcli.extraction.dream import group as dream_group, judge, rules as dream_rules, write as dream_write
+from memcli.extraction.dream import group as dream_group
+from memcli.extraction.dream import judge
+from memcli.extraction.dream import rules as dream_rules
+from memcli.extraction.dream import write as dream_write
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.match import Decision, judge as rules_judge, replaced
+from memcli.extraction.dream.match import Decision, replaced
+from memcli.extraction.dream.match import judge as rules_judge
 from memcli.extraction.dream.node import BUCKETS, Node, cited, current, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
@@ -47,8 +51,7 @@ class Filed:
     reason: str
 
     def to_json(self) -> dict:
-        return {"fact": self.fact.source(), "action": self.action, "decided_by": self.decided_by,
-                "reason": self.reason}
+        return {"fact": self.fact.source(), "action": self.action, "decided_by": self.decided_by, "reason": self.reason}
 
 
 @dataclass
@@ -60,10 +63,18 @@ class Group:
     order: int = -1  # the position of its first fact in this run
 
 
-def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str], chat,
-         label: str = "LLM", dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
+def plan(
+    ws: Workspace,
+    texts: dict[str, str],
+    max_units: int,
+    state: dict,
+    warnings: list[str],
+    chat,
+    label: str = "LLM",
+    dry_run: bool = False,
+) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress), as offline.plan returns them."""
-    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    pending = given if isinstance(given := state.get("pending"), dict) else {}
     notes = _parse(texts)
     facts, prog = _facts(notes, pending)
     out = Plan()
@@ -106,8 +117,9 @@ def _statement(item: list[Fact]) -> str:
     return head + "; ".join(f.line() for f in item[:4])
 
 
-def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: dict[str, str], pos: int,
-          label: str) -> str | None:
+def _file(
+    chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: dict[str, str], pos: int, label: str
+) -> str | None:
     """Place `item` into a group (a new one if need be); None, or why it stays in its daily note."""
     text = _statement(item)
     f0 = item[0]
@@ -148,8 +160,16 @@ def _file(chat, ev: Evidence, item: list[Fact], groups: list[Group], contexts: d
     target.now += [f.line() for f in item] if action != "CORROBORATE" else []
     target.cluster.facts += item
     target.filed.append(Filed(item[0], action, statement, by, reason))
-    target.filed += [Filed(f, "REFINE" if target.cluster.node or len(target.filed) > 1 else "CREATE", None, by,
-                           "a step of the same list") for f in item[1:]]
+    target.filed += [
+        Filed(
+            f,
+            "REFINE" if target.cluster.node or len(target.filed) > 1 else "CREATE",
+            None,
+            by,
+            "a step of the same list",
+        )
+        for f in item[1:]
+    ]
     return None
 
 
@@ -159,8 +179,12 @@ def _ranked(ev: Evidence, item: list[Fact], groups: list[Group], contexts: dict[
     scored = []
     name = kebab(subject) if subject else ""
     for i, g in enumerate(groups):
-        links = [x.score for f in item for m in g.cluster.members()
-                 if (x := dream_group.link(ev, f, m, contexts)) is not None]
+        links = [
+            x.score
+            for f in item
+            for m in g.cluster.members()
+            if (x := dream_group.link(ev, f, m, contexts)) is not None
+        ]
         named = bool(name) and name == kebab(g.title)
         if links or named:
             scored.append((max(links, default=0.0) + (1.0 if named else 0.0), -i))
@@ -171,7 +195,7 @@ def _closest(ev: Evidence, fact: Fact, g: Group) -> list[str]:
     """What the group states now, the statements closest to `fact` first, at most judge.SHOWN."""
     said = list(dict.fromkeys(g.now))
     said.sort(key=lambda s: -(ev.shared(fact.line(), s) + (ev.cosine(fact.line(), s) or 0.0)))
-    return said[:judge.SHOWN]
+    return said[: judge.SHOWN]
 
 
 def _by_rules(ev: Evidence, fact: Fact, g: Group) -> tuple[judge.Filing, str]:
@@ -209,8 +233,9 @@ def _decision(g: Group, unit: Unit) -> Decision:
     touched = {f.path for f in d.new_facts} | {f.path for f, _ in d.contradictions + d.corroborations}
     d.uncited = [p for p in unit.paths if p not in cites and p in touched]
     if node is not None:
-        d.action = "CORRECT" if d.contradictions else "REFINE" if d.new_facts else \
-            "CORROBORATE" if d.corroborations else ""
+        d.action = (
+            "CORRECT" if d.contradictions else "REFINE" if d.new_facts else "CORROBORATE" if d.corroborations else ""
+        )
     return d
 
 
@@ -222,19 +247,28 @@ def _integrate(ws: Workspace, digest: Digest, g: Group, unit: Unit, out: Plan) -
     if not decision.action:
         out.skipped.append((unit, "already in the digest"))
         return
+    node: Node | None
     if g.cluster.node is None:
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, [])
-        result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(g.filed[0].fact.line())}",
-                        f"a new node about {unit.title or unit.name!r}: {told}", who, why)
+        result = Result(
+            unit,
+            "CREATE",
+            path,
+            f"new {unit.bucket} node: {first_words(g.filed[0].fact.line())}",
+            f"a new node about {unit.title or unit.name!r}: {told}",
+            who,
+            why,
+        )
     else:
         target = digest.read(g.cluster.node.path) or g.cluster.node
         node = dream_write.update(target, unit, decision, ws.date_of, [])
         if node is None:
             out.skipped.append((unit, "already in the digest"))
             return
-        result = Result(unit, decision.action, node.path, _note(decision), f"about the subject of {node.path}: {told}",
-                        who, why)
+        result = Result(
+            unit, decision.action, node.path, _note(decision), f"about the subject of {node.path}: {told}", who, why
+        )
     out.nodes[node.path] = node
     out.results.append(result)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import Any
 
 from memcli.extraction.dream.node import Node, parse
 from memcli.extraction.dream.schema import Unit
 from memcli.vault import frontmatter
 from memcli.vault.workspace import Workspace
-
 
 
 @dataclass
@@ -29,8 +29,14 @@ class Result:
     decisions: list[dict] = field(default_factory=list)  # with a model, per statement: action, who decided, why
 
     def to_json(self) -> dict:
-        out = {"unit": self.unit.name, "bucket": self.unit.bucket, "paths": self.unit.paths,
-               "action": self.action, "target_path": self.target_path, "note": self.note}
+        out: dict[str, Any] = {
+            "unit": self.unit.name,
+            "bucket": self.unit.bucket,
+            "paths": self.unit.paths,
+            "action": self.action,
+            "target_path": self.target_path,
+            "note": self.note,
+        }
         if self.reason:  # the rule (or the model) that placed the unit and what each statement did
             out["reason"] = self.reason
         if self.decided_by:
@@ -67,7 +73,7 @@ class Digest:
         return _safe(rel) and (rel in self.plan.nodes or (self.ws.root / rel).is_file())
 
     def is_node(self, rel: str) -> bool:
-        parts = rel[len(self.prefix):].split("/")
+        parts = rel[len(self.prefix) :].split("/")
         return rel.startswith(self.prefix) and rel.endswith(".md") and not parts[-1].startswith(("_", "."))
 
     def read(self, rel: str) -> Node | None:
@@ -138,4 +144,3 @@ def moved(ws: Workspace, p: Plan) -> list[str]:
         if now != p.base.get(rel):
             bad.append(rel)
     return bad
-

@@ -41,8 +41,9 @@ def vectors_for(ws: Workspace, texts: list[str], warnings: list[str], *, save: b
         return Meaning(None, "words", why=str(exc))
     if backend is None:
         return Meaning(None, "words", why=space.why_off(ws) or "no embedding backend")
-    from memcli.index.vectors import vectors as index_vectors
     import numpy as np
+
+    from memcli.index.vectors import vectors as index_vectors
 
     dims = int(backend.space["dims"])
     path = cache_file(ws, backend.space["id"])

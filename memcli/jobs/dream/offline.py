@@ -21,10 +21,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from memcli.extraction.dream import group as dream_group, match as dream_match, rules as dream_rules, \
-    write as dream_write
+from memcli.extraction.dream import group as dream_group
+from memcli.extraction.dream import match as dream_match
+from memcli.extraction.dream import rules as dream_rules
+from memcli.extraction.dream import write as dream_write
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.node import statements
+from memcli.extraction.dream.node import Node, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.jobs.dream import meaning as dream_meaning
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
@@ -81,7 +83,7 @@ def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact
     fresh = []
     for path, body, meta in notes:
         facts = dream_rules.facts_of(path, body, meta)
-        before = pending.get(path) if isinstance(pending.get(path), list) else []
+        before = given if isinstance(given := pending.get(path), list) else []
         prog.keys[path] = {fact_key(f) for f in facts}
         prog.done[path] = set(before) & prog.keys[path]
         fresh += [f for f in facts if fact_key(f) not in prog.done[path]]
@@ -89,10 +91,11 @@ def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact
     return fresh, prog
 
 
-def plan(ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str],
-         dry_run: bool = False) -> tuple[list[Unit], list, Plan, Progress]:
+def plan(
+    ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str], dry_run: bool = False
+) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts."""
-    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    pending = given if isinstance(given := state.get("pending"), dict) else {}
     notes = _parse(texts)
     facts, prog = _facts(notes, pending)
     out = Plan()
@@ -121,11 +124,17 @@ def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidenc
     if not decision.action:
         out.skipped.append((unit, "already in the digest: the node states every statement with these sources"))
         return
+    node: Node | None
     if target is None:
         path = digest.free_path(unit.bucket, unit.name)
         node = dream_write.create(unit, decision, path, ws.date_of, p.related)
-        result = Result(unit, "CREATE", path, f"new {unit.bucket} node: {first_words(decision.new_facts[0].line())}",
-                        _created(unit, decision))
+        result = Result(
+            unit,
+            "CREATE",
+            path,
+            f"new {unit.bucket} node: {first_words(decision.new_facts[0].line())}",
+            _created(unit, decision),
+        )
     else:
         node = dream_write.update(target, unit, decision, ws.date_of, p.related)
         if node is None:
@@ -147,8 +156,15 @@ def _created(unit: Unit, d: dream_match.Decision) -> str:
 def _merged(unit: Unit, node, d: dream_match.Decision, ev: Evidence) -> str:
     """Why the unit joined this node (the words or meaning they share) and what each statement did."""
     said = statements(node.body)
-    shared = sorted({w for f in unit.facts for s in said for w in dream_match.raw_words(f.line()) & dream_match.raw_words(s)
-                     if ev.bag(w)})
+    shared = sorted(
+        {
+            w
+            for f in unit.facts
+            for s in said
+            for w in dream_match.raw_words(f.line()) & dream_match.raw_words(s)
+            if ev.bag(w)
+        }
+    )
     link = f"shares {', '.join(shared[:5])!s} with it" if shared else "close in meaning to its statements"
     verdicts = "; ".join(f"{v.action}: {v.reason}" for _, v in d.reasons[:3])
     return f"about the subject of {node.path} ({link}); {verdicts}"
@@ -172,7 +188,10 @@ def evidence(ws: Workspace, facts: list[Fact], nodes: list, warnings: list[str],
     said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
     lexical = Evidence(None, skip, bags, said)
     candidates = dream_group.candidates(facts, nodes, lexical)
-    found = dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings,
-                                      save=not dry_run) if facts else dream_meaning.Meaning(None, "words")
+    found = (
+        dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings, save=not dry_run)
+        if facts
+        else dream_meaning.Meaning(None, "words")
+    )
     ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
     return ev, candidates, found

@@ -162,13 +162,13 @@ def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
     sc.current = inputs(ws, days, sc.warnings)
     sc.warnings += undated(ws, days)
     sc.catalog = load_catalog(ws, sc.warnings)
-    sizes = state.get("sizes") if isinstance(state.get("sizes"), dict) else {}
+    sizes = given if isinstance(given := state.get("sizes"), dict) else {}
     for rel, (mtime, size) in sc.current.items():
         known = sc.catalog.get(rel)
         same = known is not None and known == mtime and sizes.get(rel, size) == size
         (sc.unchanged if same else sc.changed).append(rel)
     sc.deleted = sorted(p for p in sc.catalog if p not in sc.current and in_window(ws, p, days))
-    pending = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    pending = given if isinstance(given := state.get("pending"), dict) else {}
     for rel in sorted(p for p in pending if isinstance(p, str) and p not in sc.current):
         path = ws.root / rel
         try:
@@ -181,12 +181,13 @@ def scan(ws: Workspace, day: str, scan_days: int, state: dict) -> Scan:
     return sc
 
 
-def checkpoint(ws: Workspace, sc: Scan, done: list[str], state: dict,
-               pending: dict[str, list[str]] | None = None) -> None:
+def checkpoint(
+    ws: Workspace, sc: Scan, done: list[str], state: dict, pending: dict[str, list[str]] | None = None
+) -> None:
     """Record `done` inputs with their scan-time stat; drop deleted ones. Writes the catalog and
     the sizes kept in the dream state, and its `pending` facts: the given ones, plus those of
     earlier runs for notes this run did not read (the caller saves the state)."""
-    before = state.get("pending") if isinstance(state.get("pending"), dict) else {}
+    before = given if isinstance(given := state.get("pending"), dict) else {}
     kept = {p: v for p, v in before.items() if p not in sc.changed and p not in done and (ws.root / p).is_file()}
     kept.update(pending or {})
     if kept:

@@ -36,12 +36,19 @@ def load(path) -> list[dict]:
     out = []
     for t in topics if isinstance(topics, list) else []:
         if isinstance(t, dict) and str(t.get("title") or "").strip() and str(t.get("reason") or "").strip():
-            out.append({"title": str(t["title"]).strip(), "reason": str(t["reason"]).strip(),
-                        "evidence": str(t.get("evidence") or "").strip(),
-                        "keywords": [str(k) for k in t.get("keywords") or [] if str(k).strip()]
-                        if isinstance(t.get("keywords"), list) else [],
-                        "paths": [str(p) for p in t.get("paths") or [] if str(p).strip()]
-                        if isinstance(t.get("paths"), list) else []})
+            out.append(
+                {
+                    "title": str(t["title"]).strip(),
+                    "reason": str(t["reason"]).strip(),
+                    "evidence": str(t.get("evidence") or "").strip(),
+                    "keywords": [str(k) for k in t.get("keywords") or [] if str(k).strip()]
+                    if isinstance(t.get("keywords"), list)
+                    else [],
+                    "paths": [str(p) for p in t.get("paths") or [] if str(p).strip()]
+                    if isinstance(t.get("paths"), list)
+                    else [],
+                }
+            )
     return out
 
 
@@ -50,8 +57,11 @@ def select(ws: Workspace, day: str, candidates: list[Topic]) -> tuple[list[dict]
     path = ws.daily / day / FILE
     same_day = load(path)
     base = date.fromisoformat(day)
-    recent = {normalize(t["title"]) for i in range(1, DIVERSITY_DAYS + 1)
-              for t in load(ws.daily / (base - timedelta(days=i)).isoformat() / FILE)}
+    recent = {
+        normalize(t["title"])
+        for i in range(1, DIVERSITY_DAYS + 1)
+        for t in load(ws.daily / (base - timedelta(days=i)).isoformat() / FILE)
+    }
     seen = {normalize(t["title"]) for t in same_day}
     out = list(same_day)
     for topic in candidates:
@@ -61,7 +71,7 @@ def select(ws: Workspace, day: str, candidates: list[Topic]) -> tuple[list[dict]
         if key and key not in seen and key not in recent:
             seen.add(key)
             out.append(topic.to_json())
-    return out[:max(TOPIC_COUNT, len(same_day))], same_day
+    return out[: max(TOPIC_COUNT, len(same_day))], same_day
 
 
 def write(ws: Workspace, day: str, candidates: list[Topic], *, dry_run: bool = False) -> tuple[str, str | None, int]:

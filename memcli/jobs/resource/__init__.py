@@ -16,15 +16,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from memcli.errors import ProviderError
-from memcli.jobs.resource import catalog
-from memcli.jobs.resource import notefiles
 from memcli.jobs.ingest import finish
+from memcli.jobs.resource import catalog, notefiles
 from memcli.jobs.resource.report import Action, ResourceReport
-from memcli.vault import atomic, dates, notes
-from memcli.vault.lock import Lock
 from memcli.secrets.scrub import Scrubber
+from memcli.vault import atomic, dates, lock, notes
+from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
-from memcli.vault import lock
+from memcli.watch.stamps import RACY_NS  # a file changed this close to its last hash may hide a same-size edit
 
 __all__ = ["ResourceReport", "run"]
 
@@ -37,14 +36,23 @@ class Plan:
     removed: dict[str, catalog.Entry] = field(default_factory=dict)  # records of deleted resources
 
 
-def run(ws: Workspace, *, dry_run: bool = False, interpret: bool = True, wait: float = lock.WAIT,
-        now: datetime | None = None) -> ResourceReport:
+def run(
+    ws: Workspace,
+    *,
+    dry_run: bool = False,
+    interpret: bool = True,
+    wait: float = lock.WAIT,
+    now: datetime | None = None,
+) -> ResourceReport:
     from memcli.providers.llm.registry import get_chat
 
     # built (config checked) even for a dry run; no request yet
     chat = get_chat(ws.settings.llm) if interpret else None
-    rep = ResourceReport(dry_run=dry_run, interpret=interpret,
-                         interpreter=(chat.identity if chat else "offline digest") if interpret else "none")
+    rep = ResourceReport(
+        dry_run=dry_run,
+        interpret=interpret,
+        interpreter=(chat.identity if chat else "offline digest") if interpret else "none",
+    )
     if dry_run:
         _, plan = _plan(ws, rep, now)
         for a in plan.actions:
@@ -92,9 +100,9 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
     taken: set[str] = set()
     for rel, st in sorted(files.items()):
         e = old.get(rel)
-        fresh = e is not None and e.same_stat(st) and (e.skipped or st.st_mtime_ns < e.checked_ns - catalog.RACY_NS)
+        fresh = e is not None and e.same_stat(st) and (e.skipped or st.st_mtime_ns < e.checked_ns - RACY_NS)
         text = None
-        if fresh:
+        if fresh and e is not None:  # (fresh says e is not None)
             new = replace(e)  # a copy: the old catalog is compared with the new one before writing
         else:
             text, sha, why = catalog.read(ws, rel, st)
@@ -102,12 +110,27 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
                 rep.skipped.append((rel, why))  # not recorded: it is retried on the next scan
                 continue
             checked = time.time_ns()
-            if e is not None and sha and sha == e.sha256 and st.st_mtime_ns >= checked - catalog.RACY_NS:
+            if e is not None and sha and sha == e.sha256 and st.st_mtime_ns >= checked - RACY_NS:
                 checked = e.checked_ns  # still racy: keep the old stamp so the record is not rewritten
-            new = catalog.Entry(rel, st.st_mtime, st.st_size, sha, e.date if e else "", e.note if e else "",
-                                e.note_sha256 if e else "", e.interpreted if e else "", why or "", checked)
-        status = "unchanged" if e is not None and (fresh or (new.sha256 and new.sha256 == e.sha256)) else \
-            "added" if e is None else "modified"
+            new = catalog.Entry(
+                rel,
+                st.st_mtime,
+                st.st_size,
+                sha,
+                e.date if e else "",
+                e.note if e else "",
+                e.note_sha256 if e else "",
+                e.interpreted if e else "",
+                why or "",
+                checked,
+            )
+        status = (
+            "unchanged"
+            if e is not None and (fresh or (new.sha256 and new.sha256 == e.sha256))
+            else "added"
+            if e is None
+            else "modified"
+        )
         new.date = catalog.path_date(ws, rel) or new.date
         undated = catalog.date_problem(ws, rel)
         if undated and status != "unchanged":  # said once, when the file is read, as for a note
@@ -127,16 +150,28 @@ def _plan(ws: Workspace, rep: ResourceReport, now: datetime | None) -> tuple[dic
         else:
             rep.pending.append(rel)  # a catalog-only scan leaves the note for the next interpreting one
     if problem is not None or not old:
-        gone = sorted(t for t in _owners(ws, plan) if t.startswith(ws.settings.resource_dir.rstrip("/") + "/")
-                      and t not in files and not t.startswith(hidden)) if plan.owners is not None else []
+        gone = (
+            sorted(
+                t
+                for t in _owners(ws, plan)
+                if t.startswith(ws.settings.resource_dir.rstrip("/") + "/")
+                and t not in files
+                and not t.startswith(hidden)
+            )
+            if plan.owners is not None
+            else []
+        )
         if gone:
-            rep.warnings.append(f"{len(gone)} note(s) name a resource that does not exist (e.g. "
-                                f"{_owners(ws, plan)[gone[0]]} -> {gone[0]}); restore the file or delete the note")
+            rep.warnings.append(
+                f"{len(gone)} note(s) name a resource that does not exist (e.g. "
+                f"{_owners(ws, plan)[gone[0]]} -> {gone[0]}); restore the file or delete the note"
+            )
     return old, plan
 
 
-def _plan_note(ws, plan: Plan, rep: ResourceReport, new: catalog.Entry, text: str | None, known: bool,
-               today: str, taken: set[str]) -> None:
+def _plan_note(
+    ws, plan: Plan, rep: ResourceReport, new: catalog.Entry, text: str | None, known: bool, today: str, taken: set[str]
+) -> None:
     """Decide the note of a resource whose content no note reflects yet."""
     rel = new.path
     if new.note and not catalog.owned_by(ws, new.note, rel):
@@ -152,8 +187,10 @@ def _plan_note(ws, plan: Plan, rep: ResourceReport, new: catalog.Entry, text: st
         new.note = owner or ""
     new.date = new.date or (ws.date_of(new.note) if new.note else None) or today
     if new.note and new.note_sha256 and not new.wrote(catalog.note_sha(ws, new.note)):
-        rep.warnings.append(f"kept {new.note}: edited since mem wrote it, so it is not regenerated from {rel} "
-                            "(delete the note to get a fresh one)")
+        rep.warnings.append(
+            f"kept {new.note}: edited since mem wrote it, so it is not regenerated from {rel} "
+            "(delete the note to get a fresh one)"
+        )
         rep.pending.append(rel)
         return
     if not rep.interpret:
@@ -179,7 +216,8 @@ def _plan_removal(ws, plan: Plan, rep: ResourceReport, e: catalog.Entry) -> None
 
 def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> ProviderError | None:
     """Draft every note to write; on a service failure the rest stay pending, nothing half-done."""
-    from memcli.extraction.resource import digest as resource_digest, llm as resource_llm
+    from memcli.extraction.resource import digest as resource_digest
+    from memcli.extraction.resource import llm as resource_llm
 
     failure = None
     scrub = Scrubber(ws.settings.redaction)  # the note, and the model, see the file without its secrets
@@ -205,8 +243,7 @@ def _interpret(ws: Workspace, plan: Plan, rep: ResourceReport, chat) -> Provider
                 rep.pending.append(a.resource)
             continue
         try:
-            a.description, a.body = resource_llm.interpret(a.resource, d.kind, a.text, a.body, chat.chat,
-                                                           chat.identity)
+            a.description, a.body = resource_llm.interpret(a.resource, d.kind, a.text, a.body, chat.chat, chat.identity)
         except resource_llm.Rejected as exc:
             # the service answered but not usably for this file: the offline digest is still faithful
             rep.warnings.append(f"{a.resource}: {exc}; wrote the offline digest instead")
@@ -229,6 +266,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
                 rep.pending.append(a.resource)
             continue
         if a.kind == "write":
+            assert entry is not None  # a note is written for a resource the catalog holds
             if a.new and (ws.root / a.note).exists():  # someone took the name while the model wrote
                 a.note = notefiles.choose_path(ws, entry.date, a.resource)
             text = notefiles.compose(ws, a.note, a.resource, a.description, a.body).render()
@@ -243,6 +281,7 @@ def _write(ws: Workspace, plan: Plan, rep: ResourceReport) -> None:
     for a in todo:
         entry = plan.entries.get(a.resource)
         if a.kind == "write":
+            assert entry is not None  # as above
             changed = notefiles.write(ws, a.note, a.resource, a.description, a.body)
             if changed:
                 rep.changes.append(changed)

@@ -28,13 +28,13 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from memcli.errors import CorruptStore
 from memcli.index.stores import store
 from memcli.vault import dates, frontmatter
-from memcli.watch.stamps import RACY_NS  # a file changed this close to its last hash may hide a same-size edit
-from memcli.watch.walk import shown, utf8_name
 from memcli.vault.workspace import DATE_DIR, Workspace
+from memcli.watch.walk import shown, utf8_name
 
 SUFFIXES = frozenset({"md", "markdown", "txt", "json", "jsonl", "csv", "yaml", "yml", "html", "htm"})
 MAX_BYTES = 10 * 1024 * 1024
@@ -105,7 +105,8 @@ def load(ws: Workspace) -> tuple[dict[str, Entry], str | None]:
     own = _own_records(ws) if any("st_size" not in rec for rec in records) else {}
     for rec in records:
         if "st_size" not in rec:  # rewritten by ReMe: our fields are gone, our copy has them
-            rec = own.get(rec.get("path"), rec)
+            rec = own.get(str(rec.get("path")), rec)
+        kw: dict[str, Any] | None
         kw = {}
         for key in Entry.__dataclass_fields__:
             value, want = rec.get(key), type(getattr(blank, key))
@@ -210,7 +211,7 @@ def date_problem(ws: Workspace, rel: str) -> str | None:
 
 def _date_shaped(ws: Workspace, rel: str) -> str | None:
     prefix = ws.settings.resource_dir.rstrip("/") + "/"
-    parts = rel[len(prefix):].split("/")
+    parts = rel[len(prefix) :].split("/")
     return parts[0] if len(parts) >= 2 and DATE_DIR.match(parts[0]) else None
 
 
@@ -282,14 +283,18 @@ def owners(ws: Workspace) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     try:
-        days = sorted(e.name for e in os.scandir(ws.daily) if e.is_dir(follow_symlinks=False)
-                      and DATE_DIR.match(e.name))
+        days = sorted(
+            e.name for e in os.scandir(ws.daily) if e.is_dir(follow_symlinks=False) and DATE_DIR.match(e.name)
+        )
     except OSError:
         return out
     for day in days:
         try:
-            names = sorted(e.name for e in os.scandir(ws.daily / day) if e.name.endswith(".md")
-                           and not e.name.startswith(".") and e.is_file(follow_symlinks=False))
+            names = sorted(
+                e.name
+                for e in os.scandir(ws.daily / day)
+                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False)
+            )
         except OSError:
             continue
         for name in names:

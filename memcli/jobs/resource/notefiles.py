@@ -63,8 +63,12 @@ def compose(ws: Workspace, note_rel: str, rel: str, description: str, body: str)
     """The note as `write` would write it (nothing written)."""
     path = ws.root / note_rel
     note = notes.read(path) if path.exists() else notes.Note(path)
-    note.meta = {**note.meta, "description": description, "name": note.meta.get("name") or slug(rel),
-                 OWNER_KEY: link(rel)}
+    note.meta = {
+        **note.meta,
+        "description": description,
+        "name": note.meta.get("name") or slug(rel),
+        OWNER_KEY: link(rel),
+    }
     note.body = with_source(body, rel)
     return note
 

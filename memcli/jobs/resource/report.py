@@ -37,8 +37,10 @@ class ResourceReport:
 
     def summary(self) -> str:
         total = len(self.added) + len(self.modified) + len(self.unchanged) + len(self.skipped)
-        out = (f"{total} resource(s): {len(self.added)} added, {len(self.modified)} modified, "
-               f"{len(self.deleted)} deleted, {len(self.skipped)} skipped, {len(self.unchanged)} unchanged")
+        out = (
+            f"{total} resource(s): {len(self.added)} added, {len(self.modified)} modified, "
+            f"{len(self.deleted)} deleted, {len(self.skipped)} skipped, {len(self.unchanged)} unchanged"
+        )
         if self.interpret:
             out += f" ({self.interpreter})"
         if self.pending:
@@ -59,9 +61,19 @@ class ResourceReport:
         return out
 
     def to_json(self) -> dict:
-        return {"dry_run": self.dry_run, "interpreter": self.interpreter if self.interpret else None,
-                "resources": {"added": self.added, "modified": self.modified, "deleted": self.deleted,
-                              "unchanged": self.unchanged},
-                "skipped": [{"path": p, "reason": r} for p, r in self.skipped], "pending": self.pending,
-                "notes": self.notes, "changes": [{"path": p, "action": a} for p, a in self.changes],
-                "redacted": self.redacted, "warnings": self.warnings}
+        return {
+            "dry_run": self.dry_run,
+            "interpreter": self.interpreter if self.interpret else None,
+            "resources": {
+                "added": self.added,
+                "modified": self.modified,
+                "deleted": self.deleted,
+                "unchanged": self.unchanged,
+            },
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "pending": self.pending,
+            "notes": self.notes,
+            "changes": [{"path": p, "action": a} for p, a in self.changes],
+            "redacted": self.redacted,
+            "warnings": self.warnings,
+        }

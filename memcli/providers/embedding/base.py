@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import math
-from abc import ABC, abstractmethod
 import unicodedata
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memcli.errors import ProviderError
 
@@ -33,7 +34,11 @@ class Embedder(Protocol):
     model: str
     dims: int
     endpoint: str
-    identity: str  # f"{backend}:{model}:{dims}:{endpoint}"
+
+    @property
+    def identity(self) -> str:
+        """backend:model:dims:endpoint, what the vectors of this embedder are stored under."""
+        ...
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """float32 array of shape (len(texts), dims), rows L2-normalised; raises ProviderError."""
@@ -85,7 +90,7 @@ def truncate(text: str, max_input_length: int) -> str:
 def batches(items: Sequence[str], size: int) -> list[list[str]]:
     """`items` in consecutive batches of at most `size` (size < 1 counts as 1)."""
     size = max(1, int(size))
-    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
 
 def check_vectors(vectors: Any, count: int, dims: int) -> np.ndarray:
@@ -101,14 +106,18 @@ def check_vectors(vectors: Any, count: int, dims: int) -> np.ndarray:
     except TypeError:
         raise ProviderError(f"embedding response is not a list of vectors: {type(vectors).__name__}") from None
     if len(rows) != count:
-        raise ProviderError(f"embedding count mismatch: {len(rows)} != {count}",
-                            "the provider answered a different number of vectors than texts sent")
+        raise ProviderError(
+            f"embedding count mismatch: {len(rows)} != {count}",
+            "the provider answered a different number of vectors than texts sent",
+        )
     for row in rows:
         n = len(row) if hasattr(row, "__len__") else -1
         if n != dims:
-            raise ProviderError(f"embedding dimension mismatch: {n} != {dims}",
-                                f"set embedding_model_config.dimensions to {n}, or use_dimensions: true "
-                                "if the model can shorten its vectors")
+            raise ProviderError(
+                f"embedding dimension mismatch: {n} != {dims}",
+                f"set embedding_model_config.dimensions to {n}, or use_dimensions: true "
+                "if the model can shorten its vectors",
+            )
     try:
         arr = np.asarray(rows, dtype=np.float32).reshape(count, dims)
     except (TypeError, ValueError):
@@ -132,8 +141,7 @@ class BaseEmbedder(ABC):
 
     backend = ""
 
-    def __init__(self, *, model: str, dims: int, endpoint: str, max_input_length: int = 0,
-                 max_batch_size: int = 10):
+    def __init__(self, *, model: str, dims: int, endpoint: str, max_input_length: int = 0, max_batch_size: int = 10):
         self.model = model
         self.dims = int(dims)
         self.endpoint = endpoint
@@ -154,8 +162,9 @@ class BaseEmbedder(ABC):
         if isinstance(texts, str):
             raise TypeError("embed_batch takes a list of texts, not one string")
         texts = [truncate(t, self.max_input_length) for t in texts]
-        parts = [check_vectors(self._embed(batch), len(batch), self.dims)
-                 for batch in batches(texts, self.max_batch_size)]
+        parts = [
+            check_vectors(self._embed(batch), len(batch), self.dims) for batch in batches(texts, self.max_batch_size)
+        ]
         if not parts:
             return np.zeros((0, self.dims), dtype=np.float32)
         return parts[0] if len(parts) == 1 else np.vstack(parts)
@@ -164,7 +173,7 @@ class BaseEmbedder(ABC):
     def _embed(self, texts: list[str]) -> Sequence[Sequence[float]] | np.ndarray:
         """Vectors for one batch (each backend's own request)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         pass
 
     def __enter__(self):

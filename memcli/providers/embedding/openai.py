@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memcli.providers.embedding.base import ordered
 from memcli.providers.embedding.remote import RemoteEmbedder
 
@@ -15,7 +17,7 @@ class OpenAIEmbedder(RemoteEmbedder):
     path = "/embeddings"
 
     def _payload(self, texts: list[str]) -> dict:
-        body = {"model": self.model, "input": texts, "encoding_format": "float"}
+        body: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self.use_dimensions:
             body["dimensions"] = self.dims
         return body

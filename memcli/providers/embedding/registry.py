@@ -8,11 +8,12 @@ model_name; when unmet the vector branch is off (None), which is not an error.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
+from memcli.config.settings import Embedding, as_mapping
 from memcli.errors import ConfigError
 from memcli.providers.embedding.base import Embedder
-from memcli.config.settings import as_mapping
 
 # name -> (module, class, config keys that must be non-empty)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -60,12 +61,14 @@ def _backend(cfg: dict[str, Any]) -> str:
     cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
     if name and name != OFF and name not in BACKENDS and name not in UNSUPPORTED:
-        raise ConfigError(f"unknown embedding backend '{name}'",
-                          f"use one of: {', '.join([*BACKENDS, OFF])} (embedding_model_config.backend)")
+        raise ConfigError(
+            f"unknown embedding backend '{name}'",
+            f"use one of: {', '.join([*BACKENDS, OFF])} (embedding_model_config.backend)",
+        )
     return name
 
 
-def why_disabled(cfg: dict[str, Any]) -> str | None:
+def why_disabled(cfg: Mapping[str, Any] | Embedding) -> str | None:
     """Why `cfg` gives no embedder (in words), or None when it gives one.
 
     Raises ConfigError for an unknown backend name."""
@@ -88,7 +91,7 @@ def why_disabled(cfg: dict[str, Any]) -> str | None:
     return None
 
 
-def get_embedder(cfg: dict[str, Any], *, timeout: float | None = None) -> Embedder | None:
+def get_embedder(cfg: Mapping[str, Any] | Embedding, *, timeout: float | None = None) -> Embedder | None:
     """The embedder `cfg` (an embedding_model_config) selects, or None when vectors are off.
 
     Backend "" means automatic: the local model when its extra is installed, else
@@ -109,6 +112,8 @@ def get_embedder(cfg: dict[str, Any], *, timeout: float | None = None) -> Embedd
         return cls(cfg, model=model)
     dims = cfg.get("dimensions")
     if not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
-        raise ConfigError(f"embedding_model_config.dimensions must be a positive integer, got {dims!r}",
-                          "set it to the model's vector size")
+        raise ConfigError(
+            f"embedding_model_config.dimensions must be a positive integer, got {dims!r}",
+            "set it to the model's vector size",
+        )
     return cls(cfg, timeout=timeout)

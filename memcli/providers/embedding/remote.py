@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ProviderError
 from memcli.providers import http
@@ -24,9 +25,13 @@ class RemoteEmbedder(BaseEmbedder):
 
     def __init__(self, cfg: dict, *, timeout: float | None = None):
         base = (str(cfg.get("base_url") or "") or self.default_base_url).strip().rstrip("/")
-        super().__init__(model=str(cfg.get("model_name") or ""), dims=int(cfg.get("dimensions") or 0),
-                         endpoint=base, max_input_length=int(cfg.get("max_input_length") or 0),
-                         max_batch_size=int(cfg.get("max_batch_size") or 1))
+        super().__init__(
+            model=str(cfg.get("model_name") or ""),
+            dims=int(cfg.get("dimensions") or 0),
+            endpoint=base,
+            max_input_length=int(cfg.get("max_input_length") or 0),
+            max_batch_size=int(cfg.get("max_batch_size") or 1),
+        )
         self.base_url = base
         self.api_key = str(cfg.get("api_key") or "") or None
         self.use_dimensions = bool(cfg.get("use_dimensions"))
@@ -42,8 +47,9 @@ class RemoteEmbedder(BaseEmbedder):
     @property
     def client(self) -> httpx.Client:
         if self._client is None:
-            self._client = http.make_client(self.base_url, api_key=self.api_key, auth=self.auth,
-                                            headers=self.headers, timeout=self.timeout)
+            self._client = http.make_client(
+                self.base_url, api_key=self.api_key, auth=self.auth, headers=self.headers, timeout=self.timeout
+            )
         return self._client
 
     def close(self) -> None:
@@ -52,14 +58,17 @@ class RemoteEmbedder(BaseEmbedder):
             self._client = None
 
     def _embed(self, texts: list[str]) -> Sequence[Sequence[float]]:
-        data = http.post_json(self.client, self.path, self._payload(texts),
-                              max_retries=self.max_retries, backoff=self.backoff)
+        data = http.post_json(
+            self.client, self.path, self._payload(texts), max_retries=self.max_retries, backoff=self.backoff
+        )
         try:
             return self._vectors(data)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ProviderError(f"{self.backend} response from {self.base_url}{self.path} has an unexpected "
-                                f"shape ({type(exc).__name__}: {exc})",
-                                "check backend and base_url match the server's API") from None
+            raise ProviderError(
+                f"{self.backend} response from {self.base_url}{self.path} has an unexpected "
+                f"shape ({type(exc).__name__}: {exc})",
+                "check backend and base_url match the server's API",
+            ) from None
 
     @abstractmethod
     def _payload(self, texts: list[str]) -> dict[str, Any]:

@@ -9,21 +9,28 @@ now (`for_space`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from memcli.vault.workspace import Workspace
 
 
 @dataclass
 class Backend:
-    embedder: object  # memcli.providers.embedding.base.Embedder
+    embedder: Any  # memcli.providers.embedding.base.Embedder
     space: dict  # {id, identity, dims}
 
 
 def _backend(emb) -> Backend:
     from memcli.providers.embedding.base import vector_space_id
 
-    return Backend(emb, {"id": vector_space_id(emb.backend, emb.model, emb.dims, emb.endpoint),
-                         "identity": emb.identity, "dims": int(emb.dims)})
+    return Backend(
+        emb,
+        {
+            "id": vector_space_id(emb.backend, emb.model, emb.dims, emb.endpoint),
+            "identity": emb.identity,
+            "dims": int(emb.dims),
+        },
+    )
 
 
 def configured(ws: Workspace, *, timeout: float | None = None) -> Backend | None:
@@ -77,8 +84,9 @@ def local_for(space: dict) -> Backend | None:
     return None
 
 
-def for_space(ws: Workspace, space: dict | None, *, timeout: float | None = None,
-              target: Backend | None = None) -> Backend | None:
+def for_space(
+    ws: Workspace, space: dict | None, *, timeout: float | None = None, target: Backend | None = None
+) -> Backend | None:
     """The backend whose embedder fits `space` (the one a search must embed its query with):
     the configured one (or `target`, when the caller has it), the first pass, or an installed
     local model; None when nothing can embed into that space any more."""

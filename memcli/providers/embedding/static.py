@@ -33,7 +33,7 @@ def read_safetensors(path, key: str):
     with open(path, "rb") as fh:
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     (n,) = struct.unpack_from("<Q", mm, 0)
-    head = json.loads(mm[8:8 + n])
+    head = json.loads(mm[8 : 8 + n])
     meta = head[key]
     dtype = dtypes.get(meta["dtype"])
     if dtype is None:
@@ -49,9 +49,13 @@ class StaticEmbedder(BaseEmbedder):
     def __init__(self, cfg: dict | None = None, *, model: local_models.LocalModel | None = None):
         cfg = cfg or {}
         self.spec = model or local_models.MODELS[local_models.FIRST_PASS]
-        super().__init__(model=self.spec.name, dims=self.spec.dims, endpoint=self.spec.dist,
-                         max_input_length=int(cfg.get("max_input_length") or 0),
-                         max_batch_size=max(BATCH, int(cfg.get("max_batch_size") or 0)))
+        super().__init__(
+            model=self.spec.name,
+            dims=self.spec.dims,
+            endpoint=self.spec.dist,
+            max_input_length=int(cfg.get("max_input_length") or 0),
+            max_batch_size=max(BATCH, int(cfg.get("max_batch_size") or 0)),
+        )
         self._table = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -62,16 +66,19 @@ class StaticEmbedder(BaseEmbedder):
                 try:
                     from tokenizers import Tokenizer
                 except ImportError as exc:
-                    raise ProviderError(f"local embeddings need tokenizers ({exc})", local_models.INSTALL_HINT) from None
+                    raise ProviderError(
+                        f"local embeddings need tokenizers ({exc})", local_models.INSTALL_HINT
+                    ) from None
                 weights, tok = local_models.files(self.spec)
                 try:
                     tokenizer = Tokenizer.from_file(str(tok))
                     tokenizer.no_truncation()
                     tokenizer.no_padding()
                     table = read_safetensors(weights, TENSOR)
-                except (OSError, ValueError, KeyError, Exception) as exc:  # tokenizers raises its own types
-                    raise ProviderError(f"cannot load {self.spec.name}: {type(exc).__name__}: {exc}",
-                                        f"reinstall {self.spec.dist}") from None
+                except Exception as exc:  # noqa: BLE001 - tokenizers raises its own types
+                    raise ProviderError(
+                        f"cannot load {self.spec.name}: {type(exc).__name__}: {exc}", f"reinstall {self.spec.dist}"
+                    ) from None
                 if table.shape[1] != self.dims:
                     raise ProviderError(f"{self.spec.name}: {table.shape[1]} dims, expected {self.dims}")
                 self._tokenizer, self._table = tokenizer, table

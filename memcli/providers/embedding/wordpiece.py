@@ -22,8 +22,9 @@ MAX_WORD_CHARS = 100
 # BertNormalizer's clean_text drops control characters (for ASCII: 0-31 and 127 but tab, line
 # feed and carriage return, which become spaces as whitespace does); BertPreTokenizer splits
 # on whitespace and isolates each punctuation character
-_CLEAN = str.maketrans({**{i: None for i in [*range(32), 127] if chr(i) not in "\t\n\r"},
-                        **{ord(c): " " for c in "\t\n\r"}})
+_CLEAN = str.maketrans(
+    {**{i: None for i in [*range(32), 127] if chr(i) not in "\t\n\r"}, **{ord(c): " " for c in "\t\n\r"}}
+)
 _SPLIT = re.compile("[" + re.escape(string.punctuation) + "]|[^ " + re.escape(string.punctuation) + "]+")
 
 
@@ -35,19 +36,33 @@ class WordPiece:
     def __init__(self, path: Path):
         spec = json.loads(Path(path).read_text(encoding="utf-8"))
         norm, pre, model = spec.get("normalizer") or {}, spec.get("pre_tokenizer") or {}, spec.get("model") or {}
-        if (norm.get("type"), norm.get("clean_text"), norm.get("handle_chinese_chars"), norm.get("strip_accents"),
-                norm.get("lowercase"), pre.get("type"), model.get("type"), model.get("continuing_subword_prefix"),
-                model.get("max_input_chars_per_word")) != \
-                ("BertNormalizer", True, True, None, True, "BertPreTokenizer", "WordPiece", "##", MAX_WORD_CHARS):
+        if (
+            norm.get("type"),
+            norm.get("clean_text"),
+            norm.get("handle_chinese_chars"),
+            norm.get("strip_accents"),
+            norm.get("lowercase"),
+            pre.get("type"),
+            model.get("type"),
+            model.get("continuing_subword_prefix"),
+            model.get("max_input_chars_per_word"),
+        ) != ("BertNormalizer", True, True, None, True, "BertPreTokenizer", "WordPiece", "##", MAX_WORD_CHARS):
             raise NotSupported(f"{Path(path).name} is not a BERT WordPiece tokenizer")
         self.vocab: dict[str, int] = model["vocab"]
         self.unk = self.vocab[model["unk_token"]]
-        special = {t["content"]: t["id"] for t in spec.get("added_tokens", ())
-                   if t.get("special") and not t.get("normalized") and not t.get("single_word")
-                   and not t.get("lstrip") and not t.get("rstrip")}
+        special = {
+            t["content"]: t["id"]
+            for t in spec.get("added_tokens", ())
+            if t.get("special")
+            and not t.get("normalized")
+            and not t.get("single_word")
+            and not t.get("lstrip")
+            and not t.get("rstrip")
+        }
         self.special = special
-        self._special = re.compile("|".join(map(re.escape, sorted(special, key=len, reverse=True)))) \
-            if special else None
+        self._special = (
+            re.compile("|".join(map(re.escape, sorted(special, key=len, reverse=True)))) if special else None
+        )
 
     def token_to_id(self, token: str) -> int | None:
         return self.vocab.get(token)
@@ -59,7 +74,7 @@ class WordPiece:
         ids: list[int] = []
         pos = 0
         for m in self._special.finditer(text) if self._special else ():
-            ids += self._plain(text[pos:m.start()])
+            ids += self._plain(text[pos : m.start()])
             ids.append(self.special[m.group()])
             pos = m.end()
         return ids + self._plain(text[pos:])

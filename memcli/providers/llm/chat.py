@@ -55,8 +55,7 @@ class ChatClient:
         self.reply_tokens = reply_tokens(self.context_tokens, int(cfg.get("max_output_tokens") or 0))
         self.send_max_tokens = backend in LOCAL or bool(cfg.get("max_output_tokens"))
         # llama.cpp reuses a cached prompt prefix, which can change a reply's tokens; off = repeatable
-        self.extra_body = {"cache_prompt": False} if backend == "llamacpp" and cfg.get("cache_prompt") is False \
-            else {}
+        self.extra_body = {"cache_prompt": False} if backend == "llamacpp" and cfg.get("cache_prompt") is False else {}
         self.format_level = 0  # index into FORMATS: lowered for good when a server refuses one
         self._client: httpx.Client | None = None
 
@@ -67,8 +66,9 @@ class ChatClient:
     def __repr__(self) -> str:  # never show the key
         return f"<ChatClient {self.identity} {self.base_url}>"
 
-    def chat(self, messages: list[dict], schema: dict | None = None,
-             max_tokens: int | None = None) -> tuple[str, str | None]:
+    def chat(
+        self, messages: list[dict], schema: dict | None = None, max_tokens: int | None = None
+    ) -> tuple[str, str | None]:
         """(content, finish_reason): the chat(messages, schema) callable the extraction layer takes;
         `max_tokens` lowers the reply cap for this request (a short receipt need not wait for a loop)."""
         reply = self.complete(messages, schema=schema, max_tokens=max_tokens)
@@ -76,31 +76,37 @@ class ChatClient:
 
     __call__ = chat
 
-    def _payload(self, messages: list[dict], schema: dict | None, level: int, json_mode: bool,
-                 max_tokens: int | None = None) -> dict:
+    def _payload(
+        self, messages: list[dict], schema: dict | None, level: int, json_mode: bool, max_tokens: int | None = None
+    ) -> dict:
         payload = {"model": self.model, "messages": messages, "temperature": 0}
         if self.send_max_tokens:
             payload["max_tokens"] = min(self.reply_tokens, max_tokens or self.reply_tokens)
         if json_mode and FORMATS[level] == "json_schema" and schema is not None:
-            payload["response_format"] = {"type": "json_schema",
-                                          "json_schema": {"name": "reply", "schema": schema, "strict": False}}
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "schema": schema, "strict": False},
+            }
         elif json_mode and FORMATS[level] != "plain":
             # the prompt still asks for JSON in words, so a server without it loses little
             payload["response_format"] = {"type": "json_object"}
         return {**payload, **self.extra_body}
 
-    def complete(self, messages: list[dict], *, schema: dict | None = None, json_mode: bool = True,
-                 max_tokens: int | None = None) -> Completion:
+    def complete(
+        self, messages: list[dict], *, schema: dict | None = None, json_mode: bool = True, max_tokens: int | None = None
+    ) -> Completion:
         if self._client is None:
-            self._client = http.make_client(self.base_url, api_key=self.api_key, headers=self.headers,
-                                            timeout=self.timeout)
+            self._client = http.make_client(
+                self.base_url, api_key=self.api_key, headers=self.headers, timeout=self.timeout
+            )
         level = self.format_level if schema is not None else max(self.format_level, 1)
         first: ProviderError | None = None
         while True:
             payload = self._payload(messages, schema, level, json_mode, max_tokens)
             try:
-                data = http.post_json(self._client, self.path, payload, max_retries=self.max_retries,
-                                      backoff=self.backoff)
+                data = http.post_json(
+                    self._client, self.path, payload, max_retries=self.max_retries, backoff=self.backoff
+                )
                 break
             except ProviderError as exc:
                 # a server that does not take this response_format: one level down, remembered
@@ -121,9 +127,11 @@ class ChatClient:
                 content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
             return Completion(content if isinstance(content, str) else "", choice.get("finish_reason"))
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ProviderError(f"{self.backend} reply from {self.base_url}{self.path} has an unexpected shape "
-                                f"({type(exc).__name__}: {exc})",
-                                "check llm_model_config.base_url points at an OpenAI-compatible API") from None
+            raise ProviderError(
+                f"{self.backend} reply from {self.base_url}{self.path} has an unexpected shape "
+                f"({type(exc).__name__}: {exc})",
+                "check llm_model_config.base_url points at an OpenAI-compatible API",
+            ) from None
 
     def close(self) -> None:
         if self._client is not None:

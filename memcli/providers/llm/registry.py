@@ -8,10 +8,11 @@ model and would otherwise get rule-based notes without noticing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from memcli.config.settings import LLM, as_mapping
 from memcli.errors import ConfigError
-from memcli.config.settings import as_mapping
 from memcli.providers.llm.chat import ChatClient
 
 # name -> default base URL ("" = base_url is required)
@@ -25,7 +26,7 @@ BACKENDS = {
 OFFLINE = ("none", "rules")
 
 
-def get_chat(cfg: dict[str, Any]) -> ChatClient | None:
+def get_chat(cfg: Mapping[str, Any] | LLM) -> ChatClient | None:
     """The chat client `cfg` (the llm settings section, or a mapping of its keys) asks for."""
     cfg = as_mapping(cfg)
     name = str(cfg.get("backend") or "").strip().lower()
@@ -34,11 +35,14 @@ def get_chat(cfg: dict[str, Any]) -> ChatClient | None:
         return None
     name = name or "openai"
     if name not in BACKENDS:
-        raise ConfigError(f"unknown LLM backend '{name}'",
-                          f"use one of: {', '.join([*BACKENDS, 'none'])} (llm_model_config.backend)")
+        raise ConfigError(
+            f"unknown LLM backend '{name}'", f"use one of: {', '.join([*BACKENDS, 'none'])} (llm_model_config.backend)"
+        )
     if not model:
-        raise ConfigError(f"LLM backend '{name}' needs llm_model_config.model_name",
-                          "set it (or MEM_LLM_MODEL), or set backend: none for the offline extractor")
+        raise ConfigError(
+            f"LLM backend '{name}' needs llm_model_config.model_name",
+            "set it (or MEM_LLM_MODEL), or set backend: none for the offline extractor",
+        )
     base = str(cfg.get("base_url") or "").strip() or BACKENDS[name]
     if not base:
         raise ConfigError(f"LLM backend '{name}' needs llm_model_config.base_url", "set it (or MEM_LLM_BASE_URL)")

@@ -70,10 +70,13 @@ CREATE FUNCTION mem.team_member(ns text) RETURNS boolean LANGUAGE sql STABLE AS 
     SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = 'mem_team_' || ns
                    AND pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER'))
 $fn$;
-""" + "".join(f"""
+""" + "".join(
+    f"""
 ALTER TABLE mem.{t} ENABLE ROW LEVEL SECURITY;
 CREATE POLICY team ON mem.{t} USING (mem.team_member(namespace)) WITH CHECK (mem.team_member(namespace));
-""" for t in _TABLES)
+"""
+    for t in _TABLES
+)
 
 MIGRATIONS = (
     (1, "agents, files, chunks and vector spaces", M1),
@@ -99,8 +102,10 @@ def migrate(conn) -> int:
         if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute("CREATE SCHEMA IF NOT EXISTS mem")
-        conn.execute("CREATE TABLE IF NOT EXISTS mem.schema_migrations (version integer PRIMARY KEY, "
-                     "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS mem.schema_migrations (version integer PRIMARY KEY, "
+            "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
         for number, name, sql in MIGRATIONS:
             if number > have:
                 conn.execute(sql)
@@ -111,11 +116,13 @@ def migrate(conn) -> int:
 def ensure_space(conn, namespace: str, space: dict) -> str:
     """The HNSW index of `space` in `namespace`, made on first use; returns its name."""
     with conn.transaction():
-        row = conn.execute("SELECT mem.ensure_space(%s, %s, %s, %s)",
-                           (namespace, space["id"], int(space["dims"]), str(space.get("identity", "")))).fetchone()
+        row = conn.execute(
+            "SELECT mem.ensure_space(%s, %s, %s, %s)",
+            (namespace, space["id"], int(space["dims"]), str(space.get("identity", ""))),
+        ).fetchone()
     return row[0]
 
 
 def index_name(namespace: str, space_id: str) -> str:
-    """The name mem.ensure_space gives the index (for the benchmark and health)."""
+    """The name mem.ensure_space gives the index (bench/bench_team.py reads its size and plan)."""
     return "chunks_hnsw_" + hashlib.md5(f"{namespace}/{space_id}".encode()).hexdigest()[:16]

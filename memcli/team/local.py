@@ -13,10 +13,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from memcli.index import sync
 from memcli.index.keyword import tokenizer
-from memcli.shared import lexemes
+from memcli.team import lexemes
 from memcli.vault.workspace import Workspace
 
 FORMAT = "1"  # bump when the rows made from the same file change: every file is sent again
@@ -35,8 +36,8 @@ class LocalFile:
 
 @dataclass
 class LocalState:
-    snap: object  # memcli.index.snapshot.Snapshot
-    matrix: object | None  # memcli.index.vectors.ViewVectors of `space`
+    snap: Any  # memcli.index.snapshot.Snapshot
+    matrix: Any  # memcli.index.vectors.ViewVectors of `space`
     space: dict | None
     files: dict[str, LocalFile]
     stamp: int
@@ -70,8 +71,17 @@ def read(ws: Workspace) -> LocalState | None:
     for f in files.values():
         f.docs.sort(key=lambda d: snap.meta(d)[1:3])
         mask = "".join("1" if matrix is not None and matrix.mask[d] else "0" for d in f.docs)
-        basis = "\x1f".join((FORMAT, f.sha, params, tokenizer.FINGERPRINT, space["id"] if space else "",
-                             str(ws.settings.chunking.passage_tokens), mask))
+        basis = "\x1f".join(
+            (
+                FORMAT,
+                f.sha,
+                params,
+                tokenizer.FINGERPRINT,
+                space["id"] if space else "",
+                str(ws.settings.chunking.passage_tokens),
+                mask,
+            )
+        )
         f.pubkey = hashlib.sha256(basis.encode()).hexdigest()[:32]
     return LocalState(snap, matrix, space, files, max(int(snap.header.get("indexed_at_ns", 0)), stamp), generation)
 
@@ -102,11 +112,10 @@ def file_row(ws: Workspace, state: LocalState, f: LocalFile, t) -> tuple | None:
     tokens = sum(state.snap.doc_length(d) for d in f.docs)
     vecs = sum(1 for d in f.docs if state.matrix is not None and state.matrix.mask[d])
     try:
-        mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.timezone.utc)
+        mtime = dt.datetime.fromtimestamp(f.mtime_ns / 1e9, dt.UTC)
     except (OverflowError, ValueError, OSError):
         mtime = None  # a time Python cannot hold (past year 9999): sent as none, not refused
-    return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text,
-            len(f.docs), tokens, vecs)
+    return (t.namespace, t.agent_id, f.path, f.sha, f.pubkey, f.date, mtime, f.size, text, len(f.docs), tokens, vecs)
 
 
 def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
@@ -120,12 +129,31 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
         if matrix is not None and matrix.mask[d]:
             row, rows = matrix.chunk_row(d), matrix.doc_rows(d)
             if _finite(row) and _finite(rows):  # pgvector refuses NaN and infinity (a damaged file)
-                space = state.space["id"]
+                space = state.space["id"] if state.space else None  # (a matrix comes with its space)
                 embedding = lexemes.vector(row)
                 passages = lexemes.vectors(rows) if len(rows) > 1 else None
         tsv, terms, tfs = lexemes.full_text(text)
-        out.append((t.namespace, t.agent_id, f.path, ord_, snap.chunk_id(d), int(start), int(end), int(crumb),
-                    _pg_text(text), f.date, snap.doc_length(d), tsv, terms, tfs, space, embedding, passages))
+        out.append(
+            (
+                t.namespace,
+                t.agent_id,
+                f.path,
+                ord_,
+                snap.chunk_id(d),
+                int(start),
+                int(end),
+                int(crumb),
+                _pg_text(text),
+                f.date,
+                snap.doc_length(d),
+                tsv,
+                terms,
+                tfs,
+                space,
+                embedding,
+                passages,
+            )
+        )
     return out
 
 

@@ -15,13 +15,21 @@ DAY = "memory/2026-05-18"
 NOTES = {
     f"{DAY}/db.md": "# Database\n\nWe chose PostgreSQL over MySQL for the billing service.\n",
     f"{DAY}/deploy.md": "# 部署流程\n\n部署流程先跑测试，然后发布到生产环境。\n\n## Rollout\n\nKubernetes rollout of "
-                        "billing-api INV-20931-QX, handleWebSocketReconnect fixed.\n",
+    "billing-api INV-20931-QX, handleWebSocketReconnect fixed.\n",
     f"{DAY}/oncall.md": "# Oncall\n\nThe pager rotation changes every Monday; billing outages page twice.\n",
     "MEMORY.md": "# Memory\n\n- prefers PostgreSQL\n- the billing service owns invoices\n",
     "digest/wiki/billing.md": "# Billing\n\nInvoices are generated nightly; billing billing reruns are idempotent.\n",
 }
-QUERIES = ["billing", "PostgreSQL invoices", "部署流程", "生产环境 测试", "INV-20931-QX", "websocket reconnect",
-           "rotation monday", "nightly reruns billing"]
+QUERIES = [
+    "billing",
+    "PostgreSQL invoices",
+    "部署流程",
+    "生产环境 测试",
+    "INV-20931-QX",
+    "websocket reconnect",
+    "rotation monday",
+    "nightly reruns billing",
+]
 
 
 def workspace(open_ws, root, **over):
@@ -106,9 +114,9 @@ def test_other_agents_vectors_are_searched(agent, open_ws, embedder, monkeypatch
 def test_hnsw_index_serves_the_vector_branch(agent, open_ws, embedder, monkeypatch, pg):
     import psycopg
 
-    from memcli import shared
-    from memcli.shared import schema
-    from memcli.shared import search as ssearch
+    from memcli import team
+    from memcli.team import schema
+    from memcli.team import search as ssearch
 
     monkeypatch.delenv("MEM_EMBEDDING_BACKEND")
     root = agent("bob", NOTES, embedding=embedder)
@@ -120,7 +128,7 @@ def test_hnsw_index_serves_the_vector_branch(agent, open_ws, embedder, monkeypat
     assert [h.path for h in approx.hits] == [h.path for h in exact.hits]  # 5 chunks: HNSW is exact here
     space = {"id": ws_space(ws), "dims": 16}
     ask = ssearch.Ask([], [0.1] * 16, space, 30)
-    query, args = ssearch.vector_sql(shared.target(ws), ask, hnsw=True)
+    query, args = ssearch.vector_sql(team.target(ws), ask, hnsw=True)
     with psycopg.connect(pg) as conn:
         conn.execute("SET enable_seqscan = off")  # 5 rows: make the planner show it can use the index
         plan = "\n".join(r[0] for r in conn.execute(b"EXPLAIN " + query.as_bytes(conn), args))
@@ -137,34 +145,44 @@ def test_concurrent_publishers_lose_and_duplicate_nothing(agent, sql):
     """Five agents reindex while searches of two of them publish the same state, and two
     machines publish as one agent (agent0): every agent ends with exactly its local chunks,
     agent0 with one machine's whole state, never a mix."""
-    roots = [agent(f"agent{i}", {f"{DAY}/n{j}.md": f"# Note {j}\n\nagent {i} writes note {j} about topic{j}.\n"
-                                 for j in range(6)}) for i in range(6)]
-    twin = agent("twin", {f"{DAY}/t{j}.md": f"# Twin {j}\n\nthe twin machine\n" for j in range(3)},
-                 agent_id="agent0")
+    roots = [
+        agent(
+            f"agent{i}",
+            {f"{DAY}/n{j}.md": f"# Note {j}\n\nagent {i} writes note {j} about topic{j}.\n" for j in range(6)},
+        )
+        for i in range(6)
+    ]
+    twin = agent("twin", {f"{DAY}/t{j}.md": f"# Twin {j}\n\nthe twin machine\n" for j in range(3)}, agent_id="agent0")
     for rnd in range(2):
         for i, root in enumerate(roots):
             (root / DAY / f"n{rnd}.md").write_text(f"# Note\n\nround {rnd} rewrote agent {i}.\n", encoding="utf-8")
             (root / DAY / f"n{5 - rnd}.md").unlink()
         runs = [(r, "reindex") for r in roots] + [(twin, "reindex")] + [(r, "search") for r in roots[1:3]]
-        procs = [subprocess.Popen([sys.executable, "-m", "memcli", "-w", str(r), cmd, *(["topic1"] * (cmd == "search"))],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for r, cmd in runs]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "memcli", "-w", str(r), cmd, *(["topic1"] * (cmd == "search"))],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for r, cmd in runs
+        ]
         for p in procs:
             out, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
-        for i, root in enumerate(roots[1:], 1):  # each agent's rows are its local index, exactly
+        for i in range(1, len(roots)):  # each agent's rows are its local index, exactly
             rows = sql("SELECT path, ord, text FROM mem.chunks WHERE agent_id = %s ORDER BY path, ord", f"agent{i}")
             assert [p for p, _, _ in rows] == [f"{DAY}/n{j}.md" for j in range(5 - rnd)]
             assert f"round {rnd} rewrote agent {i}" in rows[rnd][2]
             assert sql("SELECT files, chunks FROM mem.agents WHERE agent_id = %s", f"agent{i}") == [(5 - rnd,) * 2]
-        zero = [p for p, in sql("SELECT path FROM mem.files WHERE agent_id = 'agent0' ORDER BY path")]
+        zero = [p for (p,) in sql("SELECT path FROM mem.files WHERE agent_id = 'agent0' ORDER BY path")]
         assert zero in ([f"{DAY}/n{j}.md" for j in range(5 - rnd)], [f"{DAY}/t{j}.md" for j in range(3)])
     assert sql("SELECT count(*) = count(DISTINCT (agent_id, path, ord)) FROM mem.chunks") == [(True,)]
 
 
 def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
-    from memcli import shared
+    from memcli import team
     from memcli.index import sync
-    from memcli.shared import db, local, publish
+    from memcli.team import db, local, publish
 
     root = agent("alice", NOTES)
     ws = workspace(open_ws, root)
@@ -172,9 +190,9 @@ def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
     old = local.read(ws)  # a slow search read this state...
     (root / DAY / "db.md").write_text("# Database\n\nWe moved to SQLite.\n", encoding="utf-8")
     sync.sync(ws)
-    publish.run(ws, shared.target(ws))  # ...and a reindex published a newer one meanwhile
-    with db.session(shared.target(ws)) as conn:
-        rep = publish._publish(ws, shared.target(ws), conn, old)
+    publish.run(ws, team.target(ws))  # ...and a reindex published a newer one meanwhile
+    with db.session(team.target(ws)) as conn:
+        rep = publish._publish(ws, team.target(ws), conn, old)
     old.close()
     assert rep.skipped and "SQLite" in sql("SELECT text FROM mem.files WHERE path = %s", f"{DAY}/db.md")[0][0]
 
@@ -182,7 +200,7 @@ def test_an_older_state_never_overwrites_a_newer_one(agent, open_ws, sql):
 def test_migrations_are_numbered_and_run_once(pg, sql):
     import psycopg
 
-    from memcli.shared import schema
+    from memcli.team import schema
 
     errors: list[BaseException] = []
 
@@ -199,8 +217,9 @@ def test_migrations_are_numbered_and_run_once(pg, sql):
     for th in threads:
         th.join()
     assert not errors
-    assert [v for v, _ in sql("SELECT version, name FROM mem.schema_migrations ORDER BY version")] == \
-        [n for n, _, _ in schema.MIGRATIONS]
+    assert [v for v, _ in sql("SELECT version, name FROM mem.schema_migrations ORDER BY version")] == [
+        n for n, _, _ in schema.MIGRATIONS
+    ]
 
 
 def test_row_level_security_keeps_teams_apart(agent, cli, pg, sql, embedder):
@@ -210,14 +229,18 @@ def test_row_level_security_keeps_teams_apart(agent, cli, pg, sql, embedder):
     agent_b = agent("bob", {f"{DAY}/b.md": "# B\n\nblue team billing secrets\n"}, namespace="blue")
     for root in (alice, agent_b):
         assert cli(root, "reindex")[0] == 0
-    for statement in ("CREATE ROLE mem_team_red", "GRANT USAGE ON SCHEMA mem TO mem_team_red",
-                      "GRANT SELECT, INSERT, UPDATE, DELETE ON mem.agents, mem.files, mem.chunks TO mem_team_red",
-                      "GRANT SELECT ON mem.spaces, mem.schema_migrations TO mem_team_red",
-                      "CREATE ROLE carol LOGIN IN ROLE mem_team_red"):
+    for statement in (
+        "CREATE ROLE mem_team_red",
+        "GRANT USAGE ON SCHEMA mem TO mem_team_red",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON mem.agents, mem.files, mem.chunks TO mem_team_red",
+        "GRANT SELECT ON mem.spaces, mem.schema_migrations TO mem_team_red",
+        "CREATE ROLE carol LOGIN IN ROLE mem_team_red",
+    ):
         sql(statement)
     carol_dsn = pg.replace("postgres:", "carol:", 1)
-    carol = agent("carol", {f"{DAY}/c.md": "# C\n\ncarol's billing note\n"}, namespace="red", dsn=carol_dsn,
-                  embedding=embedder)
+    carol = agent(
+        "carol", {f"{DAY}/c.md": "# C\n\ncarol's billing note\n"}, namespace="red", dsn=carol_dsn, embedding=embedder
+    )
     code, out, err = cli(carol, "reindex")
     assert code == 0 and "Published 1 files" in out, err
     assert sql("SELECT namespace, dims FROM mem.spaces") == [("red", 16)]

@@ -38,8 +38,9 @@ def _missing() -> list[str]:
 def pg_server():
     missing = _missing()
     if missing:
-        why = (f"team-memory tests need {' and '.join(missing)} (the postgres extra and pgserver: "
-               "pip install -e '.[dev]')")
+        why = (
+            f"team-memory tests need {' and '.join(missing)} (the postgres extra and pgserver: pip install -e '.[dev]')"
+        )
         if REQUIRE:
             pytest.fail(f"MEM_REQUIRE_POSTGRES=1 but {why}", pytrace=False)
         pytest.skip(why)
@@ -105,13 +106,16 @@ def write_note(root: Path, rel: str, text: str) -> Path:
 def agent(tmp_path, pg):
     """agent(name, notes={rel: text}, **shared) -> a workspace publishing as `name`."""
 
-    def make(name: str, notes: dict | None = None, embedding: dict | None = None, dsn: str | None = None,
-             **shared) -> Path:
+    def make(
+        name: str, notes: dict | None = None, embedding: dict | None = None, dsn: str | None = None, **shared
+    ) -> Path:
         root = tmp_path / name
         (root / "memory").mkdir(parents=True, exist_ok=True)
         (root / "digest").mkdir(exist_ok=True)
-        cfg = {"shared": {"dsn": dsn if dsn is not None else pg, "namespace": "team", **shared},
-               "embedding_model_config": embedding or {"backend": "none"}}
+        cfg = {
+            "shared": {"dsn": dsn if dsn is not None else pg, "namespace": "team", **shared},
+            "embedding_model_config": embedding or {"backend": "none"},
+        }
         if not cfg["shared"]["dsn"]:
             del cfg["shared"]["dsn"]
         (root / "mem.yaml").write_text(json.dumps(cfg, indent=1), encoding="utf-8")  # JSON is YAML
@@ -133,8 +137,13 @@ def cli(tmp_path):
         for k, v in (env or {}).items():
             if v is None:
                 full.pop(k, None)
-        proc = subprocess.run([sys.executable, "-m", "memcli", "-w", str(root), *map(str, args)],
-                              cwd=tmp_path, env=full, capture_output=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "memcli", "-w", str(root), *map(str, args)],
+            cwd=tmp_path,
+            env=full,
+            capture_output=True,
+            timeout=timeout,
+        )
         return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
 
     return run
@@ -154,7 +163,7 @@ def bow(text: str, dims: int = DIMS) -> list[float]:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 - http.server's name
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
         data = [{"object": "embedding", "index": i, "embedding": bow(t)} for i, t in enumerate(body["input"])]
         out = json.dumps({"object": "list", "model": "bow", "data": data}).encode()
@@ -174,6 +183,12 @@ def embedder():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
-    yield {"backend": "openai", "base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1",
-           "api_key": "sk-test", "model_name": "bow", "dimensions": DIMS, "max_retries": 0}
+    yield {
+        "backend": "openai",
+        "base_url": f"http://127.0.0.1:{srv.server_address[1]}/v1",
+        "api_key": "sk-test",
+        "model_name": "bow",
+        "dimensions": DIMS,
+        "max_retries": 0,
+    }
     srv.shutdown()

@@ -27,19 +27,13 @@ def usable(term: str) -> bool:
     return bool(term) and len(term.encode("utf-8")) <= MAX_LEXEME_BYTES
 
 
-def tsvector(text: str) -> str:
-    """The tsvector input of a chunk: each token once, with tf positions."""
-    return full_text(text)[0]
-
-
 def full_text(text: str) -> tuple[str, list[str], list[int]]:
     """(tsvector input, terms, their frequencies) of a chunk. The GIN index over the tsvector
     finds the chunks holding a term; the parallel arrays give BM25 its tf in C
     (`tfs[array_position(terms, t)]`), where unnesting every matched tsvector cost ~17 µs
     a chunk (a term in half of 100,000 chunks: most of a second)."""
     counts = Counter(t for t in tokenizer.tokenize(text) if usable(t))
-    vec = " ".join(f"{quote(t)}:{','.join(map(str, range(1, min(n, MAX_POSITIONS) + 1)))}"
-                   for t, n in counts.items())
+    vec = " ".join(f"{quote(t)}:{','.join(map(str, range(1, min(n, MAX_POSITIONS) + 1)))}" for t, n in counts.items())
     return vec, list(counts), list(counts.values())
 
 
@@ -49,8 +43,9 @@ def weighted(query: str, extra=()) -> list[tuple[str, float, bool]]:
     expansion's (index term, weight) pairs."""
     own = [t for t in tokenizer.query_terms(query) if usable(t)]
     mine, pieces = set(own), tokenizer.part_terms(query)
-    return [(t, 1.0, t not in pieces) for t in own] + \
-        [(t, float(w), False) for t, w in extra if usable(t) and t not in mine]
+    return [(t, 1.0, t not in pieces) for t in own] + [
+        (t, float(w), False) for t, w in extra if usable(t) and t not in mine
+    ]
 
 
 def vector(row) -> str:

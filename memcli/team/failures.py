@@ -3,7 +3,7 @@
 A publish that left files out (the database refused their rows) or failed whole writes
 what happened, for which target (publish.target_key: the DSN without its password, the
 namespace and the agent); a publish without failures removes it. Reasons are scrubbed
-lines (memcli.shared.db.reason), never a DSN.
+lines (memcli.team.db.reason), never a DSN.
 """
 
 from __future__ import annotations
@@ -27,9 +27,13 @@ def record(ws: Workspace, target: str, failed: list[tuple[str, str]], error: str
         if not failed and not error:
             atomic.remove(path(ws))
             return
-        doc = {"target": target, "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-               "error": error or None, "failed": len(failed),
-               "files": [{"path": p, "reason": r} for p, r in failed[:KEPT]]}
+        doc = {
+            "target": target,
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "error": error or None,
+            "failed": len(failed),
+            "files": [{"path": p, "reason": r} for p, r in failed[:KEPT]],
+        }
         atomic.write_text(path(ws), json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
     except OSError:
         pass  # (a read-only workspace) the publish's own report still says it

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memcli.index.keyword import bm25
-from memcli.shared import Target, db, lexemes, schema
+from memcli.index.keyword import bm25, tokenizer
+from memcli.team import Target, db, display, lexemes, schema
 
 SHORTLIST_HNSW = schema.EF_SEARCH
 SHORTLIST_EXACT = 512
@@ -43,6 +43,7 @@ class Chunk:
 @dataclass
 class Found:
     """Candidates of both branches; docs are indexes into `chunks`."""
+
     chunks: list[Chunk] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)  # (doc, cosine), best first
     keyword: list[tuple[int, float]] = field(default_factory=list)  # (doc, BM25), best first
@@ -57,7 +58,7 @@ class Found:
 
 @dataclass(frozen=True)
 class Ask:
-    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.shared.lexemes.weighted
+    terms: list[tuple[str, float, bool]]  # (term, weight, the query's own): memcli.team.lexemes.weighted
     vector: list[float] | None
     space: dict | None
     depth: int
@@ -74,8 +75,11 @@ def scope(t: Target, alias: str = "c", dates: tuple | None = None):
     if t.isolation:
         parts.append(sql.SQL("{}.agent_id = {}").format(sql.Identifier(alias), sql.Literal(t.agent_id)))
     if dates:
-        parts.append(sql.SQL("{}.note_date BETWEEN {} AND {}").format(
-            sql.Identifier(alias), sql.Literal(dates[0]), sql.Literal(dates[1])))
+        parts.append(
+            sql.SQL("{}.note_date BETWEEN {} AND {}").format(
+                sql.Identifier(alias), sql.Literal(dates[0]), sql.Literal(dates[1])
+            )
+        )
     return sql.SQL(" AND ").join(parts)
 
 
@@ -89,17 +93,26 @@ def run(conn, t: Target, ask: Ask) -> Found:
         ids_v: list[tuple[int, float]] = []
         if ask.vector is not None and ask.space is not None and vectors:
             ids_v, found.exact = _vector(conn, t, ask, dates, vectors)
-        ids_k, found.df = _keyword(conn, t, ask, dates, n, tokens, [i for i, _ in ids_v]) \
-            if ask.terms and n else ([], {})
+        ids_k, found.df = (
+            _keyword(conn, t, ask, dates, n, tokens, [i for i, _ in ids_v]) if ask.terms and n else ([], {})
+        )
         found.n = n
         cos = dict(ids_v)
         missing = [i for i, _, _ in ids_k if i not in cos]
         if missing and ask.vector is not None and ask.space is not None:
             cos.update(_cosines(conn, ask, missing))
         ids = list(dict.fromkeys([*(i for i, _ in ids_v), *(i for i, _, _ in ids_k)]))
-        rows = {r[0]: Chunk(*r) for r in conn.execute(
-            "SELECT id, agent_id, path, start_line, end_line, crumb, text FROM mem.chunks WHERE id = ANY(%s)",
-            (ids,)).fetchall()} if ids else {}
+        rows = (
+            {
+                r[0]: Chunk(*r)
+                for r in conn.execute(
+                    "SELECT id, agent_id, path, start_line, end_line, crumb, text FROM mem.chunks WHERE id = ANY(%s)",
+                    (ids,),
+                ).fetchall()
+            }
+            if ids
+            else {}
+        )
     doc = {}
     for i in ids:
         if i in rows:
@@ -107,7 +120,7 @@ def run(conn, t: Target, ask: Ask) -> Found:
             found.chunks.append(rows[i])
     bm = {i: s for i, s, _ in ids_k}
     found.vector = [(doc[i], s) for i, s in ids_v if i in doc and s is not None]
-    found.keyword = [(doc[i], s) for i, s, _ in ids_k[:ask.depth] if i in doc]  # (the extras rank below)
+    found.keyword = [(doc[i], s) for i, s, _ in ids_k[: ask.depth] if i in doc]  # (the extras rank below)
     found.own = {doc[i] for i, _, own in ids_k if own and i in doc}
     found.cos = {doc[i]: s for i, s in cos.items() if i in doc and s is not None}
     found.bm = {doc[i]: s for i, s in bm.items() if i in doc and s > 0}
@@ -119,9 +132,11 @@ def _stats(conn, t: Target, space: dict | None) -> tuple[int, int, int]:
     """(chunks, tokens, vectors of `space`) of the scope, from the agents' totals."""
     where = "namespace = %s" + (" AND agent_id = %s" if t.isolation else "")
     args = (space["id"] if space else "", t.namespace, *([t.agent_id] if t.isolation else []))
-    row = conn.execute("SELECT coalesce(sum(chunks), 0), coalesce(sum(tokens), 0), "
-                       "coalesce(sum(vectors) FILTER (WHERE space_id = %s), 0) FROM mem.agents WHERE " + where,
-                       args).fetchone()
+    row = conn.execute(
+        "SELECT coalesce(sum(chunks), 0), coalesce(sum(tokens), 0), "
+        "coalesce(sum(vectors) FILTER (WHERE space_id = %s), 0) FROM mem.agents WHERE " + where,
+        args,
+    ).fetchone()
     return int(row[0]), int(row[1]), int(row[2])
 
 
@@ -130,8 +145,9 @@ def _best(dims: int):
     from psycopg import sql
 
     v = sql.SQL("%(q)s::vector({})").format(sql.Literal(dims))
-    return sql.SQL("coalesce((SELECT max(1 - (p <=> {v})) FROM unnest(c.passages) p), "
-                   "1 - (c.embedding::vector({d}) <=> {v}))").format(v=v, d=sql.Literal(dims))
+    return sql.SQL(
+        "coalesce((SELECT max(1 - (p <=> {v})) FROM unnest(c.passages) p), 1 - (c.embedding::vector({d}) <=> {v}))"
+    ).format(v=v, d=sql.Literal(dims))
 
 
 def _vector(conn, t: Target, ask: Ask, dates, vectors: int) -> tuple[list[tuple[int, float]], bool]:
@@ -145,6 +161,7 @@ def vector_sql(t: Target, ask: Ask, dates=None, hnsw: bool = True):
     index, or exactly), then each shortlisted chunk's best passage."""
     from psycopg import sql
 
+    assert ask.space is not None  # the vector branch runs only with a space
     dims = int(ask.space["dims"])
     dist = sql.SQL("c.embedding::vector({d}) <=> %(q)s::vector({d})").format(d=sql.Literal(dims))
     if not hnsw:
@@ -154,15 +171,20 @@ def vector_sql(t: Target, ask: Ask, dates=None, hnsw: bool = True):
         "ORDER BY {dist} LIMIT %(short)s) "
         "SELECT c.id, {best} AS cos FROM mem.chunks c JOIN s USING (id) ORDER BY cos DESC, c.id LIMIT %(depth)s"
     ).format(scope=scope(t, dates=dates), space=sql.Literal(ask.space["id"]), dist=dist, best=_best(dims))
-    return query, {"q": lexemes_vector(ask.vector), "short": SHORTLIST_HNSW if hnsw else SHORTLIST_EXACT,
-                   "depth": ask.depth}
+    return query, {
+        "q": lexemes_vector(ask.vector),
+        "short": SHORTLIST_HNSW if hnsw else SHORTLIST_EXACT,
+        "depth": ask.depth,
+    }
 
 
 def _cosines(conn, ask: Ask, ids: list[int]) -> dict[int, float]:
     from psycopg import sql
 
-    query = sql.SQL("SELECT c.id, {best} FROM mem.chunks c WHERE c.id = ANY(%(ids)s) AND c.space_id = {space}") \
-        .format(best=_best(int(ask.space["dims"])), space=sql.Literal(ask.space["id"]))
+    assert ask.space is not None  # asked only for a vector search, which has a space
+    query = sql.SQL("SELECT c.id, {best} FROM mem.chunks c WHERE c.id = ANY(%(ids)s) AND c.space_id = {space}").format(
+        best=_best(int(ask.space["dims"])), space=sql.Literal(ask.space["id"])
+    )
     rows = conn.execute(query, {"q": lexemes_vector(ask.vector), "ids": ids}).fetchall()
     return {int(i): float(s) for i, s in rows}
 
@@ -175,8 +197,11 @@ def _keyword(conn, t: Target, ask: Ask, dates, n: int, tokens: int, also: list[i
     each term's df and each match's tf part; the date filter applies only after df."""
     from psycopg import sql
 
-    after = sql.SQL("WHERE m.note_date BETWEEN {} AND {}").format(sql.Literal(dates[0]), sql.Literal(dates[1])) \
-        if dates else sql.SQL("")
+    after = (
+        sql.SQL("WHERE m.note_date BETWEEN {} AND {}").format(sql.Literal(dates[0]), sql.Literal(dates[1]))
+        if dates
+        else sql.SQL("")
+    )
     query = sql.SQL(
         "WITH q AS (SELECT u.term, u.tq::tsquery AS tq, u.weight, u.own FROM unnest(%(terms)s::text[], "
         "%(tqs)s::text[], %(weights)s::float8[], %(own)s::bool[]) AS u(term, tq, weight, own)), "
@@ -192,9 +217,18 @@ def _keyword(conn, t: Target, ask: Ask, dates, n: int, tokens: int, also: list[i
         "(SELECT coalesce(json_object_agg(term, n), '{{}}') FROM df)"
     ).format(scope=scope(t), after=after)
     terms = [x for x, _, _ in ask.terms]
-    args = {"terms": terms, "tqs": [lexemes.quote(x) for x in terms], "weights": [w for _, w, _ in ask.terms],
-            "own": [o for _, _, o in ask.terms], "n": n, "k1": bm25.K1, "b": bm25.B,
-            "avgdl": max(tokens / n, 1e-9), "depth": ask.depth, "also": also}
+    args = {
+        "terms": terms,
+        "tqs": [lexemes.quote(x) for x in terms],
+        "weights": [w for _, w, _ in ask.terms],
+        "own": [o for _, _, o in ask.terms],
+        "n": n,
+        "k1": bm25.K1,
+        "b": bm25.B,
+        "avgdl": max(tokens / n, 1e-9),
+        "depth": ask.depth,
+        "also": also,
+    }
     picked, df = conn.execute(query, args).fetchone()
     rows = [(int(i), float(s), bool(o)) for i, s, o in picked]
     return sorted(rows, key=lambda r: (-r[1], r[0])), {k: int(v) for k, v in df.items()}  # extras rank last
@@ -210,8 +244,6 @@ class View:
     the scope's BM25 statistics (n_docs, df(term hash))."""
 
     def __init__(self, t: Target, found: Found):
-        from memcli.shared import display
-
         self.paths: list[str] = []
         index: dict[str, int] = {}
         self._meta: list[tuple[int, int, int, int]] = []
@@ -223,8 +255,6 @@ class View:
             self._meta.append((index[shown], c.start_line, c.end_line, c.crumb))
         self._texts = [c.text for c in found.chunks]
         self.n_docs = found.n
-        from memcli.index.keyword import tokenizer
-
         self._df = {tokenizer.term_hash(term): n for term, n in found.df.items()}
 
     def df(self, h: int) -> int:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from memcli.errors import BadInput
-from memcli.shared import Target, Unavailable, db, local, schema
+from memcli.team import Target, Unavailable, db, local, schema
 from memcli.vault.workspace import Workspace
 
 
@@ -42,20 +42,34 @@ def _check(ws: Workspace, t: Target) -> Status:
         version = schema.version(conn)
         figures["schema"] = version
         if version == 0:
-            return Status(True, "no mem tables yet; `mem reindex` creates them and publishes", figures,
-                          behind=len(_local_keys(ws)))
-        agent = conn.execute("SELECT files, chunks, published_at, now() FROM mem.agents "
-                             "WHERE namespace = %s AND agent_id = %s", (t.namespace, t.agent_id)).fetchone()
-        have = dict(conn.execute("SELECT path, pubkey FROM mem.files WHERE namespace = %s AND agent_id = %s",
-                                 (t.namespace, t.agent_id)).fetchall())
+            return Status(
+                True,
+                "no mem tables yet; `mem reindex` creates them and publishes",
+                figures,
+                behind=len(_local_keys(ws)),
+            )
+        agent = conn.execute(
+            "SELECT files, chunks, published_at, now() FROM mem.agents WHERE namespace = %s AND agent_id = %s",
+            (t.namespace, t.agent_id),
+        ).fetchone()
+        have = dict(
+            conn.execute(
+                "SELECT path, pubkey FROM mem.files WHERE namespace = %s AND agent_id = %s", (t.namespace, t.agent_id)
+            ).fetchall()
+        )
         agents = conn.execute("SELECT count(*) FROM mem.agents WHERE namespace = %s", (t.namespace,)).fetchone()[0]
     keys = _local_keys(ws)
-    figures.update(agents=int(agents), files=int(agent[0]) if agent else 0, chunks=int(agent[1]) if agent else 0,
-                   local_files=len(keys), local_chunks=keys.chunks)
+    figures.update(
+        agents=int(agents),
+        files=int(agent[0]) if agent else 0,
+        chunks=int(agent[1]) if agent else 0,
+        local_files=len(keys),
+        local_chunks=keys.chunks,
+    )
     behind = sum(1 for p, k in keys.items() if have.get(p) != k) + sum(1 for p in have if p not in keys)
     figures["unpublished_files"] = behind
     if agent is not None and agent[2] is not None:
-        figures["last_publish"] = agent[2].astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+        figures["last_publish"] = agent[2].astimezone(dt.UTC).isoformat(timespec="seconds")
         figures["lag_s"] = round((agent[3] - agent[2]).total_seconds(), 1)
     return Status(True, "", figures, behind=behind, newer_schema=version > schema.LATEST)
 
@@ -87,11 +101,14 @@ def read_file(t: Target, agent: str, path: str) -> str:
         with db.session(t) as conn:
             if schema.version(conn) == 0:
                 return None
-            return conn.execute("SELECT text FROM mem.files WHERE namespace = %s AND agent_id = %s AND path = %s",
-                                (t.namespace, agent, path)).fetchone()
+            return conn.execute(
+                "SELECT text FROM mem.files WHERE namespace = %s AND agent_id = %s AND path = %s",
+                (t.namespace, agent, path),
+            ).fetchone()
 
     row = db.within(max(t.timeout, 5.0), work)
     if row is None:
-        raise BadInput(f"@{agent}/{path} is not in the shared index (namespace {t.namespace})",
-                       "find paths with `mem search`")
+        raise BadInput(
+            f"@{agent}/{path} is not in the shared index (namespace {t.namespace})", "find paths with `mem search`"
+        )
     return row[0]

@@ -16,13 +16,13 @@ loopback (127.0.0.1) by default (--loopback socket: its Unix socket).
    Searches are in-process `memcli.jobs.search.run` calls, keyword-only (no embedding).
 2. hnsw: --chunks synthetic chunks (clustered --dims-dimensional vectors) in one
    namespace, the HNSW index built as mem builds it (mem.ensure_space), then --queries
-   vector queries through mem's own SQL (memcli.shared.search.vector_sql): recall@10 of
+   vector queries through mem's own SQL (memcli.team.search.vector_sql): recall@10 of
    the HNSW shortlist against the exact scan, latency of both, and of the whole shared
    search (both branches, fused) at that size.
 
-    python bench/bench_shared.py                      # both parts, ~5 minutes on 2 cores
-    python bench/bench_shared.py --skip-hnsw --agents 8 --rounds 4
-    python bench/bench_shared.py --skip-load --chunks 20000
+    python bench/bench_team.py                      # both parts, ~5 minutes on 2 cores
+    python bench/bench_team.py --skip-hnsw --agents 8 --rounds 4
+    python bench/bench_team.py --skip-load --chunks 20000
 
 Not a test: the numbers depend on the machine.
 """
@@ -47,15 +47,88 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 DAY0 = 1
-MODULES = ("os", "json", "re", "pathlib", "collections", "itertools", "functools", "datetime", "sqlite3",
-           "subprocess", "threading", "asyncio", "urllib.parse", "logging", "argparse", "shutil", "tarfile",
-           "zipfile", "csv", "decimal", "statistics", "random", "hashlib", "socket", "ssl", "selectors",
-           "typing", "dataclasses", "enum", "inspect", "ast", "textwrap", "string", "difflib", "heapq", "bisect",
-           "struct", "codecs", "calendar", "time", "uuid", "base64", "pickle", "copy", "pprint", "weakref",
-           "contextlib", "math", "operator", "glob", "fnmatch", "tempfile", "io", "queue", "multiprocessing",
-           "concurrent.futures", "xml.etree.ElementTree", "html.parser", "configparser", "platform", "unittest",
-           "doctest", "timeit", "importlib", "email.message", "http.client", "imaplib", "smtplib", "gzip", "bz2",
-           "lzma", "mailbox", "mimetypes", "secrets", "hmac", "locale", "gettext", "sched", "signal", "mmap")
+MODULES = (
+    "os",
+    "json",
+    "re",
+    "pathlib",
+    "collections",
+    "itertools",
+    "functools",
+    "datetime",
+    "sqlite3",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "urllib.parse",
+    "logging",
+    "argparse",
+    "shutil",
+    "tarfile",
+    "zipfile",
+    "csv",
+    "decimal",
+    "statistics",
+    "random",
+    "hashlib",
+    "socket",
+    "ssl",
+    "selectors",
+    "typing",
+    "dataclasses",
+    "enum",
+    "inspect",
+    "ast",
+    "textwrap",
+    "string",
+    "difflib",
+    "heapq",
+    "bisect",
+    "struct",
+    "codecs",
+    "calendar",
+    "time",
+    "uuid",
+    "base64",
+    "pickle",
+    "copy",
+    "pprint",
+    "weakref",
+    "contextlib",
+    "math",
+    "operator",
+    "glob",
+    "fnmatch",
+    "tempfile",
+    "io",
+    "queue",
+    "multiprocessing",
+    "concurrent.futures",
+    "xml.etree.ElementTree",
+    "html.parser",
+    "configparser",
+    "platform",
+    "unittest",
+    "doctest",
+    "timeit",
+    "importlib",
+    "email.message",
+    "http.client",
+    "imaplib",
+    "smtplib",
+    "gzip",
+    "bz2",
+    "lzma",
+    "mailbox",
+    "mimetypes",
+    "secrets",
+    "hmac",
+    "locale",
+    "gettext",
+    "sched",
+    "signal",
+    "mmap",
+)
 
 
 def log(msg: str) -> None:
@@ -68,8 +141,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary(values: list[float]) -> dict:
-    return {"n": len(values), "p50_ms": pct(values, 0.5), "p95_ms": pct(values, 0.95),
-            "mean_ms": round(statistics.fmean(values) * 1000, 2) if values else 0.0}
+    return {
+        "n": len(values),
+        "p50_ms": pct(values, 0.5),
+        "p95_ms": pct(values, 0.95),
+        "mean_ms": round(statistics.fmean(values) * 1000, 2) if values else 0.0,
+    }
 
 
 # ---------------------------------------------------------------- the server
@@ -92,10 +169,16 @@ def start_server(root: Path, loopback: str):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=srv.system_user)
-    pg_ctl(["-w", "-o", f"-h 127.0.0.1 -p {port} -k {data}", "-l", str(data / "log"), "start"],
-           pgdata=data, user=srv.system_user, timeout=30)
-    return (f"postgresql://postgres@127.0.0.1:{port}/postgres?sslmode=disable",
-            lambda: pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=srv.system_user))
+    pg_ctl(
+        ["-w", "-o", f"-h 127.0.0.1 -p {port} -k {data}", "-l", str(data / "log"), "start"],
+        pgdata=data,
+        user=srv.system_user,
+        timeout=30,
+    )
+    return (
+        f"postgresql://postgres@127.0.0.1:{port}/postgres?sslmode=disable",
+        lambda: pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=srv.system_user),
+    )
 
 
 # ---------------------------------------------------------------- the corpus
@@ -115,8 +198,11 @@ def docstrings(limit: int) -> list[tuple[str, str, str]]:
         for name, obj in sorted(vars(m).items()):
             if name.startswith("_") or not callable(obj):
                 continue
-            members = [(name, obj)] + ([(f"{name}.{k}", v) for k, v in sorted(vars(obj).items())
-                                        if not k.startswith("_") and callable(v)] if inspect.isclass(obj) else [])
+            members = [(name, obj)] + (
+                [(f"{name}.{k}", v) for k, v in sorted(vars(obj).items()) if not k.startswith("_") and callable(v)]
+                if inspect.isclass(obj)
+                else []
+            )
             for full, o in members:
                 doc = inspect.getdoc(o)
                 owner = str(getattr(o, "__module__", None) or mod).split(".")[0]
@@ -154,10 +240,10 @@ def queries(agents: list[Path], count: int) -> list[str]:
     out = []
     while len(out) < count:
         lines = rng.choice(files).read_text(encoding="utf-8").splitlines()
-        words = [w for w in re.findall(r"[A-Za-z]{4,}", lines[2] if len(lines) > 2 else lines[0])]
+        words = re.findall(r"[A-Za-z]{4,}", lines[2] if len(lines) > 2 else lines[0])
         if len(words) >= 3:
             start = rng.randrange(0, len(words) - 2)
-            out.append(" ".join(words[start:start + 3]))
+            out.append(" ".join(words[start : start + 3]))
     return out
 
 
@@ -200,26 +286,31 @@ def verify(agents: list[Path], dsn: str) -> dict:
     """Each agent's rows against its local index: lost, extra and duplicated chunks."""
     import psycopg
 
-    from memcli.shared import local
+    from memcli.team import local
 
     lost = extra = 0
     with psycopg.connect(dsn) as conn:
-        dup = conn.execute("SELECT count(*) - count(DISTINCT (agent_id, path, ord)) FROM mem.chunks "
-                           "WHERE namespace = 'load'").fetchone()[0]
+        dup = conn.execute(
+            "SELECT count(*) - count(DISTINCT (agent_id, path, ord)) FROM mem.chunks WHERE namespace = 'load'"
+        ).fetchone()[0]
         total = conn.execute("SELECT count(*) FROM mem.chunks WHERE namespace = 'load'").fetchone()[0]
         for root in agents:
             state = local.read(open_ws(root, dsn))
             want = {(p, i, state.snap.chunk_id(d)) for p, f in state.files.items() for i, d in enumerate(f.docs)}
             state.close()
-            have = set(conn.execute("SELECT path, ord, chunk_id FROM mem.chunks WHERE namespace = 'load' AND "
-                                    "agent_id = %s", (root.name,)).fetchall())
+            have = set(
+                conn.execute(
+                    "SELECT path, ord, chunk_id FROM mem.chunks WHERE namespace = 'load' AND agent_id = %s",
+                    (root.name,),
+                ).fetchall()
+            )
             lost, extra = lost + len(want - have), extra + len(have - want)
     return {"chunks_in_namespace": total, "lost": lost, "extra": extra, "duplicated": dup}
 
 
 def timed_searches(ws, qs: list[str], fresh_connection: bool = False) -> list[float]:
     from memcli.jobs import search
-    from memcli.shared import db
+    from memcli.team import db
 
     out = []
     for q in qs:
@@ -251,12 +342,31 @@ def load_test(args, dsn: str, root: Path) -> dict:
     timed_searches(rws, qs[:5])  # warm-up: imports, the first connection
     log(f"load: {args.agents} publishers x {args.rounds} rounds while searching")
     env = dict(os.environ)
-    procs = [subprocess.Popen([sys.executable, __file__, "--role", "publisher", "--workspace", str(ws), "--dsn", dsn,
-                               "--rounds", str(args.rounds), "--seed", str(i)], stdout=subprocess.PIPE, env=env)
-             for i, ws in enumerate(agents)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--role",
+                "publisher",
+                "--workspace",
+                str(ws),
+                "--dsn",
+                dsn,
+                "--rounds",
+                str(args.rounds),
+                "--seed",
+                str(i),
+            ],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        for i, ws in enumerate(agents)
+    ]
     during, t0 = [], time.perf_counter()
-    while (any(p.poll() is None for p in procs) or len(during) < args.searches) \
-            and time.perf_counter() - t0 < args.time_limit:
+    while (
+        any(p.poll() is None for p in procs) or len(during) < args.searches
+    ) and time.perf_counter() - t0 < args.time_limit:
         during += timed_searches(rws, [qs[len(during) % len(qs)]])
     overlapped = sum(1 for p in procs if p.poll() is None)
     reports = [json.loads(p.communicate(timeout=args.time_limit)[0]) for p in procs]
@@ -280,12 +390,21 @@ def load_test(args, dsn: str, root: Path) -> dict:
             local_t += timed_searches(uws, [q])
             quiet += timed_searches(rws, [q])
             fresh += timed_searches(rws, [q], fresh_connection=True)
-    return {"agents": args.agents, "notes_per_agent": args.notes, "rounds": args.rounds,
-            "publishes": sum(len(r["rounds"]) for r in reports), "load_seconds": round(load_seconds, 2),
-            "searches_during_load": len(during), "publishers_still_running_after_searches": overlapped,
-            "chunks_local_union": rep.sync.chunks, **checked,
-            "search_shared_during_load": summary(during), "search_shared_quiet": summary(quiet),
-            "search_shared_quiet_new_connection": summary(fresh), "search_local_same_data": summary(local_t)}
+    return {
+        "agents": args.agents,
+        "notes_per_agent": args.notes,
+        "rounds": args.rounds,
+        "publishes": sum(len(r["rounds"]) for r in reports),
+        "load_seconds": round(load_seconds, 2),
+        "searches_during_load": len(during),
+        "publishers_still_running_after_searches": overlapped,
+        "chunks_local_union": rep.sync.chunks,
+        **checked,
+        "search_shared_during_load": summary(during),
+        "search_shared_quiet": summary(quiet),
+        "search_shared_quiet_new_connection": summary(fresh),
+        "search_local_same_data": summary(local_t),
+    }
 
 
 # ---------------------------------------------------------------- part 2: 100k chunks, HNSW
@@ -322,7 +441,7 @@ def zipf_words(rng, vocab: list[str], shape: tuple, a: float = 1.1):
 
 def bulk_load(conn, ns: str, n: int, dims: int, per_file: int = 10):
     """n chunks in n / per_file files of 4 agents, by COPY (as the tables' owner)."""
-    from memcli.shared import lexemes
+    from memcli.team import lexemes
 
     vecs, centres, rng = synthetic(n, dims)
     vocab = vocabulary()
@@ -333,24 +452,57 @@ def bulk_load(conn, ns: str, n: int, dims: int, per_file: int = 10):
     t0 = time.perf_counter()
     with conn.transaction():
         for a in agents:
-            conn.execute("INSERT INTO mem.agents (namespace, agent_id, space_id) VALUES (%s, %s, %s)",
-                         (ns, a, space["id"]))
-        with conn.cursor().copy("COPY mem.files (namespace, agent_id, path, sha, pubkey, size, text, chunks, "
-                                "tokens, vectors) FROM STDIN") as cp:
+            conn.execute(
+                "INSERT INTO mem.agents (namespace, agent_id, space_id) VALUES (%s, %s, %s)", (ns, a, space["id"])
+            )
+        with conn.cursor().copy(
+            "COPY mem.files (namespace, agent_id, path, sha, pubkey, size, text, chunks, tokens, vectors) FROM STDIN"
+        ) as cp:
             for f in range(n // per_file):
-                cp.write_row((ns, agents[f % 4], f"memory/2026-05-01/f{f}.md", "x", "x", 1, "", per_file,
-                              per_file * 41, per_file))
-        with conn.cursor().copy("COPY mem.chunks (namespace, agent_id, path, ord, chunk_id, start_line, end_line, "
-                                "crumb, text, n_tokens, tsv, terms, tfs, space_id, embedding) FROM STDIN") as cp:
+                cp.write_row(
+                    (
+                        ns,
+                        agents[f % 4],
+                        f"memory/2026-05-01/f{f}.md",
+                        "x",
+                        "x",
+                        1,
+                        "",
+                        per_file,
+                        per_file * 41,
+                        per_file,
+                    )
+                )
+        with conn.cursor().copy(
+            "COPY mem.chunks (namespace, agent_id, path, ord, chunk_id, start_line, end_line, "
+            "crumb, text, n_tokens, tsv, terms, tfs, space_id, embedding) FROM STDIN"
+        ) as cp:
             for i in range(n):
                 f = i // per_file
                 text = " ".join(vocab[j] for j in ranks[i].tolist()) + f" item{i}"
-                cp.write_row((ns, agents[f % 4], f"memory/2026-05-01/f{f}.md", i % per_file, f"{i:064x}",
-                              1, 3, 0, text, 41, *lexemes.full_text(text), space["id"],
-                              "[" + fmt % tuple(vecs[i].tolist()) + "]"))
-        conn.execute("UPDATE mem.agents a SET files = s.f, chunks = s.c, tokens = s.t, vectors = s.c FROM "
-                     "(SELECT agent_id, count(*) f, sum(chunks) c, sum(tokens) t FROM mem.files WHERE namespace = %s "
-                     "GROUP BY agent_id) s WHERE a.namespace = %s AND a.agent_id = s.agent_id", (ns, ns))
+                cp.write_row(
+                    (
+                        ns,
+                        agents[f % 4],
+                        f"memory/2026-05-01/f{f}.md",
+                        i % per_file,
+                        f"{i:064x}",
+                        1,
+                        3,
+                        0,
+                        text,
+                        41,
+                        *lexemes.full_text(text),
+                        space["id"],
+                        "[" + fmt % tuple(vecs[i].tolist()) + "]",
+                    )
+                )
+        conn.execute(
+            "UPDATE mem.agents a SET files = s.f, chunks = s.c, tokens = s.t, vectors = s.c FROM "
+            "(SELECT agent_id, count(*) f, sum(chunks) c, sum(tokens) t FROM mem.files WHERE namespace = %s "
+            "GROUP BY agent_id) s WHERE a.namespace = %s AND a.agent_id = s.agent_id",
+            (ns, ns),
+        )
     loaded = time.perf_counter() - t0
     conn.execute("SET maintenance_work_mem = '512MB'")
     t0 = time.perf_counter()
@@ -362,20 +514,21 @@ def bulk_load(conn, ns: str, n: int, dims: int, per_file: int = 10):
 def hnsw_test(args, dsn: str) -> dict:
     import psycopg
 
-    from memcli import shared
-    from memcli.shared import db, schema
-    from memcli.shared import search as ssearch
+    from memcli import team
+    from memcli.team import db, schema
+    from memcli.team import search as ssearch
 
     log(f"hnsw: loading {args.chunks} chunks of {args.dims} dims")
     ns = "bench100k"
-    t = shared.Target(dsn, ns, "agent0", False, 30.0)
+    t = team.Target(dsn, ns, "agent0", False, 30.0)
     with psycopg.connect(dsn, autocommit=True) as conn:
         schema.migrate(conn)
         space, centres, rng, vocab, load_s, build_s = bulk_load(conn, ns, args.chunks, args.dims)
         size = conn.execute("SELECT pg_relation_size(%s)", (f"mem.{schema.index_name(ns, space['id'])}",)).fetchone()[0]
         log(f"hnsw: loaded in {load_s:.0f}s, index built in {build_s:.0f}s; {args.queries} queries")
         qvecs = centres[rng.integers(0, len(centres), args.queries)] + 0.6 * rng.standard_normal(
-            (args.queries, args.dims)).astype("float32")
+            (args.queries, args.dims)
+        ).astype("float32")
         recall, t_hnsw, t_exact, plan, short = [], [], [], "", 0
         for qi, q in enumerate(qvecs):
             ask = ssearch.Ask([], q.tolist(), space, 10)
@@ -403,23 +556,32 @@ def hnsw_test(args, dsn: str) -> dict:
             shortlist.append(len(got[True] & got[False]) / max(1, len(got[False])))
         full = {"typical": [], "common": []}
         pick = random.Random(5)
-        for i, q in enumerate(qvecs[:50]):
+        for q in qvecs[:50]:
             content = [vocab[pick.randrange(100, 5000)] for _ in range(2)]  # in ~0.05-4% of the chunks each
             for kind, terms in (("typical", content), ("common", [vocab[0]])):
                 ask = ssearch.Ask([(w, 1.0, True) for w in terms], q.tolist(), space, 30)
                 t0 = time.perf_counter()
                 ssearch.run(conn, t, ask)
                 full[kind].append(time.perf_counter() - t0)
-    return {"chunks": args.chunks, "dims": args.dims, "load_seconds": round(load_s, 1),
-            "index_build_seconds": round(build_s, 1), "index_mib": round(size / 2 ** 20, 1),
-            "hnsw": {"m": 16, "ef_construction": 64, "ef_search": schema.EF_SEARCH},
-            "index_used": schema.index_name(ns, space["id"]) in plan, "recall_at_10": round(statistics.fmean(recall), 4),
-            "recall_at_10_p05": round(sorted(recall)[len(recall) // 20], 2), "recall_at_10_min": min(recall),
-            "queries_recall_below_half": sum(1 for r in recall if r < 0.5), "queries_hnsw_short_of_10": short,
-            "shortlist_recall_at_100": round(statistics.fmean(shortlist), 4),
-            "vector_hnsw": summary(t_hnsw), "vector_exact": summary(t_exact),
-            "search_both_branches_typical_terms": summary(full["typical"]),
-            "search_both_branches_most_common_term": summary(full["common"])}
+    return {
+        "chunks": args.chunks,
+        "dims": args.dims,
+        "load_seconds": round(load_s, 1),
+        "index_build_seconds": round(build_s, 1),
+        "index_mib": round(size / 2**20, 1),
+        "hnsw": {"m": 16, "ef_construction": 64, "ef_search": schema.EF_SEARCH},
+        "index_used": schema.index_name(ns, space["id"]) in plan,
+        "recall_at_10": round(statistics.fmean(recall), 4),
+        "recall_at_10_p05": round(sorted(recall)[len(recall) // 20], 2),
+        "recall_at_10_min": min(recall),
+        "queries_recall_below_half": sum(1 for r in recall if r < 0.5),
+        "queries_hnsw_short_of_10": short,
+        "shortlist_recall_at_100": round(statistics.fmean(shortlist), 4),
+        "vector_hnsw": summary(t_hnsw),
+        "vector_exact": summary(t_exact),
+        "search_both_branches_typical_terms": summary(full["typical"]),
+        "search_both_branches_most_common_term": summary(full["common"]),
+    }
 
 
 def main() -> None:
@@ -444,8 +606,14 @@ def main() -> None:
         return publisher(args)
     root = Path(tempfile.mkdtemp(prefix="mem-bench-shared-"))
     dsn, stop = start_server(root, args.loopback)
-    out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "loopback": args.loopback,
-                       "load_average_at_start": round(os.getloadavg()[0], 2)}}
+    out = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "loopback": args.loopback,
+            "load_average_at_start": round(os.getloadavg()[0], 2),
+        }
+    }
     try:
         import psycopg
 

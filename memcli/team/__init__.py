@@ -1,21 +1,16 @@
-"""Team memory: the shared index on PostgreSQL + pgvector, beside the local one.
-
-Markdown stays the truth and the local index keeps working as before; with `shared`
-configured, every sync of the local index also publishes this workspace's files and
-chunks to the database (keyed by namespace and agent_id), and a search ranks the
-namespace's chunks there: full-text BM25 over mem's own tokens and pgvector cosine in SQL,
-fused by memcli.retrieval.fusion like the local search. The database being down or slow
-never fails a command: search answers from the local index with one warning.
-
-    db.py        connections (psycopg imported only here, lazily), errors, deadlines
-    schema.py    the numbered migrations, the HNSW index of each vector space
-    lexemes.py   mem's tokens as a tsvector/tsquery, vectors as pgvector text
-    local.py     what this workspace publishes: the snapshot's files and chunks, their vectors
-    publish.py   the publishing transaction and its marker under mem_metadata/shared/
-    search.py    the two branches in SQL and the candidates handed to the fusion
-    status.py    `mem health`'s figures and `mem get @agent/path`
-
-Nothing here is imported unless `shared` is configured, so other commands start as fast.
+"""Team memory: this workspace's notes in a shared index on PostgreSQL + pgvector, which
+several agents publish to and every search of theirs ranks; Markdown stays the truth and
+the local index keeps working beside it. With the `shared` section configured, each sync
+of the local index also publishes the workspace's files and chunks (publish.py, what
+local.py reads from the snapshot, the refusals in failures.py) under its namespace and
+agent_id; a search ranks the namespace's chunks in SQL (search.py: BM25 over mem's own
+tokens as lexemes.py writes them, best-passage cosine shortlisted through the HNSW index
+that schema.py's migrations keep per vector space), and `mem health` and
+`mem get @<agent_id>/<path>` read it (status.py).
+Connections, deadlines and the lazy psycopg import are db.py's. A database that is down or
+slow fails no command: the search answers from the local index with one warning. The jobs
+reach it through memcli.jobs.team and memcli.jobs.searchers.team, only when team memory
+is on (or a `mem get @<agent_id>/...` names another agent), so other commands never load it.
 """
 
 from __future__ import annotations

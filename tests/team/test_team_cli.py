@@ -11,8 +11,10 @@ import re
 
 DAY = "memory/2026-05-18"
 ALICE = {f"{DAY}/db.md": "# Database\n\nWe chose PostgreSQL over MySQL for the billing service.\n"}
-BOB = {f"{DAY}/deploy.md": "# 部署流程\n\n部署流程先跑测试，然后发布到生产环境。Kubernetes rollout checklist.\n",
-       f"{DAY}/oncall.md": "# Oncall\n\nThe pager rotation changes every Monday; escalate billing outages.\n"}
+BOB = {
+    f"{DAY}/deploy.md": "# 部署流程\n\n部署流程先跑测试，然后发布到生产环境。Kubernetes rollout checklist.\n",
+    f"{DAY}/oncall.md": "# Oncall\n\nThe pager rotation changes every Monday; escalate billing outages.\n",
+}
 HEAD = re.compile(r"^========== (?P<path>\S+):(?P<lines>\d+-\d+) \[score=[0-9.]+\] ==========$", re.M)
 
 
@@ -104,9 +106,18 @@ def test_reindex_is_incremental_and_idempotent(agent, cli, sql):
     assert "(0 added, 0 changed, 0 deleted)" in out
     assert sql("SELECT id FROM mem.chunks") == before  # nothing rewritten
     code, out, _ = cli(a, "reindex", "--json")
-    assert json.loads(out)["shared"] == {"namespace": "team", "agent_id": "alice", "files": 1, "chunks": 1,
-                                         "added": 0, "changed": 0, "deleted": 0, "stale": [], "skipped": None,
-                                         "failed": []}
+    assert json.loads(out)["shared"] == {
+        "namespace": "team",
+        "agent_id": "alice",
+        "files": 1,
+        "chunks": 1,
+        "added": 0,
+        "changed": 0,
+        "deleted": 0,
+        "stale": [],
+        "skipped": None,
+        "failed": [],
+    }
 
 
 def test_agent_id_defaults_to_the_folder_name(agent, cli, sql):

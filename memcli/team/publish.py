@@ -29,15 +29,17 @@ import secrets
 from dataclasses import dataclass, field
 
 from memcli import __version__
-from memcli.shared import Target, Unavailable, db, failures, local, schema
-from memcli.vault import atomic
 from memcli.secrets import dsn as dsnmod
+from memcli.team import Target, Unavailable, db, failures, local, schema
+from memcli.vault import atomic
 from memcli.vault.workspace import Workspace
 
 BATCH = 200  # files per round of statements
-FILE_COLUMNS = ("namespace, agent_id, path, sha, pubkey, note_date, mtime, size, text, chunks, tokens, vectors")
-CHUNK_COLUMNS = ("namespace, agent_id, path, ord, chunk_id, start_line, end_line, crumb, text, note_date, "
-                 "n_tokens, tsv, terms, tfs, space_id, embedding, passages")
+FILE_COLUMNS = "namespace, agent_id, path, sha, pubkey, note_date, mtime, size, text, chunks, tokens, vectors"
+CHUNK_COLUMNS = (
+    "namespace, agent_id, path, ord, chunk_id, start_line, end_line, crumb, text, note_date, "
+    "n_tokens, tsv, terms, tfs, space_id, embedding, passages"
+)
 
 
 @dataclass
@@ -54,10 +56,18 @@ class Published:
     skipped: str = ""  # why nothing was written (a newer state of this workspace is there)
 
     def to_json(self) -> dict:
-        return {"namespace": self.namespace, "agent_id": self.agent_id, "files": self.files,
-                "chunks": self.chunks, "added": len(self.added), "changed": len(self.changed),
-                "deleted": len(self.deleted), "stale": self.stale, "skipped": self.skipped or None,
-                "failed": [{"path": p, "reason": r} for p, r in self.failed]}
+        return {
+            "namespace": self.namespace,
+            "agent_id": self.agent_id,
+            "files": self.files,
+            "chunks": self.chunks,
+            "added": len(self.added),
+            "changed": len(self.changed),
+            "deleted": len(self.deleted),
+            "stale": self.stale,
+            "skipped": self.skipped or None,
+            "failed": [{"path": p, "reason": r} for p, r in self.failed],
+        }
 
 
 def marker_path(ws: Workspace):
@@ -85,8 +95,12 @@ def up_to_date(ws: Workspace, t: Target, state: local.LocalState) -> bool:
         mark = json.loads(marker_path(ws).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(mark, dict) and mark.get("target") == target_key(t) and mark.get("stamp") == state.stamp \
+    return (
+        isinstance(mark, dict)
+        and mark.get("target") == target_key(t)
+        and mark.get("stamp") == state.stamp
         and mark.get("generation") == state.generation
+    )
 
 
 def run(ws: Workspace, t: Target, conn=None, *, if_changed: bool = False) -> Published | None:
@@ -116,18 +130,23 @@ def run(ws: Workspace, t: Target, conn=None, *, if_changed: bool = False) -> Pub
 
 def _publish(ws: Workspace, t: Target, conn, state: local.LocalState) -> Published:
     if schema.migrate(conn) > schema.LATEST:
-        raise Unavailable(f"the shared index's schema is newer than this mem knows ({schema.LATEST})",
-                          "upgrade mem on this machine; searching still works")
+        raise Unavailable(
+            f"the shared index's schema is newer than this mem knows ({schema.LATEST})",
+            "upgrade mem on this machine; searching still works",
+        )
     if state.space is not None:
         schema.ensure_space(conn, t.namespace, state.space)
     rep = Published(t.namespace, t.agent_id)
     me = origin(ws)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"mem:{t.namespace}/{t.agent_id}",))
-        conn.execute("INSERT INTO mem.agents (namespace, agent_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                     (t.namespace, t.agent_id))
-        row = conn.execute("SELECT origin, stamp FROM mem.agents WHERE namespace = %s AND agent_id = %s",
-                           (t.namespace, t.agent_id)).fetchone()
+        conn.execute(
+            "INSERT INTO mem.agents (namespace, agent_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (t.namespace, t.agent_id),
+        )
+        row = conn.execute(
+            "SELECT origin, stamp FROM mem.agents WHERE namespace = %s AND agent_id = %s", (t.namespace, t.agent_id)
+        ).fetchone()
         if row[0] == me and row[1] > state.stamp:
             rep.skipped = "a newer state of this workspace is already published"
         else:
@@ -140,16 +159,18 @@ def _publish(ws: Workspace, t: Target, conn, state: local.LocalState) -> Publish
 
 def _write(ws: Workspace, t: Target, conn, state: local.LocalState, rep: Published) -> None:
     key = (t.namespace, t.agent_id)
-    have = dict(conn.execute("SELECT path, pubkey FROM mem.files WHERE namespace = %s AND agent_id = %s",
-                             key).fetchall())
+    have = dict(
+        conn.execute("SELECT path, pubkey FROM mem.files WHERE namespace = %s AND agent_id = %s", key).fetchall()
+    )
     rep.deleted = sorted(p for p in have if p not in state.files)
     if rep.deleted:
-        conn.execute("DELETE FROM mem.files WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)",
-                     (*key, rep.deleted))
+        conn.execute(
+            "DELETE FROM mem.files WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)", (*key, rep.deleted)
+        )
     todo = [f for p, f in sorted(state.files.items()) if have.get(p) != f.pubkey]
     for i in range(0, len(todo), BATCH):
         rows = []
-        for f in todo[i:i + BATCH]:
+        for f in todo[i : i + BATCH]:
             row = local.file_row(ws, state, f, t)
             if row is None:
                 rep.stale.append(f.path)
@@ -186,17 +207,25 @@ def _fatal(conn, psycopg, exc) -> bool:
 def _insert(conn, key: tuple, rows: list[tuple[str, tuple, list]]) -> None:
     files = [row for _, row, _ in rows]
     chunks = [c for _, _, cs in rows for c in cs]
-    conn.execute("DELETE FROM mem.chunks WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)",
-                 (*key, [path for path, _, _ in rows]))
+    conn.execute(
+        "DELETE FROM mem.chunks WHERE namespace = %s AND agent_id = %s AND path = ANY(%s)",
+        (*key, [path for path, _, _ in rows]),
+    )
     with conn.cursor() as cur:
-        cur.executemany(f"INSERT INTO mem.files ({FILE_COLUMNS}) VALUES ({', '.join(['%s'] * 12)}) "
-                        "ON CONFLICT (namespace, agent_id, path) DO UPDATE SET sha = EXCLUDED.sha, "
-                        "pubkey = EXCLUDED.pubkey, note_date = EXCLUDED.note_date, mtime = EXCLUDED.mtime, "
-                        "size = EXCLUDED.size, text = EXCLUDED.text, chunks = EXCLUDED.chunks, "
-                        "tokens = EXCLUDED.tokens, vectors = EXCLUDED.vectors, published_at = now()", files)
+        cur.executemany(
+            f"INSERT INTO mem.files ({FILE_COLUMNS}) VALUES ({', '.join(['%s'] * 12)}) "
+            "ON CONFLICT (namespace, agent_id, path) DO UPDATE SET sha = EXCLUDED.sha, "
+            "pubkey = EXCLUDED.pubkey, note_date = EXCLUDED.note_date, mtime = EXCLUDED.mtime, "
+            "size = EXCLUDED.size, text = EXCLUDED.text, chunks = EXCLUDED.chunks, "
+            "tokens = EXCLUDED.tokens, vectors = EXCLUDED.vectors, published_at = now()",
+            files,
+        )
         if chunks:
-            cur.executemany(f"INSERT INTO mem.chunks ({CHUNK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                            "%s, %s, %s, %s::tsvector, %s, %s, %s, %s::vector, %s::vector[])", chunks)
+            cur.executemany(
+                f"INSERT INTO mem.chunks ({CHUNK_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s::tsvector, %s, %s, %s, %s::vector, %s::vector[])",
+                chunks,
+            )
 
 
 def _totals(conn, t: Target, state: local.LocalState, me: str, rep: Published) -> None:
@@ -207,14 +236,26 @@ def _totals(conn, t: Target, state: local.LocalState, me: str, rep: Published) -
         "FROM (SELECT count(*) AS files, coalesce(sum(chunks), 0) AS chunks, coalesce(sum(tokens), 0) AS tokens, "
         "coalesce(sum(vectors), 0) AS vectors FROM mem.files WHERE namespace = %s AND agent_id = %s) s "
         "WHERE a.namespace = %s AND a.agent_id = %s RETURNING a.files, a.chunks",
-        (me, state.stamp, state.generation, state.space["id"] if state.space else None, __version__,
-         t.namespace, t.agent_id, t.namespace, t.agent_id)).fetchone()
+        (
+            me,
+            state.stamp,
+            state.generation,
+            state.space["id"] if state.space else None,
+            __version__,
+            t.namespace,
+            t.agent_id,
+            t.namespace,
+            t.agent_id,
+        ),
+    ).fetchone()
     rep.files, rep.chunks = int(row[0]), int(row[1])
 
 
 def _mark(ws: Workspace, t: Target, state: local.LocalState) -> None:
     try:
-        atomic.write_text(marker_path(ws), json.dumps({"target": target_key(t), "stamp": state.stamp,
-                                                       "generation": state.generation}) + "\n")
+        atomic.write_text(
+            marker_path(ws),
+            json.dumps({"target": target_key(t), "stamp": state.stamp, "generation": state.generation}) + "\n",
+        )
     except OSError:
         pass  # (read-only workspace) the next search publishes again, finding nothing to send

@@ -16,8 +16,11 @@ LOCAL_HIT = f"========== {DAY}/db.md:1-3 [score="
 
 
 def metadata_files(ws) -> dict[str, bytes]:
-    return {p.relative_to(ws).as_posix(): p.read_bytes() for p in sorted((ws / "mem_metadata").rglob("*"))
-            if p.is_file() and not p.name.endswith(".lock")}
+    return {
+        p.relative_to(ws).as_posix(): p.read_bytes()
+        for p in sorted((ws / "mem_metadata").rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
 
 
 def nowhere(password: str) -> str:
@@ -100,8 +103,12 @@ def silent_server():
 
 
 def test_hung_database_costs_at_most_the_search_timeout(agent, cli, silent_server, password):
-    ws = agent("alice", NOTES, search_timeout=0.5,
-               dsn=f"postgresql://mem:{password}@127.0.0.1:{silent_server}/mem?sslmode=disable")
+    ws = agent(
+        "alice",
+        NOTES,
+        search_timeout=0.5,
+        dsn=f"postgresql://mem:{password}@127.0.0.1:{silent_server}/mem?sslmode=disable",
+    )
     with_local = cli(ws, "reindex", env={"MEM_SHARED_DSN": nowhere(password)})
     assert with_local[0] == 0
     t0 = time.monotonic()
@@ -125,8 +132,15 @@ def test_health_reports_the_shared_index(agent, cli, pg, password):
     code, check = health(cli, ws)
     assert code == 0 and check["status"] == "ok", check
     f = check["figures"]
-    assert (f["reachable"], f["schema"], f["files"], f["chunks"], f["local_files"], f["local_chunks"],
-            f["unpublished_files"]) == (True, 2, 1, 1, 1, 1, 0)
+    assert (
+        f["reachable"],
+        f["schema"],
+        f["files"],
+        f["chunks"],
+        f["local_files"],
+        f["local_chunks"],
+        f["unpublished_files"],
+    ) == (True, 2, 1, 1, 1, 1, 0)
     assert f["lag_s"] >= 0 and f["last_publish"].endswith("+00:00")
     (ws / DAY / "db.md").write_text("# Database\n\nNow it is SQLite.\n", encoding="utf-8")
     cli(ws, "reindex", env={"MEM_SHARED_DSN": nowhere(password)})  # indexed locally, not published
@@ -166,17 +180,31 @@ def test_config_errors(agent, cli):
 @pytest.mark.parametrize("form", ["uri", "keyvalue", "env"])
 def test_the_password_is_never_shown_or_stored(agent, cli, pg, password, form):
     host = pg.split("host=")[1]
-    dsn = {"uri": pg, "keyvalue": f"host={host} dbname={pg.split('/')[3].split('?')[0]} user=postgres "
-           f"password={password}", "env": ""}[form]
+    dsn = {
+        "uri": pg,
+        "keyvalue": f"host={host} dbname={pg.split('/')[3].split('?')[0]} user=postgres password={password}",
+        "env": "",
+    }[form]
     ws = agent("alice", NOTES, dsn=dsn)
     env = {"MEM_SHARED_DSN": pg} if form == "env" else None
-    outputs = [cli(ws, *args, env=env) for args in (("reindex",), ("config",), ("config", "--json"),
-                                                      ("health",), ("health", "--json"), ("search", "billing"))]
+    outputs = [
+        cli(ws, *args, env=env)
+        for args in (
+            ("reindex",),
+            ("config",),
+            ("config", "--json"),
+            ("health",),
+            ("health", "--json"),
+            ("search", "billing"),
+        )
+    ]
     down = {"MEM_SHARED_DSN": nowhere(password) + "&bad", "MEM_SHARED_AGENT_ID": "alice"}
-    outputs += [cli(ws, *args, env=down) for args in (("reindex",), ("search", "billing"), ("health",),
-                                                       ("get", f"@bob/{DAY}/x.md"), ("config",))]
+    outputs += [
+        cli(ws, *args, env=down)
+        for args in (("reindex",), ("search", "billing"), ("health",), ("get", f"@bob/{DAY}/x.md"), ("config",))
+    ]
     outputs.append(cli(ws, "search", "x", env={"MEM_SHARED_DSN": f"host=/x password={password} oops"}))
-    for code, out, err in outputs:
+    for _code, out, err in outputs:
         assert password not in out and password not in err, (out, err)
     assert "***" in outputs[1][1]  # config shows the DSN, masked
     for name, data in metadata_files(ws).items():

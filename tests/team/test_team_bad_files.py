@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 
-GOOD = {f"memory/2026-05-{d:02d}/note-{d}.md": f"# Note {d}\n\nHarbour survey number {d} is filed.\n"
-        for d in range(1, 25)}
+GOOD = {
+    f"memory/2026-05-{d:02d}/note-{d}.md": f"# Note {d}\n\nHarbour survey number {d} is filed.\n" for d in range(1, 25)
+}
 NO_DAY = "memory/2026-11-31/x.md"
 POISON = "memory/2026-05-25/poison.md"
 
@@ -23,8 +24,14 @@ def health(cli, ws) -> dict:
 
 
 def test_a_day_that_is_no_day_publishes_undated_with_the_rest(agent, cli, sql):
-    a = agent("alice", {**GOOD, NO_DAY: "# Bad day\n\nThe lighthouse keeper retires in spring.\n",
-                        "memory/2026-02-30.md": "# Day page of no day\n\nlighthouse log\n"})
+    a = agent(
+        "alice",
+        {
+            **GOOD,
+            NO_DAY: "# Bad day\n\nThe lighthouse keeper retires in spring.\n",
+            "memory/2026-02-30.md": "# Day page of no day\n\nlighthouse log\n",
+        },
+    )
     b = agent("bob", {"memory/2026-05-01/b.md": "# Bob\n\nnothing here\n"})
     code, out, err = cli(a, "reindex")
     assert code == 0, err

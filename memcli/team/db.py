@@ -12,14 +12,15 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable, TypeVar
+from typing import Any, TypeVar
 
-from memcli.shared import Target, Unavailable
+from memcli.team import Target, Unavailable
 
 T = TypeVar("T")
 INSTALL_HINT = "pip install 'memcli[postgres]'"
-_IDLE: dict[str, object] = {}  # dsn -> an open connection a long-lived process (mem mcp) reuses
+_IDLE: dict[str, Any] = {}  # dsn -> an open connection a long-lived process (mem mcp) reuses
 _IDLE_LOCK = threading.Lock()
 
 
