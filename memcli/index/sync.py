@@ -97,14 +97,18 @@ def stale_paths(snap, current: dict[str, tuple[int, int]]) -> list[str]:
     return sorted({p for p, st in current.items() if was(p) != st} | (known.keys() - current.keys()))
 
 
-def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-    """Update derived state from the Markdown. The caller holds the index lock."""
+def sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None, strict: bool = False) -> SyncReport:
+    """Update derived state from the Markdown. The caller holds the index lock. Currency that
+    cannot be written is a warning (it is derived, and the next sync writes it: a search goes
+    on), or with `strict` (`mem reindex`, whose job is writing it) the error."""
     report = _sync(ws, full=full, progress=progress)
     from memcli.index.currency import update as currency  # which statement supersedes which (docs/currency.md)
 
     try:
         currency.refresh(ws, report.current, full=full)
-    except OSError as exc:  # derived and rebuilt by the next sync: the index itself is written
+    except OSError as exc:
+        if strict:
+            raise
         report.warnings.append(("mem_metadata/currency", f"not updated: {exc.strerror or exc}"))
     return report
 

@@ -112,7 +112,7 @@ def run(
     with Lock(ws.lock_path(lock.REBUILD), "reindex", wait=wait, busy_message=REBUILD_BUSY):
         with index_lock(ws, "reindex", wait=max(wait, lock.WAIT)):
             atomic.clean_temp_files(ws.metadata)
-            report = sync.sync(ws, full=full and scope != "embedding", progress=progress)
+            report = sync.sync(ws, full=full and scope != "embedding", progress=progress, strict=True)
         report.warnings += ws.config_warnings()  # extra paths giving no files, OpenClaw settings left out
         rep = ReindexReport(report, 0.0, scope)
         if scope != "bm25":
