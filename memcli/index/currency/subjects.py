@@ -120,7 +120,9 @@ _RULES = [
 ]
 _CHANGE_STEMS = tuple("chang switch mov rais lower bump increas decreas reduc push shift updat set cut drop".split())
 # (the stems of _CHANGE, as substrings)
-_COPULAS = tuple(f" {c} " for c in ("is", "are", "was", "were", "became", "has become", "will be", "stays", "remains"))
+_COPULAS: tuple[str, ...] = tuple(
+    f" {c} " for c in ("is", "are", "was", "were", "became", "has become", "will be", "stays", "remains")
+)
 
 
 class _Cues(NamedTuple):
