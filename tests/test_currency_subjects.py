@@ -7,6 +7,8 @@ that statements sharing only an incidental word never supersede each other.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memcli.index.currency import compare, kinds, subjects
@@ -578,3 +580,34 @@ def test_a_vocabulary_is_used_only_for_the_stat_it_was_read_at(tmp_path):
     assert vocab.Lazy(tmp_path, {"memory/b.md": {"stat": [1, 2]}})("memory/b.md") is None
     vocab.update(tmp_path, {}, ["memory/a.md"], full=False)
     assert vocab.Lazy(tmp_path, {"memory/a.md": {"stat": [1, 2]}})("memory/a.md") is None
+
+
+def test_the_cue_test_never_skips_a_sentence_a_rule_reads():
+    """`may_set` lets a statement skip the rules: it must say True for every sentence from
+    which a claim, a thing given up or a thing adopted is read (the tuning sets' chats, and
+    the shapes above)."""
+    import json
+    from pathlib import Path
+
+    sets = Path(__file__).resolve().parent.parent / "bench" / "recall_set"
+    sentences = [
+        "switching her off the hills",
+        "took him off the kibble",
+        "dropped the tuesday class",
+        "helen moved lab meeting to thursdays",
+        "thesis chapter due 12 july",
+        "ditched mamba",
+    ]
+    for f in [
+        *sorted((sets / "dev" / "sessions").glob("*.json")),
+        *sorted((sets / "dev2" / "sessions").glob("*.json")),
+    ]:
+        for m in json.loads(f.read_text(encoding="utf-8"))["messages"]:
+            sentences += [part for line in m["content"].splitlines() for part in re.split(r"(?<=[.!?])\s+", line)]
+    missed = [
+        s
+        for s in sentences
+        if not subjects.may_set(s) and (subjects.retired(s) or subjects.claims(s) or kinds.adopted(s))
+    ]
+    assert len(sentences) > 500
+    assert not missed, missed[:5]

@@ -167,7 +167,7 @@ _DAY_OR_MONTH = re.compile(
 _CUES = frozenset(
     "from to as is are was were became become be stays remains my our got been went retired ditched "
     "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
-    "moved 'm am started now upgraded".split()
+    "moved 'm am started now upgraded off".split()
 )
 
 
