@@ -15,18 +15,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from memtest import assert_clean_failure
+from memtest import PINNED, assert_clean_failure
 
 REPO = Path(__file__).resolve().parent.parent
 PROVIDER_KEYS = ("OPENAI_API_KEY", "DASHSCOPE_API_KEY", "GEMINI_API_KEY", "VOYAGE_API_KEY")
-PINNED = {
-    "NO_COLOR": "1",
-    "COLUMNS": "100",
-    "TZ": "UTC",
-    "MEM_EMBEDDING_BACKEND": "none",
-    "PYTHONIOENCODING": "utf-8",
-    "LC_ALL": "C.UTF-8",
-}
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,16 @@
-"""Assertions shared by test modules (a plain module: `conftest` is shadowed by
+"""Assertions and settings shared by test modules (a plain module: `conftest` is shadowed by
 tests/providers/conftest.py when the whole suite runs)."""
+
+# the environment every `mem` a test starts runs in: no colour, a fixed width, time zone,
+# encoding and locale, and no embedding backend unless a test asks for one
+PINNED = {
+    "NO_COLOR": "1",
+    "COLUMNS": "100",
+    "TZ": "UTC",
+    "MEM_EMBEDDING_BACKEND": "none",
+    "PYTHONIOENCODING": "utf-8",
+    "LC_ALL": "C.UTF-8",
+}
 
 
 def assert_clean_failure(result, expected: int) -> str:

@@ -35,21 +35,14 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+import memtest
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 UID = GID = 65534
 # the top-level modules of pyproject's runtime dependencies, and the CLI that imports them
 IMPORTS = "memcli.cli.main, typer, rich, numpy, zstandard, yaml, frontmatter, croniter, httpx"
-PINNED = {
-    "NO_COLOR": "1",
-    "COLUMNS": "100",
-    "TZ": "UTC",
-    "MEM_EMBEDDING_BACKEND": "none",
-    "PYTHONIOENCODING": "utf-8",
-    "LC_ALL": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
+PINNED = {**memtest.PINNED, "PYTHONDONTWRITEBYTECODE": "1"}
 PROBE = f"""
 import json, os, sys
 facts = {{"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "egid": os.getegid(),

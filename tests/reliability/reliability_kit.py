@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from memtest import PINNED
+
 HERE = Path(__file__).resolve().parent
 KILLPOINT = HERE / "killpoint.py"
 TEMP_MARK = ".mem-tmp-"
@@ -234,16 +236,6 @@ def wait_all(procs, timeout: float):
 
 def rng(seed_value: int, *salt) -> random.Random:
     return random.Random(f"{seed_value}:{':'.join(map(str, salt))}")
-
-
-PINNED = {
-    "NO_COLOR": "1",
-    "COLUMNS": "100",
-    "TZ": "UTC",
-    "MEM_EMBEDDING_BACKEND": "none",
-    "PYTHONIOENCODING": "utf-8",
-    "LC_ALL": "C.UTF-8",
-}
 
 
 @contextlib.contextmanager

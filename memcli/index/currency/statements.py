@@ -53,14 +53,20 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
 
 
 def read_file(path, rel: str, date_of, stat) -> tuple[dict, list[tuple]]:
-    """A note's entry in claims.json, and its statements (read again only when asked: memcli.index.currency.relate)."""
+    """A note's entry in claims.json, and its statements."""
+    found = read_statements(path, rel, date_of)
+    return record(found, stat, date_of(rel)), found
+
+
+def read_statements(path, rel: str, date_of) -> list[tuple]:
+    """A note's statements, read from its file ("" when it cannot be read): what relating reads
+    again of a note that may hold a thing given up (memcli.index.currency.relate)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     except OSError:
         text = ""
-    found = statements(text, date_of(rel), date_of)
-    return record(found, stat, date_of(rel)), found
+    return statements(text, date_of(rel), date_of)
 
 
 def record(found: list[tuple], stat, date: str) -> dict:

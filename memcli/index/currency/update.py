@@ -11,7 +11,7 @@ import json
 
 from memcli.index.currency import VERSION, folder, kinds, read_state, vocab
 from memcli.index.currency.relate import relate
-from memcli.index.currency.statements import read_file
+from memcli.index.currency.statements import read_file, read_statements
 from memcli.vault import atomic, dates
 from memcli.vault.workspace import Workspace
 
@@ -85,7 +85,7 @@ def revisit(ws: Workspace) -> bool:
 def _write_relations(ws: Workspace, files: dict, vectors: str, fresh: dict[str, list[tuple]], seen: str) -> None:
     def read(rel: str) -> list[tuple]:  # a note's statements: just read, or read again now
         if rel not in fresh:
-            fresh[rel] = read_file(ws.locate(rel), rel, ws.date_of, ())[1]
+            fresh[rel] = read_statements(ws.locate(rel), rel, ws.date_of)  # (not its claims again)
         return fresh[rel]
 
     base = folder(ws.metadata)
