@@ -119,6 +119,21 @@ def test_imports_flow_one_way(path):
     assert not bad, f"{path.relative_to(REPO)} imports against the layers (FORBIDDEN, BOTTOM): {bad}"
 
 
+def test_no_module_imports_another_modules_private_names():
+    """A name with a leading underscore is its module's own: another module that needs it
+    needs a public name (a private import hides coupling the layer tests cannot see)."""
+    bad = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memcli"):
+                bad += [
+                    f"{path.relative_to(REPO)}:{node.lineno} {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    assert not bad, f"private names imported from another module: {bad}"
+
+
 @pytest.mark.parametrize("part", sorted(BOTTOM))
 def test_each_bottom_package_says_what_it_may_import(part):
     """Its __init__ docstring is the map a newcomer reads: it names every part BOTTOM lets it import."""

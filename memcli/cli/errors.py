@@ -63,11 +63,13 @@ def guarded(verbose: bool):
     except BaseException as exc:  # noqa: BLE001 - this is the single mapping point
         code = report(exc, verbose)
         if isinstance(exc, BrokenPipeError):
-            _silence_stdout()
+            silence_stdout()
         raise SystemExit(code) from None
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
+    """Point stdout at /dev/null: a reader that closed the pipe (`mem search | head`) gets no
+    second BrokenPipeError at exit."""
     import os
 
     try:

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        from memcli.cli.errors import _silence_stdout
+        from memcli.cli.errors import silence_stdout
 
-        _silence_stdout()
+        silence_stdout()
     sys.exit(code)

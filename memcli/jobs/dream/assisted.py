@@ -33,7 +33,7 @@ from memcli.extraction.dream.match import judge as rules_judge
 from memcli.extraction.dream.node import BUCKETS, Node, cited, current, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
-from memcli.jobs.dream.offline import Progress, _facts, _parse, evidence, fact_key
+from memcli.jobs.dream.offline import Progress, evidence, fact_key, parse_notes, pending_facts
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 3  # nodes shown to the model for one statement
@@ -75,8 +75,8 @@ def plan(
 ) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress), as offline.plan returns them."""
     pending = given if isinstance(given := state.get("pending"), dict) else {}
-    notes = _parse(texts)
-    facts, prog = _facts(notes, pending)
+    notes = parse_notes(texts)
+    facts, prog = pending_facts(notes, pending)
     out = Plan()
     digest = Digest(ws, out)
     ev, nodes, found = evidence(ws, facts, digest.nodes(), warnings, dry_run)

@@ -69,7 +69,8 @@ class Progress:
         return sorted({f.path for f in self.remaining})
 
 
-def _parse(texts: dict[str, str]) -> list[tuple[str, str, dict]]:
+def parse_notes(texts: dict[str, str]) -> list[tuple[str, str, dict]]:
+    """(path, body, frontmatter) of each changed note (offline and LLM-assisted dream read them alike)."""
     out = []
     for rel, text in texts.items():
         src, n = frontmatter.split(text)
@@ -78,7 +79,8 @@ def _parse(texts: dict[str, str]) -> list[tuple[str, str, dict]]:
     return out
 
 
-def _facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact], Progress]:
+def pending_facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[list[Fact], Progress]:
+    """The notes' statements not yet decided by an earlier night (`pending`: path -> decided keys)."""
     prog = Progress()
     fresh = []
     for path, body, meta in notes:
@@ -96,8 +98,8 @@ def plan(
 ) -> tuple[list[Unit], list, Plan, Progress]:
     """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts."""
     pending = given if isinstance(given := state.get("pending"), dict) else {}
-    notes = _parse(texts)
-    facts, prog = _facts(notes, pending)
+    notes = parse_notes(texts)
+    facts, prog = pending_facts(notes, pending)
     out = Plan()
     digest = Digest(ws, out)
     nodes = digest.nodes()
