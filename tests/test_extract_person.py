@@ -52,6 +52,7 @@ from memcli.extraction.conversation.person import convert, second_person, third_
             "wei and the user split the walks, the user does 7:00 and wei does 19:00",
         ),
         ("my sister and I are close", "the user's sister and the user are close"),
+        ("lab meeting is at 10am and I present next week", "lab meeting is at 10am and the user presents next week"),
         ("we use dbt in production", "the user's team uses dbt in production"),
         ("we signed the lease for a flat", "the user's household signed the lease for a flat"),
         ("we're moving to Utrecht", "the user's household is moving to Utrecht"),

@@ -220,20 +220,24 @@ def session_counts(texts: list[str], stop: frozenset[str]) -> Counter:
 
 HOME = re.compile(
     r"\b(?:home|flat|apartment|house|move|moving|moved|lease|rent|trip|travel|flight|holiday|vacation|"
-    r"hotel|dinner|partner|wife|husband|kids?|family|dog|cat|wedding|weekend|parents?)s?\b",
+    r"hotel|dinner|partner|wife|husband|kids?|family|dog|cat|wedding|weekend|parents?|"
+    r"vet|pet|puppy|kitten|groceries|garden|baby|mum|mom|dad|mother|father|sister|brother|"
+    r"girlfriend|boyfriend|gf|bf|birthday|christmas)s?\b",
     _I,
 )
 
 
 def group_for(sentence: str, texts: list[str], subject: str) -> str:
     """Who "we" is: the subject's team when the talk is about work, their household when it is
-    about home; the sentence decides first, then the user's turns of the session."""
+    about home; the sentence decides first, then the user's turns of the session; when neither
+    does, the subject alone (a "we" of unknown company still includes the user: "the user's
+    team is switching her off the hills" about a cat would be made up)."""
     for scope in ([sentence], texts):
         work = sum(len(person._WORK.findall(t)) for t in scope)
         home = sum(len(HOME.findall(t)) for t in scope)
         if work != home:
             return f"{subject}'s team" if work > home else f"{subject}'s household"
-    return f"{subject}'s team"
+    return subject
 
 
 # words of code, units and counting, frequent in chats and about nothing

@@ -147,7 +147,7 @@ def _compound(before: list[str]) -> bool:
         return False
     clause: list[str] = []
     for w in reversed(words[:-1]):
-        if not w[0].isalpha():
+        if not w[0].isalpha() or w in ("am", "pm"):  # "at 10am and I present": a time, not a person
             break
         clause.append(w)
     return 1 <= len(clause) <= 3 and not SUBJECTS & set(clause)
