@@ -195,3 +195,18 @@ def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(
     assert paths[0] == "memory/2026-04-17/pg2.md"
     swim = [h["path"] for h in search(run_mem, ws, "how long is the pool the user swims in")]
     assert swim.index("memory/2026-04-26/swim2.md") < swim.index("memory/2026-03-12/swim.md")
+
+
+def test_a_change_told_by_its_values_alone_ranks_first_and_is_shown(ws, note, run_mem):
+    """A chat changes the train by its times only ("the 7:37 was brutal, going with the 7:45"):
+    the note is the current value of the metro the older note set."""
+    note(ws, "memory/2026-09-24/bell.md", "# Bell\n\n- First class is 8:15 now, so the user is on the 7:37 metro.\n")
+    note(ws, "memory/2026-10-02/oats.md", "# Oats\n\n- Overnight oats for the metro: oats, milk, yoghurt.\n")
+    note(ws, "memory/2026-10-26/clocks.md", "# Clocks\n\n- The 7:37 was brutal, going with the 7:45 from now on.\n")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    hits = search(run_mem, ws, "which metro does the user catch in the morning")
+    paths = [h["path"] for h in hits]
+    assert paths.index("memory/2026-10-26/clocks.md") < paths.index("memory/2026-09-24/bell.md")
+    old = next(h for h in hits if h["path"] == "memory/2026-09-24/bell.md")
+    assert old["superseded_by"]["path"] == "memory/2026-10-26/clocks.md"

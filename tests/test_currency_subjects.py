@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from memcli.index.currency import compare, kinds, subjects
+from memcli.index.currency import compare, kinds, shift, subjects
 from memcli.index.currency.relate import relate
 from memcli.index.currency.statements import items, statements
 
@@ -611,3 +611,53 @@ def test_the_cue_test_never_skips_a_sentence_a_rule_reads():
     ]
     assert len(sentences) > 500
     assert not missed, missed[:5]
+
+
+def test_a_change_told_by_its_values_alone_takes_the_subject_of_the_older_claim():
+    """'the 7:37 was brutal, going with the 7:45' names neither the metro nor the train: the
+    older claim holding 7:37 says what changed."""
+    rel = relate(
+        _files(
+            ("memory/2026-09-24/a.md", "2026-09-24", ["First class is 8:15 now, so the user is on the 7:37 metro."]),
+            ("memory/2026-10-26/b.md", "2026-10-26", ["The 7:37 was brutal, going with the 7:45 from now on."]),
+        )
+    )
+    (old,) = rel["memory/2026-09-24/a.md"]
+    assert old["value"] == "7:37" and old["by"]["path"] == "memory/2026-10-26/b.md"
+    assert old["by"]["value"] == "7:45" and old["by"]["subject"] == old["subject"]
+
+
+@pytest.mark.parametrize(
+    "sentences",
+    [
+        # a weekday or a digit is shared by unrelated subjects: the vet's Friday, the carpool's
+        ["The user booked the vet for friday 17:00.", "The user is doing fridays now and she does mondays."],
+        ["Add the solo to step 4 of the routine.", "Sheets is crawling with 4 classes, the user now has 12C too."],
+        # no change cue: two values in one sentence are no change
+        ["The user is on the 7:37 metro.", "The 7:37 arrives at 8:08 most days."],
+        # a clock time does not replace a count that shares the subject's word
+        ["First class is 8:30.", "Class is only 6 people so everyone talks."],
+    ],
+)
+def test_values_shared_by_chance_supersede_nothing(sentences):
+    rel = relate(
+        _files(
+            ("memory/2026-09-10/a.md", "2026-09-10", [sentences[0]]),
+            ("memory/2026-10-21/b.md", "2026-10-21", [sentences[1]]),
+        )
+    )
+    assert rel == {}
+
+
+@pytest.mark.parametrize(
+    "sentence, pairs",
+    [
+        ("75 was too much for winter, back to 72%.", [["75", "72%"], ["72%", "75"]]),
+        ("first class is 8:15 now instead of 8:30", [["8:15", "8:30"], ["8:30", "8:15"]]),
+        ("make it 30 instead of 40", [["30", "40"], ["40", "30"]]),
+        ("Rehearsals are on thursdays now, not wednesdays", []),  # weekdays: too common to anchor on
+        ("I run 10km on sundays", []),  # no change cue
+    ],
+)
+def test_shift_pairs(sentence, pairs):
+    assert shift.pairs(sentence) == pairs

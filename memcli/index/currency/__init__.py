@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-VERSION = 7  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards
+VERSION = 8  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards; 8: shifts
 
 
 def folder(metadata: Path) -> Path:

@@ -7,7 +7,7 @@ superseded it (`by`) and the one holding the subject's value now (`current`).
 
 from __future__ import annotations
 
-from memcli.index.currency import compare, kinds, reading, subjects
+from memcli.index.currency import compare, kinds, reading, shift, subjects
 from memcli.index.currency.statements import describe, sets
 
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
@@ -25,6 +25,8 @@ def _ordered(files: dict) -> list[dict]:
             out += [{**base, **c} for c in item.get("claims", ())] or [base]
             if item.get("claims") and item.get("adopts"):  # a thing adopted beside the claims made
                 out.append({**base, "order": (*base["order"], 1)})
+            if item.get("claims") and item.get("shift"):  # a value changed beside the claims made
+                out.append({**base, "order": (*base["order"], 2)})
     out.sort(key=lambda s: s["order"])
     return out
 
@@ -111,29 +113,20 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
     # comparison with every earlier repetition (a 132,000-line vault: 540 s -> seconds).
     of_key: dict[tuple, list[int]] = {}  # exact subject key -> its live claims, one per value
     followers: dict[int, list[int]] = {}
+    held: dict[str, set[int]] = {}  # a value's key -> the live claims holding it (shift)
     for i in range(len(ordered)):  # (holders are appended as found: they set nothing)
         s = ordered[i]
+        if s.get("shift") and "key" not in s and (j_old := _shifted(s, held, ordered, by)):
+            j, old, new = j_old  # "going with the 7:45" after "on the 7:37 metro": the metro is 7:45
+            s.update(key=list(ordered[j]["key"]), label=ordered[j].get("label", ""), value=new, old=old)
         if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
             s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
-            for j in holders.find(s["retired"], s["order"], seen_words, by):
-                old = ordered[j]  # (a copy of the statement giving it up, in a digest node, is not a holder)
-                if (
-                    old["path"] != s["path"]
-                    and old.get("retired") != s["retired"]
-                    and old.get("speaker", "") == s.get("speaker", "")
-                    and (
-                        subjects.holds(old["text"], s["retired"])
-                        or ("key" in old and compare.value_holds(old["value"], s["retired"]))
-                    )
-                ):
-                    by[j], by.cause[j] = i, "given up"
+            _give_up(i, ordered, holders, seen_words, by)
         if "key" in s:
             key = tuple(s["key"])
             for j in _same_subject(live, key, ordered, by):
-                if ordered[j].get("speaker", "") != s.get("speaker", ""):
-                    continue
-                if ordered[j]["order"] != s["order"] and not compare.same_value(ordered[j]["value"], s["value"]):
+                if _new_value(ordered[j], s):
                     by[j], by.cause[j] = i, "subject"
                     for f in followers.pop(j, ()):
                         if f not in by:
@@ -163,11 +156,59 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                 reps.append(i)
                 for w in compare.key_words(key):
                     live.setdefault(w, set()).add(i)
+                for v in shift.held(s["value"]):
+                    held.setdefault(v, set()).add(i)
             if not str(key[0]).startswith("~"):
                 heads.update(dict.fromkeys(n[-1] for n in compare.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
+
+
+def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, by: _Superseded) -> None:
+    """Statement i gives a thing up: the older statements holding it are superseded (a copy of
+    the statement giving it up, in a digest node, is not a holder)."""
+    s = ordered[i]
+    for j in holders.find(s["retired"], s["order"], seen_words, by):
+        old = ordered[j]
+        if (
+            old["path"] != s["path"]
+            and old.get("retired") != s["retired"]
+            and old.get("speaker", "") == s.get("speaker", "")
+            and (
+                subjects.holds(old["text"], s["retired"])
+                or ("key" in old and compare.value_holds(old["value"], s["retired"]))
+            )
+        ):
+            by[j], by.cause[j] = i, "given up"
+
+
+def _new_value(old: dict, new: dict) -> bool:
+    """`new` gives the subject of `old` another value: same speaker, another value of a kind
+    the subject can take (a clock time does not replace a count)."""
+    return (
+        old.get("speaker", "") == new.get("speaker", "")
+        and old["order"] != new["order"]
+        and not compare.same_value(old["value"], new["value"])
+        and shift.same_kind(old["value"], new["value"])
+    )
+
+
+def _shifted(s: dict, held: dict[str, set[int]], ordered: list[dict], by: dict) -> tuple[int, str, str] | None:
+    """(the newest older live claim holding one of `s`'s shift values, that old value, the new
+    one) for a statement changing a value without naming its subject (memcli.index.currency.shift)."""
+    for old, new in s["shift"]:
+        found = [
+            j
+            for j in held.get(shift.key(old), ())
+            if j not in by
+            and ordered[j]["path"] != s["path"]
+            and ordered[j]["order"] < s["order"]
+            and ordered[j].get("speaker", "") == s.get("speaker", "")
+        ]
+        if found:
+            return max(found, key=lambda j: ordered[j]["order"]), old, new
+    return None
 
 
 class _Superseded(dict):

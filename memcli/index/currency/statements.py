@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import gloss, kinds, reading, subjects
+from memcli.index.currency import gloss, kinds, reading, shift, subjects
 from memcli.vault import frontmatter
 
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
@@ -84,7 +84,7 @@ def record(found: list[tuple], stat, date: str) -> dict:
 
 
 def sets(item: dict) -> bool:
-    return bool(item.keys() & {"claims", "retired", "adopts"})
+    return bool(item.keys() & {"claims", "retired", "adopts", "shift"})
 
 
 def items(found: list[tuple[int, str]]) -> list[dict]:
@@ -115,6 +115,8 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             item["retired"] = gone
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
             item["adopts"] = thing
+        if not gone and (pairs := shift.pairs(sentence)):  # "the 7:37 was brutal, going with the 7:45"
+            item["shift"] = pairs
         if sets(item):
             describe(item)
         out.append(item)

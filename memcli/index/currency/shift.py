@@ -1,0 +1,90 @@
+"""A change told by its values alone: "the 7:37 was brutal, going with the 7:45 from now on".
+
+Chats often change a value without naming what it is the value of: the subject is in the
+older statement ("the user is on the 7:37 metro"), the new sentence names the old value and
+the new one. `pairs` reads such a sentence as (old, new) candidates: a change cue ("going
+with", "back to", "instead", "from now on", "switched to"...) and two values of one kind (two
+times, two weekdays, two numbers) on either side of it; relate (memcli.index.currency.relate)
+then looks for a live claim holding the old value exactly and, when one is there, reads the
+sentence as a new value of that claim's subject. Nothing is superseded on a value alone: the
+older statement must be a claim (a subject set to that value), and the old value particular
+(a clock time, a date, a number of two digits or with a unit: not "friday" or "4", which
+unrelated subjects share), so "75" in a sentence about something else is never taken for a
+hydration of 75%.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.index.currency import reading
+from memcli.index.currency.compare import DAYS
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_KINDS = (
+    ("time", r"\b\d{1,2}[:h]\d\d\b|\b\d{1,2}\s?(?:am|pm)\b"),
+    ("date", rf"\b\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}\b|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?\b"),
+    ("day", rf"\b(?:{DAYS})s?\b"),
+    ("number", r"(?<![\d:.,])\d+(?:[.,]\d+)?(?:\s?%|[a-z]{1,3}\b)?(?![\d:])"),
+)
+_VALUE = re.compile("|".join(f"(?P<{k}>{rx})" for k, rx in _KINDS))
+_CUE = re.compile(
+    r"\b(?:going with|go with|went with|gone with|going for|went for|back to|switch\w* to|chang\w* to|"
+    r"mov\w* to|push\w* to|bump\w* to|mak\w* it|from now on|instead(?: of)?|rather than|now|anymore|no longer)\b"
+)
+_INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
+
+
+def values(sentence: str) -> list[tuple[int, str, str]]:
+    """(position, kind, value) of each value in a cleaned sentence, in order."""
+    return [(m.start(), m.lastgroup or "", m.group(0)) for m in _VALUE.finditer(sentence)]
+
+
+def _specific(kind: str, value: str) -> bool:
+    """A value too particular to be shared by chance: a clock time, a date, a number of two
+    digits or more or with a unit ("7:37", "12 may", "75", "72%"); not a weekday or a digit
+    ("friday", "4": the vet on Friday and the carpool's Friday are two subjects)."""
+    if kind in ("time", "date"):
+        return True
+    return kind == "number" and (len(re.sub(r"\D", "", value)) >= 2 or not value.isdigit())
+
+
+def held(value: str) -> list[str]:
+    """The keys of the values a claim's value holds ("thursdays 2pm": "thursday", "2pm")."""
+    return [key(v) for _, _, v in values(reading.clean(value))]
+
+
+def key(value: str) -> str:
+    """A value as compared across statements: "7:45", "75%" and "75 %" alike, "thursdays" as "thursday"."""
+    v = re.sub(r"\s+", "", value.lower()).rstrip("%")
+    return v[:-1] if v.endswith("s") and re.fullmatch(rf"(?:{DAYS})s", v) else v
+
+
+def pairs(sentence: str) -> list[list[str]]:
+    """[old, new] candidates of a sentence changing a value without its subject: each value with
+    the value of the same kind nearest the change cue on the cue's other side ("the 7:37 ...
+    going with the 7:45": 7:37 and 7:45 both ways; relate keeps the pair whose first value an
+    older claim holds). [] without a cue or two values of one kind on its two sides."""
+    s = reading.clean(sentence)
+    cue = _INSTEAD.search(s) or _CUE.search(s)
+    if cue is None:
+        return []
+    found = values(s)
+    out: list[list[str]] = []
+    for at, kind, old in found:
+        if not _specific(kind, old):
+            continue
+        before = at < cue.start()
+        other = [v for a, k, v in found if k == kind and (a >= cue.start()) == before and key(v) != key(old)]
+        if other:
+            out.append([old, other[0] if before else other[-1]])
+    return out if len(out) <= 4 else []  # a list of many values is a table, not a change
+
+
+def same_kind(a: str, b: str) -> bool:
+    """Two values could be one attribute's: not a clock time against a bare count ("first
+    class is 8:30" and "class is only 6" are two subjects that share a word). Values of no
+    recognised kind (names) are never told apart here."""
+    ka = {k for _, k, _ in values(reading.clean(a))}
+    kb = {k for _, k, _ in values(reading.clean(b))}
+    return not ka or not kb or bool(ka & kb)
