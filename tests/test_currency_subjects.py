@@ -655,9 +655,31 @@ def test_values_shared_by_chance_supersede_nothing(sentences):
         ("75 was too much for winter, back to 72%.", [["75", "72%"], ["72%", "75"]]),
         ("first class is 8:15 now instead of 8:30", [["8:15", "8:30"], ["8:30", "8:15"]]),
         ("make it 30 instead of 40", [["30", "40"], ["40", "30"]]),
+        # the new value right after a CJK cue, the old one later in the sentence
+        (
+            "我们的音乐会改到12月5号了，因为教堂在11月28号有婚礼。",
+            [["december 5", "november 28"], ["november 28", "december 5"]],
+        ),
+        ("The 7:37 arrives at 8:08 now", []),  # both values before the cue: no change told
         ("Rehearsals are on thursdays now, not wednesdays", []),  # weekdays: too common to anchor on
         ("I run 10km on sundays", []),  # no change cue
     ],
 )
 def test_shift_pairs(sentence, pairs):
     assert shift.pairs(sentence) == pairs
+
+
+def test_a_date_is_one_value_in_every_language_and_order():
+    assert {shift.key(v) for v in ("28 november", "november 28th", "Nov 28")} == {"11-28"}
+    assert shift.held("12月5号") == ["12-05"] and shift.held("thursdays 20:00") == ["thursday", "20:00"]
+
+
+def test_a_date_changed_in_chinese_supersedes_the_english_claim():
+    rel = relate(
+        _files(
+            ("memory/2026-09-09/a.md", "2026-09-09", ["The user's concert is 28 november."]),
+            ("memory/2026-11-05/b.md", "2026-11-05", ["我们的音乐会改到12月5号了，因为教堂在11月28号有婚礼。"]),
+        )
+    )
+    (old,) = rel["memory/2026-09-09/a.md"]
+    assert old["by"]["path"] == "memory/2026-11-05/b.md" and old["by"]["value"] == "december 5"

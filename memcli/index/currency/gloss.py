@@ -17,7 +17,7 @@ import re
 
 _GLOSS = re.compile(r"\s*\((?:about|keywords):[^()]*\)")
 _KEYWORDS = re.compile(r"\(keywords:\s*([^()]*)\)")
-_MONTHS = (
+MONTHS = (
     "january",
     "february",
     "march",
@@ -32,7 +32,7 @@ _MONTHS = (
     "december",
 )
 _CJK_DATE = re.compile(r"(\d{1,2})\s*[월月]\s*(\d{1,2})\s*[일日号號]")
-_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(_MONTHS), re.I)  # noqa: UP031 - a regex's braces
+_WHEN = re.compile(r"^(?:%s)(?: \d{1,2})?$|^\d{4}$" % "|".join(MONTHS), re.I)  # noqa: UP031 - a regex's braces
 
 
 def bare(sentence: str) -> str:
@@ -59,6 +59,6 @@ def dates(text: str) -> str:
 
     def english(m: re.Match) -> str:
         month = int(m.group(1))
-        return f" {_MONTHS[month - 1]} {int(m.group(2))} " if 1 <= month <= 12 else m.group(0)
+        return f" {MONTHS[month - 1]} {int(m.group(2))} " if 1 <= month <= 12 else m.group(0)
 
     return _CJK_DATE.sub(english, text).strip() if _CJK_DATE.search(text) else text

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import reading
+from memcli.index.currency import gloss, reading
 from memcli.index.currency.compare import DAYS
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
@@ -30,14 +30,17 @@ _KINDS = (
 _VALUE = re.compile("|".join(f"(?P<{k}>{rx})" for k, rx in _KINDS))
 _CUE = re.compile(
     r"\b(?:going with|go with|went with|gone with|going for|went for|back to|switch\w* to|chang\w* to|"
-    r"mov\w* to|push\w* to|bump\w* to|mak\w* it|from now on|instead(?: of)?|rather than|now|anymore|no longer)\b"
+    r"mov\w* to|push\w* to|bump\w* to|mak\w* it|from now on|instead(?: of)?|rather than|now|anymore|no longer)\b|"
+    r"改到|改成|改为|改為|换成|換成|变成|變成|推迟到|提前到|変わ|変更|に変え|바꿨|바뀌|변경|미뤄"
 )
+_MONTH_NO = {m[:3]: i for i, m in enumerate(gloss.MONTHS, 1)}
 _INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
 
 
 def values(sentence: str) -> list[tuple[int, str, str]]:
-    """(position, kind, value) of each value in a cleaned sentence, in order."""
-    return [(m.start(), m.lastgroup or "", m.group(0)) for m in _VALUE.finditer(sentence)]
+    """(position, kind, value) of each value in a cleaned sentence, in order (a CJK date read
+    as its English words first: "12月5号" is "december 5", as gloss.dates reads it)."""
+    return [(m.start(), m.lastgroup or "", m.group(0)) for m in _VALUE.finditer(gloss.dates(sentence))]
 
 
 def _specific(kind: str, value: str) -> bool:
@@ -55,20 +58,31 @@ def held(value: str) -> list[str]:
 
 
 def key(value: str) -> str:
-    """A value as compared across statements: "7:45", "75%" and "75 %" alike, "thursdays" as "thursday"."""
+    """A value as compared across statements: "7:45", "75%" and "75 %" alike, "thursdays" as
+    "thursday", a date as month-day ("28 november", "november 28th" and "11月28号": "11-28")."""
+    date = re.fullmatch(
+        r"(\d{1,2})(?:st|nd|rd|th)? ([a-z]{3})[a-z]*\.?|([a-z]{3})[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?", value.lower()
+    )
+    if date and (month := _MONTH_NO.get(date.group(2) or date.group(3) or "")):
+        return f"{month:02d}-{int(date.group(1) or date.group(4)):02d}"
     v = re.sub(r"\s+", "", value.lower()).rstrip("%")
     return v[:-1] if v.endswith("s") and re.fullmatch(rf"(?:{DAYS})s", v) else v
 
 
 def pairs(sentence: str) -> list[list[str]]:
-    """[old, new] candidates of a sentence changing a value without its subject: each value with
-    the value of the same kind nearest the change cue on the cue's other side ("the 7:37 ...
-    going with the 7:45": 7:37 and 7:45 both ways; relate keeps the pair whose first value an
-    older claim holds). [] without a cue or two values of one kind on its two sides."""
+    """[old, new] candidates of a sentence changing a value without its subject: each value
+    with the value of the same kind nearest the change cue on the cue's other side ("the 7:37
+    ... going with the 7:45": 7:37 and 7:45 both ways; relate keeps the pair whose first value
+    an older claim holds); with no value of its kind before the cue, the first one after it is
+    the new value ("改到12月5号了，因为教堂在11月28号有婚礼": 11月28号 -> 12月5号). [] without a
+    cue or two values of one kind."""
     s = reading.clean(sentence)
     cue = _INSTEAD.search(s) or _CUE.search(s)
     if cue is None:
         return []
+    s = gloss.dates(s)
+    cue = _INSTEAD.search(s) or _CUE.search(s)
+    assert cue is not None  # (dates in words move the cue, never remove it)
     found = values(s)
     out: list[list[str]] = []
     for at, kind, old in found:
@@ -76,8 +90,10 @@ def pairs(sentence: str) -> list[list[str]]:
             continue
         before = at < cue.start()
         other = [v for a, k, v in found if k == kind and (a >= cue.start()) == before and key(v) != key(old)]
+        if not other and not before and not any(k == kind and a < cue.start() for a, k, _ in found):
+            other = [v for a, k, v in found if k == kind and a >= cue.start() and key(v) != key(old)][:1]
         if other:
-            out.append([old, other[0] if before else other[-1]])
+            out.append([old, other[0] if before or len(other) == 1 else other[-1]])
     return out if len(out) <= 4 else []  # a list of many values is a table, not a change
 
 
