@@ -683,3 +683,8 @@ def test_a_date_changed_in_chinese_supersedes_the_english_claim():
     )
     (old,) = rel["memory/2026-09-09/a.md"]
     assert old["by"]["path"] == "memory/2026-11-05/b.md" and old["by"]["value"] == "december 5"
+
+
+def test_code_in_a_note_is_no_statement():
+    text = "# Run\n\n- The pool size is 20.\n\n## Code\n```\npool_size = 50\nmax = 100\n```\n"
+    assert [t for _, t in statements(text)] == ["The pool size is 20."]

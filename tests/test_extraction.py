@@ -141,6 +141,7 @@ def test_rules_sort_statements_and_skip_small_talk():
         "Preferences": ["- The user really prefers tea over coffee.", "- The user prefers tea over coffee."],
         "Next steps": ["- The user is going to book the flights tomorrow."],
         "Procedures": [],
+        "Code": [],
     }
 
 
@@ -315,3 +316,27 @@ def test_name_rules():
     assert notes.name_problem("project-plan") is None
     for bad in ("Project", "a--b", "-a", "a_b", "plan-2026-06", "", "a b"):
         assert notes.name_problem(bad)
+
+
+def test_the_users_code_is_kept_whole_and_read_as_no_sentences():
+    """A run command the user pastes is knowledge with identifiers in it: kept as a fenced block
+    under ## Code, never as sentences ("Import pandas as pd."); the assistant's code is not kept."""
+    msgs = [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "how i run the pipeline on the cluster:\n```bash\nmodule load nextflow\n"
+                    "nextflow run nf-core/rnaseq -resume\n```\nthen check the multiqc report first",
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Add this:\n```\nsbatch head.sh\n```"}]},
+    ]
+    found = rules.findings(msgs)
+    assert found["Code"] == ["```bash\nmodule load nextflow\nnextflow run nf-core/rnaseq -resume\n```"]
+    said = " ".join(found["Facts"] + found["Decisions"] + found["Next steps"])
+    assert "module load" not in said.lower() and "sbatch" not in said
+    body = rules.render("pipeline", found)
+    assert rules.merge_body(body, found).count("```bash") == 1  # ingesting the session again adds no copy

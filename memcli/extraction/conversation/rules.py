@@ -19,7 +19,7 @@ from memcli.extraction.conversation import Draft, Request, chatter, cjk, dialogu
 from memcli.extraction.conversation.messages import text_of
 from memcli.extraction.conversation.turns import Turn, user_turn
 
-SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps", "Procedures")
+SECTIONS = ("Facts", "Decisions", "Preferences", "Next steps", "Procedures", "Code")
 MAX_SENTENCE = 400
 FALLBACK_NAME = "conversation-notes"
 
@@ -97,12 +97,34 @@ replace replaced switch switched instead because every draft will shall must ple
 HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有个把被给对吗呢吧啊呀哦嗯要会能可以很太更最不没")
 
 
+# a fenced code block is no sentences ("Import pandas as pd." made knowledge of transcript): the
+# user's own blocks are kept whole under `## Code` (a run command, a config: identifiers worth
+# finding), the assistant's are left in the source conversation
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n.*?(?:^[ \t]*```[^\n]*$|\Z)", re.S | re.M)
+
+
 def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
     out = []
+    if "```" in text:
+        text = _FENCE.sub("\n", text)
     for part in split.split(text):
         part = _BULLET.sub("", part or "").strip()
         if part:
             out.append(part if len(part) <= MAX_SENTENCE else part[: MAX_SENTENCE - 1].rstrip() + "…")
+    return out
+
+
+def code_blocks(text: str) -> list[str]:
+    """The fenced code blocks of a message, each closed (a block left open ends the message)."""
+    if "```" not in text:
+        return []
+    out = []
+    for m in _FENCE.finditer(text):
+        block = m.group(0).strip("\n").rstrip()
+        if not re.search(r"\n[ \t]*```[^\n]*$", block):
+            block += "\n```"
+        if block.count("\n") >= 2:  # an opening line, some code, a closing line
+            out.append(block.strip())
     return out
 
 
@@ -204,6 +226,7 @@ def findings(messages: list[dict]) -> dict[str, list[str]]:
                         add(*got)
             turn.assistant = text
         elif rec["role"] == "user" and text:
+            found["Code"] += [b for b in code_blocks(text) if b not in found["Code"]]
             kept, asked = user_turn(text, _speaker(rec), turn)
             for section, statement in kept:
                 add(section, statement)
@@ -281,7 +304,7 @@ def merge_body(body: str, found: dict[str, list[str]], sections=SECTIONS, norm=_
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     have = {norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
     for section in sections:
-        new = [i for i in found.get(section, []) if norm(i) not in have]
+        new = [i for i in found.get(section, []) if norm(i) not in have and i not in body]
         if not new:
             continue
         head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)

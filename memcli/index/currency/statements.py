@@ -33,11 +33,17 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
     text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out: list[tuple] = []
     log = False  # under a `## Sources` heading: a digest node's log of which note did what
+    fence = False  # inside a fenced code block: code, no statements
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
+        if s.startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if fence:
+            continue
         if s.startswith("#"):
             log = _LOG.match(s) is not None
-        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "```", "[[")):
+        if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "[[")):
             continue
         when = date
         if date_of is not None:
