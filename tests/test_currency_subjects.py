@@ -688,3 +688,27 @@ def test_a_date_changed_in_chinese_supersedes_the_english_claim():
 def test_code_in_a_note_is_no_statement():
     text = "# Run\n\n- The pool size is 20.\n\n## Code\n```\npool_size = 50\nmax = 100\n```\n"
     assert [t for _, t in statements(text)] == ["The pool size is 20."]
+
+
+def test_one_subject_said_in_different_clauses_is_one_subject():
+    """'Metronome at 60 is right', later 'metronome at 72 on the development passage now', then
+    'The metronome is at 88': the same word, values of one kind and unit."""
+    rel = relate(
+        _files(
+            ("memory/2026-09-14/a.md", "2026-09-14", ["Metronome at 60 is right."]),
+            ("memory/2026-09-28/b.md", "2026-09-28", ["Every night, metronome at 72 on the development passage now."]),
+            ("memory/2026-10-27/c.md", "2026-10-27", ["The metronome is at 88 on the development now."]),
+        )
+    )
+    assert rel["memory/2026-09-14/a.md"][0]["current"]["path"] == "memory/2026-10-27/c.md"
+    assert rel["memory/2026-09-28/b.md"][0]["by"]["path"] == "memory/2026-10-27/c.md"
+
+
+def test_a_frame_and_a_subject_of_its_word_with_another_unit_stay_apart():
+    rel = relate(
+        _files(
+            ("memory/2026-03-12/a.md", "2026-03-12", ["Its a 25m pool at the sports centre."]),
+            ("memory/2026-03-30/b.md", "2026-03-30", ["The team raised the pool to 50 this morning."]),
+        )
+    )
+    assert rel == {}

@@ -125,7 +125,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
             _give_up(i, ordered, holders, seen_words, by)
         if "key" in s:
             key = tuple(s["key"])
-            for j in _same_subject(live, key, ordered, by):
+            for j in _same_subject(live, key, ordered, by, s):
                 if _new_value(ordered[j], s):
                     by[j], by.cause[j] = i, "subject"
                     for f in followers.pop(j, ()):
@@ -280,12 +280,16 @@ def _needs(old: dict, new: dict, cause: str) -> list[list[str]]:
     return [list(n) for n in dict.fromkeys(tuple(n) for n in sets)]
 
 
-def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by: dict) -> list[int]:
+def _same_subject(
+    live: dict[str, set[int]], key: tuple, ordered: list[dict], by: dict, me: dict | None = None
+) -> list[int]:
     """The live claims of `key`'s subject. When they name different subjects that merely share
     a word with it ("pool" against "pool size" and "swimming pool"), only those sharing the
     most words count, and none if those still disagree: a guess would supersede a decoy."""
     near = sorted({j for w in compare.key_words(key) for j in live.get(w, ())})
     found = [j for j in near if compare.same_subject(tuple(ordered[j]["key"]), key)]
+    if not found and me is not None:  # "metronome at 60 is right", later "metronome at 72 on the development"
+        return [j for j in near if _same_head(ordered[j], me)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
     mine = set(compare.key_words(key))
@@ -295,6 +299,23 @@ def _same_subject(live: dict[str, set[int]], key: tuple, ordered: list[dict], by
     if all(compare.same_subject(a, b) for a in keys for b in keys):
         return found
     return []
+
+
+def _head(s: dict) -> str:
+    """The word a short claim is about: a frame's first word ("metronome" of "metronome at 60 is
+    right"), a one-word subject itself; "" for a longer subject (its words say more)."""
+    key = list(s.get("key") or [])
+    if key and str(key[0]).startswith("~"):
+        return (s.get("label") or "").split(" ", 1)[0]
+    return str(key[0]) if len(key) == 1 else ""
+
+
+def _same_head(old: dict, new: dict) -> bool:
+    """A frame and another frame or a one-word subject about the same word, with values of one
+    kind and unit ("60", "72", "88"): one subject said in different clauses. "a 25m pool" and
+    "raised the pool to 50" stay two (metres are no connections)."""
+    frames = [str((x.get("key") or ("",))[0]).startswith("~") for x in (old, new)]
+    return any(frames) and _head(old) != "" and _head(old) == _head(new) and shift.same_unit(old["value"], new["value"])
 
 
 def _public(s: dict) -> dict:

@@ -104,3 +104,15 @@ def same_kind(a: str, b: str) -> bool:
     ka = {k for _, k, _ in values(reading.clean(a))}
     kb = {k for _, k, _ in values(reading.clean(b))}
     return not ka or not kb or bool(ka & kb)
+
+
+def same_unit(a: str, b: str) -> bool:
+    """Two values of one kind and, for numbers, one unit ("60" and "72"; "25m" and "50m"; not
+    "25m" and "50"): the test for one subject said in two different clauses."""
+    va, vb = values(reading.clean(a)), values(reading.clean(b))
+    if not va or not vb or va[0][1] != vb[0][1]:
+        return False
+    if va[0][1] != "number":
+        return True
+    unit = [re.sub(r"[\d.,\s%]", "", v[0][2]) for v in (va, vb)]
+    return unit[0] == unit[1]
