@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memcli.extraction.conversation import Request, dialogue, rules
+from memcli.extraction.conversation import Request, chatter, dialogue, rules
 from memcli.extraction.conversation.glossary import gloss
 
 
@@ -110,6 +110,14 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
             "bedside manners lol. done",
         ),
         ("gift ideas for a 5 year old who likes dinosaurs", "A fossil dig kit, a dinosaur lamp…", "fossil kit it is"),
+        # a piece of content named without a verb, and a quiz the user accepts: no procedure
+        ("riddle about a lighthouse pls", "What has a light but no switch? A lighthouse.", "haha ok"),
+        (
+            "4 trivia questions for the staff quiz, not too hard",
+            "1. What gas do plants absorb? (CO2)\n2. How many legs has a spider? (8)\n"
+            "3. What is the largest ocean? (Pacific)\n4. Who painted the Mona Lisa? (Da Vinci)",
+            "perfect ty",
+        ),
     ],
 )
 def test_chit_chat_and_requests_leave_no_note(turns):
@@ -263,3 +271,10 @@ def test_a_group_chat_keeps_what_people_say_to_each_other():
     found = bullets(rules.findings(msgs))
     assert "- Melanie's household last went camping with the kids at the lake." in found
     assert any(b.startswith("- You should try the trail at Bear Lake, Caroline loved it") for b in found)
+
+
+@pytest.mark.parametrize(
+    "line", ["questions for the parents' evening are ready", "facts about my commute: 40 min each way"]
+)
+def test_a_statement_about_content_is_no_request(line):
+    assert not chatter.is_request(line)

@@ -96,12 +96,26 @@ def strip_lead(text: str) -> str:
     return LEAD.sub("", text.strip())
 
 
+# a piece of content named without a verb: "pun about the periodic table pls", "5 general
+# knowledge questions for a quiz night, medium hard", "a haiku for mum's card"
+_CONTENT_ASK = re.compile(
+    r"^(?:(?:a|an|some|\d+|one|two|three|four|five|six|ten)\s+)?(?:[\w'-]+\s+){0,3}"
+    r"(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister|fun facts?|facts|trivia|"
+    r"quiz|questions|captions?|slogans?|toast)s?\s+(?:about|for|on)\b",
+    _I,
+)
+# ...but a sentence with a verb of its own states something: "questions for the parents' evening are ready"
+_FINITE = re.compile(r"\b(?:is|are|was|were|have|has|had|will|would|did|does|do|got|went)\b|'s\b|n't\b", _I)
+
+
 def is_request(text: str) -> bool:
     """A request to the assistant (write, rephrase, translate, tell a joke), not a statement."""
     head = text.strip()
     if re.match(r"(?:make sure|list of|let'?s say)\b", head, _I):
         return False
     if _CREATIVE.search(head) and _CREATIVE_ASK.search(head):
+        return True
+    if _CONTENT_ASK.match(head) and not _FINITE.search(head) and ":" not in head and len(WORDS.findall(head)) <= 14:
         return True
     m = REQUEST.match(head)
     if m and _MORE.match(head):

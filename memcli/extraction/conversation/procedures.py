@@ -67,8 +67,8 @@ def accepted(messages: list[dict]) -> list[tuple[str, list[str]]]:
         if role != "assistant":
             continue
         title, steps = _steps(text)
-        if len(steps) < MIN_STEPS:
-            revision = False
+        if len(steps) < MIN_STEPS or 2 * sum("?" in s for s in steps) > len(steps):
+            revision = False  # (a list of questions, a quiz the user asked for, is no procedure)
             continue
         reply = next((t for r, t in turns[k + 1 :] if r == "user"), "")
         after = next((t for r, t in turns[k + 2 :] if r == "assistant"), "") if reply else ""
