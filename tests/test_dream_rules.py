@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from memcli.extraction.dream import group as dream_group
@@ -295,3 +296,40 @@ def test_a_fact_goes_to_the_node_that_states_it():
 )
 def test_a_value_that_starts_the_same_refines(new, old):
     assert dream_match.contradicts(Fact(new, "p"), old) is False
+
+
+GRADES = (
+    "# Grades\n\n- Final grades weigh tests 70%, lab work 20% and attitude 10%. ([[memory/2026-09-08/g.md]])\n\n"
+    "## Sources\n- Stated on 2026-09-08 in [[memory/2026-09-08/g.md]].\n"
+)
+LIST = (
+    "\n\n## Steps\n1. Pour the standardised NaOH into labelled bench bottles.\n"
+    "2. Check nine burettes for leaks and rinse them.\n3. Zero the lab scales before weighing the indicator.\n"
+)
+
+
+def _list_placed(title: str):
+    nodes = [node("digest/wiki/grades.md", GRADES)]
+    path = "memory/2026-09-10/prep.md"
+    body = f"# {title}{LIST}"
+    facts = dream_rules.facts_of(path, body, {})
+    said = dream_node.statements(GRADES)
+    texts = [f.line() for f in facts] + said
+    # meaning: the scales step is close to the grades statement, the other steps to nothing here
+    axes = [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.8, 0.6, 0.0]]
+    vectors = {plain(f.line()): np.array(v, dtype=np.float32) for f, v in zip(facts, axes)}
+    vectors[plain(said[0])] = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    ev = Evidence(vectors, dream_rules.speaker_words(facts), None, texts)
+    ev.titles = dream_rules.titles([(path, body, {})])
+    return dream_group.place(facts, nodes, ev).placed
+
+
+def test_a_list_goes_where_most_of_its_steps_belong():
+    """One step of a titration prep sharing "lab" with the grades node does not carry the list there."""
+    [p] = _list_placed("Titration practical prep")
+    assert p.target is None and len(p.unit.facts) == 3
+
+
+def test_a_list_whose_title_names_the_nodes_subject_joins_it():
+    [p] = _list_placed("Lab work grades prep")
+    assert p.target is not None and p.target.path == "digest/wiki/grades.md"

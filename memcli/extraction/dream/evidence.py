@@ -177,6 +177,7 @@ class Evidence:
         least, share = COMMON_NODES
         n = len(node_bags or [])
         self.common = frozenset(w for w, c in counts.items() if c >= least and c >= share * n)
+        self.titles: dict[str, str] = {}  # note path -> its title ("# Titration practical prep")
 
     @property
     def semantic(self) -> bool:

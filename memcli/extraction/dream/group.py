@@ -17,22 +17,17 @@ update of its node, or a new node.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, plain, speaker
 from memcli.extraction.dream.match import CHANGE, changes, jaccard, old_value, raw_words, slot
+from memcli.extraction.dream.naming import bucket, name, title
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
-from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.extraction.dream.subject import subject_title
 
 MAX_CANDIDATES = 400  # digest nodes compared with every fact; beyond, those sharing words with one
 MIN_SUBSTANCE = 1.0  # word weight a fact needs to found a node of its own (one content word)
-NAME_WORDS = 3
-GENERIC_HEADINGS = frozenset(
-    {"steps", "procedure", "procedures", "how to", "runbook", "instructions", "checklist", "todo", "to do", "list"}
-)
 
 
 @dataclass
@@ -157,13 +152,20 @@ def _affinity(
     if not _speakers_agree(item, c):
         return None  # one node per person: "Caroline: ..." and "Melanie: ..." are about two people
     best: Link | None = None
+    linking = 0  # facts of the item with a link of their own
     for f in item:
+        mine: Link | None = None
         for m in c.members():
             found = link(ev, f, m, contexts)
-            if found is not None and (best is None or found.score > best.score):
-                best = found
+            if found is not None and (mine is None or found.score > mine.score):
+                mine = found
+        linking += mine is not None
+        if mine is not None and (best is None or mine.score > best.score):
+            best = mine
     if best is not None and best.context:  # a fact's own note heading is the context it was written in
         return best
+    if len(item) >= 3 and 2 * linking < len(item) and not _titled_after(ev, item, c):
+        best = None  # a list goes where most of its steps belong: one step sharing "lab" is no subject
     mean = _centroid(ev, item, c)
     if mean is None:
         return best
@@ -173,6 +175,13 @@ def _affinity(
     if by_mean and size >= 2 and cos >= MEANING["join"]:
         return Link(cos, cos, 0.0)
     return None
+
+
+def _titled_after(ev: Evidence, item: list[Fact], c: Cluster) -> bool:
+    """The title of the list's note names what the cluster states ("Grant submission checklist"
+    and "the grant deadline was pushed"): the list is about the cluster even if few steps say so."""
+    title = ev.titles.get(item[0].path, "")
+    return bool(title) and any(ev.shared(title, m if isinstance(m, str) else m.line()) >= 1.0 for m in c.members())
 
 
 def _speakers_agree(item: list[Fact], c: Cluster) -> bool:
@@ -329,43 +338,6 @@ def _label(c: Cluster) -> str:
 def _first_words(text: str, n: int = 8) -> str:
     w = text.split()
     return " ".join(w[:n]) + ("…" if len(w) > n else "")
-
-
-def bucket(facts: list[Fact]) -> str:
-    counts = Counter(bucket_of(f) for f in facts)
-    return min(counts, key=lambda b: (-counts[b], BUCKET_RANK[b]))
-
-
-def title(facts: list[Fact]) -> str:
-    """The subject the facts are about, as a title: the numbered list's heading when the unit is
-    one list, else the noun phrase most of them share (extraction/dream/subject.py)."""
-    if (
-        len(facts) > 1
-        and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section) for f in facts)
-        and facts[0].section
-    ):
-        heading = facts[0].section
-        if heading.strip().lower() in GENERIC_HEADINGS:  # "## Steps" of deployment-process.md
-            heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
-        return heading[:1].upper() + heading[1:]
-    return subject_title([f.line() for f in facts])
-
-
-def name(facts: list[Fact], ev: Evidence) -> str:
-    """A kebab-case name for the subject's title; the words that weigh most across the facts when
-    no noun phrase names it. The same facts get the same name run after run."""
-    found = title(facts)
-    if found and slugify(found) != "node":
-        return slugify(found)
-    score: dict[str, float] = {}
-    first: dict[str, int] = {}
-    for f in facts:
-        for w, weight in ev.bag(f.line()).items():
-            score[w] = score.get(w, 0.0) + weight
-            first.setdefault(w, len(first))
-    picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]
-    picked.sort(key=lambda w: first[w])
-    return slugify(" ".join(picked)) if picked else slugify(facts[0].text)
 
 
 def _unit(c: Cluster, ev: Evidence) -> Unit:

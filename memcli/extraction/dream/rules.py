@@ -223,6 +223,16 @@ def contexts(notes: list[tuple[str, str, dict]]) -> dict[str, str]:
     return out
 
 
+def titles(notes: list[tuple[str, str, dict]]) -> dict[str, str]:
+    """path -> the note's title (its first `# ` heading), for the notes that have one."""
+    out = {}
+    for path, body, _meta in notes:
+        m = re.search(r"^# +(.+)$", body, re.M)
+        if m:
+            out[path] = m.group(1).strip()
+    return out
+
+
 def speaker_words(facts: list[Fact]) -> frozenset[str]:
     return frozenset(w for f in facts for w in re.findall(r"[a-z]+", f.speaker.lower()))
 

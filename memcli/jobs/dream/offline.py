@@ -104,6 +104,7 @@ def plan(
     digest = Digest(ws, out)
     nodes = digest.nodes()
     ev, candidates, found = evidence(ws, facts, nodes, warnings, dry_run)
+    ev.titles = dream_rules.titles(notes)
     prog.grouping, prog.model = found.grouping, found.model
     placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes))
     prog.kept = placement.kept

@@ -1,0 +1,58 @@
+"""What a new digest node is called and where it goes: its title, its file name, its bucket.
+
+A unit of facts founding a node is named for its subject: the numbered list's heading when the
+unit is one list, else the noun phrase most of its facts share (extraction/dream/subject.py),
+else the words that weigh most across them. The same facts get the same name run after run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from memcli.extraction.dream.evidence import Evidence
+from memcli.extraction.dream.node import slugify
+from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of
+from memcli.extraction.dream.schema import Fact
+from memcli.extraction.dream.subject import subject_title
+
+NAME_WORDS = 3
+GENERIC_HEADINGS = frozenset(
+    {"steps", "procedure", "procedures", "how to", "runbook", "instructions", "checklist", "todo", "to do", "list"}
+)
+
+
+def bucket(facts: list[Fact]) -> str:
+    counts = Counter(bucket_of(f) for f in facts)
+    return min(counts, key=lambda b: (-counts[b], BUCKET_RANK[b]))
+
+
+def title(facts: list[Fact]) -> str:
+    """The subject the facts are about, as a title: the numbered list's heading when the unit is
+    one list, else the noun phrase most of them share (extraction/dream/subject.py)."""
+    if (
+        len(facts) > 1
+        and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section) for f in facts)
+        and facts[0].section
+    ):
+        heading = facts[0].section
+        if heading.strip().lower() in GENERIC_HEADINGS:  # "## Steps" of deployment-process.md
+            heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
+        return heading[:1].upper() + heading[1:]
+    return subject_title([f.line() for f in facts])
+
+
+def name(facts: list[Fact], ev: Evidence) -> str:
+    """A kebab-case name for the subject's title; the words that weigh most across the facts when
+    no noun phrase names it. The same facts get the same name run after run."""
+    found = title(facts)
+    if found and slugify(found) != "node":
+        return slugify(found)
+    score: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for f in facts:
+        for w, weight in ev.bag(f.line()).items():
+            score[w] = score.get(w, 0.0) + weight
+            first.setdefault(w, len(first))
+    picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]
+    picked.sort(key=lambda w: first[w])
+    return slugify(" ".join(picked)) if picked else slugify(facts[0].text)
