@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,8 +20,9 @@ from bench.harness import recall_data, recall_score  # noqa: E402
 DEV = REPO / "bench" / "recall_set" / "dev"
 
 
-def test_the_dev_set_is_consistent_and_as_large_as_promised():
-    rs = recall_data.load(DEV)
+@pytest.mark.parametrize("name", ["dev", "dev2", "dev3"])
+def test_the_tuning_sets_are_consistent_and_as_large_as_promised(name):
+    rs = recall_data.load(DEV.parent / name)
     assert recall_data.check(rs) == []
     c = recall_data.counts(rs)
     assert c["sessions"] >= 32 and 7 <= c["filler"] <= 10 and c["cjk_sessions"] >= 4
@@ -233,3 +235,14 @@ def test_latest_first_inside_one_hit_follows_the_order_of_its_links():
         assert (row["rank"], row["tie"], row["latest_first"]) == (1, True, first)
     # without the order, one hit standing for both is no latest-first
     assert not recall_score.score_question(q, {"s15": 1, "s04": 1}, [""])["latest_first"]
+
+
+def test_both_halves_of_a_set_are_reported():
+    rows = [
+        {"id": f"q{i}", "kind": "update" if i < 2 else "single-fact", "rank": 1 if i % 2 else 3, "answer_top5": True}
+        | ({"latest_first": i == 1, "tie": False, "superseded_rank": None} if i < 2 else {})
+        for i in range(4)
+    ]
+    halves = recall_score.aggregate(rows)["by_half"]
+    assert halves["tune"]["R@1"] == 0.0 and halves["held_back"]["R@1"] == 1.0
+    assert (halves["tune"]["latest_first"], halves["held_back"]["latest_first"]) == ("0/1", "1/1")
