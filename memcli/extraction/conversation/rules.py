@@ -304,7 +304,7 @@ def merge_body(body: str, found: dict[str, list[str]], sections=SECTIONS, norm=_
     lines = body.rstrip("\n").split("\n") if body.strip() else []
     have = {norm(x) for x in lines if x.lstrip().startswith(("- ", "* "))}
     for section in sections:
-        new = [i for i in found.get(section, []) if norm(i) not in have and i not in body]
+        new = [i for i in found.get(section, []) if norm(i) not in have and (i.startswith("- ") or i not in body)]
         if not new:
             continue
         head = next((i for i, x in enumerate(lines) if x.strip().lower() == f"## {section.lower()}"), None)
