@@ -343,6 +343,6 @@ def test_the_users_code_is_kept_whole_and_read_as_no_sentences():
 
 
 def test_a_merge_adds_a_statement_that_is_part_of_a_longer_one():
-    body = "# Pipeline\n\n## Facts\n- The user uses salmon only now.\n"
+    body = "# Pipeline\n\n## Facts\n- The user uses salmon. Helen is fine with it.\n"
     found = {s: [] for s in rules.SECTIONS} | {"Facts": ["- The user uses salmon."]}
     assert "- The user uses salmon.\n" in rules.merge_body(body, found) + "\n"
