@@ -44,7 +44,8 @@ REQUEST = re.compile(
     _I,
 )
 _MORE = re.compile(r"(?:another|one more|more|again)\b", _I)
-_CREATIVE = re.compile(r"\b(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister)s?\b", _I)
+_PIECES = r"limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister"  # what an assistant writes
+_CREATIVE = re.compile(rf"\b(?:{_PIECES})s?\b", _I)
 # a creative piece asked for mid-line: "for the team chat, write a haiku", "give us a pun"
 _CREATIVE_ASK = re.compile(
     r"(?:^|[,:;.!]\s*)(?:write|tell|give|make|compose|come up with)\b|"
@@ -100,8 +101,7 @@ def strip_lead(text: str) -> str:
 # knowledge questions for a quiz night, medium hard", "a haiku for mum's card"
 _CONTENT_ASK = re.compile(
     r"^(?:(?:a|an|some|\d+|one|two|three|four|five|six|ten)\s+)?(?:[\w'-]+\s+){0,3}"
-    r"(?:limerick|poem|haiku|joke|pun|riddle|song|story|rap|sonnet|tongue twister|fun facts?|facts|trivia|"
-    r"quiz|questions|captions?|slogans?|toast)s?\s+(?:about|for|on)\b",
+    rf"(?:{_PIECES}|fun facts?|facts|trivia|quiz|questions|captions?|slogans?|toast)s?\s+(?:about|for|on)\b",
     _I,
 )
 # ...but a sentence with a verb of its own states something: "questions for the parents' evening are ready"

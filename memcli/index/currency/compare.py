@@ -58,8 +58,8 @@ def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 def same_value(a: str, b: str) -> bool:
     """The values agree: the content tokens of one are all in the other ("20" and "20 for now"),
     weekdays and plurals compared by stem ("thursdays" and "thursday")."""
-    ta = {_day(w) for w in words(a) if w not in FILLER}
-    tb = {_day(w) for w in words(b) if w not in FILLER}
+    ta = {day_stem(w) for w in words(a) if w not in FILLER}
+    tb = {day_stem(w) for w in words(b) if w not in FILLER}
     if not ta or not tb:
         return a.strip().lower() == b.strip().lower()
     return ta <= tb or tb <= ta
@@ -68,11 +68,12 @@ def same_value(a: str, b: str) -> bool:
 def value_holds(value: str, thing: str) -> bool:
     """A claim's value holds a thing given up: all its words are in the value ("nike pegasus 40"
     holds "pegasus"; "tuesdays" does not hold "the tuesday class")."""
-    want = {_day(w) for w in words(thing) if w not in FILLER}
-    return bool(want) and want <= {_day(w) for w in words(value)}
+    want = {day_stem(w) for w in words(thing) if w not in FILLER}
+    return bool(want) and want <= {day_stem(w) for w in words(value)}
 
 
-def _day(w: str) -> str:
+def day_stem(w: str) -> str:
+    """A weekday without its plural ("thursdays" -> "thursday"); any other word as it is."""
     return w[:-1] if w.endswith("s") and re.fullmatch(rf"(?:{DAYS})s", w) else w
 
 

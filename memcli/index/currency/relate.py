@@ -135,7 +135,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                 for j in holders.find(s["old"], s["order"], seen_words, by):
                     if (
                         ordered[j]["path"] != s["path"]
-                        and ordered[j].get("speaker", "") == s.get("speaker", "")
+                        and _same_speaker(ordered[j], s)
                         and compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"])
                     ):
                         by[j], by.cause[j] = i, "named"
@@ -145,7 +145,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                     j
                     for j in reps
                     if ordered[j]["order"] != s["order"]
-                    and ordered[j].get("speaker", "") == s.get("speaker", "")
+                    and _same_speaker(ordered[j], s)
                     and compare.same_value(ordered[j]["value"], s["value"])
                 ),
                 None,
@@ -165,6 +165,11 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
     return _published(ordered, by)
 
 
+def _same_speaker(a: dict, b: dict) -> bool:
+    """One person's statements: another speaker's value never supersedes the user's."""
+    return a.get("speaker", "") == b.get("speaker", "")
+
+
 def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, by: _Superseded) -> None:
     """Statement i gives a thing up: the older statements holding it are superseded (a copy of
     the statement giving it up, in a digest node, is not a holder)."""
@@ -174,7 +179,7 @@ def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, b
         if (
             old["path"] != s["path"]
             and old.get("retired") != s["retired"]
-            and old.get("speaker", "") == s.get("speaker", "")
+            and _same_speaker(old, s)
             and (
                 subjects.holds(old["text"], s["retired"])
                 or ("key" in old and compare.value_holds(old["value"], s["retired"]))
@@ -187,7 +192,7 @@ def _new_value(old: dict, new: dict) -> bool:
     """`new` gives the subject of `old` another value: same speaker, another value of a kind
     the subject can take (a clock time does not replace a count)."""
     return (
-        old.get("speaker", "") == new.get("speaker", "")
+        _same_speaker(old, new)
         and old["order"] != new["order"]
         and not compare.same_value(old["value"], new["value"])
         and shift.same_kind(old["value"], new["value"])
@@ -204,7 +209,7 @@ def _shifted(s: dict, held: dict[str, set[int]], ordered: list[dict], by: dict) 
             if j not in by
             and ordered[j]["path"] != s["path"]
             and ordered[j]["order"] < s["order"]
-            and ordered[j].get("speaker", "") == s.get("speaker", "")
+            and _same_speaker(ordered[j], s)
         ]
         if found:
             return max(found, key=lambda j: ordered[j]["order"]), old, new

@@ -16,9 +16,10 @@ hydration of 75%.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memcli.index.currency import gloss, reading
-from memcli.index.currency.compare import DAYS
+from memcli.index.currency.compare import DAYS, day_stem
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
 _KINDS = (
@@ -52,9 +53,15 @@ def _specific(kind: str, value: str) -> bool:
     return kind == "number" and (len(re.sub(r"\D", "", value)) >= 2 or not value.isdigit())
 
 
+@lru_cache(maxsize=8192)  # relate compares the same claim values again and again
+def _read(value: str) -> tuple[tuple[int, str, str], ...]:
+    """The values a claim's value holds, as `values` reads them."""
+    return tuple(values(reading.clean(value)))
+
+
 def held(value: str) -> list[str]:
     """The keys of the values a claim's value holds ("thursdays 2pm": "thursday", "2pm")."""
-    return [key(v) for _, _, v in values(reading.clean(value))]
+    return [key(v) for _, _, v in _read(value)]
 
 
 def key(value: str) -> str:
@@ -65,8 +72,7 @@ def key(value: str) -> str:
     )
     if date and (month := _MONTH_NO.get(date.group(2) or date.group(3) or "")):
         return f"{month:02d}-{int(date.group(1) or date.group(4)):02d}"
-    v = re.sub(r"\s+", "", value.lower()).rstrip("%")
-    return v[:-1] if v.endswith("s") and re.fullmatch(rf"(?:{DAYS})s", v) else v
+    return day_stem(re.sub(r"\s+", "", value.lower()).rstrip("%"))
 
 
 def pairs(sentence: str) -> list[list[str]]:
@@ -76,13 +82,10 @@ def pairs(sentence: str) -> list[list[str]]:
     an older claim holds); with no value of its kind before the cue, the first one after it is
     the new value ("改到12月5号了，因为教堂在11月28号有婚礼": 11月28号 -> 12月5号). [] without a
     cue or two values of one kind."""
-    s = reading.clean(sentence)
+    s = gloss.dates(reading.clean(sentence))
     cue = _INSTEAD.search(s) or _CUE.search(s)
     if cue is None:
         return []
-    s = gloss.dates(s)
-    cue = _INSTEAD.search(s) or _CUE.search(s)
-    assert cue is not None  # (dates in words move the cue, never remove it)
     found = values(s)
     out: list[list[str]] = []
     for at, kind, old in found:
@@ -101,15 +104,15 @@ def same_kind(a: str, b: str) -> bool:
     """Two values could be one attribute's: not a clock time against a bare count ("first
     class is 8:30" and "class is only 6" are two subjects that share a word). Values of no
     recognised kind (names) are never told apart here."""
-    ka = {k for _, k, _ in values(reading.clean(a))}
-    kb = {k for _, k, _ in values(reading.clean(b))}
+    ka = {k for _, k, _ in _read(a)}
+    kb = {k for _, k, _ in _read(b)}
     return not ka or not kb or bool(ka & kb)
 
 
 def same_unit(a: str, b: str) -> bool:
     """Two values of one kind and, for numbers, one unit ("60" and "72"; "25m" and "50m"; not
     "25m" and "50"): the test for one subject said in two different clauses."""
-    va, vb = values(reading.clean(a)), values(reading.clean(b))
+    va, vb = _read(a), _read(b)
     if not va or not vb or va[0][1] != vb[0][1]:
         return False
     if va[0][1] != "number":

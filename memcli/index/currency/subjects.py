@@ -152,7 +152,7 @@ _CJK_RULES = [  # (pattern, the characters it needs: one of each group)
         (("을", "를"), ("로",)),
     ),
 ]
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTHS = "|".join(gloss.MONTHS)
 _VALUE_LIKE = re.compile(rf"\d|\b(?:{DAYS}|{_MONTHS})s?\b")
 _DIGIT = re.compile(r"\d")
 _DAY_OR_MONTH = re.compile(

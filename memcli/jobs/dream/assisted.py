@@ -79,8 +79,7 @@ def plan(
     facts, prog = pending_facts(notes, pending)
     out = Plan()
     digest = Digest(ws, out)
-    ev, nodes, found = evidence(ws, facts, digest.nodes(), warnings, dry_run)
-    ev.titles = dream_rules.titles(notes)
+    ev, nodes, found = evidence(ws, notes, facts, digest.nodes(), warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
     contexts = dream_rules.contexts(notes)
     groups = [Group(dream_group.Cluster(n, statements(n.body)), n.name, current(n.body)) for n in nodes]

@@ -103,8 +103,7 @@ def plan(
     out = Plan()
     digest = Digest(ws, out)
     nodes = digest.nodes()
-    ev, candidates, found = evidence(ws, facts, nodes, warnings, dry_run)
-    ev.titles = dream_rules.titles(notes)
+    ev, candidates, found = evidence(ws, notes, facts, nodes, warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
     placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes))
     prog.kept = placement.kept
@@ -182,10 +181,10 @@ def _note(d: dream_match.Decision) -> str:
     return f"added {len(d.new_facts)} statement(s): {first_words(d.new_facts[0].line())}"
 
 
-def evidence(ws: Workspace, facts: list[Fact], nodes: list, warnings: list[str], dry_run: bool):
-    """The evidence facts are grouped on (with vectors when an embedding model is configured),
-    the candidate nodes among `nodes`, and what gave the meaning (offline and model-assisted dream
-    alike)."""
+def evidence(ws: Workspace, notes: list, facts: list[Fact], nodes: list, warnings: list[str], dry_run: bool):
+    """The evidence facts are grouped on (with vectors when an embedding model is configured, and
+    the titles of the `notes` they come from), the candidate nodes among `nodes`, and what gave the
+    meaning (offline and model-assisted dream alike)."""
     skip = dream_rules.speaker_words(facts)
     bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
     said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
@@ -197,4 +196,5 @@ def evidence(ws: Workspace, facts: list[Fact], nodes: list, warnings: list[str],
         else dream_meaning.Meaning(None, "words")
     )
     ev = Evidence(found.vectors, skip, bags, said) if found.vectors is not None else lexical
+    ev.titles = dream_rules.titles(notes)  # a list goes where its note's title says (dream_group)
     return ev, candidates, found
