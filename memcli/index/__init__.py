@@ -27,4 +27,4 @@ current; embed runs the embedding of every passage; sync refreshes currency afte
 """
 
 # Bumped whenever chunk boundaries or texts change for the same input: forces a rebuild.
-PARSER_VERSION = 2
+PARSER_VERSION = 3  # 3: a note's source conversation (memcli.index.notes.source)

@@ -18,6 +18,8 @@ class Hit:
     links: dict = field(default_factory=dict)
     # what holds the value of a statement in these lines now (memcli.retrieval.currency), or None
     superseded_by: dict | None = None
+    # found through the note's source conversation, not its own lines (memcli.retrieval.sources)
+    via_source: bool = False
 
     @property
     def citation(self) -> str:
@@ -34,6 +36,7 @@ class Hit:
             "keyword": self.keyword,
             "links": self.links,
             "superseded_by": self.superseded_by,
+            "via_source": self.via_source,
         }
         if max_chars is not None:
             out["truncated"] = len(self.text) > max_chars

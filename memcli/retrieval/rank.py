@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from memcli.index.keyword import bm25
-from memcli.retrieval import fusion
+from memcli.retrieval import fusion, sources
 from memcli.retrieval.hits import Hit
 
 
@@ -72,7 +72,7 @@ def order(
     hits = ranking.hits
     if min_score > 0:
         hits = [h for h in hits if h.score >= min_score]
-    hits = fusion.merge(snap, hits[:candidates], max_tokens)  # the best `candidates` fold
+    hits = fusion.merge(snap, sources.as_notes(snap, hits)[:candidates], max_tokens)  # the best `candidates` fold
     if metadata is not None:
         from memcli.retrieval import currency
 

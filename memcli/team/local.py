@@ -17,6 +17,7 @@ from typing import Any
 
 from memcli.index import sync
 from memcli.index.keyword import tokenizer
+from memcli.index.notes.source import is_source
 from memcli.team import lexemes
 from memcli.vault.workspace import Workspace
 
@@ -124,6 +125,8 @@ def chunk_rows(state: LocalState, f: LocalFile, t) -> list[tuple]:
     out = []
     for ord_, d in enumerate(f.docs):
         _, start, end, crumb = snap.meta(d)
+        if is_source(start):
+            continue  # a source conversation stays on the machine that holds the log
         text = snap.text(d)
         embedding = passages = space = None
         if matrix is not None and matrix.mask[d]:

@@ -86,6 +86,18 @@ def read_log(path: Path) -> list[dict]:
     return out
 
 
+def text_of(record: dict) -> str:
+    """What a message says: its text blocks joined (no thinking, tool calls or media)."""
+    blocks = record.get("content")
+    if isinstance(blocks, str):
+        return blocks.strip()
+    if not isinstance(blocks, list):
+        return ""
+    return "\n".join(
+        b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ).strip()
+
+
 def _when(rec: dict) -> float | None:
     ts = rec.get("timestamp")
     if not ts:

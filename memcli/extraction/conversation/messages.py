@@ -20,6 +20,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from memcli.errors import BadInput
+from memcli.vault.session import text_of
 
 FORMATS = ("auto", "agentscope", "openai", "jsonl")
 TIME_KEYS = ("created_at", "timestamp", "createdAt", "time_created")
@@ -255,11 +256,6 @@ def _tool_calls(calls: Any, where: str) -> list[dict]:
             }
         )
     return blocks
-
-
-def text_of(record: dict) -> str:
-    """What a message says: its text blocks joined (no thinking, tool calls or media)."""
-    return "\n".join(b["text"] for b in record.get("content", []) if b.get("type") == "text").strip()
 
 
 def is_user_turn(record: dict) -> bool:

@@ -16,6 +16,7 @@ from itertools import repeat
 from typing import Any
 
 from memcli.index.keyword import tokenizer
+from memcli.index.notes import source
 from memcli.index.notes.reader import read_note
 from memcli.index.stores import store
 from memcli.vault import frontmatter
@@ -68,6 +69,8 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int)
         res.unchanged = True
         return res
     note = read_note(rel, data, target, overlap, res.sha)
+    if not note.skipped:
+        note.chunks += source.chunks(locate, rel, note.front_matter, target, overlap)
     res.front_matter, res.links, res.problem, res.skipped = note.front_matter, note.links, note.problem, note.skipped
     res.post_hash, res.post_chunk, res.post_tf = array("Q"), array("I"), array("I")
     for i, ch in enumerate(note.chunks):
