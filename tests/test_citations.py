@@ -87,7 +87,19 @@ def plain_json(ws, mem):
     assert code == 0
     data = json.loads(out)
     assert all(
-        set(r) == {"path", "start_line", "end_line", "text", "score", "vector", "keyword", "links", "superseded_by"}
+        set(r)
+        == {
+            "path",
+            "start_line",
+            "end_line",
+            "text",
+            "score",
+            "vector",
+            "keyword",
+            "links",
+            "superseded_by",
+            "via_source",
+        }
         for r in data["results"]
     )
     return out

@@ -14,7 +14,7 @@ from memcli.jobs import searchers
 from memcli.jobs.searchers.local import Local
 from memcli.retrieval import framing, fusion, rank
 from memcli.retrieval import links as linkmod
-from memcli.retrieval.hits import Hit, clip
+from memcli.retrieval.hits import VIA_SOURCE, Hit, clip
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 200
@@ -61,6 +61,8 @@ class SearchResult:
                 out.append(f"Source: {h.citation}")
             if h.superseded_by:
                 out.append(h.superseded_line)
+            if h.via_source:
+                out.append(VIA_SOURCE)
             out.extend(linkmod.render(h.links))
         return "\n".join(out)
 

@@ -261,6 +261,10 @@ Recall
   what is true now, and mention the older value only as history. In `mem search --json` the same
   is the hit's `superseded_by` (path, date, line, text of the newer statement, and `statement`, the
   older one it replaces); memory_get ends with a `[Superseded: ...]` line for each such statement.
+- A result followed by `Matched: the conversation this note was written from ...` was found
+  through what was said in that conversation, not through the note's own lines (`via_source` in
+  `mem search --json`): the note is the knowledge kept from it; if the snippet does not answer,
+  read the note with memory_get.
 
 Writing
 - Write decisions, preferences and durable facts with remember: one self-contained fact per call

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# the line text output prints under a note found through its source conversation
+VIA_SOURCE = "Matched: the conversation this note was written from (its source_conversation)"
+
 
 @dataclass
 class Hit:

@@ -70,7 +70,7 @@ def _process(locate, rel: str, known_sha: str | None, target: int, overlap: int)
         return res
     note = read_note(rel, data, target, overlap, res.sha)
     if not note.skipped:
-        note.chunks += source.chunks(locate, rel, note.front_matter, target, overlap)
+        note.chunks += source.chunks(locate, rel, data, note.front_matter, target, overlap)
     res.front_matter, res.links, res.problem, res.skipped = note.front_matter, note.links, note.problem, note.skipped
     res.post_hash, res.post_chunk, res.post_tf = array("Q"), array("I"), array("I")
     for i, ch in enumerate(note.chunks):

@@ -46,18 +46,19 @@ def log_of(front_matter: dict) -> str | None:
     return target
 
 
-def chunks(locate, rel: str, front_matter: dict, target: int, overlap: int) -> list[Chunk]:
-    """The source chunks of the note `rel` (none when it has no readable source conversation)."""
+def chunks(locate, rel: str, data: bytes, front_matter: dict, target: int, overlap: int) -> list[Chunk]:
+    """The source chunks of the note `rel` whose content is `data` (none when it has no readable
+    source conversation, or the note holds every message word for word, as `mem remember`'s do)."""
     log = log_of(front_matter)
     if log is None:
         return []
     try:  # not through a symlink: mem follows none (it could leave the workspace)
         fd = os.open(locate(log), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as fh:
-            data = fh.read(MAX_BYTES)
+            log_data = fh.read(MAX_BYTES)
     except (OSError, ValueError):
         return []
-    lines = said(data, _DAY.search(rel))
+    lines = said(log_data, _DAY.search(rel), _flat(data.decode("utf-8", errors="replace")))
     if not lines:
         return []
     return [
@@ -65,9 +66,10 @@ def chunks(locate, rel: str, front_matter: dict, target: int, overlap: int) -> l
     ]
 
 
-def said(data: bytes, day: re.Match | None) -> list[str]:
+def said(data: bytes, day: re.Match | None, note: str = "") -> list[str]:
     """One line per message, `role: text`, blank lines between; the messages dated the note's
-    day when any is (a long session is cut into one note per day), else all of them."""
+    day when any is (a long session is cut into one note per day), else all of them; none
+    whose text the note holds word for word (`note`, flattened) adds nothing to find it by."""
     records = []
     for raw in data.decode("utf-8", errors="replace").split("\n"):
         try:
@@ -80,5 +82,10 @@ def said(data: bytes, day: re.Match | None) -> list[str]:
         records = [r for r in records if r[1].startswith(day.group(1))]
     out: list[str] = []
     for role, _, text in records[:MAX_MESSAGES]:
-        out += [f"{role}: " + " ".join(text.split()), ""]
+        if _flat(text) not in note:
+            out += [f"{role}: " + " ".join(text.split()), ""]
     return out
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
