@@ -67,14 +67,17 @@ def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
     """The superseded statement in the hit's lines the query is most about (None: none there);
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
     "long run" for the long run), so a query about another statement of the note moves nothing."""
-    inside = [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
+    # a note found through its source conversation (memcli.retrieval.sources) was matched as a
+    # whole: any of its statements may be the one asked about
+    inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
     if not inside:
         return None
     lines = h.text.split("\n")
 
     def overlap(e: dict) -> int:
         at = e["line"] - h.start_line
-        return len(asked & set(reading.words(lines[at]))) if 0 <= at < len(lines) else 0
+        line = lines[at] if 0 <= at < len(lines) else e.get("text", "")
+        return len(asked & set(reading.words(line)))
 
     def about(e: dict) -> bool:
         return any(need and set(need) <= asked for need in e.get("needs") or ())
