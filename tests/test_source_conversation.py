@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+from test_mcp import Client
 
 POTLUCK = [
     {"role": "user", "content": "I'm bringing feijoada to the street party on Saturday, a big pot of it."},
@@ -104,3 +105,17 @@ def test_a_missing_or_symlinked_log_adds_nothing(ws, note, tmp_path, run_mem):
     code, _, err = run_mem("-w", ws, "reindex")
     assert code == 0, err
     assert json.loads(search(run_mem, ws, "walnut cabinet", "--json"))["results"] == []
+
+
+def test_mcp_memory_search_shows_the_note_and_says_the_conversation_matched(chats):
+    ws, note = chats
+    c = Client(ws)
+    try:
+        c.initialize()
+        text, failed = c.call("memory_search", {"query": "potluck", "limit": 5})
+        assert not failed
+        assert text.startswith(f"========== {note}:")
+        assert "Matched: the conversation this note was written from (its source_conversation)" in text
+        assert "assistant:" not in text  # the conversation is never shown as a result
+    finally:
+        c.close()

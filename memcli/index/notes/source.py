@@ -2,8 +2,8 @@
 
 A daily note written from a conversation links it (`source_conversation:
 '[[mem_session/dialog/<id>.jsonl]]'`). The note keeps the knowledge; the conversation keeps
-the words people used: the question an agent asks later is often worded like the chat ("the
-school carpool", "which stop do I board at"), not like the statement extraction wrote. So
+the words people used: the question an agent asks later is often worded like the chat (what
+the assistant called "a good potluck dish"), not like the statement extraction wrote. So
 the messages of the note's day are chunked and indexed as chunks of the note itself, with
 line 0 (no line of the note): a search that matches them shows the note
 (memcli.retrieval.sources), never the transcript. On the held-out recall set, whose wording
