@@ -210,3 +210,19 @@ def test_a_change_told_by_its_values_alone_ranks_first_and_is_shown(ws, note, ru
     assert paths.index("memory/2026-10-26/clocks.md") < paths.index("memory/2026-09-24/bell.md")
     old = next(h for h in hits if h["path"] == "memory/2026-09-24/bell.md")
     assert old["superseded_by"]["path"] == "memory/2026-10-26/clocks.md"
+
+
+def test_a_question_asking_what_holds_now_puts_the_newer_note_of_its_subject_first(ws, note, run_mem):
+    old, new = "memory/2026-01-05/gym.md", "memory/2026-02-10/climbing.md"
+    note(ws, old, "# Gym\n\n- The user trains at the Bouldergarten gym on Mondays; the Bouldergarten gym has a cafe.\n")
+    note(ws, new, "# Climbing\n\n- The user trains at the Klettermax gym.\n")
+    note(ws, "memory/2026-03-01/cafe.md", "# Cafe\n\n- The user likes the oat latte at the corner cafe.\n")
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    relations = json.loads((ws / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
+    assert relations["superseded"] == {}  # no relation: only the question's "now" orders them
+    assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at?")][:2] == [old, new]
+    assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at now?")][:2] == [new, old]
+    # a newer note holding fewer of the question's words is not a note of its subject
+    assert search(run_mem, ws, "Which cafe does the user like now?")[0]["path"] == "memory/2026-03-01/cafe.md"
+    assert [h["path"] for h in search(run_mem, ws, "Does the gym have a cafe now?")][0] == old
