@@ -37,6 +37,14 @@ def search(run_mem, ws, query, *extra):
     return out
 
 
+ON = "search:\n  source_conversations: true\n"
+
+
+@pytest.fixture(autouse=True)
+def sources_on(ws):
+    (ws / "mem.yaml").write_text(ON, encoding="utf-8")
+
+
 @pytest.fixture
 def chats(ws, tmp_path, run_mem):
     ingest(run_mem, ws, tmp_path, "party", "2026-05-02", POTLUCK)
@@ -119,3 +127,11 @@ def test_mcp_memory_search_shows_the_note_and_says_the_conversation_matched(chat
         assert "assistant:" not in text  # the conversation is never shown as a result
     finally:
         c.close()
+
+
+def test_off_by_default(ws, tmp_path, run_mem):
+    (ws / "mem.yaml").write_text("", encoding="utf-8")
+    ingest(run_mem, ws, tmp_path, "party", "2026-05-02", POTLUCK)
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    assert json.loads(search(run_mem, ws, "potluck", "--json"))["results"] == []

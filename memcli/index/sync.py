@@ -64,7 +64,12 @@ def snapshot_path(ws: Workspace) -> Path:
 
 def chunking_params(ws: Workspace) -> dict:
     c = ws.settings.chunking
-    return {"target_tokens": c.target_tokens, "overlap_tokens": c.overlap_tokens, "parser": PARSER_VERSION}
+    return {
+        "target_tokens": c.target_tokens,
+        "overlap_tokens": c.overlap_tokens,
+        "parser": PARSER_VERSION,
+        "sources": ws.settings.search.source_conversations,
+    }
 
 
 def open_snapshot(ws: Workspace) -> segments.View | None:

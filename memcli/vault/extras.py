@@ -39,6 +39,8 @@ class Resolver:
 
     root: str
     extras: tuple[tuple[str, str], ...] = ()  # (virtual folder `extra/<name>`, absolute path)
+    # index a note's source conversation with it (mem.yaml search.source_conversations)
+    sources: bool = False
 
     def __call__(self, rel: str) -> str:
         if self.extras and rel.startswith(VIRTUAL + "/"):

@@ -74,7 +74,9 @@ class Workspace:
         if self._extras is None:
             s = self.settings
             self._extras = plan_extras(self.root, s.extra_paths, [s.daily_dir, s.digest_dir])
-            self._resolver = Resolver(str(self.root), tuple((r.rel, r.path) for r in self._outside()))
+            self._resolver = Resolver(
+                str(self.root), tuple((r.rel, r.path) for r in self._outside()), s.search.source_conversations
+            )
         return self._extras
 
     def _outside(self) -> list[ExtraRoot]:

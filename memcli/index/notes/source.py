@@ -48,7 +48,7 @@ def log_of(front_matter: dict) -> str | None:
 def chunks(locate, rel: str, data: bytes, front_matter: dict, target: int, overlap: int) -> list[Chunk]:
     """The source chunks of the note `rel` whose content is `data` (none when it has no readable
     source conversation, or the note holds every message word for word, as `mem remember`'s do)."""
-    log = log_of(front_matter)
+    log = log_of(front_matter) if getattr(locate, "sources", False) else None
     if log is None:
         return []
     try:  # not through a symlink: mem follows none (it could leave the workspace)
