@@ -42,7 +42,7 @@ ON = "search:\n  source_conversations: true\n"
 
 @pytest.fixture(autouse=True)
 def sources_on(ws):
-    (ws / "mem.yaml").write_text(ON, encoding="utf-8")
+    (ws / "mem.yaml").write_text(ON, encoding="utf-8")  # the default, said where a test relies on it
 
 
 @pytest.fixture
@@ -129,9 +129,23 @@ def test_mcp_memory_search_shows_the_note_and_says_the_conversation_matched(chat
         c.close()
 
 
-def test_off_by_default(ws, tmp_path, run_mem):
-    (ws / "mem.yaml").write_text("", encoding="utf-8")
+def test_it_can_be_switched_off(ws, tmp_path, run_mem):
+    (ws / "mem.yaml").write_text("search:\n  source_conversations: false\n", encoding="utf-8")
     ingest(run_mem, ws, tmp_path, "party", "2026-05-02", POTLUCK)
     code, _, err = run_mem("-w", ws, "reindex")
     assert code == 0, err
     assert json.loads(search(run_mem, ws, "potluck", "--json"))["results"] == []
+
+
+def test_a_log_that_changes_while_its_note_does_not_is_read_again(chats, run_mem):
+    ws, note = chats
+    log = ws / "mem_session/dialog/party.jsonl"
+    said = {"id": "late", "role": "user", "content": [{"type": "text", "text": "we also need a gazebo"}]}
+    said["timestamp"] = json.loads(log.read_text(encoding="utf-8").splitlines()[0]).get("timestamp")
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(said) + "\n")
+    hits = json.loads(search(run_mem, ws, "gazebo", "--json"))["results"]  # the sync before a search
+    assert [h["path"] for h in hits][:1] == [note] and hits[0]["via_source"]
+    code, _, err = run_mem("-w", ws, "reindex", "--full")
+    assert code == 0, err
+    assert json.loads(search(run_mem, ws, "gazebo", "--json"))["results"] == hits

@@ -80,10 +80,9 @@ class Search:
     # query expansion with the embedding model's nearest vault words (memcli.retrieval.expand)
     expand_terms: int = 5  # neighbours per query word; 0 = off (no word vectors are computed)
     expand_min_similarity: float = 0.5
-    # index each daily note's source conversation with it (memcli.index.notes.source). Off until
-    # the index follows a log that changes while its note does not: a clean build would read
-    # the newer log, an update keeps what it read with the note
-    source_conversations: bool = False
+    # index each daily note's source conversation with it (memcli.index.notes.source); a log
+    # that changes while its note does not makes the note stale (memcli.index.sources)
+    source_conversations: bool = True
     expand_weight: float = 0.3  # a neighbour counts weight x similarity of a query word
     expand_vocabulary: int = 50000  # words (most frequent first) given a vector
     # reverse dictionary (memcli.index.vectors.glosses): vault words whose WordNet definition is near the

@@ -12,7 +12,7 @@ change journal answers instead, exactly and without a stat (memcli.watch.journal
 from __future__ import annotations
 
 from memcli.errors import Busy, CorruptStore
-from memcli.index import quick, sync
+from memcli.index import quick, sources, sync
 from memcli.vault import lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -52,6 +52,7 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         if snap is not None and quick.unchanged(snap):
             return snap
         stale = len(sync.stale_paths(snap, sync.scan(ws, snap=snap, problems=walked)))
+        stale += len(sources.notes_of_changed_logs(ws, snap))
     if not stale:
         # what the walk went round is named as a sync would name it: a search finds its notes not
         warnings.extend(f"skipped {path}: {why}" for path, why in walked)

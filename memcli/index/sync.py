@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli.errors import CorruptStore
-from memcli.index import PARSER_VERSION, previous
+from memcli.index import PARSER_VERSION, previous, sources
 from memcli.index import journaled as by_journal
 from memcli.index.keyword import segments, tokenizer
 from memcli.vault import atomic
@@ -146,11 +146,14 @@ def _sync(ws: Workspace, *, full: bool = False, progress: Progress | None = None
         stale = journaled & current.keys()
         stale.update(rel for rel, st in current.items() if st[0] >= racy_limit)
     stale.update(redo & current.keys())
+    relog = sources.notes_of_changed_logs(ws, old) & current.keys()  # read again: their log changed
+    stale.update(relog)
     cuts = tuple(p for p, _ in walked if p.endswith("/"))
     if cuts:  # below a folder that cannot be read: kept as indexed, not read (it would fail again)
         stale = {p for p in stale if not p.startswith(cuts)}
     todo = [
-        (rel, _indexed_sha(old, rel) if rel in known and rel not in redo else None) for rel in sorted(stale)
+        (rel, _indexed_sha(old, rel) if rel in known and rel not in redo and rel not in relog else None)
+        for rel in sorted(stale)
     ]  # (in path order: a full build's segments follow the paths)
     report.skipped += walked  # before any update: the journal mark is then held (_held)
     report.deleted = sorted(known.keys() - current.keys())

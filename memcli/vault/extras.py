@@ -40,7 +40,7 @@ class Resolver:
     root: str
     extras: tuple[tuple[str, str], ...] = ()  # (virtual folder `extra/<name>`, absolute path)
     # index a note's source conversation with it (mem.yaml search.source_conversations)
-    sources: bool = False
+    sources: bool = True
 
     def __call__(self, rel: str) -> str:
         if self.extras and rel.startswith(VIRTUAL + "/"):
