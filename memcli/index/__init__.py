@@ -20,8 +20,8 @@ Five families, each a subpackage that never imports this top level:
                the vault's word vectors (terms) and its words' definitions (glosses)
 The family dependencies run one way: currency -> vectors -> notes -> stores -> keyword.
 
-This top level orchestrates them: an update is detected (sync, with quick's cheap check
-and journaled's view from `mem watch`), parsed, committed as segments (commit, merge; build
+This top level orchestrates them: an update is detected (sync, with quick's cheap check,
+journaled's view from `mem watch` and sources' changed conversation logs), parsed, committed as segments (commit, merge; build
 for a full build by parallel workers) and checked (verify); freshness keeps a search's index
 current; embed runs the embedding of every passage; sync refreshes currency after each update.
 """

@@ -4,6 +4,9 @@ A note indexed with its source conversation must be read again when the log chan
 the note does not (ingest appends messages without writing a note until its trigger; a crash
 can fall between the two writes), or an update would keep what a clean build no longer reads.
 A log whose mtime is at or after the index's clock tick makes the notes linking it stale.
+In a vault large enough for the quick freshness check (memcli.index.quick: folder mtimes and
+recent notes) a search does not stat the logs, so a log changed alone is read at the next
+sync (`mem reindex`, ingest, remember, `mem watch`), not before that search.
 """
 
 from __future__ import annotations
