@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from memcli.index.currency import compare, load, reading
+from memcli.retrieval.fusion import doc_hit, file_docs
 from memcli.retrieval.hits import Hit
 
 # a word of the query's expansion this near a query word (cosine) names the query's subject
@@ -88,13 +89,13 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str]) -> list[Hit]:
         m = _DATED.search(h.path)
         return m.group(1) if m else ""
 
-    def covered(h: Hit) -> set[str]:
-        f = snap.file_index(h.path)
-        if f is None:
-            return set()
-        rec = snap.record(f)
-        text = " ".join(snap.text(d) for d in range(rec["first"], rec["first"] + rec.get("count", 0)))
-        return asked & set(reading.words(text))
+    seen: dict[str, set[str]] = {}
+
+    def covered(h: Hit) -> set[str]:  # read once per note: the passes below ask again
+        if h.path not in seen:
+            text = " ".join(snap.text(d) for d in file_docs(snap, h.path))
+            seen[h.path] = asked & set(reading.words(text))
+        return seen[h.path]
 
     for _ in range(len(top)):
         moved = False
@@ -171,13 +172,7 @@ def _raise_current(snap, out: list[Hit], i: int, cur: dict) -> int:
 
 def _chunk_hit(snap, cur: dict) -> Hit | None:
     """A hit of the chunk of `cur`'s file that holds its line (None: not indexed)."""
-    from memcli.retrieval.fusion import doc_hit
-
-    f = snap.file_index(cur["path"])
-    if f is None:
-        return None
-    rec = snap.record(f)
-    docs = range(rec["first"], rec["first"] + rec.get("count", 0))
+    docs = file_docs(snap, cur["path"])
     for d in docs:
         _, start, end, _ = snap.meta(d)
         if start <= cur["line"] <= end:

@@ -19,6 +19,15 @@ COVERED, PARTIAL, WEAK_WEIGHT = 0.75, 0.4, 0.8
 MARGIN_LOW, MARGIN_HIGH = 0.05, 0.2
 
 
+def file_docs(snap, path: str) -> range:
+    """The chunks (documents) of the indexed file `path`, in order; empty when it is not indexed."""
+    f = snap.file_index(path)
+    if f is None:
+        return range(0)
+    rec = snap.record(f)
+    return range(rec["first"], rec["first"] + rec.get("count", 0))
+
+
 def doc_hit(snap, doc: int, score: float) -> Hit:
     fidx, start, end, crumb = snap.meta(doc)
     return Hit(snap.paths[fidx], start, end, snap.text(doc), score, docs=[doc])

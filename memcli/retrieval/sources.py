@@ -9,6 +9,7 @@ note already shown higher keeps its place and the conversation's match adds no s
 from __future__ import annotations
 
 from memcli.index.notes.source import is_source
+from memcli.retrieval.fusion import doc_hit, file_docs
 from memcli.retrieval.hits import Hit
 
 
@@ -42,13 +43,7 @@ def as_notes(snap, hits: list[Hit]) -> list[Hit]:
 
 
 def _first_chunk(snap, path: str) -> Hit | None:
-    from memcli.retrieval.fusion import doc_hit
-
-    f = snap.file_index(path)
-    if f is None:
-        return None
-    rec = snap.record(f)
-    for d in range(rec["first"], rec["first"] + rec.get("count", 0)):
+    for d in file_docs(snap, path):
         if not is_source(snap.meta(d)[1]):
             return doc_hit(snap, d, 0.0)
     return None
