@@ -278,3 +278,101 @@ def test_a_group_chat_keeps_what_people_say_to_each_other():
 )
 def test_a_statement_about_content_is_no_request(line):
     assert not chatter.is_request(line)
+
+
+def test_an_errand_keeps_nothing_of_the_reactions_and_says_it_was_an_errand():
+    found, errand = rules.read(
+        chat(
+            "quick question: how long do you soft boil an egg",
+            "Six and a half minutes from boiling water, then straight into cold water.",
+            "haha ok six it is lol",
+        )
+    )
+    assert errand and bullets(found) == []
+    found, errand = rules.read(
+        chat(
+            "-12 this morning and the bus was late again. why is winter like this",
+            "Sorry! Layers help: a thin wool base, then a fleece.",
+            "lol ok. tea it is",
+        )
+    )
+    assert errand  # what the first line said was the question's context
+    assert not any("tea" in b for b in bullets(found))
+
+
+def test_a_chat_that_opens_with_a_question_and_then_tells_something_is_no_errand():
+    found, errand = rules.read(
+        chat(
+            "whats a good stretch for tight calves",
+            "A wall calf stretch, 30 seconds each side, twice a day.",
+            "thanks. im running the berlin marathon on sept 27, my goal is 3:30",
+        )
+    )
+    assert not errand
+    assert any("berlin marathon" in b for b in bullets(found))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "whats a japanese tongue twister",  # typed without the apostrophe, still a question
+        "settle a bet: is a peanut a nut",
+        "make this sound less rude: 'rent is late again'",
+    ],
+)
+def test_an_ask_typed_loosely_states_nothing(line):
+    found, errand = rules.read(chat(line, "Here you go.", "lol ok"))
+    assert bullets(found) == [] and errand
+
+
+def test_cli_an_errands_note_founds_no_digest_node(ws, tmp_path, mem):
+    day = "2026-06-30"
+    talk = [
+        ("user", "lazy question: my chili recipe serves 4 and i want to feed 10. how much do i scale it"),
+        ("assistant", "Multiply everything by 2.5, but go easy on the chili powder."),
+        ("user", "lol ok i'll just triple it"),
+    ]
+    conv = tmp_path / "e.json"
+    conv.write_text(
+        json.dumps([{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"} for i, (r, t) in enumerate(talk)]),
+        encoding="utf-8",
+    )
+    code, out, err = mem("-w", ws, "ingest", conv, "-s", "e1", "--force", "--json")
+    assert code == 0, err
+    [note] = list((ws / "memory" / day).glob("*.md"))
+    text = note.read_text(encoding="utf-8")
+    assert "errand: true" in text and "chili recipe serves 4" in text and "triple" not in text
+    code, out, err = mem("-w", ws, "dream", "--date", day, "--json")
+    assert code == 0, err
+    assert not list((ws / "digest").rglob("*.md"))
+    assert "founds none" in out
+
+
+def test_the_users_own_list_is_a_procedure_in_their_words():
+    found = rules.findings(
+        chat(
+            "writing down my bread routine before i forget:\n1. feed the starter at 9\n2. mix at 1, rest 30 min\n"
+            "3. four folds, 30 min apart\n4. shape and proof in the fridge overnight",
+            "Nice routine. The overnight proof will give a tangier loaf.",
+        )
+    )
+    assert found["Procedures"] == [
+        "- Writing down the user's bread routine before the user forgets (in order):\n"
+        "  1. feed the starter at 9\n  2. mix at 1, rest 30 min\n  3. four folds, 30 min apart\n"
+        "  4. shape and proof in the fridge overnight"
+    ]
+    assert not any(b.startswith("- 1") for b in found["Facts"])  # the steps are not facts one by one
+
+
+def test_a_list_the_user_asked_to_change_is_kept_when_they_turn_down_its_closing_question():
+    found = rules.findings(
+        chat(
+            "need to update the opening checklist: move the till count to the very top",
+            "**Opening checklist**\n1. Count the till.\n2. Lights and music on.\n3. Unlock the front door.\n\n"
+            "Should the lights come before the till count?",
+            "no, till first. keep it like that",
+        )
+    )
+    assert found["Procedures"] == [
+        "- Opening checklist (in order):\n  1. Count the till.\n  2. Lights and music on.\n  3. Unlock the front door."
+    ]

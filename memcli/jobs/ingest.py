@@ -215,6 +215,9 @@ def save_note(
         path, name = notes.free_path(ws, day, name)
         note = notes.Note(path, {"description": draft.description, "name": name, **link}, draft.body)
         action = "added"
+    note.meta.pop("errand", None)
+    if draft.errand:  # read by dream: what an errand's chat says joins a subject, founds none
+        note.meta["errand"] = True
     out = [(ws.rel(note.path), action)] if notes.write(note) else []
     # the day index is refreshed even when the note is unchanged: a run killed between the
     # note and its day index left the index stale, and the rerun must repair it

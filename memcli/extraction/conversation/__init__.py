@@ -17,6 +17,7 @@ class Existing:
     name: str
     description: str
     body: str
+    errand: bool = False  # the chat only asked the assistant for something (rules.read)
 
 
 @dataclass
@@ -35,3 +36,4 @@ class Draft:
     name: str
     description: str
     body: str
+    errand: bool = False  # the chat only asked the assistant for something (rules.read)

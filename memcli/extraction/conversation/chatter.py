@@ -37,6 +37,8 @@ _VERBS = (
 REQUEST = re.compile(
     rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) you|"
     rf"(?:i )?(?:need|want|would like) you to|help me|make (?:me|us)|{_VERBS}|"
+    # "make this sound less passive aggressive", "make it shorter"
+    r"make (?:this|it|that) (?:sound|read|look|more|less|shorter|longer|nicer|friendlier|politer|clearer|simpler|better)|"
     r"another|one more|more|again|stop|continue|go on|keep going|(?:need|want) help|"
     # asking for a list: "name ideas for our trivia team", "any recs", "anything else like it"
     r"(?:[a-z]+ )?(?:ideas|suggestions|recommendations|recs|tips) (?:for|on)|"

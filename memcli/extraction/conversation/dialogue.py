@@ -80,10 +80,23 @@ _WORDS = chatter.WORDS
 _PAST_START = re.compile(r"^([a-z]+)\b", _I)
 
 
+# contractions typed without their apostrophe: "whats a japanese tongue twister" asks like
+# "what's ...", "thats much nicer" reacts like "that's much nicer"
+_BARE = re.compile(
+    r"\b(what|that|how|where|who|why|there|here)s\b|"
+    r"\b(don|doesn|didn|can|isn|aren|wasn|weren|haven|hasn|shouldn|couldn|wouldn)t\b",
+    _I,
+)
+
+
+def _apostrophe(m: re.Match) -> str:
+    return f"{m.group(1)}'s" if m.group(1) else f"{m.group(2)}'t"
+
+
 def clean(sentence: str) -> tuple[str, bool]:
     """The sentence without chat fillers around it ("ok so", "lol", trailing "then"), and
     whether it ended in "then" (it leans on the turn before)."""
-    core = sentence.strip()
+    core = _BARE.sub(_apostrophe, sentence.strip())
     for _ in range(2):
         core = chatter.strip_lead(core)
         core = TAIL.sub("", core).strip()
@@ -97,6 +110,14 @@ INVERTED = re.compile(
     r"^(?:how|what|why|where|when|which|who)\b[^,]*$",
     _I,
 )
+# a sentence announcing a question: "lazy question: ...", "settle a bet: is a tomato a fruit"
+ASK_LEAD = re.compile(
+    r"^(?:(?:quick|lazy|random|dumb|silly|stupid|serious|honest|small|weird|odd|simple|side|real)\s+)?"
+    r"(?:question|q|qn)\s*[:-]\s*|^settle (?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:-]?\s*",
+    _I,
+)
+# laughter or surprise: a short turn holding it reacts to what the assistant just said
+LAUGH = re.compile(r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|wow|omg|no way)\b|[\U0001F602\U0001F923]", _I)
 WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,]{0,30},\s*", _I)
 
 

@@ -198,6 +198,15 @@ def _cue(s: str) -> str | None:
 
 
 def findings(messages: list[dict]) -> dict[str, list[str]]:
+    return read(messages)[0]
+
+
+def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
+    """What a chat states, by section, and whether it was an errand: the user opened by asking
+    the assistant for something (a question, a request) and afterwards stated nothing of their
+    own, only reacted to the answer ("lol ok thats much nicer"). An errand's note is kept, but
+    what it says was the errand's context ("brownie recipe is for an 8x8 pan"), so consolidation
+    lets it join a subject and found none (memcli.extraction.dream)."""
     names = {str(m.get("name", "")).lower() for m in messages} | {"user", "assistant"}
     found: dict[str, list[str]] = {s: [] for s in SECTIONS}
     seen: set[str] = set()
@@ -217,6 +226,7 @@ def findings(messages: list[dict]) -> dict[str, list[str]]:
         stop=STOP,
         with_assistant=any(m["role"] == "assistant" for m in messages),
     )
+    opened, told_later, users = False, False, 0
     for rec, text in zip(messages, texts):
         if rec["role"] == "assistant":
             if turn.request_mode < 2:  # not while it writes limericks
@@ -227,16 +237,27 @@ def findings(messages: list[dict]) -> dict[str, list[str]]:
             turn.assistant = text
         elif rec["role"] == "user" and text:
             found["Code"] += [b for b in code_blocks(text) if b not in found["Code"]]
-            kept, asked = user_turn(text, _speaker(rec), turn)
+            kept, asked = user_turn(procedures.without_list(text), _speaker(rec), turn)
+            if users and opened and not told_later and _reacts(text):
+                kept = []  # "haha told u. a court case lol": about the answer, not the user
             for section, statement in kept:
                 add(section, statement)
+            opened = opened or (not users and asked > 0)
+            told_later = told_later or bool(users and kept)
+            users += 1
             turn.request_mode = 0 if kept else max(asked, turn.request_mode)
             turn.assistant = ""  # a proposal is answered once
             turn.user_before.append(text)
         turn.before = (turn.before + [text])[-2:]
     for title, steps in procedures.accepted(messages):
         found["Procedures"].append(procedures.render(title, steps))
-    return found
+    errand = opened and not told_later and not found["Procedures"] and not found["Code"]
+    return found, errand
+
+
+def _reacts(text: str) -> bool:
+    """A short turn of laughter or surprise: a reaction to the answer ("two minutes lol. wow")."""
+    return bool(dialogue.LAUGH.search(text)) and len(chatter.WORDS.findall(text)) <= 9
 
 
 def _norm(line: str) -> str:
@@ -319,7 +340,7 @@ def merge_body(body: str, found: dict[str, list[str]], sections=SECTIONS, norm=_
 
 
 def extract(req: Request) -> Draft | None:
-    found = findings(req.messages)
+    found, errand = read(req.messages)
     if not any(found.values()):
         return None
     if req.existing is not None:
@@ -331,4 +352,4 @@ def extract(req: Request) -> Draft | None:
     about = dialogue.topics([text_of(m) for m in req.messages if m["role"] in ("user", "assistant")], STOP | names)
     if about:  # what the whole chat was about, the assistant's words included: a search finds
         body += f"\n## Topics\n{', '.join(about)}\n"  # "editor" where the user only said "zed"
-    return Draft(name, describe(found), body)
+    return Draft(name, describe(found), body, errand)

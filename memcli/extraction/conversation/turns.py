@@ -131,6 +131,12 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             continue
         core, then = d.clean(d.REFUSE.sub("", s.strip()) if k == 0 and refusing else s)
         core = d.WH_LEAD.sub("", core)
+        lead = d.ASK_LEAD.match(core)
+        if lead:  # what follows is the question; a line of the user's own ("i want to...") still counts
+            asked = max(asked, ASKED)
+            core = core[lead.end() :]
+            if not d.FIRST.search(core):
+                continue
         if not core:
             continue
         if chatter.is_request(core):

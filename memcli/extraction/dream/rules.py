@@ -130,7 +130,8 @@ def _resource_lines(lines: list[str]) -> list[str]:
 def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     """The statements of one note worth considering (day index lines and links skipped)."""
     spoken = bool(meta.get("session_id") or meta.get("source_conversation"))
-    section, out, errand = "", [], False
+    # an errand's note (ingest: the chat only asked the assistant for something) founds no node
+    section, out, errand = "", [], bool(meta.get("errand"))
     lines = body.split("\n")
     if meta.get("source_resource"):
         lines = _resource_lines(lines)
