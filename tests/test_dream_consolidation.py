@@ -162,6 +162,14 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
             "The user's goal for the Leiden half marathon is 1:55.",
             "CORRECT",
         ),  # "after a 10K" is no side clause
+        # a change told by "now <verb>", "moves to", "X it is"
+        (
+            "12 hours left the middle bland, so the karaage now marinates for 24 hours.",
+            "The karaage thighs marinate in shio koji for 12 hours.",
+            "CORRECT",
+        ),
+        ("Staff meal moves to 16:30 during the launch.", "Staff meal is at 16:00 every day.", "CORRECT"),
+        ("The karaage came out mushy, 18 hours it is.", "The karaage marinates for 24 hours.", "CORRECT"),
     ],
 )
 def test_only_a_changed_value_is_a_correction(new, said, action):
@@ -302,3 +310,18 @@ def test_what_follows_a_request_to_the_assistant_founds_no_node(tmp_path):
         "names nothing a node could be about (no noun phrase)",
         "too few words to say what it is about",
     }
+
+
+def test_chinese_and_japanese_statements_are_consolidated_by_the_characters_they_share():
+    """A CJK statement has no spaces between its words: it reaches a node, joins the one its
+    characters are about (林先生's deliveries), and founds its own when they are about another."""
+    ev_texts = [
+        "林先生的公司每个星期二送货。",
+        "林先生说从下个星期开始改成星期四送货。",
+        "店の改装で、研修は4月12日から25日までになりました。",
+    ]
+    facts = [Fact(t, f"memory/{D1}/n{i}.md", "User") for i, t in enumerate(ev_texts)]
+    placed = dream_group.place(facts, [], Evidence(None, frozenset(), None, [f.line() for f in facts])).placed
+    assert sorted(len(p.unit.facts) for p in placed) == [1, 2]
+    [pair] = [p for p in placed if len(p.unit.facts) == 2]
+    assert {f.text for f in pair.unit.facts} == set(ev_texts[:2])

@@ -94,11 +94,31 @@ def names(text: str) -> set[str]:
     return _names(text)
 
 
+# Chinese, Japanese and Korean are written without spaces between words: two statements about
+# one thing share pairs of characters (送货 "delivery", 研修 "training", 林先生 "Mr Lin"), which
+# count as half a word each; pairs of kana alone are grammar (ました, です) and do not count.
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+_KANA = re.compile(r"^[\u3040-\u309f\u30fc]+$")
+CJK_PAIR = 0.5
+
+
+def cjk_pairs(text: str) -> set[str]:
+    """The character pairs of a statement's Chinese, Japanese or Korean runs."""
+    return {
+        run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1) if not _KANA.match(run[i : i + 2])
+    }
+
+
+def _mostly_cjk(text: str) -> bool:
+    cjk = sum(len(r) for r in _CJK_RUN.findall(text))
+    return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]", text))
+
+
 def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> dict[str, float]:
     """stem -> weight of the words that can tell a subject (before the digest-wide discount)."""
     text = re.sub(r"['’]s\b", "", plain(text))  # "Lena's" is Lena
     names = _names(text) | proper_names(text, known)
-    out: dict[str, float] = {}
+    out: dict[str, float] = dict.fromkeys(cjk_pairs(text), CJK_PAIR)
     side = _SIDE.search(text)
     for m in re.finditer(r"[A-Za-z][\w.&!-]*[\w!]|[A-Za-z]", text):
         tok = m.group(0).rstrip(".!")
@@ -196,6 +216,8 @@ class Evidence:
         return self.vectors.get(plain(text)) if self.vectors is not None else None
 
     def cosine(self, a: str, b: str) -> float | None:
+        if _mostly_cjk(a) or _mostly_cjk(b):
+            return None  # the default English model puts any two CJK sentences close: words decide
         va, vb = self.vector(a), self.vector(b)
         if va is None or vb is None:
             return None
@@ -231,8 +253,8 @@ class Evidence:
                 return Link(weight, None, weight, context=True)
             return None
         c = self.cosine(a, b)
-        if c is None:
-            return None
+        if c is None:  # no vector to compare (a CJK statement): shared words decide, as without vectors
+            return Link(weight, None, weight) if weight >= WORDS else None
         m = MEANING
         if c >= max(m["floor"], m["alone"] - m["per_word"] * min(weight, 3.0)):
             return Link(c + WORD_BONUS * weight, c, weight)

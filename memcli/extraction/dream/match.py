@@ -68,13 +68,15 @@ _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECA
 
 # an explicit change of a value: the old value is named by a statement the node makes
 CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:prefers?|likes?|loves?|uses?|drinks?|rides?|lives?|works?|runs?|is|are|has|"
+    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:[a-z]+s|is|are|has|"
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
     r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
     r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
-    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b)",
+    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
+    # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
+    r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$))",
     re.IGNORECASE,
 )
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from memcli.extraction.dream.evidence import Evidence
+from memcli.extraction.dream.evidence import Evidence, cjk_pairs
 from memcli.extraction.dream.node import slugify
 from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of
 from memcli.extraction.dream.schema import Fact
@@ -51,6 +51,8 @@ def name(facts: list[Fact], ev: Evidence) -> str:
     first: dict[str, int] = {}
     for f in facts:
         for w, weight in ev.bag(f.line()).items():
+            if w in cjk_pairs(w):
+                continue  # a pair of characters is evidence of a subject, not a name for it
             score[w] = score.get(w, 0.0) + weight
             first.setdefault(w, len(first))
     picked = sorted(score, key=lambda w: (-score[w], first[w]))[:NAME_WORDS]

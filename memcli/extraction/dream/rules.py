@@ -146,7 +146,10 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             text = _IMAGE.sub("", text).strip()
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
-            size = len(re.findall(r"\w+", text))
+            # a run of Chinese or Japanese is many words: count its characters in pairs
+            size = len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", text)) + len(
+                re.findall(r"[\u3040-\u30ff\u3400-\u9fff]{2}", text)
+            )
             if size < MIN_WORDS or chatter.chit_chat(text):
                 continue
             if spoken and (not speaker or voice.is_user(speaker)) and chatter.is_request(text):
