@@ -376,3 +376,29 @@ def test_a_list_the_user_asked_to_change_is_kept_when_they_turn_down_its_closing
     assert found["Procedures"] == [
         "- Opening checklist (in order):\n  1. Count the till.\n  2. Lights and music on.\n  3. Unlock the front door."
     ]
+
+
+def test_how_the_user_wants_to_be_answered_is_a_preference():
+    found = rules.findings(
+        chat(
+            "nurse here so you can skip the basics. my dad's potassium is 5.9",
+            "Understood. At 5.9 the usual first step is an ECG.",
+            "no need to explain the ECG changes, just the drugs",
+        )
+    )
+    assert "- The user wants the assistant to skip the basics." in found["Preferences"]
+    assert "- The user does not want the assistant to explain the ECG changes, just the drugs." in found["Preferences"]
+
+
+@pytest.mark.parametrize(
+    "reply,kept",
+    [
+        ("serviceberry yes", "- The user chose serviceberry."),
+        ("the blue one yes", "- The user chose the blue one."),
+        ("tuesday is free yes", None),  # a statement that ends in "yes" chooses nothing
+        ("oh yes", None),
+    ],
+)
+def test_a_name_confirmed_with_yes_is_a_choice(reply, kept):
+    found = rules.findings(chat("planting a bird bed.", "Serviceberry or chokecherry both feed birds.", reply))
+    assert (kept in found["Decisions"]) if kept else not any("chose" in b for b in bullets(found))

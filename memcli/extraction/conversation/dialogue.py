@@ -32,7 +32,47 @@ ACCEPT = re.compile(
     r"good idea|great idea)\b",
     _I,
 )
-IT_IS = re.compile(r"^[\w\s'-]{1,40}?( it is)\W*$", _I)
+# a choice named and confirmed: "catppuccin mocha it is", "serviceberry yes" (not "oh yes")
+_NOT_PICKED = (
+    r"(?!(?:ok(?:ay)?|oh|ah|so|well|and|but|then|right|sure|definitely|absolutely|totally|hell|god|lol|"
+    r"haha|thanks|thank you|yes|yeah|yep|that|this|it|one)\b)"
+)
+IT_IS = re.compile(
+    rf"^{_NOT_PICKED}[\w\s'-]{{1,40}}?( it is)\W*$|"
+    # a "yes" after a name of up to three words, no verb among them ("tuesday is free yes" states)
+    rf"^{_NOT_PICKED}(?!.*\b(?:is|are|was|were|has|have|had|does|do|did|needs?|goes|still|can|will)\b)"
+    r"[\w'-]+(?: [\w'-]+){0,2}( yes| yep| yeah)\W*$",
+    _I,
+)
+# how the user wants to be answered, said to the assistant: "so you can skip the basics",
+# "no need to explain the pharmacology", "always answer in metric"
+ANSWER_WANTED = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:pls |please )?(?:you can (?P<skip>skip|leave out|drop|ignore)|"
+    r"(?P<not>no need to|you don'?t (?:need|have) to|don'?t|do not|never) (?P<verb>explain|use|give|write|add|include|"
+    r"translate|mention|spell out|define|send|suggest|recommend)|(?P<always>always|only) (?P<how>answer|reply|respond|"
+    r"write|use|give|explain))\b\s*(?P<rest>.*)$",
+    _I,
+)
+
+
+def wanted_answer(core: str, subject: str) -> tuple[str, str] | None:
+    """(the subject's preference, the sentence before it) when `core` tells the assistant how to
+    answer ("vet here so you can skip the basics"), else None."""
+    m = ANSWER_WANTED.search(core)
+    rest = re.split(r"[\U0001F300-\U0001FAFF\u2600-\u27bf]", m.group("rest"))[0] if m else ""
+    rest = TAIL.sub("", PLEASE.sub("", rest)).strip(" .!")
+    if not m or not rest:
+        return None
+    rest = person.convert(rest, subject.lower() if subject == "The user" else subject)
+    if m.group("skip"):
+        said = f"{subject} wants the assistant to {m.group('skip').lower()} {rest}"
+    elif m.group("not"):
+        said = f"{subject} does not want the assistant to {m.group('verb').lower()} {rest}"
+    else:
+        said = f"{subject} wants the assistant to {m.group('always').lower()} {m.group('how').lower()} {rest}"
+    return finish(said), core[: m.start()].strip(" ,;:")
+
+
 REFUSE = re.compile(r"^(?:nah|nope|not really|no thanks|no(?=\s*[,.!-]))\b[\s,.!-]*|^no\b(?=\s)", _I)
 PROPOSAL = re.compile(
     r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"

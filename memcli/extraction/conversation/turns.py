@@ -73,7 +73,7 @@ def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, grou
         return "Preferences", _refusal_object(core, subject), True
     chosen = d.IT_IS.match(core)
     if chosen:  # "catppuccin mocha it is"
-        return "Decisions", d.finish(f"{subject} chose {core[: chosen.start(1)].strip()}"), True
+        return "Decisions", d.finish(f"{subject} chose {core[: chosen.start(chosen.lastindex or 1)].strip()}"), True
     please = bool(d.PLEASE.search(core))
     core = d.PLEASE.sub("", core).strip()
     if please and not d.FIRST.search(core):
@@ -129,7 +129,9 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         if s.rstrip().endswith(("?", "？")):
             asked = max(asked, ASKED)
             continue
-        core, then = d.clean(d.REFUSE.sub("", s.strip()) if k == 0 and refusing else s)
+        core, then = d.clean(
+            d.REFUSE.sub("", s.strip()) if k == 0 and refusing and not d.ANSWER_WANTED.search(s) else s
+        )
         core = d.WH_LEAD.sub("", core)
         lead = d.ASK_LEAD.match(core)
         if lead:  # what follows is the question; a line of the user's own ("i want to...") still counts
@@ -151,6 +153,12 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
+        wanted = d.wanted_answer(core, subject) if turn.with_assistant else None
+        if wanted:  # "so you can skip the basics": how to answer, kept; what came before goes on
+            out.append(("Preferences", wanted[0]))
+            core = wanted[1]
+            if len(chatter.WORDS.findall(core)) < 2:
+                continue
         if (turn.with_assistant and d.YOU.search(core) and not digit) or (
             d.is_reaction(core) and not d.IT_IS.match(core)
         ):
