@@ -402,3 +402,14 @@ def test_how_the_user_wants_to_be_answered_is_a_preference():
 def test_a_name_confirmed_with_yes_is_a_choice(reply, kept):
     found = rules.findings(chat("planting a bird bed.", "Serviceberry or chokecherry both feed birds.", reply))
     assert (kept in found["Decisions"]) if kept else not any("chose" in b for b in bullets(found))
+
+
+def test_a_question_quoting_text_with_commas_is_still_a_question():
+    found, errand = rules.read(
+        chat(
+            'how do you say "thanks for having us, everything was delicious" in french',
+            '"Merci de nous avoir reçus, tout était délicieux !" or, warmer, "c\'était un vrai régal".',
+            "the second one sounds fancier",
+        )
+    )
+    assert errand and bullets(found) == []

@@ -161,9 +161,14 @@ LAUGH = re.compile(r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|wow|omg|no way)\b|[\U000
 WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,]{0,30},\s*", _I)
 
 
+# quoted text inside a question ("how do you say "thanks, it was lovely" in french") is the
+# material it asks about: its commas do not end the question
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|(?<!\w)\'[^\']{3,}\'(?!\w)')
+
+
 def is_question(core: str) -> bool:
     """A question without its question mark: "can i make it faster", "what time"."""
-    return bool(INVERTED.match(core))
+    return bool(INVERTED.match(_QUOTED.sub('""', core)))
 
 
 def is_reaction(core: str) -> bool:
