@@ -413,3 +413,10 @@ def test_a_question_quoting_text_with_commas_is_still_a_question():
         )
     )
     assert errand and bullets(found) == []
+
+
+def test_a_statement_trailing_off_before_a_question_is_kept():
+    found = rules.findings(
+        chat("so officially switched from avimark to ezyvet and honestly... its fine? invoicing is slower", "ok")
+    )
+    assert "- The user officially switched from avimark to ezyvet." in found["Facts"]

@@ -117,7 +117,10 @@ PRONOUN_OBJECT = re.compile(r"\b(?:it|that|this)\b", _I)
 YOU = re.compile(r"\b(?:you|your|you're|youre|u)\b", _I)
 FIRST = re.compile(r"\b(?:i|i'm|im|i've|i'll|i'd|my|me|mine|we|we're|we've|we'll|our|us)\b", _I)
 _WORDS = chatter.WORDS
-_PAST_START = re.compile(r"^([a-z]+)\b", _I)
+# the verb a subject-less line starts with, after an adverb: "officially switched to ezyvet"
+_PAST_START = re.compile(
+    r"^(?:(?:officially|finally|just|already|actually|basically|totally|also|literally)\s+)?([a-z]+)\b", _I
+)
 
 
 # contractions typed without their apostrophe: "whats a japanese tongue twister" asks like
@@ -141,6 +144,7 @@ def clean(sentence: str) -> tuple[str, bool]:
         core = chatter.strip_lead(core)
         core = TAIL.sub("", core).strip()
     core = re.sub(r"\s+\b(?:lol|haha+|lmao)\b", "", core, flags=_I)  # "(4 people lol)"
+    core = re.sub(r"[\s,]+(?:and|but|or|so)\W*$", "", core, flags=_I)  # "... and honestly..." trailing off
     then = bool(THEN.search(core))
     return THEN.sub("", core).strip(" ,;:-"), then
 

@@ -20,7 +20,8 @@ _TOKEN = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)*|\s+|[^A-Za-z\s]+")
 ADVERBS = frozenset(
     """no longer really also still usually always never just already only finally actually even
 mostly often sometimes rarely definitely probably honestly kinda totally generally normally mainly now currently
-basically seriously literally barely hardly recently both all then last first once later soon together""".split()
+basically seriously literally barely hardly recently both all then last first once later soon together
+officially""".split()
 )
 MODALS = frozenset(
     """can could will would shall should may might must can't cannot couldn't won't wouldn't

@@ -24,7 +24,8 @@ MAX_SENTENCE = 400
 FALLBACK_NAME = "conversation-notes"
 
 _SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
-_TURN_SPLIT = re.compile(r"(?<=[.!?;])(?<!\.\.\.)\s+|(?<=[。！？；])|\n+")  # "INSERT ... ON CONFLICT" is one
+# "INSERT ... ON CONFLICT" is one sentence; "switched to ezyvet and honestly... its fine?" two
+_TURN_SPLIT = re.compile(r"(?<=[.!?;])(?<!\.\.\.)\s+|(?<=\.\.\.)\s+(?=[a-z])|(?<=[。！？；])|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
