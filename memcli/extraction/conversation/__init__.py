@@ -17,7 +17,6 @@ class Existing:
     name: str
     description: str
     body: str
-    errand: bool = False  # the chat only asked the assistant for something (rules.read)
 
 
 @dataclass
