@@ -29,6 +29,13 @@ def chat(*turns: str) -> list[dict]:
     return out
 
 
+def chat_file(path, day: str, talk: list[tuple[str, str]]):
+    """`talk` ((role, text) pairs) as an OpenAI-style chat file of `day`, a minute apart."""
+    msgs = [{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"} for i, (r, t) in enumerate(talk)]
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    return path
+
+
 def bullets(found: dict) -> list[str]:
     return [b for section in found.values() for b in section]
 
@@ -211,11 +218,7 @@ def test_cli_ingest_writes_third_person_knowledge_and_reports_a_filler_session(w
         ("user", "yes let's do that. I no longer like light themes"),
         ("user", "Perfect, that's what I needed."),
     ]
-    conv = tmp_path / "c.json"
-    conv.write_text(
-        json.dumps([{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"} for i, (r, t) in enumerate(talk)]),
-        encoding="utf-8",
-    )
+    conv = chat_file(tmp_path / "c.json", day, talk)
     code, out, err = mem("-w", ws, "ingest", conv, "-s", "s1", "--force", "--json")
     assert code == 0, err
     [note] = list((ws / "memory" / day).glob("*.md"))
@@ -332,11 +335,7 @@ def test_cli_an_errands_note_founds_no_digest_node(ws, tmp_path, mem):
         ("assistant", "Multiply everything by 2.5, but go easy on the chili powder."),
         ("user", "lol ok i'll just triple it"),
     ]
-    conv = tmp_path / "e.json"
-    conv.write_text(
-        json.dumps([{"role": r, "content": t, "timestamp": f"{day}T10:0{i}:00Z"} for i, (r, t) in enumerate(talk)]),
-        encoding="utf-8",
-    )
+    conv = chat_file(tmp_path / "e.json", day, talk)
     code, out, err = mem("-w", ws, "ingest", conv, "-s", "e1", "--force", "--json")
     assert code == 0, err
     [note] = list((ws / "memory" / day).glob("*.md"))

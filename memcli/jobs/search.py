@@ -149,6 +149,7 @@ def run(
         min_score=min_score,
         max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
         metadata=found.statements,
+        daily_dir=ws.settings.daily_dir,
     )
     result.vector_hits, result.keyword_hits = ranking.vector_hits, ranking.keyword_hits
     result.hybrid = ranking.hybrid

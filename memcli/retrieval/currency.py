@@ -20,17 +20,20 @@ import re
 from memcli.index.currency import compare, load, reading
 from memcli.retrieval.fusion import doc_hit, file_docs
 from memcli.retrieval.hits import Hit
+from memcli.vault import dates
 
 # a word of the query's expansion this near a query word (cosine) names the query's subject
 # too: "fly" asks about a "flight", "laptop" about a "macbook" (memcli.retrieval.expand)
 NEAR = 0.6
 
 
-def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=()) -> list[Hit]:
+def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=(), daily_dir: str = "memory") -> list[Hit]:
     """`hits` with superseded_by set and each current statement above the one it superseded;
-    `near`: the query expansion's words at least NEAR similar to a query word."""
+    `near`: the query expansion's words at least NEAR similar to a query word; `daily_dir`:
+    where dated notes live (a note's date is the one currency gives it, memcli.vault.dates)."""
     if hits and _ASKS_NOW.search(query) and not _ASKS_PAST.search(query):
-        hits = _newest_of_subject(snap, hits, set(reading.words(query)) - compare.GENERIC)
+        asked = set(reading.words(query)) - compare.GENERIC
+        hits = _newest_of_subject(snap, hits, asked, lambda h: dates.of(daily_dir, h.path) or "")
     relations = load(metadata)
     if not relations or not hits:
         return hits
@@ -78,19 +81,13 @@ _ASKS_PAST = re.compile(
 _ASKS_NOW = re.compile(
     r"\b(?:now|currently|current|these days|at the moment|nowadays|any ?more|latest|most recent)\b", re.I
 )
-_DATED = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
-def _newest_of_subject(snap, hits: list[Hit], asked: set[str]) -> list[Hit]:
+def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date) -> list[Hit]:
     """For a query asking what holds now: among the first three hits, a newer dated note whose
     whole text (its conversation included) holds every query word the one above it holds, or all
-    but one of three or more, goes above it."""
+    but one of three or more, goes above it; `date`: a hit's note's date, "" when undated."""
     top = hits[:3]
-
-    def date(h: Hit) -> str:
-        m = _DATED.search(h.path)
-        return m.group(1) if m else ""
-
     seen: dict[str, set[str]] = {}
 
     def covered(h: Hit) -> set[str]:  # read once per note: the passes below ask again

@@ -59,7 +59,7 @@ def wanted_answer(core: str, subject: str) -> tuple[str, str] | None:
     """(the subject's preference, the sentence before it) when `core` tells the assistant how to
     answer ("vet here so you can skip the basics"), else None."""
     m = ANSWER_WANTED.search(core)
-    rest = re.split(r"[\U0001F300-\U0001FAFF\u2600-\u27bf]", m.group("rest"))[0] if m else ""
+    rest = re.split(f"[{EMOJI}]", m.group("rest"))[0] if m else ""
     rest = TAIL.sub("", PLEASE.sub("", rest)).strip(" .!")
     if not m or not rest:
         return None
@@ -94,8 +94,9 @@ AMEND = re.compile(
     r"use|do|skip|set|include|switch)\b",
     _I,
 )
+EMOJI = "\U0001f300-\U0001faff\u2600-\u27bf"
 TAIL = re.compile(
-    r"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[\U0001F300-\U0001FAFF\u2600-\u27bf]))+"
+    rf"(?:[\s,]*(?:\b(?:lol|haha+|tho|though|honestly|af)\b|:\)|:d|[{EMOJI}]))+"
     r"[\s.!]*$",
     _I,
 )

@@ -65,9 +65,18 @@ def _steps(text: str) -> tuple[str, list[str]]:
     return best
 
 
+def _plain(text: str) -> str:
+    return re.sub(r"\*\*|__|`", "", text).strip().rstrip(":").strip()
+
+
 def _clean(text: str) -> str:
-    text = re.sub(r"\*\*|__|`", "", text).strip().rstrip(":").strip()
-    return second_person(text)
+    """A step in the assistant's words, "you" made "the user"."""
+    return second_person(_plain(text))
+
+
+def _mine(text: str) -> str:
+    """A step in the user's words, "I" and "my" made the user's."""
+    return convert(_plain(text), "the user")
 
 
 def users_list(text: str) -> tuple[str, list[str]]:
@@ -120,11 +129,6 @@ def accepted(messages: list[dict]) -> list[tuple[str, list[str]]]:
             own = None  # the assistant's version of the user's list replaces it
         revision = revised_next
     return out + ([own] if own else [])
-
-
-def _mine(text: str) -> str:
-    text = re.sub(r"\*\*|__|`", "", text).strip().rstrip(":").strip()
-    return convert(text, "the user")
 
 
 def render(title: str, steps: list[str]) -> str:

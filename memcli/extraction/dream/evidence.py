@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memcli.extraction.conversation import rules as conversation_rules
-from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, stem_of
+from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, HAN_KANA, stem_of
 
 # Thresholds, chosen on bench/dream_set/set.yaml (bench/dream_set/README.md has the sweep): the
 # middle of the region where pair precision stayed >= 0.95 with recall >= 0.7 (local model).
@@ -97,7 +97,7 @@ def names(text: str) -> set[str]:
 # Chinese, Japanese and Korean are written without spaces between words: two statements about
 # one thing share pairs of characters (送货 "delivery", 研修 "training", 林先生 "Mr Lin"), which
 # count as half a word each; pairs of kana alone are grammar (ました, です) and do not count.
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+_CJK_RUN = re.compile(rf"[{HAN_KANA}\uac00-\ud7af]{{2,}}")
 _KANA = re.compile(r"^[\u3040-\u309f\u30fc]+$")
 CJK_PAIR = 0.5
 
@@ -107,6 +107,11 @@ def cjk_pairs(text: str) -> set[str]:
     return {
         run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1) if not _KANA.match(run[i : i + 2])
     }
+
+
+def is_pair(word: str) -> bool:
+    """A word of a bag that is a pair of CJK characters (cjk_pairs), not a word of its own."""
+    return len(word) == 2 and bool(_CJK_RUN.fullmatch(word)) and not _KANA.match(word)
 
 
 def _mostly_cjk(text: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from memcli.extraction.dream.evidence import Evidence, cjk_pairs
+from memcli.extraction.dream.evidence import Evidence, is_pair
 from memcli.extraction.dream.node import slugify
 from memcli.extraction.dream.rules import BUCKET_RANK, bucket_of
 from memcli.extraction.dream.schema import Fact
@@ -51,7 +51,7 @@ def name(facts: list[Fact], ev: Evidence) -> str:
     first: dict[str, int] = {}
     for f in facts:
         for w, weight in ev.bag(f.line()).items():
-            if w in cjk_pairs(w):
+            if is_pair(w):
                 continue  # a pair of characters is evidence of a subject, not a name for it
             score[w] = score.get(w, 0.0) + weight
             first.setdefault(w, len(first))

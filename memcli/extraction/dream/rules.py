@@ -21,6 +21,7 @@ from memcli.extraction.dream.schema import Fact, Topic, Unit
 from memcli.extraction.resource import digest as resource_digest
 
 MIN_WORDS = 3
+HAN_KANA = "\u3040-\u30ff\u3400-\u9fff"  # Chinese characters and Japanese kana: no spaces between words
 _SPEAKER = re.compile(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): (.+)$")
 _IMAGE = re.compile(r"\s*\[image: [^\]]*\]")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
@@ -147,9 +148,7 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue
             # a run of Chinese or Japanese is many words: count its characters in pairs
-            size = len(re.findall(r"[^\W\u3040-\u30ff\u3400-\u9fff]+", text)) + len(
-                re.findall(r"[\u3040-\u30ff\u3400-\u9fff]{2}", text)
-            )
+            size = len(re.findall(rf"[^\W{HAN_KANA}]+", text)) + len(re.findall(rf"[{HAN_KANA}]{{2}}", text))
             if size < MIN_WORDS or chatter.chit_chat(text):
                 continue
             if spoken and (not speaker or voice.is_user(speaker)) and chatter.is_request(text):
