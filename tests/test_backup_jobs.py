@@ -75,6 +75,20 @@ def test_a_restore_leaves_symlinks_where_they_were(small, open_ws, tmp_path):
     assert not list(small.glob(".mem-restore-*"))
 
 
+def test_a_killed_writes_temp_files_go_with_the_swapped_out_folders(small, open_ws, tmp_path, mem):
+    """A temp file a killed atomic write left is debris, not a note the snapshot missed: the
+    restore deletes it rather than keeping a staging folder that `mem health` would flag."""
+    assert mem("-w", small, "reindex")[0] == 0
+    ws = open_ws(small)
+    rep = backup.create(ws, tmp_path / "out")
+    for rel in ("mem_metadata/file_graph/.mem-tmp-default.jsonl.zst.1.ab", "memory/2026-05-10/.mem-tmp-n0.md.1.cd"):
+        (small / rel).write_text("half")
+    res = backup.restore(ws, rep.path, tmp_path / "out" / "snapshots", lambda: open_ws(small))
+    assert res.cleanup.kept == [] and res.cleanup.put_back == []
+    assert not list(small.glob(".mem-restore-*")) and not list(small.rglob(".mem-tmp-*"))
+    assert mem("-w", small, "health")[0] == 0
+
+
 def test_leftover_staging_folder_is_reported(small, open_ws, tmp_path):
     ws = open_ws(small)
     rep = backup.create(ws, tmp_path / "out")

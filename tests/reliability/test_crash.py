@@ -195,11 +195,13 @@ def _check_health(ws: Path, done, ref_events, stopped_before_last: bool, where: 
     assert code in (0, 5), f"{where} health exit {code}: {err}"
     report = json.loads(out)
     failing = [c for c in report["checks"] if c["status"] == "fail"]
+    # a rename counts by its target too: a restore's swap moves a staged store into mem_metadata/
     wrote_stores = any(
         ev != "os.mkdir"
-        and path.startswith("ws/mem_metadata/")
-        and any(path[len("ws/mem_metadata/") :].startswith(s.rstrip("/")) for s in STORES)
+        and side.startswith("ws/mem_metadata/")
+        and any(side[len("ws/mem_metadata/") :].startswith(s.rstrip("/")) for s in STORES)
         for _, ev, path in done
+        for side in path.split(" -> ")
     )
     # folders a restore swapped in or out; the op a killpoint stopped at never ran (a timed kill may
     # have stopped the last logged one before or after it ran: either count is right)

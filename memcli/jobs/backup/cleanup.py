@@ -4,7 +4,8 @@ snapshot taken just before holds the very same bytes.
 The swap moves each replaced folder whole into `.mem-restore-<id>/old`. Nearly all of it is
 what the snapshot saved a moment earlier; not so a note written between the snapshot and the
 swap (an agent writing its notes takes no mem lock), a symlink (never archived) or a file
-that became unreadable meanwhile. Those are put back where they were when that place is
+that became unreadable meanwhile. (A temp file a killed write left behind is debris: backups
+skip it on purpose and it goes with the rest.) Those are put back where they were when that place is
 still free, else kept in old/: the staging folder then stays, marked `kept`, and
 `mem health` names it until the user has moved them.
 """
@@ -139,6 +140,8 @@ def _sweep(folder: Path, rel: str, snapshot: dict, held: list[str], unsaved: lis
             is_dir = False
         if is_dir:
             _sweep(Path(e.path), r, snapshot, held, unsaved)
+        elif e.name.startswith(atomic.TEMP_MARK):
+            held.append(r)  # a killed write's temp file: the real file is whole, backups skip these on purpose
         else:
             (held if _same(Path(e.path), snapshot.get(r)) else unsaved).append(r)
 
