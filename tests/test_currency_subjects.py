@@ -219,6 +219,11 @@ def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list()
         ("we dropped the kids off at school", ""),
         ("i dropped the kids at school", ""),
         ("moved back to utrecht", ""),
+        # a change naming only its values gives up the old one; one naming its subject is a claim
+        ("The user officially switched from avimark to ezyvet.", "avimark"),
+        ("we moved over from helix to zed", "helix"),
+        ("the 1:1 moved from 9 to 10", ""),
+        ("she moved from marketing to sales", ""),  # someone else's change
     ],
 )
 def test_what_a_statement_gives_up(sentence, thing):
@@ -237,6 +242,46 @@ def test_giving_a_thing_up_supersedes_the_older_statements_naming_it():
     rel = relate(files)
     assert [e["line"] for e in rel["memory/2026-03-12/a.md"]] == [1]
     assert rel["memory/2026-03-12/a.md"][0]["current"]["path"] == "memory/2026-04-23/b.md"
+
+
+def test_a_switch_naming_only_its_values_supersedes_the_statement_of_the_old_one():
+    files = _files(
+        ("memory/2027-04-12/a.md", "2027-04-12", ["the user's practice software is avimark", "Ethan has braces"]),
+        ("memory/2027-05-11/b.md", "2027-05-11", ["The user officially switched from avimark to ezyvet."]),
+    )
+    rel = relate(files)
+    assert [e["line"] for e in rel["memory/2027-04-12/a.md"]] == [1]
+    assert rel["memory/2027-04-12/a.md"][0]["current"]["path"] == "memory/2027-05-11/b.md"
+
+
+def test_a_switch_takes_the_subject_of_what_it_left_and_another_model_continues_the_chain():
+    files = _files(
+        ("memory/2027-04-06/a.md", "2027-04-06", ["Clay is plainsman m340 if that matters."]),
+        ("memory/2027-04-27/b.md", "2027-04-27", ["The user switched from m340 to laguna b-mix, so smooth."]),
+        ("memory/2027-05-15/c.md", "2027-05-15", ["The user is going with plainsman m390 instead, the red one."]),
+    )
+    rel = relate(files)
+    assert rel["memory/2027-04-06/a.md"][0]["by"]["subject"] == "clay"
+    assert rel["memory/2027-04-27/b.md"][0]["by"]["path"] == "memory/2027-05-15/c.md"
+    assert rel["memory/2027-04-06/a.md"][0]["current"]["path"] == "memory/2027-05-15/c.md"
+
+
+def test_another_model_of_a_thing_needs_the_same_name_and_another_number():
+    files = _files(
+        ("memory/2027-04-06/a.md", "2027-04-06", ["my shoes are nike pegasus 40"]),
+        ("memory/2027-05-01/b.md", "2027-05-01", ["got the pegasus 41 today"]),
+        ("memory/2027-05-02/c.md", "2027-05-02", ["got the vomero 18 for long runs"]),  # another name: no sibling
+    )
+    rel = relate(files)
+    assert [(e["by"]["path"], e["by"]["value"]) for e in rel["memory/2027-04-06/a.md"]] == [
+        ("memory/2027-05-01/b.md", "pegasus 41")
+    ]
+    assert "memory/2027-05-01/b.md" not in rel
+
+
+def test_a_light_verb_is_no_frame():
+    assert subjects.claims("Still going for 200.") == []
+    assert [c.label for c in subjects.claims("The user is going with plainsman m390 instead")] == ["plainsman"]
 
 
 def test_a_moved_deadline_supersedes_the_due_date_and_a_weekday_value_does_not_hold_a_thing():

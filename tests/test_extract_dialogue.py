@@ -72,6 +72,17 @@ def test_a_refused_suggestion_is_not_kept():
     assert "- The user's team will put a unique index on event_id instead." in bullets(found)
 
 
+def test_a_thing_turned_down_keeps_its_no():
+    found = rules.findings(
+        chat(
+            "rode to work along the river pathway today, 7 km",
+            "Nice! For the hill home, an e-bike would make it easy.",
+            "no ebike, i want the exercise",
+        )
+    )
+    assert found["Preferences"] == ["- The user does not want an ebike.", "- The user wants the exercise."]
+
+
 def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
     found = rules.findings(
         chat(

@@ -54,10 +54,18 @@ class Turn:
 def _refusal_object(core: str, subject: str) -> str:
     """ "no dog walker" -> "The user does not want a dog walker." """
     rest = core[3:].strip(" .!")
-    if re.match(r"(?:a|an|the|any|more|some)\b", rest, re.IGNORECASE) or rest.endswith("s"):
+    if re.match(r"(?:a|an|the|any|more|some)\b", rest, re.IGNORECASE) or re.search(r"[^s]s$", rest):
         return d.finish(f"{subject} does not want {rest}")
     article = "an" if rest[:1].lower() in "aeiou" else "a"
     return d.finish(f"{subject} does not want {article} {rest}")
+
+
+# "no ebike, i want the exercise": a thing turned down, then what the user says instead
+_NO_THING = re.compile(
+    r"^no (?!(?:i|we|it|that|this|thanks|thank|worries|problem|way|need|idea|one|not)\b)"
+    r"(?P<thing>[\w'-]+(?: [\w'-]+){0,2})\s*[,;:]\s+(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
 
 
 def _with_context(statement: str, core: str, turn: Turn) -> str:
@@ -129,8 +137,14 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         if s.rstrip().endswith(("?", "？")):
             asked = max(asked, ASKED)
             continue
+        turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else None
+        if turned_down:  # the refusal and what follows it, each a statement
+            out.append(("Preferences", _refusal_object(f"no {turned_down['thing']}", subject)))
+            s = turned_down["rest"]
         core, then = d.clean(
-            d.REFUSE.sub("", s.strip()) if k == 0 and refusing and not d.ANSWER_WANTED.search(s) else s
+            d.REFUSE.sub("", s.strip())
+            if k == 0 and refusing and not turned_down and not d.ANSWER_WANTED.search(s)
+            else s
         )
         core = d.WH_LEAD.sub("", core)
         lead = d.ASK_LEAD.match(core)

@@ -24,8 +24,9 @@ from memcli.index.currency import reading
 KIND = 0.6  # cosine of a thing's word and a subject's head word for "is of that kind"
 MARGIN = 0.1  # and this much nearer than to any other subject
 _ADOPT = re.compile(
-    r"\b(?:i|we) (?:just |finally |now |also )?(?:got|bought|ordered|picked|chose|went with|switched to|"
-    r"moved to|'m on|am on|is on|started using|now use|upgraded to|replaced it with) "
+    r"(?:^|\b(?:i|we) )(?:am |is |are |'m )?(?:just |finally |now |also )?(?:got|bought|ordered|picked|chose|"
+    r"went with|going with|sticking with|switched to|switching to|moved to|'m on|am on|is on|started using|now use|"
+    r"upgraded to|replaced it with) "
     r"(?:(?:a|an|the|my|our|new|brand new|shiny) )*(?P<x>(?!(?:a|an|the)\b)[a-z][\w.+-]*(?: [\w.+-]+){0,3}?)"
     r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|"
     r"yesterday|now|from|instead)\b))"
@@ -38,7 +39,10 @@ _ADOPTING = (
     "picked",
     "chose",
     "went with",
+    "going with",
+    "sticking with",
     "switched to",
+    "switching to",
     "moved to",
     "'m on",
     "am on",

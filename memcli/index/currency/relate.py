@@ -114,11 +114,14 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
     of_key: dict[tuple, list[int]] = {}  # exact subject key -> its live claims, one per value
     followers: dict[int, list[int]] = {}
     held: dict[str, set[int]] = {}  # a value's key -> the live claims holding it (shift)
+    valued: dict[str, list[int]] = {}  # a word of a value -> the claims, superseded or not, holding it (_sibling)
     for i in range(len(ordered)):  # (holders are appended as found: they set nothing)
         s = ordered[i]
         if s.get("shift") and "key" not in s and (j_old := _shifted(s, held, ordered, by)):
             j, old, new = j_old  # "going with the 7:45" after "on the 7:37 metro": the metro is 7:45
             s.update(key=list(ordered[j]["key"]), label=ordered[j].get("label", ""), value=new, old=old)
+        if s.get("adopts") and "key" not in s and (sib := _sibling(s, valued, ordered)) is not None:
+            s.update(key=list(ordered[sib]["key"]), label=ordered[sib].get("label", ""), value=s["adopts"])
         if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
             s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
@@ -159,10 +162,34 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                 for v in shift.held(s["value"]):
                     held.setdefault(v, set()).add(i)
             if not str(key[0]).startswith("~"):
+                for w in reading.words(s["value"]):
+                    valued.setdefault(w, []).append(i)
                 heads.update(dict.fromkeys(n[-1] for n in compare.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
+
+
+def _sibling(s: dict, valued: dict[str, list[int]], ordered: list[dict]) -> int | None:
+    """The newest older claim (superseded or not: its subject is what counts) whose value is
+    another model of the thing `s` adopts: the same name, another number ("clay is plainsman
+    m340", later "going with plainsman m390"; "shoes are nike pegasus 40", later "got the
+    pegasus 41"). None when the thing has no number or no name beside it."""
+    thing = s["adopts"]
+    mine = set(shift.held(thing))
+    names = [w for w in reading.words(thing) if not any(c.isdigit() for c in w)]
+    if not mine or not names:
+        return None
+    found = [
+        j
+        for j in valued.get(names[0], ())
+        if ordered[j]["path"] != s["path"]
+        and _same_speaker(ordered[j], s)
+        and set(names) <= set(reading.words(ordered[j]["value"]))
+        and (theirs := set(shift.held(ordered[j]["value"])))
+        and not theirs & mine
+    ]
+    return max(found, key=lambda j: ordered[j]["order"]) if found else None
 
 
 def _same_speaker(a: dict, b: dict) -> bool:
@@ -186,6 +213,9 @@ def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, b
             )
         ):
             by[j], by.cause[j] = i, "given up"
+            if s.get("to") and "key" not in s and "key" in old and not str(old["key"][0]).startswith("~"):
+                # "switched from m340 to laguna b-mix" after "clay is plainsman m340": the clay is b-mix
+                s.update(key=list(old["key"]), label=old.get("label", ""), value=s["to"], old=s["retired"])
 
 
 def _new_value(old: dict, new: dict) -> bool:

@@ -119,6 +119,10 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             ]
         elif gone:
             item["retired"] = gone
+            if to := subjects.switched_to(
+                sentence
+            ):  # "switched from avimark to ezyvet": a value, once its subject is known
+                item["to"] = to
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
             item["adopts"] = thing
         if not gone and (pairs := shift.pairs(sentence)):  # "the 7:37 was brutal, going with the 7:45"

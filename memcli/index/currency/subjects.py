@@ -40,7 +40,7 @@ _NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: 
 _DET = r"(?:my|our|the|his|her|their|[a-z]+'s)"  # "tofu's dog food" as "my dog food"
 _CHANGE = r"(?:chang|switch|mov|rais|lower|bump|increas|decreas|reduc|push|shift|updat|set|cut|drop)\w*"
 # words after a verb of change that are no subject ("moved back to", "switched over to")
-_ADVERB = r"(?:back|over|up|down|in|out|away|off|on|it|them|everything|things|stuff|that|this|him|her|us|me)"
+_ADVERB = r"(?:back|over|up|down|in|out|away|off|on|it|them|everything|things|stuff|that|this|him|her|us|me|from)"
 _CHAT = r"(?:ugh|ok|okay|so|oh|lol|well|yeah|also|btw|and|but|anyway)"  # chat words opening a terse line
 # where a value stops: a clause boundary, or words that only say when the change happened
 _VALUE = r"(?P<val>[^,;.!?()]+?)"
@@ -167,7 +167,7 @@ _DAY_OR_MONTH = re.compile(
 _CUES = frozenset(
     "from to as is are was were became become be stays remains my our got been went retired ditched "
     "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
-    "moved 'm am started now upgraded off".split()
+    "moved 'm am started now upgraded off going sticking switching".split()
 )
 
 
@@ -232,10 +232,11 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
-# words of a clause that name no subject: time adverbs, hedges, chat
+# words of a clause that name no subject: time adverbs, hedges, chat, light verbs ("still going
+# for 200" and "going with plainsman m390" share no subject)
 _FRAME_NOISE = frozenset(
     "every like about around only just really also already ok yeah yes lol tho morn even "
-    "today tonight yesterday tomorrow".split()
+    "today tonight yesterday tomorrow going gonna doing got".split()
 )
 _VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{DAYS}|{_MONTHS})s?)$")
 _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
@@ -305,6 +306,13 @@ def _trimmed(value: str) -> str:
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
 _THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
 _BARE = r"(?!(?:off|at|to|by|from)\b)" + _WORD + r"(?: (?!(?:off|at|to|by|from)\b)" + _WORD + r"){0,3}?"  # no place
+# a change naming only its values, made by the user: "i officially switched from avimark to ezyvet"
+# gives up avimark ("the 1:1 moved from 9 to 10" names its subject: a claim, not a thing given up)
+_SWITCH = re.compile(
+    rf"(?:^|[:;,.] |\b(?:i|we)(?: (?:have|had|'ve|just|finally|officially|fully|now|all))* )"
+    rf"(?:{_CHAT} )*(?:switch|mov|chang|migrat|transition)\w* (?:(?:over|across|everything|it|us) )?from "
+    rf"(?:{_DET} )?(?P<x>(?!(?:it|them)\b){_BARE}) to (?:{_DET} |a |an )?{_VALUE}{_STOP}"
+)
 _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "stopped using airflow"
     re.compile(
         rf"(?:^|[:;,.] |\b(?:{_DET}|and|but|so) )(?P<x>{_THING}) (?:is|are|was|were|got|has been|have been) "
@@ -326,6 +334,7 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
         rf"got rid of|no longer using) (?:{_DET} )?(?P<x>(?!(?:it|them|by|in|off|out)\b){_BARE}){_THING_END}"
         r"(?!\s(?:off|at)\b)"
     ),
+    _SWITCH,
     # "switching her off the hills", "took him off the kibble", "came off the pill"
     re.compile(
         rf"\b(?:switch|tak|took|com|came|get|got|wean)\w* (?:(?:him|her|them|me|us|it) )?off (?:{_DET} )?(?P<x>{_THING}){_THING_END}"
@@ -336,7 +345,7 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
 _GIVING_UP = tuple(
     "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|"
-    "no longer us|gave up on|got rid of|left|quit|dropped| off ".split("|")
+    "no longer us|gave up on|got rid of|left|quit|dropped| off | from ".split("|")
 )
 
 
@@ -356,6 +365,14 @@ _ADOPT = re.compile(
     r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
     r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$"
 )
+
+
+def switched_to(sentence: str) -> str:
+    """What a change naming only its values switched to ("i switched from avimark to ezyvet" ->
+    "ezyvet"), else "": relate gives it the subject of the older claim holding the old value."""
+    s = clean(sentence)
+    m = _SWITCH.search(s) if " from " in s else None
+    return _trimmed(m.group("val")) if m else ""
 
 
 def holds(sentence: str, thing: str) -> bool:
