@@ -158,7 +158,7 @@ def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, n
     note(
         vault,
         old,
-        "# Helix\n\n- User: switched to helix last week, ruff was not found on the path at first.\n",
+        "# Helix\n\n- User: switched to helix last week, vs code was too slow; ruff was not found on the path at first.\n",
         name="helix",
     )
     note(
@@ -171,6 +171,9 @@ def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, n
     assert hits[0]["path"] == old  # a question about helix itself: no reordering
     assert hits[0]["superseded_by"]["path"] == new  # the relation is still shown
     assert hits[0]["superseded_by"]["text"] == "User: ok confession: i left helix."
+    # a question asking what holds now, sharing a word with the statement given up: the newer first
+    now = [h["path"] for h in search(run_mem, vault, "which code editor does the user use now")]
+    assert now.index(new) < now.index(old)
 
 
 def test_a_question_about_the_past_shows_the_relation_and_moves_nothing(vault, run_mem):

@@ -1,7 +1,8 @@
 """Rank the current statement above the ones it superseded (docs/currency.md).
 
 The relations are memcli.index.currency's. A hit holding a superseded statement the query
-asks about (the query holds the words of its subject, `needs`) gets the
+asks about (the query holds the words of its subject, `needs`; a question asking what holds now
+also one sharing a word with a statement of a thing given up, which has none) gets the
 statement's current holder placed right above it: moved up when it is a hit further down,
 else its chunk is added there, at the superseded hit's score. A question asking what holds now
 also lets the newer of two of its first hits go first when it holds every query word the older
@@ -31,7 +32,8 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=(), dail
     """`hits` with superseded_by set and each current statement above the one it superseded;
     `near`: the query expansion's words at least NEAR similar to a query word; `daily_dir`:
     where dated notes live (a note's date is the one currency gives it, memcli.vault.dates)."""
-    if hits and _ASKS_NOW.search(query) and not _ASKS_PAST.search(query):
+    now = bool(_ASKS_NOW.search(query)) and not _ASKS_PAST.search(query)
+    if hits and now:
         asked = set(reading.words(query)) - compare.GENERIC
         hits = _newest_of_subject(snap, hits, asked, lambda h: dates.of(daily_dir, h.path) or "")
     relations = load(metadata)
@@ -48,7 +50,7 @@ def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=(), dail
     i = 0
     while i < len(out):
         h = out[i]
-        entry = _relevant(relations.get(h.path, ()), h, asked)
+        entry = _relevant(relations.get(h.path, ()), h, asked, now)
         if entry is None:
             i += 1
             continue
@@ -112,10 +114,13 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date) -> list[Hit
     return top + hits[3:]
 
 
-def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
+def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | None:
     """The superseded statement in the hit's lines the query is most about (None: none there);
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
-    "long run" for the long run), so a query about another statement of the note moves nothing."""
+    "long run" for the long run), so a query about another statement of the note moves nothing.
+    A thing given up names no subject (no `needs`: "i left helix"); a question asking what holds
+    `now` is about it when it shares a word with the statement ("which code editor now" and "vs
+    code was too slow, switched to helix")."""
     # a note found through its source conversation (memcli.retrieval.sources) was matched as a
     # whole: any of its statements may be the one asked about
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
@@ -129,6 +134,8 @@ def _relevant(entries, h: Hit, asked: set[str]) -> dict | None:
         return len(asked & set(reading.words(line)))
 
     def about(e: dict) -> bool:
+        if now and not e.get("needs") and overlap(e):
+            return True
         return any(need and set(need) <= asked for need in e.get("needs") or ())
 
     best = max(inside, key=lambda e: (about(e), overlap(e)))
