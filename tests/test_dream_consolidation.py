@@ -121,6 +121,19 @@ def test_chat_words_glosses_and_superlatives_title_nothing():
     assert subject_title(["The user said: 「我妈的航班改了」 (keywords: flight, July 12)"]) == "Flight"
 
 
+@pytest.mark.parametrize(
+    "texts,title",
+    [
+        (["User: クラスが変わりました。土曜日じゃなくて日曜日の10時半になりました。"], "クラス"),
+        (["User: 店の改装で、研修は4月12日から25日までになりました。", "User: 研修はまだ4月12日からです。"], "研修"),
+        (["林先生的公司每个星期二送货，最低订货是三百块。"], "林先生"),
+        (["사료를 아카나로 바꿨어요"], "사료"),
+    ],
+)
+def test_a_cjk_subject_is_titled_by_its_topic_not_by_the_whole_sentence(texts, title):
+    assert subject_title(texts) == title
+
+
 # ------------------------------------------------------------------ actions
 OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX PX`)."
 

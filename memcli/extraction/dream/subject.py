@@ -71,6 +71,9 @@ _BREAK = (
 _GLOSS = re.compile(r"\((?:keywords|about):", re.I)
 
 
+_SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")  # "User: ", "Dr Haddad: "
+
+
 def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
     low = tok.lower()
     if prev in _AUX and low.endswith(("ing", "ed")):
@@ -86,7 +89,7 @@ def phrases(text: str) -> list[list[str]]:
     """The noun-phrase runs of a statement, as surface words."""
     runs: list[list[str]] = [[]]
     prev, prev_cap, verb_seen = "", False, False
-    text = _GLOSS.sub("(", re.sub(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ", "", text.strip()))
+    text = _GLOSS.sub("(", _SPEAKER.sub("", text.strip()))
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
@@ -128,6 +131,32 @@ def _spans(run: list[str]) -> list[tuple[str, ...]]:
     return out
 
 
+# Chinese, Japanese and Korean write no spaces between words (Korean between phrases): a
+# statement's topic is the run before its first particle ("クラスが変わりました": クラス;
+# "森大輔さんの店で研修します": 森大輔さん; "사료를 아카나로 바꿨어요": 사료; "林先生的公司": 林先生)
+_CJK_BREAK = re.compile(
+    r"[\s、。，．！？!?,.:：;；「」『』（）()【】]|(?<=[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9])[はがをにでのもとへや]|"
+    r"[的是在把了每和与]|(?<=[\uac00-\ud7af])(?:에서|으로|은|는|이|가|을|를|에|로|도|와|과|의)(?=\s|$)"
+)
+_CJK = re.compile(r"[\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]")
+_CONTENT = re.compile(r"[\u3400-\u9fff\u30a0-\u30ff\uac00-\ud7afA-Za-z0-9]")
+
+
+def cjk_title(texts: list[str]) -> str:
+    """The topic most of the CJK statements share, else the first one's ("" when none has one):
+    a run of 2 to 10 characters holding Chinese characters, kana or Hangul, mostly content
+    characters (not kana endings)."""
+    runs = []
+    for t in texts:
+        mine = [r for r in _CJK_BREAK.split(_GLOSS.split(_SPEAKER.sub("", t.strip()))[0]) if 2 <= len(r) <= 10]
+        runs.append([r for r in mine if len(_CONTENT.findall(r)) * 2 > len(r) and _CJK.search(r)])
+    found = [r for rs in runs for r in rs[:1]]
+    if not found:
+        return ""
+    support = Counter(r for rs in runs for r in dict.fromkeys(rs))
+    return max(found, key=lambda r: (support[r], -found.index(r)))
+
+
 def subject_title(texts: list[str]) -> str:
     """A noun-phrase title for statements about one subject ("" when none has a noun phrase)."""
     bags = [{stem_of(w.lower()) for run in phrases(t) for w in run} for t in texts]
@@ -147,7 +176,7 @@ def subject_title(texts: list[str]) -> str:
                 support[key] = sum(1 for b in bags if set(key) <= b)
                 weight[key] = sum(_weight(w) for w in span) + lead
     if not surface:
-        return ""
+        return cjk_title(texts)
     # support first (the phrase most statements share); a longer phrase is worth a little more support
     best = max(
         surface,
