@@ -117,6 +117,10 @@ def test_a_title_is_no_statements_first_words_and_no_bare_adjective():
 
 def test_chat_words_glosses_and_superlatives_title_nothing():
     assert subject_title(["yea thats the hardest"]) == ""
+    assert subject_title(["Nobody in a kitchen uses cups."]) == "Kitchen"
+    assert subject_title(["The user always takes the aisle, im 1m91."]) == "Aisle"
+    assert subject_title(["Costing for every dish by jan 29."]) == "Costing"
+    assert subject_title(["oh wow"]) == ""
     assert subject_title(["Shaping is a nightmare tho, it just spreads."]) == "Shaping"
     assert subject_title(["The user said: 「我妈的航班改了」 (keywords: flight, July 12)"]) == "Flight"
 

@@ -32,7 +32,7 @@ _ADJECTIVES = frozenset(
     """small big large little new old good bad great quick slow easy hard high low long short main
 best better worse full free fast early late open ready nice current daily weekly monthly yearly final local remote
 first last next previous same other own whole real single double extra total usual regular simple general common
-early quiet busy happy sure able likely favourite favorite""".split()
+early quiet busy happy sure able likely favourite favorite dead tired sick sore""".split()
 )
 # units of measure name no subject ("km" of "runs 10 km")
 _UNITS = frozenset(
@@ -53,8 +53,18 @@ _CHAT = frozenset(
 ) | frozenset(  # contractions typed without the apostrophe: no noun
     "thats whats its im ive id ill dont doesnt didnt cant wont isnt wasnt arent theres heres lets youre theyre".split()
 )
+# words that name no subject: interjections, someone and something, months and weekdays as typed
+_NO_SUBJECT = frozenset(
+    "oh ah aw wow hey hmm nobody somebody someone anyone anybody everyone everybody nothing "
+    "something anything everything jan feb mar apr jun jul aug sep sept oct nov dec "
+    "mon tue tues wed thu thur thurs fri sat sun".split()
+)
+# a frequency adverb is followed by the verb: "the user always *takes* the aisle"
+_FREQUENCY = frozenset("always usually often sometimes never rarely normally mostly".split())
 _BREAK = (
     _CHAT
+    | _NO_SUBJECT
+    | _FREQUENCY
     | _NEGATIONS
     | frozenset({"either", "too", "instead", "about", "each", "way", "every"})
     | conversation_rules.STOP
@@ -78,8 +88,8 @@ def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
     low = tok.lower()
     if prev in _AUX and low.endswith(("ing", "ed")):
         return True  # "is changing", "was moved"
-    if prev in _NEGATIONS or prev in _SUBJECTS:
-        return True  # "the user commutes", "doesn't eat"
+    if prev in _NEGATIONS or prev in _SUBJECTS or prev in _FREQUENCY:
+        return True  # "the user commutes", "doesn't eat", "always takes"
     if re.fullmatch(r"[a-z]+(?<![su])s", tok) and (prev_cap or (not verb_seen and prev and prev not in _BREAK)):
         return True  # "Tofu eats", "The ride takes": the first -s word after the subject
     return bool(re.fullmatch(r"[a-z]+ed", tok)) and len(tok) > 4
