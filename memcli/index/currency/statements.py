@@ -119,9 +119,8 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             ]
         elif gone:
             item["retired"] = gone
-            if to := subjects.switched_to(
-                sentence
-            ):  # "switched from avimark to ezyvet": a value, once its subject is known
+            # "switched from avimark to ezyvet": a value, once its subject is known (relate)
+            if to := subjects.switched_to(sentence):
                 item["to"] = to
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
             item["adopts"] = thing
