@@ -51,9 +51,9 @@ class Turn:
     with_assistant: bool = True
 
 
-def _refusal_object(core: str, subject: str) -> str:
-    """ "no dog walker" -> "The user does not want a dog walker." """
-    rest = core[3:].strip(" .!")
+def _refusal_object(thing: str, subject: str) -> str:
+    """ "dog walker" (of "no dog walker") -> "The user does not want a dog walker." """
+    rest = thing.strip(" .!")
     if re.match(r"(?:a|an|the|any|more|some)\b", rest, re.IGNORECASE) or re.search(r"[^s]s$", rest):
         return d.finish(f"{subject} does not want {rest}")
     article = "an" if rest[:1].lower() in "aeiou" else "a"
@@ -78,7 +78,7 @@ def _with_context(statement: str, core: str, turn: Turn) -> str:
 def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, group: str) -> tuple[str, str, bool]:
     """(section, statement, whether it is self-contained) of a kept sentence."""
     if k == 0 and refusing and core.lower().startswith("no "):
-        return "Preferences", _refusal_object(core, subject), True
+        return "Preferences", _refusal_object(core[3:], subject), True
     chosen = d.IT_IS.match(core)
     if chosen:  # "catppuccin mocha it is"
         return "Decisions", d.finish(f"{subject} chose {core[: chosen.start(chosen.lastindex or 1)].strip()}"), True
@@ -139,7 +139,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             continue
         turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else None
         if turned_down:  # the refusal and what follows it, each a statement
-            out.append(("Preferences", _refusal_object(f"no {turned_down['thing']}", subject)))
+            out.append(("Preferences", _refusal_object(turned_down["thing"], subject)))
             s = turned_down["rest"]
         core, then = d.clean(
             d.REFUSE.sub("", s.strip())

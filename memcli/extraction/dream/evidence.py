@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memcli.extraction.conversation import rules as conversation_rules
-from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, HAN_KANA, stem_of
+from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, HAN_KANA, SPEAKER, stem_of
 
 # Thresholds, chosen on bench/dream_set/set.yaml (bench/dream_set/README.md has the sweep): the
 # middle of the region where pair precision stayed >= 0.95 with recall >= 0.7 (local model).
@@ -54,7 +54,6 @@ december morning evening afternoon night nights start starts started use uses us
 )
 # ingest's stopwords less the nouns among them: "planning" names a subject
 STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
-_SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
 # a side clause ("after Lena goes to bed", "when it rains") says when or why, not what the statement is about
 _SIDE = re.compile(r"(?<=\w) (?:after|before|when|while|until|since|because|once|whenever) (?=\w)", re.IGNORECASE)
 _USER = re.compile(r"\b(?:[Tt]he user(?:['’]s)?|[Tt]heir) ")
@@ -65,13 +64,13 @@ _IDENT = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|_|\w\.\w")
 def plain(text: str) -> str:
     """A statement without its "Speaker: " prefix and without "the user" (a node's statements all
     speak of the user: those words would make any two of them alike): what is embedded and compared."""
-    text = _USER.sub("", _SPEAKER.sub("", text.strip()))
+    text = _USER.sub("", SPEAKER.sub("", text.strip()))
     return text[:1].upper() + text[1:]
 
 
 def speaker(text: str) -> str:
-    m = _SPEAKER.match(text.strip())
-    return m.group(0)[:-2] if m else ""
+    m = SPEAKER.match(text.strip())
+    return m.group(1) if m else ""
 
 
 def _names(text: str) -> set[str]:

@@ -29,7 +29,7 @@ from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
 from memcli.extraction.dream.evidence import names as evidence_names
 from memcli.extraction.dream.node import Node, cited, current, statements
-from memcli.extraction.dream.rules import terms, values
+from memcli.extraction.dream.rules import SPEAKER, terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
 # what a value looks like: a number, a date or day, a name, an identifier (case matters for names)
@@ -120,12 +120,9 @@ def raw_words(text: str) -> set[str]:
     return {w for w in re.findall(r"\w[\w:]*", plain(text).lower()) if w not in conversation_rules.STOP}
 
 
-_SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")
-
-
 def _bag(text: str) -> set[str]:
     """Content words and values of a statement, its "Speaker: " prefix left out."""
-    text = _SPEAKER.sub("", text)
+    text = SPEAKER.sub("", text)
     return (set(terms(text)) - GENERIC) | set(values(text))
 
 
@@ -171,7 +168,7 @@ def slot(new: Fact, old: str) -> str | None:
     """ "other" when `new` gives a different value for the exclusive slot `old` fills, "same" when it
     gives the same value (it says more about it: "coffee black" after "coffee in the morning"),
     None when they fill no common slot."""
-    a, b = framed(new.text), framed(_SPEAKER.sub("", old))
+    a, b = framed(new.text), framed(SPEAKER.sub("", old))
     if a is None or b is None:
         return None
     (s1, v1, change, t1), (s2, v2, _, t2) = a, b
@@ -186,7 +183,7 @@ def slot(new: Fact, old: str) -> str | None:
         return None  # "the user's guitar is ..." and "the user is ...": one names a subject, the other none
     if not c1 and (t1 or t2) and v1 != v2 and not t1 & t2:
         return None  # "prefers vim for editing", "prefers zsh for shells": no subject, other contexts
-    if v1 != v2 and v1 in raw_words(_SPEAKER.sub("", old)):
+    if v1 != v2 and v1 in raw_words(SPEAKER.sub("", old)):
         return "same"  # the old statement names the new value too ("green tea over coffee"): it agrees
     return "other" if v1 != v2 else "same"
 
@@ -198,7 +195,7 @@ def contradicts(new: Fact, old: str) -> bool:
 
 
 def _speaker_ok(fact: Fact, old: str) -> bool:
-    m = re.match(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): ", old)
+    m = SPEAKER.match(old)
     return not (m and fact.speaker) or m.group(1) == fact.speaker
 
 

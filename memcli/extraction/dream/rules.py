@@ -22,7 +22,7 @@ from memcli.extraction.resource import digest as resource_digest
 
 MIN_WORDS = 3
 HAN_KANA = "\u3040-\u30ff\u3400-\u9fff"  # Chinese characters and Japanese kana: no spaces between words
-_SPEAKER = re.compile(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): (.+)$")
+SPEAKER = re.compile(r"^([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}): ")  # "User: ", "Dr Haddad: "
 _IMAGE = re.compile(r"\s*\[image: [^\]]*\]")
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
@@ -141,9 +141,9 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     for i in [*sorted(heads), len(lines)]:
         for text, _bullet, numbered in _prose(lines[start:i]):
             speaker = ""
-            m = _SPEAKER.match(text) if spoken else None
-            if m:
-                speaker, text = m.group(1), m.group(2)
+            m = SPEAKER.match(text) if spoken else None
+            if m and text[m.end() :]:
+                speaker, text = m.group(1), text[m.end() :]
             text = _IMAGE.sub("", text).strip()
             if "[[" in text or not text or text.endswith(("?", "？")) or len(text) > LONGEST_STATEMENT:
                 continue

@@ -17,7 +17,7 @@ from collections import Counter
 
 from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, WEAK
-from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, stem_of
+from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, HAN_KANA, SPEAKER, stem_of
 
 MAX_WORDS = 3
 SUBJECT_BONUS = 1.0
@@ -81,9 +81,6 @@ _BREAK = (
 _GLOSS = re.compile(r"\((?:keywords|about):", re.I)
 
 
-_SPEAKER = re.compile(r"^[A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2}: ")  # "User: ", "Dr Haddad: "
-
-
 def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
     low = tok.lower()
     if prev in _AUX and low.endswith(("ing", "ed")):
@@ -99,7 +96,7 @@ def phrases(text: str) -> list[list[str]]:
     """The noun-phrase runs of a statement, as surface words."""
     runs: list[list[str]] = [[]]
     prev, prev_cap, verb_seen = "", False, False
-    text = _GLOSS.sub("(", _SPEAKER.sub("", text.strip()))
+    text = _GLOSS.sub("(", SPEAKER.sub("", text.strip()))
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
@@ -148,7 +145,7 @@ _CJK_BREAK = re.compile(
     r"[\s、。，．！？!?,.:：;；「」『』（）()【】]|(?<=[\u3400-\u9fff\u30a0-\u30ffA-Za-z0-9])[はがをにでのもとへや]|"
     r"[的是在把了每和与]|(?<=[\uac00-\ud7af])(?:에서|으로|은|는|이|가|을|를|에|로|도|와|과|의)(?=\s|$)"
 )
-_CJK = re.compile(r"[\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]")
+_CJK = re.compile(rf"[{HAN_KANA}\uac00-\ud7af]")
 _CONTENT = re.compile(r"[\u3400-\u9fff\u30a0-\u30ff\uac00-\ud7afA-Za-z0-9]")
 
 
@@ -158,7 +155,7 @@ def cjk_title(texts: list[str]) -> str:
     characters (not kana endings)."""
     runs = []
     for t in texts:
-        mine = [r for r in _CJK_BREAK.split(_GLOSS.split(_SPEAKER.sub("", t.strip()))[0]) if 2 <= len(r) <= 10]
+        mine = [r for r in _CJK_BREAK.split(_GLOSS.split(SPEAKER.sub("", t.strip()))[0]) if 2 <= len(r) <= 10]
         runs.append([r for r in mine if len(_CONTENT.findall(r)) * 2 > len(r) and _CJK.search(r)])
     found = [r for rs in runs for r in rs[:1]]
     if not found:

@@ -35,9 +35,14 @@ def subject_key(attr: str) -> tuple[str, ...]:
     return tuple(sorted(set(ws)))
 
 
+def is_frame(key) -> bool:
+    """A frame's key: one token, its words after a "~" ("~long run", subjects.framed)."""
+    return bool(key) and str(key[0]).startswith("~")
+
+
 def key_words(key) -> list[str]:
     """The words of a subject key (a frame's key is one token: "~long run")."""
-    return str(key[0])[1:].split() if key and str(key[0]).startswith("~") else list(key)
+    return str(key[0])[1:].split() if is_frame(key) else list(key)
 
 
 def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -47,7 +52,7 @@ def same_subject(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     ("a 25m pool") is never matched to another kind of claim ("raised the pool to 50")."""
     if not a or not b:
         return False
-    fa, fb = str(a[0]).startswith("~"), str(b[0]).startswith("~")
+    fa, fb = is_frame(a), is_frame(b)
     if fa or fb:
         wa, wb = set(key_words(a)), set(key_words(b))
         return a == b if fa and fb else (wa == wb and len(wa) >= 2)
@@ -85,7 +90,7 @@ def needs(claim_key: list | None, label: str) -> list[list[str]]:
     """Word sets of which a query must hold one to ask about a claim's subject: two words of a
     frame (all of a shorter one), else the subject's head word ("goal" of "half-marathon goal":
     "when is the half marathon" is not about the goal; "1:1" of "1:1 with sanne")."""
-    if claim_key and str(claim_key[0]).startswith("~"):
+    if claim_key and is_frame(claim_key):
         got = str(claim_key[0])[1:].split()
         return [got] if len(got) <= 2 else [[a, b] for k, a in enumerate(got) for b in got[k + 1 :]]
     head = re.split(r"\s(?:of|for|with|to|at|in|on|from)\s", label.lower())[0]  # "1:1 with sanne": "1:1"

@@ -119,9 +119,9 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
         s = ordered[i]
         if s.get("shift") and "key" not in s and (j_old := _shifted(s, held, ordered, by)):
             j, old, new = j_old  # "going with the 7:45" after "on the 7:37 metro": the metro is 7:45
-            s.update(key=list(ordered[j]["key"]), label=ordered[j].get("label", ""), value=new, old=old)
+            _take_subject(s, ordered[j], new, old)
         if s.get("adopts") and "key" not in s and (sib := _sibling(s, valued, ordered)) is not None:
-            s.update(key=list(ordered[sib]["key"]), label=ordered[sib].get("label", ""), value=s["adopts"])
+            _take_subject(s, ordered[sib], s["adopts"])  # "going with plainsman m390" after "clay is plainsman m340"
         if s.get("adopts") and "key" not in s and (head := kinds.kind_of(s["adopts"], list(heads), vecs)):
             s.update(key=[head], label=head, value=s["adopts"])  # "got a macbook pro" sets the laptop
         if s.get("retired"):  # "the pegasus are retired": older statements holding the pegasus
@@ -161,13 +161,18 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                     live.setdefault(w, set()).add(i)
                 for v in shift.held(s["value"]):
                     held.setdefault(v, set()).add(i)
-            if not str(key[0]).startswith("~"):
+            if not compare.is_frame(key):
                 for w in reading.words(s["value"]):
                     valued.setdefault(w, []).append(i)
                 heads.update(dict.fromkeys(n[-1] for n in compare.needs(s["key"], s.get("label", ""))))
         for w in s["words"]:
             seen_words.setdefault(w, {})[i] = None
     return _published(ordered, by)
+
+
+def _take_subject(s: dict, of: dict, value: str, old: str = "") -> None:
+    """`s` names no subject of its own: it sets the subject of the claim `of` to `value`."""
+    s.update(key=list(of["key"]), label=of.get("label", ""), value=value, **({"old": old} if old else {}))
 
 
 def _sibling(s: dict, valued: dict[str, list[int]], ordered: list[dict]) -> int | None:
@@ -213,9 +218,9 @@ def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, b
             )
         ):
             by[j], by.cause[j] = i, "given up"
-            if s.get("to") and "key" not in s and "key" in old and not str(old["key"][0]).startswith("~"):
+            if s.get("to") and "key" not in s and "key" in old and not compare.is_frame(old["key"]):
                 # "switched from m340 to laguna b-mix" after "clay is plainsman m340": the clay is b-mix
-                s.update(key=list(old["key"]), label=old.get("label", ""), value=s["to"], old=s["retired"])
+                _take_subject(s, old, s["to"], s["retired"])
 
 
 def _new_value(old: dict, new: dict) -> bool:
@@ -340,7 +345,7 @@ def _head(s: dict) -> str:
     """The word a short claim is about: a frame's first word ("metronome" of "metronome at 60 is
     right"), a one-word subject itself; "" for a longer subject (its words say more)."""
     key = list(s.get("key") or [])
-    if key and str(key[0]).startswith("~"):
+    if compare.is_frame(key):
         return (s.get("label") or "").split(" ", 1)[0]
     return str(key[0]) if len(key) == 1 else ""
 
@@ -349,7 +354,7 @@ def _same_head(old: dict, new: dict) -> bool:
     """A frame and another frame or a one-word subject about the same word, with values of one
     kind and unit ("60", "72", "88"): one subject said in different clauses. "a 25m pool" and
     "raised the pool to 50" stay two (metres are no connections)."""
-    frames = [str((x.get("key") or ("",))[0]).startswith("~") for x in (old, new)]
+    frames = [compare.is_frame(x.get("key")) for x in (old, new)]
     return any(frames) and _head(old) != "" and _head(old) == _head(new) and shift.same_unit(old["value"], new["value"])
 
 

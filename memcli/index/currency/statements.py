@@ -104,7 +104,7 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
         if not subjects.may_set(sentence):
             out.append(item)
             continue
-        gone = subjects.retired(sentence)  # a thing given up sets no value ("retired after 750 km")
+        gone, to = subjects.given_up(sentence)  # a thing given up sets no value ("retired after 750 km")
         made = [] if gone else subjects.claims(sentence)
         if made:
             item["claims"] = [
@@ -119,8 +119,7 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
             ]
         elif gone:
             item["retired"] = gone
-            # "switched from avimark to ezyvet": a value, once its subject is known (relate)
-            if to := subjects.switched_to(sentence):
+            if to:  # "switched from avimark to ezyvet": a value, once its subject is known (relate)
                 item["to"] = to
         if not gone and (thing := kinds.adopted(sentence)):  # "got a macbook pro": a subject once its kind is known
             item["adopts"] = thing

@@ -345,34 +345,36 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
 _GIVING_UP = tuple(
     "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|"
-    "no longer us|gave up on|got rid of|left|quit|dropped| off | from ".split("|")
+    "no longer us|gave up on|got rid of|left|quit|dropped| off ".split("|")
 )
+_SWITCHING = ("switch", "mov", "chang", "migrat", "transition")  # _SWITCH's verbs, before its " from "
 
 
-def retired(sentence: str) -> str:
-    """What `sentence` says was given up ("the pegasus are retired" -> "pegasus"), else ""."""
+def given_up(sentence: str) -> tuple[str, str]:
+    """(what `sentence` says was given up, else ""; what it switched to when it is a change naming
+    only its values, else ""): "the pegasus are retired" -> ("pegasus", ""), "i switched from
+    avimark to ezyvet" -> ("avimark", "ezyvet"), which relate gives the subject of the older
+    claim holding avimark."""
     s = clean(sentence)
-    for rule in _RETIRED if any(c in s for c in _GIVING_UP) else ():
+    switching = " from " in s and any(v in s for v in _SWITCHING)
+    for rule in _RETIRED if switching or any(c in s for c in _GIVING_UP) else ():
         m = rule.search(s)
         if m:
             x = re.sub(rf"^{_DET} ", "", _trimmed(m.group("x")))
             if x and x.split()[0] not in NOT_SUBJECT and words(x):
-                return x
-    return ""
+                return x, _trimmed(m.group("val")) if rule is _SWITCH else ""
+    return "", ""
+
+
+def retired(sentence: str) -> str:
+    """What `sentence` says was given up ("the pegasus are retired" -> "pegasus"), else ""."""
+    return given_up(sentence)[0]
 
 
 _ADOPT = re.compile(
     r"\b(?:use|uses|using|used|switched to|moved to|bought|got|stick with|sticking with|chose|"
     r"picked|went with|run in|runs in|running in)\s+(?:the |a |an |my |our |his |her |their )?$"
 )
-
-
-def switched_to(sentence: str) -> str:
-    """What a change naming only its values switched to ("i switched from avimark to ezyvet" ->
-    "ezyvet"), else "": relate gives it the subject of the older claim holding the old value."""
-    s = clean(sentence)
-    m = _SWITCH.search(s) if " from " in s else None
-    return _trimmed(m.group("val")) if m else ""
 
 
 def holds(sentence: str, thing: str) -> bool:
