@@ -113,7 +113,9 @@ def is_pair(word: str) -> bool:
     return len(word) == 2 and bool(_CJK_RUN.fullmatch(word)) and not _KANA.match(word)
 
 
-def _mostly_cjk(text: str) -> bool:
+def mostly_cjk(text: str) -> bool:
+    """Written mostly in Chinese, Japanese or Korean: the default English model places any two such
+    statements close, so their meaning is not compared (words decide)."""
     cjk = sum(len(r) for r in _CJK_RUN.findall(text))
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]", text))
 
@@ -220,7 +222,7 @@ class Evidence:
         return self.vectors.get(plain(text)) if self.vectors is not None else None
 
     def cosine(self, a: str, b: str) -> float | None:
-        if _mostly_cjk(a) or _mostly_cjk(b):
+        if mostly_cjk(a) or mostly_cjk(b):
             return None  # the default English model puts any two CJK sentences close: words decide
         va, vb = self.vector(a), self.vector(b)
         if va is None or vb is None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, plain, speaker
+from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, mostly_cjk, plain, speaker
 from memcli.extraction.dream.match import CHANGE, changes, jaccard, old_value, raw_words, slot
 from memcli.extraction.dream.naming import bucket, name, title
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
@@ -91,11 +91,14 @@ def texts_to_embed(facts: list[Fact], nodes: list[Node]) -> list[str]:
 
 
 def _centroid(ev: Evidence, item: list[Fact], c: Cluster) -> tuple[float, int] | None:
-    """(cosine of the item's mean with the cluster's mean, members with a vector); None without vectors."""
-    if not ev.semantic:
+    """(cosine of the item's mean with the cluster's mean, members with a vector); None without
+    vectors, or for an item in Chinese, Japanese or Korean (whose meaning is not compared, as in
+    Evidence.cosine: the default model would join any CJK statement to a cluster of others)."""
+    if not ev.semantic or all(mostly_cjk(f.line()) for f in item):
         return None
-    vecs = [v for v in (ev.vector(m if isinstance(m, str) else m.line()) for m in c.members()) if v is not None]
-    mine = [v for v in (ev.vector(f.line()) for f in item) if v is not None]
+    texts = [m if isinstance(m, str) else m.line() for m in c.members()]
+    vecs = [v for v in (ev.vector(t) for t in texts if not mostly_cjk(t)) if v is not None]
+    mine = [v for v in (ev.vector(f.line()) for f in item if not mostly_cjk(f.line())) if v is not None]
     if not vecs or not mine:
         return 0.0, 0
     import numpy as np

@@ -103,7 +103,7 @@ def _dream(ws: Workspace, rep: DreamReport, state: dict, max_units: int, wait: f
         rep.extractor = chat.identity if chat else "rules"
         if chat is None:
             rep.units, rep.topics, rep.plan, rep.progress = dream_offline.plan(
-                ws, texts, max_units, state, rep.warnings, rep.dry_run
+                ws, texts, max_units, state, rep.warnings, rep.dry_run, rep.day
             )
         else:  # the same facts and writer, a small model deciding one statement at a time
             from memcli.jobs.dream import assisted

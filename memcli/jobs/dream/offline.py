@@ -8,6 +8,11 @@
 3. Facts are placed (extraction/dream/group.py): into the node they belong to, into a new
    group, or left in their daily note when in doubt. Each cluster is a unit, oldest first;
    at most `max_units` are integrated, the rest are left for the next run.
+   A new node needs two statements: a lone statement about a subject no node holds waits in
+   its note (pending, read again each night) for a second one for WAIT_DAYS, then stays in
+   its note. Things said once (a pun, the weather, a passing remark) were most of the nodes
+   a night made, one statement each; what recurs is worth a node (OpenClaw's dreaming promotes
+   only what was recalled more than once, for the same reason).
 4. Each unit's action and text (extraction/dream/match.py, write.py), planned in memory.
 
 The checkpoint is per fact: a note is checkpointed in the dream catalog once each of its
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import date
 
 from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
@@ -32,6 +38,9 @@ from memcli.jobs.dream import meaning as dream_meaning
 from memcli.jobs.dream.integrate import Digest, Plan, Result, first_words
 from memcli.vault import frontmatter
 from memcli.vault.workspace import Workspace
+
+
+WAIT_DAYS = 30  # how long a lone statement waits in its note for a second one about its subject
 
 
 def fact_key(f: Fact) -> str:
@@ -47,6 +56,7 @@ class Progress:
     remaining: list[Fact] = field(default_factory=list)  # facts of units over max_units
     left_units: int = 0  # units over max_units
     kept: list[tuple[Fact, str]] = field(default_factory=list)  # facts left in their note, and why
+    waiting: list[Fact] = field(default_factory=list)  # lone statements waiting for a second one
     facts: int = 0  # facts considered in this run
     grouping: str = "words"
     model: str = ""
@@ -94,11 +104,20 @@ def pending_facts(notes: list[tuple[str, str, dict]], pending: dict) -> tuple[li
 
 
 def plan(
-    ws: Workspace, texts: dict[str, str], max_units: int, state: dict, warnings: list[str], dry_run: bool = False
+    ws: Workspace,
+    texts: dict[str, str],
+    max_units: int,
+    state: dict,
+    warnings: list[str],
+    dry_run: bool = False,
+    day: str | None = None,
 ) -> tuple[list[Unit], list, Plan, Progress]:
-    """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts."""
+    """(units integrated, topic candidates, the plan, the progress) for the changed notes' texts;
+    `day`: the night dreamt, which a lone statement's wait is counted to (None: no wait)."""
     pending = given if isinstance(given := state.get("pending"), dict) else {}
-    notes = parse_notes(texts)
+    # oldest note first (a pending note is read after the night's own): facts are placed in the
+    # order they were said, so a later statement joins the older one rather than the reverse
+    notes = sorted(parse_notes(texts), key=lambda n: ws.date_of(n[0]) or "")
     facts, prog = pending_facts(notes, pending)
     out = Plan()
     digest = Digest(ws, out)
@@ -109,7 +128,8 @@ def plan(
     prog.kept = placement.kept
     for f, _ in placement.kept:
         prog.done[f.path].add(fact_key(f))
-    taken, left = placement.placed[:max_units], placement.placed[max_units:]
+    placed = _second_statement(ws, placement.placed, day, prog)
+    taken, left = placed[:max_units], placed[max_units:]
     prog.remaining, prog.left_units = [f for p in left for f in p.unit.facts], len(left)
     for p in taken:
         _integrate(ws, digest, p, ev, out)
@@ -117,6 +137,24 @@ def plan(
             prog.done[f.path].add(fact_key(f))
     units = [p.unit for p in taken]
     return units, [dream_rules.topic(u, ev.skip) for u in units], out, prog
+
+
+def _second_statement(ws: Workspace, placed: list, day: str | None, prog: Progress) -> list:
+    """The placed units less the lone statements about a subject no node holds: those wait in
+    their notes (not done: read again next night) until WAIT_DAYS after their note's day, then
+    stay there. A note with no date founds at once, as before."""
+    out = []
+    for p in placed:
+        facts = p.unit.facts
+        when = ws.date_of(facts[0].path) if day and p.target is None and len(facts) == 1 else None
+        if when is None:
+            out.append(p)
+        elif (date.fromisoformat(day) - date.fromisoformat(when)).days < WAIT_DAYS:
+            prog.waiting.append(facts[0])
+        else:
+            prog.kept.append((facts[0], f"stated once: no second statement about it within {WAIT_DAYS} days"))
+            prog.done[facts[0].path].add(fact_key(facts[0]))
+    return out
 
 
 def _integrate(ws: Workspace, digest: Digest, p: dream_group.Placed, ev: Evidence, out: Plan) -> None:

@@ -79,6 +79,8 @@ class DreamReport:
                 )
             if pr.kept:
                 out.append(f"- Kept in the daily notes: {len(pr.kept)} fact(s) with no clear node")
+            if pr.waiting:
+                out.append(f"- Waiting for a second statement: {len(pr.waiting)} fact(s) stated once")
         created = [r.target_path for r in p.results if r.action == "CREATE"]
         updated = list(dict.fromkeys(r.target_path for r in p.results if r.action != "CREATE"))
         if created:
@@ -163,4 +165,5 @@ class DreamReport:
             "remaining": len(pr.remaining),
             "remaining_paths": pr.remaining_paths(),
             "kept": [{"fact": f.source(), "path": f.path, "why": why} for f, why in pr.kept],
+            "waiting": [{"fact": f.source(), "path": f.path} for f in pr.waiting],
         }
