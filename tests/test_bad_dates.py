@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_dream import every_statement
 
 BAD = {
     "memory/2026-11-31/x.md": "2026-11-31",
@@ -54,6 +55,7 @@ def test_search_finds_them_but_no_date_filter_does(vault, run_mem):
 
 
 def test_dream_names_the_days_it_can_never_reach_and_dreams_the_rest(ws, note, run_mem):
+    every_statement(ws)
     note(ws, "memory/2026-11-30/real.md", "# Real\n\n## Facts\n- User: I prefer oat milk in my coffee.\n")
     note(ws, "memory/2026-11-31/typo.md", "# Typo\n\n## Facts\n- User: My bike is a green Brompton.\n")
     note(ws, "memory/2026-13-01/typo.md", "# Typo\n\n## Facts\n- User: My cat is called Miso.\n")

@@ -24,6 +24,14 @@ def session_note(root: Path, day: str, name: str, sid: str, sections: dict[str, 
     return path
 
 
+def every_statement(root: Path) -> None:
+    """Let one statement found a node (`dream_min_statements: 1`; the default, 2, makes a lone
+    statement wait for a second: tests/test_dream_waiting.py): these tests are about the nodes."""
+    path = root / "mem.yaml"
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(before + "dream_min_statements: 1\n", encoding="utf-8")
+
+
 def coffee_day(root: Path, day: str = D1, drink: str = "coffee", sid: str = "s1") -> Path:
     return session_note(
         root,
@@ -65,6 +73,7 @@ def node_parts(text: str) -> tuple[dict, str, str]:
 
 
 def test_first_dream_creates_nodes_in_design_format(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     code, out, err = mem("-w", ws, "dream", "--date", D1)
     assert code == 0, err
@@ -95,6 +104,7 @@ def test_first_dream_creates_nodes_in_design_format(ws, mem):
 
 
 def test_nothing_changed_says_so_and_exits_0(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     code, out, err = mem("-w", ws, "dream", "--date", D1)
@@ -102,6 +112,7 @@ def test_nothing_changed_says_so_and_exits_0(ws, mem):
 
 
 def test_repeated_runs_over_the_same_facts_create_no_duplicates(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     before = digest_files(ws)
@@ -113,6 +124,7 @@ def test_repeated_runs_over_the_same_facts_create_no_duplicates(ws, mem):
 
 
 def test_a_changed_value_is_current_and_the_old_one_history(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     session_note(
@@ -154,6 +166,7 @@ def test_a_changed_value_is_current_and_the_old_one_history(ws, mem):
 
 
 def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     session_note(ws, D2, "again", "s2", {"Preferences": ["User: I prefer coffee in the morning!"]})
@@ -178,6 +191,7 @@ def test_the_same_fact_again_corroborates_and_new_facts_refine(ws, mem):
 
 
 def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
+    every_statement(ws)
     note(
         ws,
         f"memory/{D1}/deploy.md",
@@ -205,6 +219,7 @@ def test_procedure_and_wiki_buckets_by_cues(ws, mem, note):
 
 
 def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
+    every_statement(ws)
     from memcli.index.stores import store
 
     first = coffee_day(ws)
@@ -224,6 +239,7 @@ def test_catalog_checkpoint_and_deleted_inputs(ws, mem, open_ws):
 
 
 def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
+    every_statement(ws)
     coffee_day(ws, D1)
     dream(mem, ws, "--date", D1)
     data = yaml.safe_load((ws / f"memory/{D1}/interests.yaml").read_text(encoding="utf-8"))
@@ -250,6 +266,7 @@ def test_interests_yaml_format_and_recent_topics_not_repeated(ws, mem):
 
 
 def test_dry_run_writes_nothing(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     rep = dream(mem, ws, "--date", D1, "--dry-run")
     assert rep["dry_run"] and [r["action"] for r in rep["results"]] == ["CREATE", "CREATE"]
@@ -262,6 +279,7 @@ def test_dry_run_writes_nothing(ws, mem):
 
 
 def test_inbox_records_what_changed_and_why_and_search_finds_the_node(ws, mem):
+    every_statement(ws)
     coffee_day(ws)
     dream(mem, ws, "--date", D1)
     [rec] = [
@@ -311,6 +329,7 @@ def test_a_running_dream_makes_the_second_exit_75(ws, run_mem, clean_failure, op
 
 
 def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
+    every_statement(ws)
     facts = [
         f"User: I prefer {x} for {y}."
         for x, y in [
@@ -332,6 +351,7 @@ def test_units_are_capped_and_links_between_nodes_resolve(ws, mem):
 def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many(ws, mem, open_ws):
     """The budget cuts units, never facts: the note stays pending until each of its facts is done,
     even once it has left the scan window."""
+    every_statement(ws)
     from memcli.extraction.dream.voice import statement
     from memcli.index.stores import store
 
@@ -367,6 +387,7 @@ def test_facts_over_max_units_wait_for_the_next_run_and_the_report_says_how_many
 
 def test_resource_summaries_give_facts_only_from_what_the_file_says(ws, mem):
     """A resource note's structural lines (its source line, keys, counts, outline) are no facts."""
+    every_statement(ws)
     (ws / "resource").mkdir()
     (ws / "resource/key.json").write_text('{"name": "lumen", "port": 8080, "db": {"host": "db1"}}\n', encoding="utf-8")
     (ws / "resource/notes.txt").write_text("The gateway restarts every night at 02:00 UTC.\n", encoding="utf-8")
@@ -418,6 +439,7 @@ def test_with_an_embedding_model_dream_groups_by_meaning_in_one_batch_and_caches
     # only dream's own batches are counted here: the indexing of the nodes it writes embeds
     # them too (every write is searchable by meaning), which this budget of 0 leaves out
     (ws / "mem.yaml").write_text("embedding_model_config:\n  embed_budget_seconds: 0\n", encoding="utf-8")
+    every_statement(ws)
     session_note(
         ws,
         D1,

@@ -19,7 +19,9 @@ def at(day: int, hh: int, mm: int, ss: int = 0) -> datetime:
 
 
 def workspace(ws, **config):
-    lines = "".join(f"{k}: {json.dumps(v)}\n" for k, v in {"timezone": "UTC", **config}.items())
+    # one statement founds a node (dream_min_statements: 1): these tests are about when dream runs
+    defaults = {"timezone": "UTC", "dream_min_statements": 1}
+    lines = "".join(f"{k}: {json.dumps(v)}\n" for k, v in {**defaults, **config}.items())
     (ws / "mem.yaml").write_text(lines, encoding="utf-8")
     from memcli.vault.workspace import open_workspace  # as `mem -w ws` opens it, same environment
 

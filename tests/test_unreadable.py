@@ -207,6 +207,7 @@ def test_dream_skips_what_it_cannot_read_and_dreams_the_rest(sandbox):
             f"{day}/locked.md": "# Locked\n\n## Facts\n- User: My locker code is on a card.\n",
             f"{day}/sub/deeper.md": "# Deeper\n\n## Facts\n- User: My kayak is bright orange.\n",
             "memory/2026-06-02/later.md": "# Later\n\n## Facts\n- User: The regatta starts at nine.\n",
+            "mem.yaml": "dream_min_statements: 1\n",  # each statement founds a node: what was read is seen
         },
     )
     with open(ws / day / "latin1.md", "wb") as fh:

@@ -148,6 +148,7 @@ class Settings:
     auto_memory_interval: int = 5
     dream_cron_enabled: bool = True
     dream_cron: str = "0 23 * * *"
+    dream_min_statements: int = 2  # statements about a subject before dream founds a node for it
     auto_memory_search: AutoMemorySearch = field(default_factory=AutoMemorySearch)
     embedding: Embedding = field(default_factory=Embedding)
     llm: LLM = field(default_factory=LLM)

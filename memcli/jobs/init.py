@@ -26,6 +26,7 @@ LAYOUT: list = [
     ("summarize_when_compact", ["honour `mem ingest --flush` before a context compaction"]),
     ("dream_cron_enabled", []),
     ("dream_cron", ["when `mem dream --if-due` consolidates notes"]),
+    ("dream_min_statements", ["statements about a subject before dream founds a node (1 = every one)"]),
     ("timezone", ["e.g. Europe/Berlin; empty = this machine's zone"]),
     ("inbox_push_enabled", ["record each job that changed memory (`mem inbox`)"]),
     ("inbox_webhook_url", ["also POST those records here"]),
