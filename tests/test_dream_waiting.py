@@ -21,6 +21,7 @@ def test_a_lone_statement_waits_and_a_second_one_founds_the_node_with_both(ws, m
     assert rep["results"] == [] and digest_files(ws) == {}
     assert [w["fact"] for w in rep["facts"]["waiting"]] == ["User: I commute on a Brompton folding bike."]
     assert rep["checkpointed"] == [] and f"memory/{D1}/ride.md" in state(ws)["pending"]
+    assert list(state(ws)["waiting"]) == [f"memory/{D1}/ride.md"]  # held as a node would be, next night
     code, out, err = mem("-w", ws, "dream", "--date", D2)  # nothing new: the note is read again, still alone
     assert code == 0, err
     assert "- Waiting for a second statement: 1 fact(s) stated once" in out
@@ -30,7 +31,7 @@ def test_a_lone_statement_waits_and_a_second_one_founds_the_node_with_both(ws, m
     (path, text), *rest = digest_files(ws).items()
     assert rest == [] and "commute" in text and "new chain" in text
     assert f"[[memory/{D1}/ride.md]]" in text and f"[[memory/{D3}/bike.md]]" in text
-    assert "pending" not in state(ws)
+    assert "pending" not in state(ws) and "waiting" not in state(ws)
     assert sorted(rep["checkpointed"]) == [f"memory/{D1}/ride.md", f"memory/{D3}/bike.md"]
 
 

@@ -36,6 +36,7 @@ class Cluster:
     said: list[str] = field(default_factory=list)  # the node's statements
     facts: list[Fact] = field(default_factory=list)  # facts placed here in this run
     linked: set[int] = field(default_factory=set)  # other clusters the facts also linked to
+    seed: bool = False  # a lone statement of an earlier night, waiting for a second: it holds as a node would
 
     def members(self) -> list[str | Fact]:
         return [*self.said, *self.facts]
@@ -235,15 +236,27 @@ def _same_node_family(clusters: list[Cluster], ids: list[int]) -> bool:
     )
 
 
-def place(facts: list[Fact], nodes: list[Node], ev: Evidence, contexts: dict[str, str] | None = None) -> Placement:
+def place(
+    facts: list[Fact],
+    nodes: list[Node],
+    ev: Evidence,
+    contexts: dict[str, str] | None = None,
+    seeds: frozenset[int] = frozenset(),
+) -> Placement:
     """`contexts`: path -> "note" | "session" (rules.contexts): facts under one heading of one
-    note count as context for each other."""
+    note count as context for each other. `seeds`: ids of facts that found no node on an earlier
+    night because they were alone (jobs/dream/offline.py): each is a cluster of its own, as the
+    node it would have founded, which later facts may join and which joins nothing."""
     contexts = contexts or {}
     clusters = [Cluster(n, statements(n.body)) for n in nodes]
     kept: list[tuple[Fact, str]] = []
     order: dict[int, int] = {}
     where: list[tuple[list[Fact], int]] = []
     for pos, item in enumerate(items(facts)):
+        if all(id(f) in seeds for f in item):
+            clusters.append(Cluster(None, facts=list(item), seed=True))
+            order[len(clusters) - 1] = pos
+            continue
         chosen, linked, doubt = _choose(ev, item, clusters, contexts)
         if doubt:
             names = ", ".join(_label(clusters[i]) for i in linked[:3])
@@ -308,10 +321,11 @@ def _merge_groups(
         changed = False
         for i in sorted(order, key=order.__getitem__):
             c = clusters[i]
-            if c.node is not None or not c.facts:
+            if c.node is not None or c.seed or not c.facts:
                 continue
             others = [
-                Cluster(x.node, x.said, x.facts, x.linked) if j != i else Cluster(None) for j, x in enumerate(clusters)
+                Cluster(x.node, x.said, x.facts, x.linked, x.seed) if j != i else Cluster(None)
+                for j, x in enumerate(clusters)
             ]
             # two groups' means are alike whenever their subjects are related: only a pair link merges
             chosen, _linked, doubt = _choose(ev, c.facts, others, contexts, by_mean=False)

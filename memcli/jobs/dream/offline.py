@@ -124,7 +124,9 @@ def plan(
     nodes = digest.nodes()
     ev, candidates, found = evidence(ws, notes, facts, nodes, warnings, dry_run)
     prog.grouping, prog.model = found.grouping, found.model
-    placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes))
+    waiting = given if isinstance(given := state.get("waiting"), dict) else {}
+    seeds = frozenset(id(f) for f in facts if fact_key(f) in (waiting.get(f.path) or ()))
+    placement = dream_group.place(facts, candidates, ev, dream_rules.contexts(notes), seeds)
     prog.kept = placement.kept
     for f, _ in placement.kept:
         prog.done[f.path].add(fact_key(f))
@@ -135,6 +137,12 @@ def plan(
         _integrate(ws, digest, p, ev, out)
         for f in p.unit.facts:
             prog.done[f.path].add(fact_key(f))
+    if not dry_run:  # the lone statements the next night holds as nodes (dream_group.place's seeds)
+        state["waiting"] = {}
+        for f in prog.waiting:
+            state["waiting"].setdefault(f.path, []).append(fact_key(f))
+        if not state["waiting"]:
+            del state["waiting"]
     units = [p.unit for p in taken]
     return units, [dream_rules.topic(u, ev.skip) for u in units], out, prog
 
