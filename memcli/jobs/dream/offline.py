@@ -9,11 +9,14 @@
    group, or left in their daily note when in doubt. Each cluster is a unit, oldest first;
    at most `max_units` are integrated, the rest are left for the next run.
    A new node needs `dream_min_statements` statements (default 2): fewer about a subject no
-   node holds wait in their notes (pending, read again each night) for more for WAIT_DAYS, then
-   stay there. Things said once (a pun, the weather, a passing remark) were most of the nodes a
-   night made, one statement each; what recurs is worth a node (OpenClaw's dreaming promotes only
-   what was recalled more than once, for the same reason). On the recall sets this cut the nodes
-   by two thirds (70 -> 23, 76 -> 27) with search as good after the nights (docs/evaluation.md).
+   node holds wait in their notes (pending, read again each night) for more for WAIT_DAYS,
+   then stay there. On a later night a waiting statement is held as the node it would have
+   founded (group.place's seeds: later facts may join it, it joins nothing), so waiting
+   changes which statements share a node no more than founding at once did. Things said once
+   (a pun, the weather, a passing remark) were most of the nodes a night made, one statement
+   each; what recurs is worth a node (OpenClaw's dreaming promotes only what was recalled more
+   than once, for the same reason). Measured in docs/evaluation.md ("One statement founds no
+   node").
 4. Each unit's action and text (extraction/dream/match.py, write.py), planned in memory.
 
 The checkpoint is per fact: a note is checkpointed in the dream catalog once each of its
