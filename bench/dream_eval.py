@@ -20,9 +20,12 @@ are read and scored; one JSON document on stdout:
                    the new fact states it among what is true now (above `## History`) and
                    records the old fact there as previous (`- Previously: <old>, until ...`
                    under `## History`; in a chain of replacements, any older value of the
-                   chain), and the run that brought the new fact created or updated that node
+                   chain; a value replaced in turn may sit in the history too, under a later
+                   value of its chain stated as true now), and the run that brought the new
+                   fact created or updated that node
   false_updates    facts recorded as previous in a node whose current statements hold no
-                   labelled replacement of them
+                   labelled replacement of them (a replacement of what a fact restates
+                   replaces the restatement too)
   junk_nodes       nodes holding no labelled fact (e.g. a resource's structural lines)
   remaining        facts left for a later run (over --max-units) after the last night
 
@@ -230,10 +233,17 @@ def parts(body: str) -> tuple[list[str], list[str]]:
     return lines[:at], [x for x in lines[at + 1 : end] if x.strip().startswith(PREVIOUSLY)]
 
 
-def recorded(body: str, old: set[str], new: set[str]) -> bool:
-    """Whether the node states the new fact as true now and records the old one as previous."""
+def recorded(body: str, old: set[str], new: set[str], later: set[str] = frozenset()) -> bool:
+    """Whether the node records the old fact as previous and states the new one as true now, or
+    (`later`: the forms of the facts that replaced the new one in turn) records the new one as
+    previous too, under a later value of its chain that is true now: A -> B -> C leaves A and B
+    in the history, and B's update of A was recorded all the same."""
     now, history = parts(body)
-    return any(any(n in norm(x) for n in new) for x in now) and any(any(o in norm(x) for o in old) for x in history)
+    if not any(any(o in norm(x) for o in old) for x in history):
+        return False
+    if any(any(n in norm(x) for n in new) for x in now):
+        return True
+    return any(any(n in norm(x) for n in new) for x in history) and any(any(n in norm(x) for n in later) for x in now)
 
 
 def replaced(fact: dict, by_id: dict[str, dict]) -> list[dict]:
@@ -290,10 +300,11 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
             )
             continue
         olds = set().union(*(said[g["id"]] for g in line))
+        later = set().union(*(said[g["id"]] for g in facts if f in replaced(g, by_id)))
         ok = [
             p
             for p in nodes
-            if p in placed[f["id"]] and (p, f["id"]) in brought and recorded(nodes[p], olds, said[f["id"]])
+            if p in placed[f["id"]] and (p, f["id"]) in brought and recorded(nodes[p], olds, said[f["id"]], later)
         ]
         sup.append(
             {
@@ -307,6 +318,11 @@ def score(data: dict, nodes: dict[str, str], reports: list[dict], fuzzy: bool = 
     labelled = {(g["id"], f["id"]) for f in facts for g in replaced(f, by_id)}
     labelled |= {
         (g["id"], f["id"]) for f in facts if f.get("restates") in by_id for g in replaced(by_id[f["restates"]], by_id)
+    }
+    # ... and a later value replaces the restatements of what it replaces ("still going for 200"
+    # restating the goal of 200, when the goal is lowered to 175)
+    labelled |= {
+        (r["id"], f["id"]) for f in facts for g in replaced(f, by_id) for r in facts if r.get("restates") == g["id"]
     }
     false_updates = []
     for p, body in nodes.items():

@@ -187,6 +187,25 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
         ),
         ("Staff meal moves to 16:30 during the launch.", "Staff meal is at 16:00 every day.", "CORRECT"),
         ("The karaage came out mushy, 18 hours it is.", "The karaage marinates for 24 hours.", "CORRECT"),
+        # "bumping ... to", "went up to", "it's now"; numbers written in words are values too
+        (
+            "I'm bumping the reading goal to 40 books this year.",
+            "The user's reading goal is 30 books this year.",
+            "CORRECT",
+        ),
+        (
+            "The dentist called, it's now March 3 at 9:00.",
+            "The dentist appointment is on February 24 at 10:30.",
+            "CORRECT",
+        ),
+        ("Cut the scales warm-up to five minutes.", "Ten minutes of scales as a warm-up.", "CORRECT"),
+        (
+            "Two new people joined, so the user hosts every 4th dinner now instead of every 3rd.",
+            "Three of us rotate, so the user hosts every third dinner.",
+            "CORRECT",
+        ),
+        ("Ten minutes of scales as a warm-up, as always.", "Ten minutes of scales as a warm-up.", "CORROBORATE"),
+        ("The user also stretches for five minutes after the scales.", "Ten minutes of scales as a warm-up.", "REFINE"),
     ],
 )
 def test_only_a_changed_value_is_a_correction(new, said, action):
@@ -205,6 +224,19 @@ def test_facts_sharing_one_incidental_word_stay_apart():
     )
     placed = dream_group.place([swim, db], [], Evidence(None, frozenset(), None, [swim.line(), db.line()])).placed
     assert [[f.text for f in p.unit.facts] for p in placed] == [[swim.text], [db.text]]
+
+
+def test_a_change_to_a_number_of_the_same_unit_joins_the_statement_it_changes():
+    """One shared word is too little to group on, unless the fact changes a quantity the other
+    measures in the same unit ("went up to 26 degrees" after "at 24 degrees"); a statement with the
+    same numbers in other units stays apart."""
+    old = Fact("The user keeps the aquarium water at 24 degrees.", "memory/2026-03-01/a.md")
+    new = Fact("The user went up to 26 degrees for the new guppies.", "memory/2026-03-09/b.md")
+    other = Fact("The user bikes 26 km to work at 24 km/h.", "memory/2026-03-09/c.md")
+    ev = Evidence(None, frozenset(), None, [f.line() for f in (old, new, other)])
+    placed = dream_group.place([old, new, other], [], ev).placed
+    assert [[f.text for f in p.unit.facts] for p in placed] == [[old.text, new.text], [other.text]]
+    assert dream_match.measures("at 70% hydration, 20 connections") == {("70", "%"), ("20", "connection")}
 
 
 # ------------------------------------------------------------------ node format

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, mostly_cjk, plain, speaker
-from memcli.extraction.dream.match import CHANGE, changes, jaccard, old_value, raw_words, slot
+from memcli.extraction.dream.match import CHANGE, changes, changes_measure, jaccard, old_value, raw_words, slot
 from memcli.extraction.dream.naming import bucket, name, title
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
 from memcli.extraction.dream.schema import Fact, Unit
@@ -134,7 +134,7 @@ def link(ev: Evidence, f: Fact, member: str | Fact, contexts: dict[str, str] | N
         weight = ev.shared(CHANGE.sub(" ", f.line()), text)  # "cut" of "cut ... from 30" is no shared word
         was = old_value(f.text)
         holds = bool(was) and was <= raw_words(text)
-        if weight >= 1.5 or (holds and weight >= 1.0):
+        if weight >= 1.5 or (weight >= 1.0 and (holds or changes_measure(f.text, text))):
             cos = ev.cosine(f.line(), text)
             score = (
                 (cos or 0.0)

@@ -29,7 +29,7 @@ from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
 from memcli.extraction.dream.evidence import names as evidence_names
 from memcli.extraction.dream.node import Node, cited, current, statements
-from memcli.extraction.dream.rules import SPEAKER, terms, values
+from memcli.extraction.dream.rules import SPEAKER, number_words, terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
 # what a value looks like: a number, a date or day, a name, an identifier (case matters for names)
@@ -76,7 +76,10 @@ CHANGE = re.compile(
     r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
     r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
     # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
-    r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$))",
+    r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$)|"
+    # "bumping the goal to 200", "went up to 75%", "it's now May 26"
+    r"(?:bumping|upping|upped|raising|lowering|cutting|pushing|dropping) (?:[\w:.'’-]+ ){0,4}?to\b|"
+    r"(?:went|gone|goes|going|came|come) (?:up|down) to\b|(?:it|that)(?:['’]s| is) now\b)",
     re.IGNORECASE,
 )
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
@@ -223,12 +226,13 @@ _WHEN = re.compile(
 
 
 def _values(text: str) -> set[str]:
-    """What a statement pins down: numbers, identifiers, names, days and months, code (`SET NX PX`)."""
+    """What a statement pins down: numbers (in digits or words), identifiers, names, days and
+    months, code (`SET NX PX`)."""
     text = plain(text)
     code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
     days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
     names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
-    return set(values(text)) | names | code | days
+    return set(values(text)) | number_words(text) | names | code | days
 
 
 def value_changed(new: Fact, old: str) -> bool:
@@ -247,6 +251,26 @@ def value_changed(new: Fact, old: str) -> bool:
         if to and not to & b:
             return True
     return bool(a - b) and bool(b - a)
+
+
+# a number and its unit: "75% hydration" (%), "200 species", "20 connections" (the noun after it)
+_MEASURE = re.compile(r"(\d[\d.,]*)\s*(%|[a-z]{3,}\b)", re.IGNORECASE)
+_TO_MEASURE = re.compile(r"\b(?:to|now|is now|are now)\s+(\d[\d.,]*\s*(?:%|[a-z]{3,}\b))", re.IGNORECASE)
+
+
+def measures(text: str) -> set[tuple[str, str]]:
+    """(number, unit) pairs of a statement."""
+    return {(n.rstrip(".,"), u.lower().rstrip("s")) for n, u in _MEASURE.findall(plain(text))}
+
+
+def changes_measure(new: str, old: str) -> bool:
+    """A change naming its new value with a unit the old statement measures with another number
+    ("went up to 75% hydration" after "I bake at 70% hydration"): the same quantity, changed."""
+    m = _TO_MEASURE.search(plain(new))
+    if m is None or not changes(new):
+        return False
+    ((number, unit),) = measures(m.group(1)) or {("", "")}
+    return bool(unit) and any(u == unit and n != number for n, u in measures(old))
 
 
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
