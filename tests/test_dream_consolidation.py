@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcli.extraction.conversation.chatter import chit_chat, is_request
+from memcli.extraction.dream import change as dream_change
 from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
 from memcli.extraction.dream import node as dream_node
@@ -206,6 +207,27 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
         ),
         ("Ten minutes of scales as a warm-up, as always.", "Ten minutes of scales as a warm-up.", "CORROBORATE"),
         ("The user also stretches for five minutes after the scales.", "Ten minutes of scales as a warm-up.", "REFINE"),
+        # a thing given up by its object, or one that ended by its subject, replaces what held it
+        (
+            "Dropped the Spanish class, the evenings were too long.",
+            "The user takes a Spanish class at the Instituto Cervantes on Mondays at 19:00.",
+            "CORRECT",
+        ),
+        (
+            "We finally sold the Passat and got a 2021 Skoda Octavia.",
+            "The family car is a 2012 VW Passat estate.",
+            "CORRECT",
+        ),
+        (
+            "The Thursday group at Ostbad closed, so Mila swims on Saturdays at 9:00 at the same pool.",
+            "Mila has swimming lessons on Thursdays at 17:30 at the Ostbad pool.",
+            "CORRECT",
+        ),
+        (
+            "The user dropped by the Ostbad pool to pick up a lost towel.",
+            "Mila has swimming lessons on Thursdays at 17:30 at the Ostbad pool.",
+            "REFINE",
+        ),
     ],
 )
 def test_only_a_changed_value_is_a_correction(new, said, action):
@@ -236,7 +258,7 @@ def test_a_change_to_a_number_of_the_same_unit_joins_the_statement_it_changes():
     ev = Evidence(None, frozenset(), None, [f.line() for f in (old, new, other)])
     placed = dream_group.place([old, new, other], [], ev).placed
     assert [[f.text for f in p.unit.facts] for p in placed] == [[old.text, new.text], [other.text]]
-    assert dream_match.measures("at 70% hydration, 20 connections") == {("70", "%"), ("20", "connection")}
+    assert dream_change.measures("at 70% hydration, 20 connections") == {("70", "%"), ("20", "connection")}
 
 
 # ------------------------------------------------------------------ node format

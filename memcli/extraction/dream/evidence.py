@@ -157,6 +157,7 @@ class Link:
     cosine: float | None
     weight: float  # shared word weight
     context: bool = False  # made by the note context (one heading of one note), not by the texts alone
+    explicit: bool = False  # an explicit change of a value the member holds ("dropped the pottery class")
 
 
 def proper_names(text: str, known: frozenset[str] = frozenset()) -> set[str]:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memcli.extraction.dream.change import CHANGE, changes, changes_measure, holds, old_value, raw_words
 from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, mostly_cjk, plain, speaker
-from memcli.extraction.dream.match import CHANGE, changes, changes_measure, jaccard, old_value, raw_words, slot
+from memcli.extraction.dream.match import jaccard, slot
 from memcli.extraction.dream.naming import bucket, name, title
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
 from memcli.extraction.dream.schema import Fact, Unit
@@ -133,17 +134,19 @@ def link(ev: Evidence, f: Fact, member: str | Fact, contexts: dict[str, str] | N
     if weight >= 1.0 and changes(f.text):
         weight = ev.shared(CHANGE.sub(" ", f.line()), text)  # "cut" of "cut ... from 30" is no shared word
         was = old_value(f.text)
-        holds = bool(was) and was <= raw_words(text)
-        if weight >= 1.5 or (weight >= 1.0 and (holds or changes_measure(f.text, text))):
-            cos = ev.cosine(f.line(), text)
+        held = holds(was, text)
+        cos = ev.cosine(f.line(), text)
+        # a weak word alone links nothing, even the value a change gives up ("the Sunday class
+        # folded" is not about "a Sunday beer league")
+        if weight >= 1.5 or (weight >= 1.0 and (held or changes_measure(f.text, text))):
             score = (
                 (cos or 0.0)
                 + 0.5
                 + WORD_BONUS * weight
-                + (0.5 if holds else 0.0)
+                + (0.5 if held else 0.0)
                 + 0.2 * jaccard(raw_words(f.line()), raw_words(text))
             )
-            return Link(score, cos, weight)
+            return Link(score, cos, weight, explicit=held)
     return None
 
 
@@ -166,8 +169,8 @@ def _affinity(
         linking += mine is not None
         if mine is not None and (best is None or mine.score > best.score):
             best = mine
-    if best is not None and best.context:  # a fact's own note heading is the context it was written in
-        return best
+    if best is not None and (best.context or best.explicit):
+        return best  # a fact's own note heading is the context it was written in; a change names its value
     if len(item) >= 3 and 2 * linking < len(item) and not _titled_after(ev, item, c):
         best = None  # a list goes where most of its steps belong: one step sharing "lab" is no subject
     mean = _centroid(ev, item, c)

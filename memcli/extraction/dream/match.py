@@ -25,11 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memcli.extraction.conversation import rules as conversation_rules
-from memcli.extraction.dream.evidence import GENERIC, Evidence, plain
-from memcli.extraction.dream.evidence import names as evidence_names
+from memcli.extraction.dream.change import changes, holds, old_value, raw_words, value_changed
+from memcli.extraction.dream.evidence import GENERIC, Evidence
 from memcli.extraction.dream.node import Node, cited, current, statements
-from memcli.extraction.dream.rules import SPEAKER, number_words, terms, values
+from memcli.extraction.dream.rules import SPEAKER, terms, values
 from memcli.extraction.dream.schema import Fact, Unit
 
 # what a value looks like: a number, a date or day, a name, an identifier (case matters for names)
@@ -66,41 +65,7 @@ _FRAMES = [
 _VERSUS = re.compile(r"\b(?:over|instead of|rather than|than)\b.*$", re.IGNORECASE)
 
 
-# an explicit change of a value: the old value is named by a statement the node makes
-CHANGE = re.compile(
-    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:[a-z]+s|is|are|has|"
-    r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
-    r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
-    r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
-    r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
-    r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
-    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
-    # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
-    r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$)|"
-    # "bumping the goal to 200", "went up to 75%", "it's now May 26"
-    r"(?:bumping|upping|upped|raising|lowering|cutting|pushing|dropping) (?:[\w:.'’-]+ ){0,4}?to\b|"
-    r"(?:went|gone|goes|going|came|come) (?:up|down) to\b|(?:it|that)(?:['’]s| is) now\b)",
-    re.IGNORECASE,
-)
 CHANGE_COSINE = 0.45  # without a shared word, a changed value must be this close in meaning
-# a change told in a side clause ("since I moved from my home country") changes nothing it is said about
-_SIDE_CLAUSE = re.compile(
-    r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
-    r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b",
-    re.IGNORECASE,
-)
-# where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
-# "no longer likes X"
-_OLD_VALUE = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\bfrom (?P<old>[\w:.,%$'’-]+(?: [\w:.,%$'’-]+){0,2}?) (?:to|back to)\b",
-        r"\b(?:replaced|swapped|traded) (?:the |my |our |his |her |their |a |an )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}?) "
-        r"(?:with|for|by)\b",
-        r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
-        r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})",
-    )
-]
 
 
 @dataclass
@@ -116,11 +81,6 @@ class Decision:
 
 def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
-
-
-def raw_words(text: str) -> set[str]:
-    """Every word and value of a statement (stopwords out): breaks ties between equally related lines."""
-    return {w for w in re.findall(r"\w[\w:]*", plain(text).lower()) if w not in conversation_rules.STOP}
 
 
 def _bag(text: str) -> set[str]:
@@ -202,81 +162,6 @@ def _speaker_ok(fact: Fact, old: str) -> bool:
     return not (m and fact.speaker) or m.group(1) == fact.speaker
 
 
-def changes(text: str) -> bool:
-    """Whether a statement says, in its main clause, that something changed."""
-    m = CHANGE.search(text)
-    return m is not None and not _SIDE_CLAUSE.search(text[: m.start()])
-
-
-def old_value(text: str) -> set[str]:
-    """The words and values of what an explicit change says it replaces ({"30"} of "cut retention
-    from 30 to 14 days")."""
-    for rx in _OLD_VALUE:
-        m = rx.search(plain(text))
-        if m:
-            return raw_words(re.sub(r"['’]s\b", "", m.group("old"))) - GENERIC
-    return set()
-
-
-_WHEN = re.compile(
-    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
-    r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
-    re.IGNORECASE,
-)
-
-
-def _values(text: str) -> set[str]:
-    """What a statement pins down: numbers (in digits or words), identifiers, names, days and
-    months, code (`SET NX PX`)."""
-    text = plain(text)
-    code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
-    days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
-    names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
-    return set(values(text)) | number_words(text) | names | code | days
-
-
-def value_changed(new: Fact, old: str) -> bool:
-    """Whether `new` gives `old` another value: the value an explicit change says it replaces is
-    in `old`, or each holds a value the other does not. A later statement that keeps every value
-    of the old one and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after "under a
-    per-key lock (`SET NX PX`)") agrees with it: a refinement, not a correction."""
-    change = changes(new.text)
-    was = old_value(new.text) if change else set()
-    if was and was <= raw_words(old):
-        return True
-    a, b = _values(new.line()), _values(old)
-    if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
-        m = _TO_VALUE.search(plain(new.line()))
-        to = _values(m.group(1)) if m else set()
-        if to and not to & b:
-            return True
-    return bool(a - b) and bool(b - a)
-
-
-# a number and its unit: "75% hydration" (%), "200 species", "20 connections" (the noun after it)
-_MEASURE = re.compile(r"(\d[\d.,]*)\s*(%|[a-z]{3,}\b)", re.IGNORECASE)
-_TO_MEASURE = re.compile(r"\b(?:to|now|is now|are now)\s+(\d[\d.,]*\s*(?:%|[a-z]{3,}\b))", re.IGNORECASE)
-
-
-def measures(text: str) -> set[tuple[str, str]]:
-    """(number, unit) pairs of a statement."""
-    return {(n.rstrip(".,"), u.lower().rstrip("s")) for n, u in _MEASURE.findall(plain(text))}
-
-
-def changes_measure(new: str, old: str) -> bool:
-    """A change naming its new value with a unit the old statement measures with another number
-    ("went up to 75% hydration" after "I bake at 70% hydration"): the same quantity, changed."""
-    m = _TO_MEASURE.search(plain(new))
-    if m is None or not changes(new):
-        return False
-    ((number, unit),) = measures(m.group(1)) or {("", "")}
-    return bool(unit) and any(u == unit and n != number for n, u in measures(old))
-
-
-# the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
-_TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
-
-
 @dataclass
 class Verdict:
     """What one statement does to a node: CORROBORATE (it states `statement` again), CORRECT (it
@@ -313,7 +198,7 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
     best, best_rank = None, 0.0
     change = changes(fact.text)
     was = old_value(fact.text) if change else set()
-    if was and not any(was <= raw_words(s) for s in said):
+    if was and not any(holds(was, s) for s in said):
         change = False  # it replaces a value no statement here holds: nothing here is replaced
     for s in said:
         if not _speaker_ok(fact, s):
@@ -329,7 +214,7 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
             + (cos or 0.0)
             + 0.5 * jaccard(raw_words(fact.line()), raw_words(s))
             + (1.0 if framed else 0.0)
-            + (2.0 if was and was <= raw_words(s) else 0.0)
+            + (2.0 if holds(was, s) else 0.0)
         )
         if rank > best_rank:
             best, best_rank = s, rank

@@ -35,6 +35,7 @@ from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
 from memcli.extraction.dream import rules as dream_rules
 from memcli.extraction.dream import write as dream_write
+from memcli.extraction.dream.change import raw_words
 from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.node import Node, statements
 from memcli.extraction.dream.schema import Fact, Unit
@@ -210,15 +211,7 @@ def _created(unit: Unit, d: dream_match.Decision) -> str:
 def _merged(unit: Unit, node, d: dream_match.Decision, ev: Evidence) -> str:
     """Why the unit joined this node (the words or meaning they share) and what each statement did."""
     said = statements(node.body)
-    shared = sorted(
-        {
-            w
-            for f in unit.facts
-            for s in said
-            for w in dream_match.raw_words(f.line()) & dream_match.raw_words(s)
-            if ev.bag(w)
-        }
-    )
+    shared = sorted({w for f in unit.facts for s in said for w in raw_words(f.line()) & raw_words(s) if ev.bag(w)})
     link = f"shares {', '.join(shared[:5])!s} with it" if shared else "close in meaning to its statements"
     verdicts = "; ".join(f"{v.action}: {v.reason}" for _, v in d.reasons[:3])
     return f"about the subject of {node.path} ({link}); {verdicts}"

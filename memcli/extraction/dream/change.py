@@ -1,0 +1,163 @@
+"""What a statement says changed: the cue that tells a change ("moved to", "no longer", "dropped
+the pottery class", "it's now"), the value it says it replaces, and whether it gives an older
+statement another value. match.py judges with these; group.py links a change to the statement
+holding the value it replaces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.extraction.conversation import rules as conversation_rules
+from memcli.extraction.dream.evidence import GENERIC, plain
+from memcli.extraction.dream.evidence import names as evidence_names
+from memcli.extraction.dream.rules import number_words, values
+from memcli.extraction.dream.schema import Fact
+
+# giving a thing up names it: its object ("dropped the pottery class", "scrap Wednesdays") or, for a
+# thing that ended, its subject ("the Wednesday group at Campanhã closed", "Sunday ice is gone")
+_GIVE_UP_VERB = (
+    r"\b(?:dropped|dropping|sold|quit|quitting|cancell?ed|cancelling|ditched|ditching|scrap|scrapped|"
+    r"gave up(?: on)?|giving up(?: on)?|stopped)\s+"
+)
+_ENDED_VERB = r"\s+(?:closed|folded|is gone|are gone|was cancell?ed|were cancell?ed|is over|ended|shut down)\b"
+_GIVE_UP = (
+    _GIVE_UP_VERB + r"(?:the |my |our |his |her |their |a |an )?(?P<given>[\w'’.-]+(?: [\w'’.-]+){0,2}?)"
+    r"(?=[,.;!]|\s+(?:and|because|for|since|as|so|entirely)\b|$)"
+)
+_ENDED = r"^(?:the |our |my |his |her |their )?(?P<ended>[\w'’.-]+(?: [\w'’.-]+){0,4}?)" + _ENDED_VERB
+# an explicit change of a value: the old value is named by a statement the node makes
+CHANGE = re.compile(
+    r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:[a-z]+s|is|are|has|"
+    r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
+    r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
+    r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
+    r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
+    r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
+    r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
+    # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
+    r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$)|"
+    # "bumping the goal to 200", "went up to 75%", "it's now May 26"
+    r"(?:bumping|upping|upped|raising|lowering|cutting|pushing|dropping) (?:[\w:.'’-]+ ){0,4}?to\b|"
+    r"(?:went|gone|goes|going|came|come) (?:up|down) to\b|(?:it|that)(?:['’]s| is) now\b|"
+    # a thing given up: "dropped the pottery class", "sold the Clio", "Sunday ice is gone" (the verb
+    # only: the thing it names is what the statement shares with the one it changes)
+    + _GIVE_UP_VERB
+    + "|"
+    + _ENDED_VERB
+    + ")",
+    re.IGNORECASE,
+)
+# a change told in a side clause ("since I moved from my home country") changes nothing it is said about
+_SIDE_CLAUSE = re.compile(
+    r"\b(?:when|because|while|until|once|if|that|who|which|where)\b|"
+    r"\b(?:since|after|before) (?:i|we|you|he|she|they|it|my|our)\b",
+    re.IGNORECASE,
+)
+# where a change names the value it replaces: "from X to", "replaced X with", "X was replaced by",
+# "no longer likes X"
+_OLD_VALUE = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bfrom (?P<old>[\w:.,%$'’-]+(?: [\w:.,%$'’-]+){0,2}?) (?:to|back to)\b",
+        r"\b(?:replaced|swapped|traded) (?:the |my |our |his |her |their |a |an )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}?) "
+        r"(?:with|for|by)\b",
+        r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
+        r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})",
+    )
+]
+
+
+def raw_words(text: str) -> set[str]:
+    """Every word and value of a statement (stopwords out): breaks ties between equally related lines."""
+    return {w for w in re.findall(r"\w[\w:]*", plain(text).lower()) if w not in conversation_rules.STOP}
+
+
+def changes(text: str) -> bool:
+    """Whether a statement says, in its main clause, that something changed."""
+    m = CHANGE.search(text)
+    return m is not None and not _SIDE_CLAUSE.search(text[: m.start()])
+
+
+_GIVEN_UP = [re.compile(_GIVE_UP, re.IGNORECASE), re.compile(_ENDED, re.IGNORECASE)]
+
+
+def old_value(text: str) -> set[str]:
+    """The words and values of what an explicit change says it replaces ({"30"} of "cut retention
+    from 30 to 14 days"); of a thing given up, its values if it has some ({"wed"} of "the
+    Wednesday group closed": a day, a name, a number), else its words."""
+    line = plain(text)
+    for rx in _OLD_VALUE:
+        m = rx.search(line)
+        if m:
+            return raw_words(re.sub(r"['’]s\b", "", m.group("old"))) - GENERIC
+    for rx in _GIVEN_UP:
+        m = rx.search(line)
+        if m:
+            thing = re.sub(r"['’]s\b", "", m.group(m.lastgroup or 0))
+            return _values(thing) or raw_words(thing) - GENERIC
+    return set()
+
+
+def holds(was: set[str], statement: str) -> bool:
+    """Whether `statement` holds every word or value of `was` (old_value)."""
+    return bool(was) and was <= raw_words(statement) | _values(statement)
+
+
+_WHEN = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|"
+    r"sun|january|february|march|april|june|july|august|september|october|november|december)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _values(text: str) -> set[str]:
+    """What a statement pins down: numbers (in digits or words), identifiers, names, days and
+    months, code (`SET NX PX`)."""
+    text = plain(text)
+    code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
+    days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
+    names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
+    return set(values(text)) | number_words(text) | names | code | days
+
+
+def value_changed(new: Fact, old: str) -> bool:
+    """Whether `new` gives `old` another value: the value an explicit change says it replaces is
+    in `old`, or each holds a value the other does not. A later statement that keeps every value
+    of the old one and adds detail ("now takes a per-key lock (`SET NX PX 5000`)" after "under a
+    per-key lock (`SET NX PX`)") agrees with it: a refinement, not a correction."""
+    change = changes(new.text)
+    was = old_value(new.text) if change else set()
+    if holds(was, old):
+        return True
+    a, b = _values(new.line()), _values(old)
+    if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
+        m = _TO_VALUE.search(plain(new.line()))
+        to = _values(m.group(1)) if m else set()
+        if to and not to & b:
+            return True
+    return bool(a - b) and bool(b - a)
+
+
+# a number and its unit: "75% hydration" (%), "200 species", "20 connections" (the noun after it)
+_MEASURE = re.compile(r"(\d[\d.,]*)\s*(%|[a-z]{3,}\b)", re.IGNORECASE)
+_TO_MEASURE = re.compile(r"\b(?:to|now|is now|are now)\s+(\d[\d.,]*\s*(?:%|[a-z]{3,}\b))", re.IGNORECASE)
+
+
+def measures(text: str) -> set[tuple[str, str]]:
+    """(number, unit) pairs of a statement."""
+    return {(n.rstrip(".,"), u.lower().rstrip("s")) for n, u in _MEASURE.findall(plain(text))}
+
+
+def changes_measure(new: str, old: str) -> bool:
+    """A change naming its new value with a unit the old statement measures with another number
+    ("went up to 75% hydration" after "I bake at 70% hydration"): the same quantity, changed."""
+    m = _TO_MEASURE.search(plain(new))
+    if m is None or not changes(new):
+        return False
+    ((number, unit),) = measures(m.group(1)) or {("", "")}
+    return bool(unit) and any(u == unit and n != number for n, u in measures(old))
+
+
+# the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
+_TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
