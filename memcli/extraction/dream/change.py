@@ -26,6 +26,21 @@ _GIVE_UP = (
     r"(?=[,.;!]|\s+(?:and|because|for|since|as|so|entirely)\b|$)"
 )
 _ENDED = r"^(?:the |our |my |his |her |their )?(?P<ended>[\w'’.-]+(?: [\w'’.-]+){0,4}?)" + _ENDED_VERB
+# a change in Chinese, Japanese or Korean: the cues currency reads too (index/currency/shift.py; the
+# two layers do not import each other). Those before the value ("改成星期四") and after it ("7시로 바꿨어요")
+_CJK_AFTER = r"改到|改成|改为|改為|换成|換成|变成|變成|推迟到|提前到|改在"
+_CJK_CHANGE = _CJK_AFTER + r"|変わ|変更|に変え|바꿨|바뀌|변경|미뤄"
+_CJK_TO = re.compile(
+    rf"(?:{_CJK_AFTER})([^，。、,.!！？?；;]{{1,12}})|(\S{{1,12}}?)(?:으로|로|に) ?(?:바꿨|바뀌|변경|変え|変わ)"
+)
+# weekdays in Chinese (星期二, 周四), Japanese (日曜日) and Korean (수요일), as the English days are read
+_CJK_DAY = re.compile(r"(?:星期|周|週|礼拜|禮拜)([一二三四五六日天])|([月火水木金土日])曜|([월화수목금토일])요일")
+_CJK_DAYS = dict(
+    zip(  # 日 and 天 are Sunday in Chinese (星期日, 星期天); 日曜 in Japanese reads the same
+        "一二三四五六日天月火水木金土월화수목금토일",
+        "mon tue wed thu fri sat sun sun mon tue wed thu fri sat mon tue wed thu fri sat sun".split(),
+    )
+)
 # an explicit change of a value: the old value is named by a statement the node makes
 CHANGE = re.compile(
     r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:[a-z]+s|is|are|has|"
@@ -45,7 +60,8 @@ CHANGE = re.compile(
     + _GIVE_UP_VERB
     + "|"
     + _ENDED_VERB
-    + ")",
+    + ")|"
+    + _CJK_CHANGE,
     re.IGNORECASE,
 )
 # a change told in a side clause ("since I moved from my home country") changes nothing it is said about
@@ -117,6 +133,7 @@ def _values(text: str) -> set[str]:
     text = plain(text)
     code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
     days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
+    days |= {_CJK_DAYS[next(g for g in m.groups() if g)] for m in _CJK_DAY.finditer(text)}
     names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
     return set(values(text)) | number_words(text) | names | code | days
 
@@ -132,8 +149,7 @@ def value_changed(new: Fact, old: str) -> bool:
         return True
     a, b = _values(new.line()), _values(old)
     if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
-        m = _TO_VALUE.search(plain(new.line()))
-        to = _values(m.group(1)) if m else set()
+        to = _to_values(plain(new.line()))
         if to and not to & b:
             return True
     return bool(a - b) and bool(b - a)
@@ -161,3 +177,9 @@ def changes_measure(new: str, old: str) -> bool:
 
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
 _TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
+
+
+def _to_values(line: str) -> set[str]:
+    """The values of what a change names as the new value ("to Saturdays"; "改成星期四"; "수요일 저녁 7시로 바꿨어요")."""
+    m = _TO_VALUE.search(line) or _CJK_TO.search(line)
+    return _values(next((g for g in m.groups() if g), "")) if m else set()
