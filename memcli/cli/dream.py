@@ -12,7 +12,9 @@ units are extracted; each one corroborates, refines or corrects the existing nod
 or creates one, with its sources cited. Also writes memory/<date>/interests.yaml and an inbox
 record of what changed and why (`mem inbox`). Offline rules group facts by meaning (the embedding
 model, when one is configured) and by the words they share, keep a fact that fits no node clearly
-in its daily note, and leave the facts of units over --max-units for the next run. With
+in its daily note, and leave the facts of units over --max-units for the next run. A new node
+needs dream_min_statements (mem.yaml, default 2) statements about its subject: a lone one waits
+in its note, read again each night, up to 30 days for a second. With
 llm_model_config set, a model is asked about one statement at a time (its subject, whether to keep
 it, which close node it belongs to and what it does there); an answer that fails its checks twice
 is decided by the rules, and --json says who decided each statement and why.
