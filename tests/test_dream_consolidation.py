@@ -223,6 +223,12 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
             "Mila has swimming lessons on Thursdays at 17:30 at the Ostbad pool.",
             "CORRECT",
         ),
+        # a body part replaced on a day is no value replaced
+        (
+            "The user's mother gets her knee replaced on Friday March 3.",
+            "The user's mother plays bridge on Tuesdays.",
+            "REFINE",
+        ),
         (
             "The user dropped by the Ostbad pool to pick up a lost towel.",
             "Mila has swimming lessons on Thursdays at 17:30 at the Ostbad pool.",

@@ -47,7 +47,9 @@ CHANGE = re.compile(
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
     r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
-    r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?\w|"
+    # "replaced the Brompton", not "gets his hip replaced on Thursday" (a thing replaced, no value)
+    r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?"
+    r"(?!(?:on|at|in|by|for|during|after|before|last|next|this|today|yesterday|tomorrow)\b)\w|"
     r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
     r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
     # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
