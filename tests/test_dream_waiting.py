@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_dream import digest_files, dream, session_note
+from test_dream import digest_files, dream, every_statement, session_note
 
 D1, D2, D3, LATE = "2026-06-01", "2026-06-02", "2026-06-03", "2026-07-15"
 
@@ -71,7 +71,7 @@ def test_two_statements_of_one_note_and_a_statement_joining_a_node_do_not_wait(w
 
 
 def test_min_statements_one_founds_a_node_for_every_statement(ws, mem):
-    (ws / "mem.yaml").write_text("dream_min_statements: 1\n", encoding="utf-8")
+    every_statement(ws)
     session_note(ws, D1, "ride", "s1", {"Facts": ["User: I commute on a Brompton folding bike."]})
     rep = dream(mem, ws, "--date", D1)
     assert [r["action"] for r in rep["results"]] == ["CREATE"] and rep["facts"]["waiting"] == []

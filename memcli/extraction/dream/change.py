@@ -173,8 +173,7 @@ def changes_measure(new: str, old: str) -> bool:
     m = _TO_MEASURE.search(plain(new))
     if m is None or not changes(new):
         return False
-    ((number, unit),) = measures(m.group(1)) or {("", "")}
-    return bool(unit) and any(u == unit and n != number for n, u in measures(old))
+    return any(u == unit and n != number for number, unit in measures(m.group(1)) for n, u in measures(old))
 
 
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"

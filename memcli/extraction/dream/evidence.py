@@ -220,11 +220,12 @@ class Evidence:
         return sum(self.bag(text).values())
 
     def vector(self, text: str):
-        return self.vectors.get(plain(text)) if self.vectors is not None else None
+        """The statement's embedding; None for a CJK statement (mostly_cjk: words decide there)."""
+        if self.vectors is None or mostly_cjk(text):
+            return None
+        return self.vectors.get(plain(text))
 
     def cosine(self, a: str, b: str) -> float | None:
-        if mostly_cjk(a) or mostly_cjk(b):
-            return None  # the default English model puts any two CJK sentences close: words decide
         va, vb = self.vector(a), self.vector(b)
         if va is None or vb is None:
             return None

@@ -87,20 +87,21 @@ def candidates(facts: list[Fact], nodes: list[Node], ev: Evidence) -> list[Node]
 
 
 def texts_to_embed(facts: list[Fact], nodes: list[Node]) -> list[str]:
-    """Everything the grouping compares, as it is embedded (speaker prefixes left out)."""
-    out = [plain(f.line()) for f in facts] + [plain(s) for n in nodes for s in statements(n.body)]
+    """Everything the grouping compares by meaning, as it is embedded (speaker prefixes left out;
+    CJK statements have no vector: Evidence.vector)."""
+    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
+    out = [plain(t) for t in said if not mostly_cjk(t)]
     return list(dict.fromkeys(t for t in out if t))
 
 
 def _centroid(ev: Evidence, item: list[Fact], c: Cluster) -> tuple[float, int] | None:
     """(cosine of the item's mean with the cluster's mean, members with a vector); None without
-    vectors, or for an item in Chinese, Japanese or Korean (whose meaning is not compared, as in
-    Evidence.cosine: the default model would join any CJK statement to a cluster of others)."""
+    vectors, or for an item in Chinese, Japanese or Korean (which has none, Evidence.vector: the
+    default model would join any CJK statement to a cluster of others)."""
     if not ev.semantic or all(mostly_cjk(f.line()) for f in item):
         return None
-    texts = [m if isinstance(m, str) else m.line() for m in c.members()]
-    vecs = [v for v in (ev.vector(t) for t in texts if not mostly_cjk(t)) if v is not None]
-    mine = [v for v in (ev.vector(f.line()) for f in item if not mostly_cjk(f.line())) if v is not None]
+    vecs = [v for v in (ev.vector(m if isinstance(m, str) else m.line()) for m in c.members()) if v is not None]
+    mine = [v for v in (ev.vector(f.line()) for f in item) if v is not None]
     if not vecs or not mine:
         return 0.0, 0
     import numpy as np

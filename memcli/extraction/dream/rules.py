@@ -214,22 +214,18 @@ def values(text: str) -> list[str]:
     return re.findall(r"\b\w*\d[\w.:/-]*\b", text.lower())
 
 
+# a count or frequency in words is the value it names ("Ten minutes" then "five minutes"; "every
+# third weekend" then "every 4th weekend"); "one" alone and "first" name no number often enough
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
+        "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split(),
+        start=2,
     )
 } | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
 _ORDINALS = {"second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "other": "2nd"}
-# a count or frequency in words is the value it names ("Ten minutes" then "five minutes"; "every
-# third weekend" then "every 4th weekend"); "one" alone and "first" name no number often enough
-_NUMBER = re.compile(
-    r"\b(?:(?P<n>two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-    r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|ninety|hundred)|"
-    r"every (?P<o>second|third|fourth|fifth|sixth|other))\b",
-    re.IGNORECASE,
-)
+_NUMBER = re.compile(rf"\b(?:(?P<n>{'|'.join(_NUMBER_WORDS)})|every (?P<o>{'|'.join(_ORDINALS)}))\b", re.IGNORECASE)
 
 
 def number_words(text: str) -> set[str]:
