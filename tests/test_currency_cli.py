@@ -229,3 +229,42 @@ def test_a_question_asking_what_holds_now_puts_the_newer_note_of_its_subject_fir
     # a newer note holding fewer of the question's words is not a note of its subject
     assert search(run_mem, ws, "Which cafe does the user like now?")[0]["path"] == "memory/2026-03-01/cafe.md"
     assert search(run_mem, ws, "Does the gym have a cafe now?")[0]["path"] == old
+
+
+def test_a_newer_note_telling_a_change_of_every_asked_word_goes_first(ws, note, run_mem):
+    """ "When is the Japanese class?" without "now": a newer note whose line tells a change and
+    holds every word asked ("the sunday class folded") is the class's value now; a question
+    about another attribute ("who teaches") keeps the older note first."""
+    old, new = "memory/2027-01-06/signup.md", "memory/2027-02-17/update.md"
+    note(
+        ws,
+        old,
+        "# Signup\n\n- The user signed up for the Japanese class with Tanaka sensei who teaches it, Saturdays 10:00.\n",
+    )
+    note(
+        ws,
+        new,
+        "# Update\n\n- Japanese update: the sunday class folded, not enough people.\n"
+        "- Only option left was the wednesday online one, 9:30 on zoom.\n",
+    )
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    assert [h["path"] for h in search(run_mem, ws, "When is the user's Japanese class?")][:2] == [new, old]
+    assert search(run_mem, ws, "Who teaches the user's Japanese class?")[0]["path"] == old
+    assert search(run_mem, ws, "When was the user's Japanese class?")[0]["path"] == old  # the past
+
+
+def test_done_with_a_thing_gives_it_up_for_a_question_asking_what_holds_now(ws, note, run_mem):
+    old, new = "memory/2027-04-30/braces.md", "memory/2027-05-25/bike.md"
+    note(ws, old, "# Braces\n\n- Driving him saturdays, still taking the train to work the rest of the week.\n")
+    note(
+        ws,
+        new,
+        "# Bike\n\n- The user rode along the bow river pathway today, 7 km.\n- Done with the train till october.\n",
+    )
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    hits = search(run_mem, ws, "How does the user get to work these days?")
+    paths = [h["path"] for h in hits]
+    assert paths.index(new) < paths.index(old)
+    assert next(h for h in hits if h["path"] == old)["superseded_by"]["text"] == "Done with the train till october."

@@ -224,6 +224,10 @@ def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list()
         ("we moved over from helix to zed", "helix"),
         ("the 1:1 moved from 9 to 10", ""),
         ("she moved from marketing to sales", ""),  # someone else's change
+        ("Done with the train till october.", "train"),
+        ("The user is done with mamba.", "mamba"),
+        ("i'm done with it", ""),
+        ("done with work for today", ""),
     ],
 )
 def test_what_a_statement_gives_up(sentence, thing):

@@ -142,6 +142,22 @@ def test_chit_chat_and_requests_leave_no_note(turns):
     assert rules.extract(Request(chat(*turns), "2026-06-29", "s")) is None
 
 
+def test_what_follows_the_users_own_question_is_context_they_give():
+    """A question about the user's matter (asked in the first person, or after what they stated)
+    is followed by context worth keeping; a rant's rhetorical question is not."""
+    answer = "Good question."
+    own = rules.findings(chat(answer, answer, "also should i mention the standup thing? standup at 9:30 is too early"))
+    assert "- Standup at 9:30 is too early." in own["Facts"]
+    stated = rules.findings(
+        chat(answer, answer, "ezyvet went live yesterday. its fine? lab results pull in automatically")
+    )
+    assert "- Lab results pull in automatically." in stated["Facts"]
+    rant = chat(
+        "why is melbourne weather like this? sunny at 8, hail at 11", "Melbourne sits between hot and cold air."
+    )
+    assert rules.extract(Request(rant, "2026-06-29", "s")) is None
+
+
 @pytest.mark.parametrize(
     "said,core",
     [
@@ -184,6 +200,9 @@ def test_cjk_statements_are_kept_quoted_with_english_keywords():
         ("지우 누나 출산 예정일이 6월 20일로 나왔대", ["sister", "birth pregnancy due", "June 20"]),
         ("她喜欢喝乌龙茶", ["like likes prefer", "drink", "oolong"]),
         ("大丈夫です", ["fine okay"]),  # the longer word wins: no "husband" (丈夫) inside it
+        ("クラスが変わりました。日曜日の10時半になりました。", ["class lesson", "Sunday"]),
+        ("从下个星期开始改成星期四送货", ["week", "Thursday", "delivery"]),
+        ("林先生今天来了", ["today"]),  # 先生 is "Mr." in Chinese: no "teacher"
     ],
 )
 def test_glossary(text, keys):

@@ -12,6 +12,12 @@ def test_the_conversation_and_the_owner_are_framing():
     assert topic("What did we talk about the other day regarding the roof?") == "What did we regarding the roof?"
 
 
+def test_words_asking_when_a_value_holds_are_framing():
+    assert topic("How does the user get to work these days?") == "How does get to work?"
+    assert topic("Who is the boss at present?") == "Who is the boss?"
+    assert topic("What present did mum receive?") == "What present did mum receive?"  # a gift
+
+
 def test_a_query_without_framing_or_all_framing_is_unchanged():
     for q in (
         "handleWebSocketReconnect disconnection reconnect",

@@ -150,6 +150,7 @@ def run(
         max_tokens=cfg.merge_max_factor * ws.settings.chunking.target_tokens,
         metadata=found.statements,
         daily_dir=ws.settings.daily_dir,
+        question=query,
     )
     result.vector_hits, result.keyword_hits = ranking.vector_hits, ranking.keyword_hits
     result.hybrid = ranking.hybrid

@@ -6,7 +6,9 @@ also one sharing a word with a statement of a thing given up, which has none) ge
 statement's current holder placed right above it: moved up when it is a hit further down,
 else its chunk is added there, at the superseded hit's score. A question asking what holds now
 also lets the newer of two of its first hits go first when it holds every query word the older
-one holds, or all but one of three or more. Nothing else moves: recency orders statements of one subject only, never the
+one holds, or all but one of three or more; any other question not about the past, only when
+the newer one tells a change in a line holding every query word ("Japanese update: the sunday
+class folded" for "when is the Japanese class"). Nothing else moves: recency orders statements of one subject only, never the
 results as a whole (a global decay with a 30-day half-life put current values first but cost
 a fifth of session recall@5).
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import compare, load, reading
+from memcli.index.currency import compare, load, reading, shift
 from memcli.retrieval.fusion import doc_hit, file_docs
 from memcli.retrieval.hits import Hit
 from memcli.vault import dates
@@ -28,20 +30,28 @@ from memcli.vault import dates
 NEAR = 0.6
 
 
-def annotate_and_rank(snap, metadata, hits: list[Hit], query: str, near=(), daily_dir: str = "memory") -> list[Hit]:
+def annotate_and_rank(
+    snap, metadata, hits: list[Hit], query: str, near=(), daily_dir: str = "memory", question: str = ""
+) -> list[Hit]:
     """`hits` with superseded_by set and each current statement above the one it superseded;
-    `near`: the query expansion's words at least NEAR similar to a query word; `daily_dir`:
-    where dated notes live (a note's date is the one currency gives it, memcli.vault.dates)."""
-    now = bool(_ASKS_NOW.search(query)) and not _ASKS_PAST.search(query)
-    if hits and now:
+    `query`: the words asked about, whose tense says whether it asks what was; `question`: as
+    asked, with the words asking what holds now ("these days", memcli.retrieval.framing),
+    `query` when not given; `near`: the query expansion's words at least NEAR similar to a query
+    word; `daily_dir`: where dated notes live (a note's date is the one currency gives it,
+    memcli.vault.dates)."""
+    past = bool(_ASKS_PAST.search(query))
+    now = bool(_ASKS_NOW.search(question or query)) and not past
+    if hits and not past:
         asked = set(reading.words(query)) - compare.GENERIC
-        hits = _newest_of_subject(snap, hits, asked, lambda h: dates.of(daily_dir, h.path) or "")
+        hits = _newest_of_subject(
+            snap, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", told="" if now else question or query
+        )
     relations = load(metadata)
     if not relations or not hits:
         return hits
     asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - compare.GENERIC
     out = list(hits)
-    if _ASKS_PAST.search(query):  # "when did she move", "what was the goal before": the old value is the answer
+    if past:  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:
             entry = _relevant(relations.get(h.path, ()), h, asked)
             if entry is not None:
@@ -85,12 +95,31 @@ _ASKS_NOW = re.compile(
 )
 
 
-def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date) -> list[Hit]:
+# a question asking when a thing is: a newer line telling a change of its time answers it
+_ASKS_WHEN = re.compile(r"^\W*(?:when|what time|(?:what|which) days?|how often)\b", re.I)
+
+
+def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: str = "") -> list[Hit]:
     """For a query asking what holds now: among the first three hits, a newer dated note whose
     whole text (its conversation included) holds every query word the one above it holds, or all
-    but one of three or more, goes above it; `date`: a hit's note's date, "" when undated."""
+    but one of three or more, goes above it; `date`: a hit's note's date, "" when undated.
+    `told`: any other question not about the past, as asked: only a newer note telling a change
+    (shift.tells_change) in a line holding every query word goes above, or for a question asking
+    when, a line holding one of them and a time, a day or a date ("the user is doing fridays
+    now" for "which day does the user drive the carpool"): the older note is its old value."""
     top = hits[:3]
     seen: dict[str, set[str]] = {}
+
+    when = bool(_ASKS_WHEN.search(told))
+
+    def tells_change(h: Hit) -> bool:  # "who teaches the japanese class" is not about its day
+        for d in file_docs(snap, h.path):
+            for line in snap.text(d).split("\n"):
+                if line.startswith("- ") and shift.tells_change(line):
+                    have = asked & set(reading.words(line))
+                    if have == asked or (when and have and shift.timed(line)):
+                        return True
+        return False
 
     def covered(h: Hit) -> set[str]:  # read once per note: the passes below ask again
         if h.path not in seen:
@@ -106,7 +135,7 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date) -> list[Hit
             # all of its words, or all but one of three or more ("Does the gym have a cafe now?"
             # asks about the old note's cafe, not the new gym)
             ok = bool(held) and (both == held or (len(held) >= 3 and len(both) >= len(held) - 1))
-            if date(a) and date(b) > date(a) and a.path != b.path and ok:
+            if date(a) and date(b) > date(a) and a.path != b.path and ok and (not told or tells_change(b)):
                 top[i], top[i + 1] = b, a
                 moved = True
         if not moved:
@@ -118,9 +147,11 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
     """The superseded statement in the hit's lines the query is most about (None: none there);
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
     "long run" for the long run), so a query about another statement of the note moves nothing.
-    A thing given up names no subject (no `needs`: "i left helix"); a question asking what holds
-    `now` is about it when it shares a word with the statement ("which code editor now" and "vs
-    code was too slow, switched to helix")."""
+    A thing given up names no subject (no `needs`: "i left helix", or only the older claim's:
+    "driving him saturdays, still taking the train to work" given up by "done with the train");
+    a question asking what holds `now` is about it when it shares a word with the statement
+    ("which code editor now" and "vs code was too slow, switched to helix", "how does the user
+    get to work these days")."""
     # a note found through its source conversation (memcli.retrieval.sources) was matched as a
     # whole: any of its statements may be the one asked about
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
@@ -134,7 +165,7 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
         return len(asked & set(reading.words(line)))
 
     def about(e: dict) -> bool:
-        if now and not e.get("needs") and overlap(e):
+        if now and (e.get("given_up") or not e.get("needs")) and overlap(e):
             return True
         return any(need and set(need) <= asked for need in e.get("needs") or ())
 

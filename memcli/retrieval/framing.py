@@ -55,6 +55,10 @@ _SUBJECT = _OWNER + r"(?!'s|’s)"
 _CONVERSATION = re.compile(
     r"\b(?:discuss(?:ed|es|ing)?|mention(?:ed|s|ing)?|talk(?:ed|s|ing)? about|last time|the other day)\b", re.IGNORECASE
 )
+# words that ask when a value holds, not what it is about: "How does the user get to work these
+# days?" asks about the commute, and as search terms "days" found a note about days off first.
+# Whether a question asks what holds now is read from the question itself (memcli.retrieval.currency).
+_VALIDITY = re.compile(r"\s*\b(?:these days|nowadays|at the moment|at present|right now)\b", re.IGNORECASE)
 # the owner in the first person, as their own notes name them; the verb agrees (an embedding
 # model reads "How do I usually travel to work?" closer to "My preferred commute is…" than
 # the question without its subject, and both closer than with "the user")
@@ -89,7 +93,7 @@ def _cased(found: str, repl: str) -> str:
 def topic(query: str) -> str:
     """The query without its conversation framing and without its owner; the query itself
     if no search term is left."""
-    rest = _CONVERSATION.sub(" ", query)
+    rest = _VALIDITY.sub("", _CONVERSATION.sub(" ", query))
     if _names_owner(rest):
         rest = _owner_rules()[0].sub(" ", rest)
     return _kept(query, " ".join(rest.split()))
@@ -98,7 +102,7 @@ def topic(query: str) -> str:
 def first_person(query: str) -> str:
     """The query without its conversation framing, asked by its owner ("What music does the
     user like?" -> "What music do I like?"); the query itself if no search term is left."""
-    rest = _CONVERSATION.sub(" ", query)
+    rest = _VALIDITY.sub("", _CONVERSATION.sub(" ", query))
     for pattern, repl in _owner_rules()[1] if _names_owner(rest) else ():
         rest = pattern.sub(lambda m: _cased(m.group(0), m.expand(repl)), rest)  # noqa: B023 - called within this pass
     return _kept(query, " ".join(rest.split()))

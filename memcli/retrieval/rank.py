@@ -63,12 +63,14 @@ def order(
     max_tokens: float,
     metadata=None,
     daily_dir: str = "memory",
+    question: str = "",
 ) -> Ranking:
     """The hits worth showing, best first: relevance floor and fusion (`fused`), then those
     scoring at least `min_score`, the best `candidates` folded where one file's line ranges
     meet (fusion.merge, within `max_tokens`), and with `metadata` (the local index's folder;
     the team index keeps no statements) each current statement placed above the ones it
-    superseded (docs/currency.md), dated by `daily_dir`. `cfg` is the search settings (mem.yaml `search`)."""
+    superseded (docs/currency.md), dated by `daily_dir`; `question`: the query as asked, whose
+    tense says whether it asks what holds now (`asked` is its topic). `cfg` is the search settings (mem.yaml `search`)."""
     ranking = fused(snap, cfg, branch, scored, asked, candidates)
     hits = ranking.hits
     if min_score > 0:
@@ -78,7 +80,7 @@ def order(
         from memcli.retrieval import currency
 
         near = [t for t, w in branch.expansion if w >= currency.NEAR * cfg.expand_weight]  # fly: flight
-        hits = currency.annotate_and_rank(snap, metadata, hits, asked, near, daily_dir)
+        hits = currency.annotate_and_rank(snap, metadata, hits, asked, near, daily_dir, question or asked)
     return ranking._replace(hits=hits)
 
 

@@ -139,6 +139,15 @@ Japanese: 일본어 日本語 日语 日語
 Chinese: 중국어 中国語 中文 汉语 漢語
 English: 영어 英語 英语
 practice learn: 연습 공부 배우 練習 勉強 学习 學習 练习
+class lesson: 수업 레슨 クラス レッスン 授業 课程 課程 上课 上課
+teacher: 선생님 교사 教師 教师 老师 老師
+school: 학교 学校 學校
+exam test: 시험 試験 テスト 考试 考試
+training internship: 연수 인턴 研修 インターン 实习 實習
+online: 온라인 オンライン 线上 線上 网上 網上
+delivery: 배달 배송 配達 配送 送货 送貨
+restaurant: 식당 레스토랑 レストラン 餐厅 餐廳 饭店 飯店
+shop store: 가게 商店 お店
 hiking: 등산 山登り 登山 爬山
 running: 달리기 러닝 ランニング 跑步
 swimming: 수영 水泳 游泳

@@ -130,11 +130,16 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
     out = _proposal_statement(text, sents[0], first_core, subject, turn)
     refusing = bool(turn.assistant and d.REFUSE.match(sents[0].strip()))
     asked = turn.request_mode
+    # the turn's own question is about the user's matter when it asks in the first person ("should
+    # i mention the standup thing?") or follows what they stated ("its fine? lab results pull in
+    # automatically"): what follows it is context they give, not talk about the answer
+    own = False
     for k, s in enumerate(sents):
         requesting = asked == REQUESTED
         if k == 0 and out and len(s.split()) <= 6:
             continue  # the acceptance itself ("yes pls as a PR template"): its proposal is kept
         if s.rstrip().endswith(("?", "？")):
+            own = not turn.request_mode and (own or bool(out) or bool(d.FIRST.search(s)))
             asked = max(asked, ASKED)
             continue
         turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else None
@@ -177,7 +182,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             d.is_reaction(core) and not d.IT_IS.match(core)
         ):
             continue
-        if asked and turn.with_assistant and not d.FIRST.search(core):
+        if asked and turn.with_assistant and not d.FIRST.search(core) and not (own and asked == ASKED):
             continue  # "american recipe so 240": about the answer, not the user
         if requesting and turn.with_assistant and not (digit or turn.section(core) in ("Decisions", "Preferences")):
             continue

@@ -300,6 +300,8 @@ def _published(ordered: list[dict], by: _Superseded) -> dict[str, list[dict]]:
                 "_order": old["order"],
             }
         )
+        if by.cause.get(j) == "given up":  # a question asking what holds now may name neither side's subject
+            out[old["path"]][-1]["given_up"] = True
     for found in out.values():  # in the notes' order (holders were read after the claims)
         found.sort(key=lambda e: e.pop("_order"))
     return out

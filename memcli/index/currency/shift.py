@@ -34,6 +34,9 @@ _CUE = re.compile(
     r"mov\w* to|push\w* to|bump\w* to|mak\w* it|from now on|instead(?: of)?|rather than|now|anymore|no longer)\b|"
     r"改到|改成|改为|改為|换成|換成|变成|變成|推迟到|提前到|変わ|変更|に変え|바꿨|바뀌|변경|미뤄"
 )
+# a statement telling a change at all, its values named or not ("the sunday class folded",
+# "Japanese update: ...", "swapped with Ana"): search lets such a newer note go first (memcli.retrieval.currency)
+_TOLD = re.compile(_CUE.pattern + r"|\b(?:changed|swapped|replaced|update|updated|folded|ditched|dropped)\b")
 _MONTH_NO = {m[:3]: i for i, m in enumerate(gloss.MONTHS, 1)}
 _INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
 
@@ -119,3 +122,13 @@ def same_unit(a: str, b: str) -> bool:
         return True
     unit = [re.sub(r"[\d.,\s%]", "", v[0][2]) for v in (va, vb)]
     return unit[0] == unit[1]
+
+
+def tells_change(sentence: str) -> bool:
+    """`sentence` tells that something changed: a cue of `pairs` or a verb of change."""
+    return bool(_TOLD.search(reading.clean(sentence)))
+
+
+def timed(sentence: str) -> bool:
+    """`sentence` holds a clock time, a weekday or a date."""
+    return any(kind in ("time", "day", "date") for _, kind, _ in values(reading.clean(sentence)))

@@ -304,7 +304,7 @@ def _trimmed(value: str) -> str:
 
 
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
-_THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today)\b))"
+_THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|till|until)\b))"
 _BARE = r"(?!(?:off|at|to|by|from)\b)" + _WORD + r"(?: (?!(?:off|at|to|by|from)\b)" + _WORD + r"){0,3}?"  # no place
 # a change naming only its values, made by the user: "i officially switched from avimark to ezyvet"
 # gives up avimark ("the 1:1 moved from 9 to 10" names its subject: a claim, not a thing given up)
@@ -334,6 +334,11 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
         rf"got rid of|no longer using) (?:{_DET} )?(?P<x>(?!(?:it|them|by|in|off|out)\b){_BARE}){_THING_END}"
         r"(?!\s(?:off|at)\b)"
     ),
+    # "done with the train till october", "the user is done with mamba" ("done with it" gives up nothing)
+    re.compile(
+        rf"(?:^|[:;,.] |\b(?:i|we)(?:'m| am| is| are|'re)? )(?:{_CHAT} )*(?:so |finally |officially )?done with "
+        rf"(?:{_DET} )?(?P<x>(?!(?:it|them|that|this|work|school)\b){_BARE}){_THING_END}"
+    ),
     _SWITCH,
     # "switching her off the hills", "took him off the kibble", "came off the pill"
     re.compile(
@@ -345,7 +350,7 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
 _GIVING_UP = tuple(
     "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|"
-    "no longer us|gave up on|got rid of|left|quit|dropped| off ".split("|")
+    "no longer us|gave up on|got rid of|left|quit|dropped| off |done with".split("|")
 )
 _SWITCHING = ("switch", "mov", "chang", "migrat", "transition")  # _SWITCH's verbs, before its " from "
 
