@@ -830,9 +830,16 @@ def test_closing_punctuation_goes_with_the_value_unless_it_is_the_sentences():
     ],
 )
 def test_new_rules_stay_linear(name, text):
-    started = time.process_time()
-    redact(text)
-    assert time.process_time() - started < 2.0, name
+    """Four times the text costs about four times the time (a backtracking rule costs sixteen):
+    a ratio, so a slower machine does not fail it (the whole text takes ~2 s here)."""
+
+    def cpu(t: str) -> float:
+        started = time.process_time()
+        redact(t)
+        return time.process_time() - started
+
+    quarter, whole = cpu(text[: len(text) // 4]), cpu(text)
+    assert whole < 8 * quarter + 0.05, (name, quarter, whole)
 
 
 def test_the_sentences_dev_set_and_every_heldout_set():
