@@ -226,6 +226,7 @@ def test_a_question_asking_what_holds_now_puts_the_newer_note_of_its_subject_fir
     assert relations["superseded"] == {}  # no relation: only the question's "now" orders them
     assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at?")][:2] == [old, new]
     assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at now?")][:2] == [new, old]
+    assert [h["path"] for h in search(run_mem, ws, "Does the user still train at a gym?")][:2] == [new, old]
     # a newer note holding fewer of the question's words is not a note of its subject
     assert search(run_mem, ws, "Which cafe does the user like now?")[0]["path"] == "memory/2026-03-01/cafe.md"
     assert search(run_mem, ws, "Does the gym have a cafe now?")[0]["path"] == old

@@ -91,7 +91,8 @@ _ASKS_PAST = re.compile(
 # "all but one of three or more" instead of "every" added one current value first on the
 # held-back halves of dev2 and dev4 each, and moved nothing else on the five sets.
 _ASKS_NOW = re.compile(
-    r"\b(?:now|currently|current|these days|at the moment|nowadays|any ?more|latest|most recent)\b", re.I
+    r"\b(?:now|currently|current|these days|at the moment|at present|nowadays|any ?more|still|latest|most recent)\b",
+    re.I,
 )
 
 
