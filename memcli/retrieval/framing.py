@@ -58,7 +58,8 @@ _CONVERSATION = re.compile(
 # words that ask when a value holds, not what it is about: "How does the user get to work these
 # days?" asks about the commute, and as search terms "days" found a note about days off first.
 # Whether a question asks what holds now is read from the question itself (memcli.retrieval.currency).
-_VALIDITY = re.compile(r"\s*\b(?:these days|nowadays|at the moment|at present|right now)\b", re.IGNORECASE)
+VALIDITY = r"these days|nowadays|at the moment|at present|right now"
+_VALIDITY = re.compile(rf"\s*\b(?:{VALIDITY})\b", re.IGNORECASE)
 # the owner in the first person, as their own notes name them; the verb agrees (an embedding
 # model reads "How do I usually travel to work?" closer to "My preferred commute is…" than
 # the question without its subject, and both closer than with "the user")

@@ -80,7 +80,7 @@ def order(
         from memcli.retrieval import currency
 
         near = [t for t, w in branch.expansion if w >= currency.NEAR * cfg.expand_weight]  # fly: flight
-        hits = currency.annotate_and_rank(snap, metadata, hits, asked, near, daily_dir, question or asked)
+        hits = currency.annotate_and_rank(snap, metadata, hits, asked, near, daily_dir, question)
     return ranking._replace(hits=hits)
 
 

@@ -288,6 +288,7 @@ def _published(ordered: list[dict], by: _Superseded) -> dict[str, list[dict]]:
         if (old["path"], old["line"]) in seen:  # a second claim of one statement
             continue
         seen.add((old["path"], old["line"]))
+        cause = by.cause.get(j, "subject")
         out.setdefault(old["path"], []).append(
             {
                 "line": old["line"],
@@ -296,12 +297,12 @@ def _published(ordered: list[dict], by: _Superseded) -> dict[str, list[dict]]:
                 "value": old.get("value", ""),
                 "by": _public(ordered[i]),
                 "current": _public(ordered[end]),
-                "needs": _needs(old, ordered[i], by.cause.get(j, "subject")),
+                "needs": _needs(old, ordered[i], cause),
                 "_order": old["order"],
+                # a question asking what holds now may name neither side's subject
+                **({"given_up": True} if cause == "given up" else {}),
             }
         )
-        if by.cause.get(j) == "given up":  # a question asking what holds now may name neither side's subject
-            out[old["path"]][-1]["given_up"] = True
     for found in out.values():  # in the notes' order (holders were read after the claims)
         found.sort(key=lambda e: e.pop("_order"))
     return out
