@@ -27,7 +27,7 @@ class Client:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(os.environ),
+            env=dict(os.environ, PYTHONFAULTHANDLER="1"),
         )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
@@ -290,8 +290,15 @@ def test_ingest_saves_the_session_and_flushes_into_a_searchable_note(client, mem
 
 def test_sigterm_ends_the_server_cleanly(client):
     client.initialize()
+    client.call("memory_search", {"query": "migration"})  # the refiner and file watch have work
     client.proc.send_signal(signal.SIGTERM)
-    assert client.proc.wait(timeout=30) == 0
+    try:
+        code = client.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        client.proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack on stderr
+        client.proc.wait(timeout=10)
+        pytest.fail("SIGTERM did not end the server:\n" + client.stderr_text()[-6000:])
+    assert code == 0, client.stderr_text()
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")

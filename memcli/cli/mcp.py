@@ -7,6 +7,8 @@ from memcli.cli.context import Context, invoke
 from memcli.errors import BadInput
 from memcli.vault import lock
 
+STOP_GRACE = 10.0  # seconds a SIGTERM leaves for clean-up before the process exits anyway
+
 HELP = """Run an MCP server on stdin/stdout for agent hosts that speak the Model Context Protocol.
 
 Tools: memory_search, memory_get, remember and ingest, answering with the same text as
@@ -18,7 +20,9 @@ already keeps one), so it reads only those files. Messages are newline-delimited
 
 
 def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
+    import os
     import signal
+    import threading
 
     from memcli.mcp import server, tools
     from memcli.mcp.schemas import Folders, guidance
@@ -27,6 +31,13 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     if max_chars < 1:
         raise BadInput(f"--max-chars must be at least 1, got {max_chars}")
     from memcli.watch.feed import Feed
+
+    # The kernel hands a process signal to any thread that does not block it, and Python runs
+    # handlers only in the main thread: a SIGTERM taken by the feed or refiner thread would leave
+    # the main thread asleep in read(stdin) for good. Threads inherit the mask they start with,
+    # so they start with these blocked and only the main thread takes them.
+    stoppers = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stoppers)
 
     # one file watch: the change journal (every sync here and beside it reads what changed), or,
     # where this process cannot keep it, the last walk served while inotify reports nothing
@@ -43,7 +54,12 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     sys.stdout = sys.stderr
 
     def stop(signum, frame):
-        raise SystemExit(0)  # a host stopping its server is a normal end, not an error
+        # a host stopping its server is a normal end, not an error; clean-up that hangs must
+        # not keep the host waiting (every write is atomic, so leaving at once loses nothing)
+        deadline = threading.Timer(STOP_GRACE, os._exit, (0,))
+        deadline.daemon = True  # a clean exit does not wait for it
+        deadline.start()
+        raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, stop)
     session.say(f"serving {ws.root} on stdio (tools: {', '.join(memory.table)})")
@@ -52,6 +68,7 @@ def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
     if why_not:
         session.logged_why_not = why_not
         session.say(f"every search walks the workspace for changes: {why_not}")
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stoppers)  # one sent meanwhile arrives here
     try:
         return server.serve(session, wire_in, wire_out)
     finally:
