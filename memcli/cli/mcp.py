@@ -1,5 +1,6 @@
 """`mem mcp`: serve memory_search, memory_get, remember and ingest over MCP on stdio."""
 
+import os
 import sys
 
 from memcli.cli import options
@@ -20,7 +21,6 @@ already keeps one), so it reads only those files. Messages are newline-delimited
 
 
 def execute(ctx: Context, max_chars: int = 700, wait: float = lock.WAIT) -> int:
-    import os
     import signal
     import threading
 
