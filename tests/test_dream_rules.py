@@ -333,3 +333,18 @@ def test_a_list_goes_where_most_of_its_steps_belong():
 def test_a_list_whose_title_names_the_nodes_subject_joins_it():
     [p] = _list_placed("Lab work grades prep")
     assert p.target is not None and p.target.path == "digest/wiki/grades.md"
+
+
+def test_a_cjk_statement_without_ingests_gloss_is_read_with_it():
+    """A note written by hand or by `mem remember` has no "(keywords: ...)": the words ingest would
+    gloss it with are its English words all the same, and the gloss's label is no word of any."""
+    from memcli.extraction.dream.evidence import words
+
+    bare = words("User: 店の改装で、研修は4月12日から25日までになりました。")
+    glossed = words("The user said: 「研修はまだ4月12日からです。」 (keywords: training internship, April 12)")
+    assert {"train", "internship"} <= bare.keys() & glossed.keys()
+    assert not {"keyword", "keywords"} & (bare.keys() | glossed.keys())
+    ev = Evidence()
+    assert ev.link(
+        "User: 森大輔さんの店「いさり」で研修します。4月5日から2週間です。", "User: 研修はまだ4月12日からです。"
+    )

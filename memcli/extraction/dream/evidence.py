@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memcli.extraction.conversation import glossary
 from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.rules import CUE_WORDS, EXTRA_STOP, HAN_KANA, SPEAKER, stem_of
 
@@ -56,6 +57,7 @@ december morning evening afternoon night nights start starts started use uses us
 STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
 # a side clause ("after Lena goes to bed", "when it rains") says when or why, not what the statement is about
 _SIDE = re.compile(r"(?<=\w) (?:after|before|when|while|until|since|because|once|whenever) (?=\w)", re.IGNORECASE)
+_GLOSS_LABEL = re.compile(r"\((?:keywords|about):")  # ingest's glosses: "(keywords: flight, May 2)"
 _USER = re.compile(r"\b(?:[Tt]he user(?:['’]s)?|[Tt]heir) ")
 _TOKEN = re.compile(r"[A-Za-z][\w'’.&!-]*[\w!]|[A-Za-z]")
 _IDENT = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|_|\w\.\w")
@@ -123,6 +125,11 @@ def mostly_cjk(text: str) -> bool:
 def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] = frozenset()) -> dict[str, float]:
     """stem -> weight of the words that can tell a subject (before the digest-wide discount)."""
     text = re.sub(r"['’]s\b", "", plain(text))  # "Lena's" is Lena
+    if "(keywords:" not in text and _CJK_RUN.search(text):
+        # what ingest glosses a CJK statement with (a note written by hand or `mem remember` has
+        # none): "研修は4月12日から" shares "training" with "the stage in Fukuoka starts April 5"
+        text += " (keywords: " + ", ".join(glossary.gloss(text)) + ")"
+    text = _GLOSS_LABEL.sub("(", text)  # the label is no word of the statement: every gloss has it
     names = _names(text) | proper_names(text, known)
     out: dict[str, float] = dict.fromkeys(cjk_pairs(text), CJK_PAIR)
     side = _SIDE.search(text)
