@@ -269,3 +269,23 @@ def test_done_with_a_thing_gives_it_up_for_a_question_asking_what_holds_now(ws, 
     paths = [h["path"] for h in hits]
     assert paths.index(new) < paths.index(old)
     assert next(h for h in hits if h["path"] == old)["superseded_by"]["text"] == "Done with the train till october."
+
+
+def test_a_thing_given_up_is_not_the_answer_in_the_present_tense(ws, note, run_mem):
+    """No "now" asked: a question in the present tense asks what the user drives today. The note
+    holding the new value speaks of driving too; one that does not is not raised."""
+    old, new = "memory/2026-02-16/internet.md", "memory/2026-02-27/car-seat.md"
+    note(ws, old, "# Internet\n\n- The user had to drive the hilux into town to upload the pay run.\n")
+    note(
+        ws,
+        new,
+        "# Car seat\n\n- The user needs a booster seat for Mina in the ranger, for the drive to school.\n"
+        "- The ranger tows the bin trailer way better than the old hilux ever did.\n",
+    )
+    code, _, err = run_mem("-w", ws, "reindex")
+    assert code == 0, err
+    hits = search(run_mem, ws, "What does the user drive into town?")
+    paths = [h["path"] for h in hits]
+    assert paths.index(new) < paths.index(old)
+    assert "old hilux" in next(h for h in hits if h["path"] == old)["superseded_by"]["text"]
+    assert search(run_mem, ws, "What did the user drive into town?")[0]["path"] == old  # the past

@@ -228,6 +228,13 @@ def test_statements_of_a_note_skip_front_matter_headings_and_the_day_page_list()
         ("The user is done with mamba.", "mamba"),
         ("i'm done with it", ""),
         ("done with work for today", ""),
+        # the thing in use before the one now
+        ("the ranger tows the trailer way better than the old hilux ever did", "hilux"),
+        ("the new kindle is so much lighter than my old kobo", "kobo"),
+        ("ran into an old friend at the market", ""),
+        ("my old boss called", ""),  # a person goes on being spoken of
+        ("back in the old days", ""),
+        ("Kimchi is a three-year-old heading dog", ""),
     ],
 )
 def test_what_a_statement_gives_up(sentence, thing):

@@ -52,6 +52,11 @@ def annotate_and_rank(
         return hits
     asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - compare.GENERIC
     out = list(hits)
+
+    def spoken(entry: dict) -> bool:  # in the note's own statements, not its conversation's turns
+        text = "\n".join(snap.text(d) for d in file_docs(snap, entry["current"]["path"]))
+        return bool(asked & set(reading.words("\n".join(x for x in text.split("\n") if x.startswith("- ")))))
+
     if past:  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:
             entry = _relevant(relations.get(h.path, ()), h, asked)
@@ -66,7 +71,9 @@ def annotate_and_rank(
             i += 1
             continue
         h.superseded_by = _shown(entry)
-        if entry["about"] and entry["current"]["path"] != h.path:
+        # by a thing given up alone, the note now holding the value must speak of what is asked
+        # too ("the old hilux" in a note on Mina's car seat, for "what ute does the user drive")
+        if entry["about"] and entry["current"]["path"] != h.path and (not entry["loose"] or spoken(entry)):
             i += _raise_current(snap, out, i, entry["current"])
         i += 1
     return out
@@ -153,10 +160,11 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
     "long run" for the long run), so a query about another statement of the note moves nothing.
     A thing given up names no subject (no `needs`: "i left helix", or only the older claim's:
-    "driving him saturdays, still taking the train to work" given up by "done with the train");
-    a question asking what holds `now` is about it when it shares a word with the statement
-    ("which code editor now" and "vs code was too slow, switched to helix", "how does the user
-    get to work these days")."""
+    "driving him saturdays, still taking the train to work" given up by "done with the train"):
+    a question is about it when it shares a word with the statement ("which code editor now" and
+    "vs code was too slow, switched to helix", "how does the user get to work these days", "what
+    ute does the user drive" and "drive the hilux" given up by "the old hilux"); one asking what
+    holds `now`, also about any other statement without `needs` it shares a word with."""
     # a note found through its source conversation (memcli.retrieval.sources) was matched as a
     # whole: any of its statements may be the one asked about
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
@@ -164,18 +172,28 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
         return None
     lines = h.text.split("\n")
 
+    def at(e: dict) -> int:  # the entry's line in the hit's text
+        return e["line"] - h.start_line
+
     def overlap(e: dict) -> int:
-        at = e["line"] - h.start_line
-        line = lines[at] if 0 <= at < len(lines) else e.get("text", "")
+        line = lines[at(e)] if 0 <= at(e) < len(lines) else e.get("text", "")
         return len(asked & set(reading.words(line)))
 
     def about(e: dict) -> bool:
         if now and (e.get("given_up") or not e.get("needs")) and overlap(e):
             return True
-        return any(need and set(need) <= asked for need in e.get("needs") or ())
+        # what was given up is no longer held, "now" said or not (a question about the past
+        # reorders nothing: annotate_and_rank), when no other line of the hit is nearer the
+        # question ("which company does the user work for" is about the line naming the company,
+        # not the one that says the user worked in helix)
+        return loose(e) or any(need and set(need) <= asked for need in e.get("needs") or ())
+
+    def loose(e: dict) -> bool:  # about it by the rule above alone, "now" not said
+        n = overlap(e) if e.get("given_up") else 0
+        return bool(n) and all(len(asked & set(reading.words(x))) < n for j, x in enumerate(lines) if j != at(e))
 
     best = max(inside, key=lambda e: (about(e), overlap(e)))
-    return {**best, "about": about(best)}
+    return {**best, "about": about(best), "loose": not now and about(best) and loose(best)}
 
 
 def _shown(entry: dict) -> dict:

@@ -167,7 +167,7 @@ _DAY_OR_MONTH = re.compile(
 _CUES = frozenset(
     "from to as is are was were became become be stays remains my our got been went retired ditched "
     "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
-    "moved 'm am started now upgraded off going sticking switching".split()
+    "moved 'm am started now upgraded off going sticking switching old".split()
 )
 
 
@@ -305,6 +305,7 @@ def _trimmed(value: str) -> str:
 
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
 _THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|till|until)\b))"
+_NOT_OLD = r"(?:days?|times?|friends?|school|town|city|man|lady|age|habits?|ways?|ones?|self|place|boss|manager|teacher|coach|tutor|doctor|colleagues?|neighbou?rs?|[a-z]*mates?|partner|girlfriend|boyfriend|team|job)"
 _BARE = r"(?!(?:off|at|to|by|from)\b)" + _WORD + r"(?: (?!(?:off|at|to|by|from)\b)" + _WORD + r"){0,3}?"  # no place
 # a change naming only its values, made by the user: "i officially switched from avimark to ezyvet"
 # gives up avimark ("the 1:1 moved from 9 to 10" names its subject: a claim, not a thing given up)
@@ -340,6 +341,8 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
         rf"(?:{_DET} )?(?P<x>(?!(?:it|them|that|this|work|school)\b){_BARE}){_THING_END}"
     ),
     _SWITCH,
+    # a thing in use before the one now, by its head ("than the old hilux ever did"); not "the old days", "my old boss"
+    re.compile(rf"\b(?:my|our|the|his|her|their) old (?P<x>(?!{_NOT_OLD}\b){_WORD})(?![\w'’/+-])"),
     # "switching her off the hills", "took him off the kibble", "came off the pill"
     re.compile(
         rf"\b(?:switch|tak|took|com|came|get|got|wean)\w* (?:(?:him|her|them|me|us|it) )?off (?:{_DET} )?(?P<x>{_THING}){_THING_END}"
@@ -349,8 +352,8 @@ _RETIRED = [  # a value given up: "the pegasus are retired", "i left helix", "st
 
 # the words one of _RETIRED needs, as substrings: most statements hold none and skip the patterns
 _GIVING_UP = tuple(
-    "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|"
-    "no longer us|gave up on|got rid of|left|quit|dropped| off |done with".split("|")
+    "retir|sold|return|replac|gone for good|switched off|decommission|went back to|ditch|stopped using|no longer us|"
+    "gave up on|got rid of|left|quit|dropped| off |done with|old ".split("|")
 )
 _SWITCHING = ("switch", "mov", "chang", "migrat", "transition")  # _SWITCH's verbs, before its " from "
 
@@ -383,10 +386,9 @@ _ADOPT = re.compile(
 
 
 def holds(sentence: str, thing: str) -> bool:
-    """`sentence` holds `thing` as what it is about or what is used: the thing is among the
-    first words of one of its clauses ("the xps is from 2021", "dell xps 13, ...", "runs in nike
-    pegasus 40 shoes") or follows a verb of use ("switched to helix", "stick with the pegasus");
-    "vs code was too slow on the xps" only mentions it."""
+    """`sentence` holds `thing` as what it is about or uses: among the first words of a clause ("the xps is
+    from 2021", "runs in nike pegasus 40 shoes") or after a verb of use ("stick with the pegasus"); "vs
+    code was too slow on the xps" only mentions it."""
     want = [w for w in words(thing) if w not in SOFT]
     if not want:
         return False
