@@ -28,15 +28,27 @@ def vault(ws, note, run_mem):
     note(ws, NEW, "# Tempo\n\n- The user's half-marathon goal is now 1:58 after the calf strain.\n", name="tempo")
     note(ws, PG, "# Pgbouncer\n\n- The pgbouncer pool size is 20 for the events database.\n", name="pgbouncer")
     note(ws, SWIM, "# Swim\n\n- The user's swimming pool is 50m long.\n", name="swim")
+    reindex(run_mem, ws)
+    return ws
+
+
+def reindex(run_mem, ws) -> None:
     code, _, err = run_mem("-w", ws, "reindex")
     assert code == 0, err
-    return ws
 
 
 def search(run_mem, ws, query, *extra):
     code, out, err = run_mem("-w", ws, "search", "--json", "--limit", "5", *extra, "--", query)
     assert code == 0, err
     return json.loads(out)["results"]
+
+
+def raised_above(run_mem, ws, query, new, old) -> dict:
+    """The hit of `old`, after asserting that `new` ranks above it for `query`."""
+    hits = search(run_mem, ws, query)
+    paths = [h["path"] for h in hits]
+    assert paths.index(new) < paths.index(old)
+    return hits[paths.index(old)]
 
 
 def test_reindex_records_supersessions_under_the_metadata_folder(vault):
@@ -192,8 +204,7 @@ def test_the_current_value_of_a_decoy_subject_is_not_raised_above_the_asked_one(
     note(ws, "memory/2026-03-12/swim.md", "# Swim\n\n- Its a 25m pool at the sports centre.\n", name="swim")
     note(ws, "memory/2026-04-17/pg2.md", "# Pg2\n\n- The pgbouncer pool size is 35 now.\n", name="pg2")
     note(ws, "memory/2026-04-26/swim2.md", "# Swim2\n\n- It's a 50m pool, so 30 lengths now.\n", name="swim2")
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
+    reindex(run_mem, ws)
     paths = [h["path"] for h in search(run_mem, ws, "what is the pgbouncer pool size now")]
     assert paths[0] == "memory/2026-04-17/pg2.md"
     swim = [h["path"] for h in search(run_mem, ws, "how long is the pool the user swims in")]
@@ -206,8 +217,7 @@ def test_a_change_told_by_its_values_alone_ranks_first_and_is_shown(ws, note, ru
     note(ws, "memory/2026-09-24/bell.md", "# Bell\n\n- First class is 8:15 now, so the user is on the 7:37 metro.\n")
     note(ws, "memory/2026-10-02/oats.md", "# Oats\n\n- Overnight oats for the metro: oats, milk, yoghurt.\n")
     note(ws, "memory/2026-10-26/clocks.md", "# Clocks\n\n- The 7:37 was brutal, going with the 7:45 from now on.\n")
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
+    reindex(run_mem, ws)
     hits = search(run_mem, ws, "which metro does the user catch in the morning")
     paths = [h["path"] for h in hits]
     assert paths.index("memory/2026-10-26/clocks.md") < paths.index("memory/2026-09-24/bell.md")
@@ -220,8 +230,7 @@ def test_a_question_asking_what_holds_now_puts_the_newer_note_of_its_subject_fir
     note(ws, old, "# Gym\n\n- The user trains at the Bouldergarten gym on Mondays; the Bouldergarten gym has a cafe.\n")
     note(ws, new, "# Climbing\n\n- The user trains at the Klettermax gym.\n")
     note(ws, "memory/2026-03-01/cafe.md", "# Cafe\n\n- The user likes the oat latte at the corner cafe.\n")
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
+    reindex(run_mem, ws)
     relations = json.loads((ws / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
     assert relations["superseded"] == {}  # no relation: only the question's "now" orders them
     assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at?")][:2] == [old, new]
@@ -248,8 +257,7 @@ def test_a_newer_note_telling_a_change_of_every_asked_word_goes_first(ws, note, 
         "# Update\n\n- Japanese update: the sunday class folded, not enough people.\n"
         "- Only option left was the wednesday online one, 9:30 on zoom.\n",
     )
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
+    reindex(run_mem, ws)
     assert [h["path"] for h in search(run_mem, ws, "When is the user's Japanese class?")][:2] == [new, old]
     assert search(run_mem, ws, "Who teaches the user's Japanese class?")[0]["path"] == old
     assert search(run_mem, ws, "When was the user's Japanese class?")[0]["path"] == old  # the past
@@ -263,12 +271,9 @@ def test_done_with_a_thing_gives_it_up_for_a_question_asking_what_holds_now(ws, 
         new,
         "# Bike\n\n- The user rode along the bow river pathway today, 7 km.\n- Done with the train till october.\n",
     )
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
-    hits = search(run_mem, ws, "How does the user get to work these days?")
-    paths = [h["path"] for h in hits]
-    assert paths.index(new) < paths.index(old)
-    assert next(h for h in hits if h["path"] == old)["superseded_by"]["text"] == "Done with the train till october."
+    reindex(run_mem, ws)
+    replaced = raised_above(run_mem, ws, "How does the user get to work these days?", new, old)
+    assert replaced["superseded_by"]["text"] == "Done with the train till october."
 
 
 def test_a_thing_given_up_is_not_the_answer_in_the_present_tense(ws, note, run_mem):
@@ -282,10 +287,9 @@ def test_a_thing_given_up_is_not_the_answer_in_the_present_tense(ws, note, run_m
         "# Car seat\n\n- The user needs a booster seat for Mina in the ranger, for the drive to school.\n"
         "- The ranger tows the bin trailer way better than the old hilux ever did.\n",
     )
-    code, _, err = run_mem("-w", ws, "reindex")
-    assert code == 0, err
-    hits = search(run_mem, ws, "What does the user drive into town?")
-    paths = [h["path"] for h in hits]
-    assert paths.index(new) < paths.index(old)
-    assert "old hilux" in next(h for h in hits if h["path"] == old)["superseded_by"]["text"]
+    reindex(run_mem, ws)
+    assert (
+        "old hilux"
+        in raised_above(run_mem, ws, "What does the user drive into town?", new, old)["superseded_by"]["text"]
+    )
     assert search(run_mem, ws, "What did the user drive into town?")[0]["path"] == old  # the past

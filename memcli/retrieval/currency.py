@@ -54,8 +54,8 @@ def annotate_and_rank(
     out = list(hits)
 
     def spoken(entry: dict) -> bool:  # in the note's own statements, not its conversation's turns
-        text = "\n".join(snap.text(d) for d in file_docs(snap, entry["current"]["path"]))
-        return bool(asked & set(reading.words("\n".join(x for x in text.split("\n") if x.startswith("- ")))))
+        own = (x for x in _note_text(snap, entry["current"]["path"]).split("\n") if x.startswith("- "))
+        return bool(asked & set(reading.words("\n".join(own))))
 
     if past:  # "when did she move", "what was the goal before": the old value is the answer
         for h in out:
@@ -119,7 +119,7 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: bool,
 
     def text(h: Hit) -> str:  # read once per note: the passes below ask again
         if h.path not in texts:
-            texts[h.path] = "\n".join(snap.text(d) for d in file_docs(snap, h.path))
+            texts[h.path] = _note_text(snap, h.path)
         return texts[h.path]
 
     def covered(h: Hit) -> set[str]:
@@ -155,6 +155,11 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: bool,
     return top + hits[3:]
 
 
+def _note_text(snap, path: str) -> str:
+    """The whole indexed text of a note, its source conversation's passages included."""
+    return "\n".join(snap.text(d) for d in file_docs(snap, path))
+
+
 def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | None:
     """The superseded statement in the hit's lines the query is most about (None: none there);
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
@@ -170,14 +175,13 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
     if not inside:
         return None
-    lines = h.text.split("\n")
+    shared = [len(asked & set(reading.words(line))) for line in h.text.split("\n")]  # per line of the hit
 
     def at(e: dict) -> int:  # the entry's line in the hit's text
         return e["line"] - h.start_line
 
     def overlap(e: dict) -> int:
-        line = lines[at(e)] if 0 <= at(e) < len(lines) else e.get("text", "")
-        return len(asked & set(reading.words(line)))
+        return shared[at(e)] if 0 <= at(e) < len(shared) else len(asked & set(reading.words(e.get("text", ""))))
 
     def about(e: dict) -> bool:
         if now and (e.get("given_up") or not e.get("needs")) and overlap(e):
@@ -190,7 +194,7 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
 
     def loose(e: dict) -> bool:  # about it by the rule above alone, "now" not said
         n = overlap(e) if e.get("given_up") else 0
-        return bool(n) and all(len(asked & set(reading.words(x))) < n for j, x in enumerate(lines) if j != at(e))
+        return bool(n) and all(k < n for j, k in enumerate(shared) if j != at(e))
 
     best = max(inside, key=lambda e: (about(e), overlap(e)))
     return {**best, "about": about(best), "loose": not now and about(best) and loose(best)}
