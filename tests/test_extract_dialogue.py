@@ -444,6 +444,38 @@ def test_a_question_quoting_text_with_commas_is_still_a_question():
     assert errand and bullets(found) == []
 
 
+@pytest.mark.parametrize(
+    "turns",
+    [
+        # a mood of the minute before the request, and surprise at the answer
+        (
+            "so bored at the dentist. give me some weird facts about octopuses",
+            "- An octopus has three hearts.\n- Its blood is blue.",
+            "three hearts, crazy",
+        ),
+        # the pieces wanted without a verb for the assistant, and an item of the answer picked
+        (
+            "need a couple of jokes for my retirement speech on friday",
+            "1. I'm not retiring, I'm going on permanent leave.\n2. The coffee machine will miss me most.",
+            "the coffee one is perfect for the finance lot",
+        ),
+        # a greeting quoted in the question: its comma does not end the question
+        ('how do you say "good evening, welcome to our home" in spanish', '"Buenas noches, bienvenidos."', "nice"),
+    ],
+)
+def test_a_chat_of_moods_asks_and_reactions_is_an_errand_that_states_nothing(turns):
+    found, errand = rules.read(chat(*turns))
+    assert errand and bullets(found) == []
+
+
+@pytest.mark.parametrize(
+    "line", ["mad at our builder, my deck is three weeks late", "tired of my old tractor, selling it in may"]
+)
+def test_a_feeling_about_something_is_still_stated(line):
+    found, errand = rules.read(chat("whats a fair price for a used deck", "Around $300 per m2.", line))
+    assert not errand and bullets(found)
+
+
 def test_a_statement_trailing_off_before_a_question_is_kept():
     found = rules.findings(
         chat("so officially switched from avimark to ezyvet and honestly... its fine? invoicing is slower", "ok")

@@ -51,7 +51,10 @@ _CREATIVE = re.compile(rf"\b(?:{_PIECES})s?\b", _I)
 # a creative piece asked for mid-line: "for the team chat, write a haiku", "give us a pun"
 _CREATIVE_ASK = re.compile(
     r"(?:^|[,:;.!]\s*)(?:write|tell|give|make|compose|come up with)\b|"
-    r"\b(?:write|tell|give|make|compose) (?:me|us)\b",
+    r"\b(?:write|tell|give|make|compose) (?:me|us)\b|"
+    # "need some riddles for a long car trip": the pieces wanted, without a verb for the assistant
+    r"^(?:i )?(?:need|want|would like|looking for)\s+(?:some|a|an|a few|more|\d+)?\s*(?:[\w'-]+\s+){0,2}"
+    rf"(?:{_PIECES})s?\b",
     _I,
 )
 WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*|\d+(?:[.,:/-]\d+)*")
@@ -88,6 +91,7 @@ GREETING = re.compile(
 )
 _SMALL_TALK = re.compile(
     r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
+    r"bored(?! of| with)|"  # "bored waiting in the ute": how the user feels this minute
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
     r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b",
     _I,

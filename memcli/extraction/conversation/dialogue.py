@@ -111,7 +111,9 @@ LEANS = re.compile(
 MOOD = re.compile(
     r"^(?:i'?m|im|i am|feeling|feel) (?:so |really |very |kinda |a bit |pretty )?(?:bored|tired|"
     r"hungry|sleepy|busy|sad|happy|excited|stressed|sick|exhausted|fine|ok|okay|good|great|better|"
-    r"back|glad|sorry)\b",
+    r"back|glad|sorry)\b|"
+    # without a subject: "bored waiting in the ute", but not "tired of the old tractor"
+    r"^(?:so |really |very )?(?:bored|tired|hungry|sleepy|exhausted|knackered)\b(?! of\b| with\b)",
     _I,
 )
 PRONOUN_OBJECT = re.compile(r"\b(?:it|that|this)\b", _I)
@@ -161,9 +163,16 @@ ASK_LEAD = re.compile(
     r"(?:question|q|qn)\s*[:-]\s*|^settle (?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:-]?\s*",
     _I,
 )
-# laughter or surprise: a short turn holding it reacts to what the assistant just said
-LAUGH = re.compile(r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|wow|omg|no way)\b|[\U0001F602\U0001F923]", _I)
-WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,]{0,30},\s*", _I)
+# laughter or surprise: a short turn holding it reacts to what the assistant just said ("60
+# years, mad"; but not "mad at the contractor")
+LAUGH = re.compile(
+    r"\b(?:lol|lmao|rofl|haha\w*|hehe\w*|wow|whoa|omg|no way|wild|crazy|insane|nuts|bonkers|unreal|"
+    r"mad(?! (?:at|about|with|that)\b))\b|[\U0001F602\U0001F923]",
+    _I,
+)
+# "what about the gutters, they're full": the question before a statement; a comma inside a
+# quote ("how do you say "good morning, have a nice day"") does not end it
+WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,\"“「]{0,30},\s*", _I)
 
 
 # quoted text inside a question ("how do you say "thanks, it was lovely" in french") is the

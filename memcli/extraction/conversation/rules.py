@@ -239,7 +239,7 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
         elif rec["role"] == "user" and text:
             found["Code"] += [b for b in code_blocks(text) if b not in found["Code"]]
             kept, asked = user_turn(procedures.without_list(text), _speaker(rec), turn)
-            if users and opened and not told_later and _reacts(text):
+            if users and opened and not told_later and _reacts(text, turn.assistant):
                 kept = []  # "haha told u. a court case lol": about the answer, not the user
             for section, statement in kept:
                 add(section, statement)
@@ -256,9 +256,17 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
     return found, errand
 
 
-def _reacts(text: str) -> bool:
-    """A short turn of laughter or surprise: a reaction to the answer ("two minutes lol. wow")."""
-    return bool(dialogue.LAUGH.search(text)) and len(chatter.WORDS.findall(text)) <= 9
+def _reacts(text: str, answer: str) -> bool:
+    """A short turn of laughter or surprise, or one that picks an item of the answer: a reaction
+    to the answer ("two minutes lol. wow", "the towel one will break mina's brain")."""
+    if len(chatter.WORDS.findall(text)) > 9:
+        return False
+    picked = _PICKED.match(text.strip())
+    return bool(dialogue.LAUGH.search(text)) or bool(picked and picked[1].lower() in answer.lower())
+
+
+# "the towel one", "that riddle one": an item of the answer named by a word from it
+_PICKED = re.compile(r"(?:the|that) ([\w'-]{3,}) one\b", re.IGNORECASE)
 
 
 def _norm(line: str) -> str:
