@@ -6,7 +6,8 @@ also one sharing a word with a statement of a thing given up, which has none) ge
 statement's current holder placed right above it: moved up when it is a hit further down,
 else its chunk is added there, at the superseded hit's score. A question asking what holds now
 also lets the newer of two of its first hits go first when it holds every query word the older
-one holds, or all but one of three or more; any other question not about the past, only when
+one holds, or all but one of three or more, or one of them as near the question in meaning
+(by vectors); any other question not about the past, only when
 the newer one tells a change in a line holding every query word ("Japanese update: the sunday
 class folded" for "when is the Japanese class"). Nothing else moves: recency orders statements of one subject only, never the
 results as a whole (a global decay with a 30-day half-life put current values first but cost
