@@ -134,6 +134,17 @@ def test_facts_under_one_heading_of_an_agents_note_go_together():
     assert len(place([a, b], vectors=vec, contexts={a.path: "note"}).placed) == 1
 
 
+def test_a_cjk_statement_under_one_heading_of_an_agents_note_goes_with_the_rest():
+    """The model gives a Chinese statement no vector to compare: under one heading of an agent's
+    note it goes with the English statements beside it, as a far cosine would; elsewhere words decide."""
+    a = Fact("我爸爸7月5日滿80歲，壽宴在台中的福園餐廳。", "memory/2027-04-08/taiwan.md", section="trip")
+    b = Fact("The user flies EVA from Vancouver to Taipei on June 28.", "memory/2027-04-08/taiwan.md", section="trip")
+    c = Fact("She always wants an aisle seat on long flights.", "memory/2027-04-08/taiwan.md", section="trip")
+    vec = {b.text: [1.0, 0.0], c.text: [0.6, 0.8]}
+    assert sorted(len(p.unit.facts) for p in place([a, b, c], vectors=vec).placed) == [1, 2]
+    assert [len(p.unit.facts) for p in place([a, b, c], vectors=vec, contexts={a.path: "note"}).placed] == [3]
+
+
 def test_facts_skip_links_questions_small_talk_and_images():
     body = (
         "## Facts\n- User: Thanks!\n- User: Can you check the logs?\n- User: [image: a cat]\n"

@@ -269,7 +269,13 @@ class Evidence:
             return None
         c = self.cosine(a, b)
         if c is None:  # no vector to compare (a CJK statement): shared words decide, as without vectors
-            return Link(weight, None, weight) if weight >= WORDS else None
+            if weight >= WORDS:
+                return Link(weight, None, weight)
+            # under one heading of an agent's note ("Trip to Taiwan": 我爸爸7月5日滿80歲… and "flies
+            # EVA to Taipei"), as the lowest cosine would have it for two statements in one language
+            if context == "note" and not self.named_apart(a, b):
+                return Link(weight, None, weight, context=True)
+            return None
         m = MEANING
         if c >= max(m["floor"], m["alone"] - m["per_word"] * min(weight, 3.0)):
             return Link(c + WORD_BONUS * weight, c, weight)
