@@ -149,6 +149,7 @@ def test_facts_skip_links_questions_small_talk_and_images():
     body = (
         "## Facts\n- User: Thanks!\n- User: Can you check the logs?\n- User: [image: a cat]\n"
         "- User: See [[memory/2026-06-01/x.md]] for the plan.\n- User: The cat is called Miso. [image: a cat]\n"
+        "\n## Topics\ncat, logs, plan, miso, image, vet, food, name\n"  # ingest's keywords of the chat
     )
     facts = dream_rules.facts_of("memory/2026-06-01/a.md", body, {"session_id": "s1"})
     assert [(f.speaker, f.text, f.section) for f in facts] == [("User", "The cat is called Miso.", "facts")]

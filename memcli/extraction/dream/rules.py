@@ -139,7 +139,8 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     heads = {i: ln.lstrip("#").strip().lower() for i, ln in enumerate(lines) if ln.startswith("## ")}
     start = 0
     for i in [*sorted(heads), len(lines)]:
-        for text, _bullet, numbered in _prose(lines[start:i]):
+        # ingest's `## Topics` is what the chat was about, keywords for search: no statement
+        for text, _bullet, numbered in _prose(lines[start:i]) if section != "topics" else ():
             speaker = ""
             m = SPEAKER.match(text) if spoken else None
             if m and text[m.end() :]:
