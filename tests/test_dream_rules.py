@@ -134,6 +134,19 @@ def test_facts_under_one_heading_of_an_agents_note_go_together():
     assert len(place([a, b], vectors=vec, contexts={a.path: "note"}).placed) == 1
 
 
+def test_the_title_of_a_list_is_no_statement_of_its_own():
+    body = (
+        "## Procedures\n- Updated plan (in order):\n  1. Walk the blocks with the new crew boss.\n"
+        "  2. Share the harvest-morning checklist.\n- The user keeps the spray diary in the shed:\n"
+    )
+    facts = dream_rules.facts_of("memory/2026-06-01/p.md", body, {"session_id": "s1"})
+    assert [f.text for f in facts] == [
+        "Walk the blocks with the new crew boss.",
+        "Share the harvest-morning checklist.",
+        "The user keeps the spray diary in the shed:",  # no steps follow: a statement
+    ]
+
+
 def test_a_cjk_statement_under_one_heading_of_an_agents_note_goes_with_the_rest():
     """The model gives a Chinese statement no vector to compare: under one heading of an agent's
     note it goes with the English statements beside it, as a far cosine would; elsewhere words decide."""

@@ -468,6 +468,13 @@ def test_a_chat_of_moods_asks_and_reactions_is_an_errand_that_states_nothing(tur
     assert errand and bullets(found) == []
 
 
+def test_a_comment_on_what_was_said_is_no_statement():
+    found = rules.findings(
+        chat("bay harvest sent the rate sheet, $39 a bin now. bit of a jump", "That's up $3 a bin.", "yep")
+    )
+    assert bullets(found) == ["- Bay harvest sent the rate sheet, $39 a bin now."]
+
+
 @pytest.mark.parametrize(
     "line", ["mad at our builder, my deck is three weeks late", "tired of my old tractor, selling it in may"]
 )

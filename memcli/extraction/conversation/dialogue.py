@@ -192,6 +192,8 @@ def is_reaction(core: str) -> bool:
         return False
     if len(words) <= 2 or MOOD.match(core) or chatter.is_acknowledgement(core):
         return True
+    if len(words) <= 6 and re.match(r"(?:a )?bit of an? ", core, _I):
+        return True  # "bit of a jump" (a price went up), "bit of a shake up": a comment on it
     if len(words) <= 5 and chatter.ACK_START.match(core):
         return True
     return len(words) <= 5 and bool(PRONOUN_OBJECT.search(core))
@@ -205,6 +207,8 @@ def subject_less(core: str) -> bool:
     word = m.group(1).lower()
     if word in ("want", "need", "hope", "plan", "prefer", "love", "hate", "think", "guess", "wish"):
         return len(core.split()) > 2
+    if core[m.end(1) :].lstrip().lower().startswith("of "):
+        return False  # "bit of a shake up": a noun, not "bit" the verb
     return person._is_past(word) and word not in (
         "was",
         "were",

@@ -140,7 +140,10 @@ def facts_of(path: str, body: str, meta: dict) -> list[Fact]:
     start = 0
     for i in [*sorted(heads), len(lines)]:
         # ingest's `## Topics` is what the chat was about, keywords for search: no statement
-        for text, _bullet, numbered in _prose(lines[start:i]) if section != "topics" else ():
+        items = _prose(lines[start:i]) if section != "topics" else []
+        for k, (text, _bullet, numbered) in enumerate(items):
+            if text.endswith(":") and k + 1 < len(items) and items[k + 1][2]:
+                continue  # "Updated plan (in order):": what the steps below are, no statement of its own
             speaker = ""
             m = SPEAKER.match(text) if spoken else None
             if m and text[m.end() :]:
