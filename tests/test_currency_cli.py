@@ -7,8 +7,7 @@ import json
 
 import pytest
 from test_mcp import Client
-
-UNPIN = {"MEM_EMBEDDING_BACKEND": None}  # the configured (default local) embedding model
+from test_vectors import UNPIN
 
 OLD = "memory/2026-03-05/running.md"
 MID = "memory/2026-03-21/trial.md"
@@ -34,13 +33,14 @@ def vault(ws, note, run_mem):
     return ws
 
 
-def reindex(run_mem, ws) -> None:
-    code, _, err = run_mem("-w", ws, "reindex")
+def reindex(run_mem, ws, env=None) -> None:
+    code, _, err = run_mem("-w", ws, "reindex", env=env, timeout=300)
     assert code == 0, err
 
 
-def search(run_mem, ws, query, *extra):
-    code, out, err = run_mem("-w", ws, "search", "--json", "--limit", "5", *extra, "--", query)
+def search(run_mem, ws, query, *extra, env=None):
+    """`env=UNPIN`: with the configured (default local) embedding model instead of none."""
+    code, out, err = run_mem("-w", ws, "search", "--json", "--limit", "5", *extra, "--", query, env=env, timeout=120)
     assert code == 0, err
     return json.loads(out)["results"]
 
@@ -311,12 +311,10 @@ def test_a_newer_note_told_in_other_words_goes_first_when_asked_what_holds_now(w
     note(
         ws, "memory/2027-03-20/market.md", "# Market\n\n- Bought a ceramic food bowl and a lamp at the Sunday market.\n"
     )
-    assert run_mem("-w", ws, "reindex", env=UNPIN, timeout=300)[0] == 0
+    reindex(run_mem, ws, env=UNPIN)
 
     def first(query: str) -> list[str]:
-        code, out, err = run_mem("-w", ws, "search", "--json", "--", query, env=UNPIN, timeout=120)
-        assert code == 0, err
-        return [h["path"] for h in json.loads(out)["results"]]
+        return [h["path"] for h in search(run_mem, ws, query, env=UNPIN)]
 
     assert first("What food is Mochi on now for her kidneys?")[:2] == [new, old]
     assert first("What food is Mochi on for her kidneys?")[0] == old  # no "now"

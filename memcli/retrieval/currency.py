@@ -44,10 +44,17 @@ def annotate_and_rank(
     question = question or query
     past = bool(_ASKS_PAST.search(query))
     now = bool(_ASKS_NOW.search(question)) and not past
+    texts: dict[str, str] = {}
+
+    def note_text(path: str) -> str:  # read once per note: both passes below ask again
+        if path not in texts:
+            texts[path] = _note_text(snap, path)
+        return texts[path]
+
     if hits and not past:
         asked = set(reading.words(query)) - compare.GENERIC
         when = not now and bool(_ASKS_WHEN.search(question))
-        hits = _newest_of_subject(snap, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", not now, when)
+        hits = _newest_of_subject(note_text, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", not now, when)
     relations = load(metadata)
     if not relations or not hits:
         return hits
@@ -55,7 +62,7 @@ def annotate_and_rank(
     out = list(hits)
 
     def spoken(entry: dict) -> bool:  # in the note's own statements, not its conversation's turns
-        own = (x for x in _note_text(snap, entry["current"]["path"]).split("\n") if x.startswith("- "))
+        own = (x for x in note_text(entry["current"]["path"]).split("\n") if x.startswith("- "))
         return bool(asked & set(reading.words("\n".join(own))))
 
     if past:  # "when did she move", "what was the goal before": the old value is the answer
@@ -113,7 +120,7 @@ NOW_COSINE = 0.75
 _ASKS_WHEN = re.compile(r"^\W*(?:when|what time|(?:what|which) days?|how often)\b", re.I)
 
 
-def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: bool, when: bool) -> list[Hit]:
+def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: bool, when: bool) -> list[Hit]:
     """For a query asking what holds now: among the first three hits, a newer dated note whose
     whole text (its conversation included) holds every query word the one above it holds, or all
     but one of three or more, or one of them as near the query in meaning (NOW_SCORE, NOW_COSINE),
@@ -121,23 +128,18 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: bool,
     `told`: any other question not about the past: only a newer note telling a change
     (shift.tells_change) in a line holding every query word goes above, or for a question asking
     `when`, a line holding one of them and a time, a day or a date ("the user is doing fridays
-    now" for "which day does the user drive the carpool"): the older note is its old value."""
+    now" for "which day does the user drive the carpool"): the older note is its old value.
+    `note_text`: a note's whole indexed text by path."""
     top = hits[:3]
-    texts: dict[str, str] = {}
     seen: dict[str, set[str]] = {}
-
-    def text(h: Hit) -> str:  # read once per note: the passes below ask again
-        if h.path not in texts:
-            texts[h.path] = _note_text(snap, h.path)
-        return texts[h.path]
 
     def covered(h: Hit) -> set[str]:
         if h.path not in seen:
-            seen[h.path] = asked & set(reading.words(text(h)))
+            seen[h.path] = asked & set(reading.words(note_text(h.path)))
         return seen[h.path]
 
     def tells_change(h: Hit) -> bool:  # "who teaches the japanese class" is not about its day
-        for line in text(h).split("\n"):
+        for line in note_text(h.path).split("\n"):
             if line.startswith("- ") and shift.tells_change(line):
                 have = asked & set(reading.words(line))
                 if have == asked or (when and have and shift.timed(line)):
@@ -153,12 +155,14 @@ def _newest_of_subject(snap, hits: list[Hit], asked: set[str], date, told: bool,
         ok = bool(held) and (both == held or (len(held) >= 3 and len(both) >= len(held) - 1))
         if told:
             return ok and tells_change(b)
+        if ok:
+            return True
         # asking what holds now, a newer hit sharing a word asked and near the question in meaning
         # as the older one is of the subject too: a new value is often told in other words ("Frank
         # got his first librela shot today!" for "What is Frank the greyhound on now for his
         # arthritis?"). Keyword scores of one shared word say nothing of meaning: vectors only.
         near = a.vector is not None and b.vector is not None and b.vector >= NOW_COSINE * a.vector
-        return ok or (bool(both) and near and b.score >= NOW_SCORE * a.score)
+        return bool(both) and near and b.score >= NOW_SCORE * a.score
 
     for _ in range(len(top)):
         moved = False
@@ -213,7 +217,8 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
         return bool(n) and all(k < n for j, k in enumerate(shared) if j != at(e))
 
     best = max(inside, key=lambda e: (about(e), overlap(e)))
-    return {**best, "about": about(best), "loose": not now and about(best) and loose(best)}
+    is_about = about(best)
+    return {**best, "about": is_about, "loose": not now and is_about and loose(best)}
 
 
 def _shown(entry: dict) -> dict:
