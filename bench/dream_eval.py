@@ -407,6 +407,7 @@ def nightly(
                 "new_facts": facts.get("new"),
                 "remaining": rep.get("remaining"),
                 "kept": len(facts.get("kept") or []),
+                "kept_why": [f"{k.get('why')}: {k.get('fact')}" for k in facts.get("kept") or []],
                 "grouping": facts.get("grouping"),
                 "checkpointed": len(rep.get("checkpointed") or []),
                 # with a model: statements it decided, and those the rules decided for it

@@ -227,6 +227,37 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
         ("王老师说瑜伽课从下个月开始改到星期五，星期三没有了。", "瑜伽课每个星期三晚上七点，在社区中心。", "CORRECT"),
         ("ジムは水曜日に変わりました。", "ジムは月曜日の夜に行きます。", "CORRECT"),
         ("수영 강습을 토요일 아침으로 바꿨어요.", "수영 강습은 화요일 저녁이에요.", "CORRECT"),
+        # a thing stopped, given up ("done with"), a switch told as advice, a change from next week,
+        # "make it ...", 〜になりました, a value set aside ("instead of") that the old statement held
+        (
+            "The beta blocker was stopped after the dizzy spells.",
+            "The user takes a beta blocker, 5 mg a day.",
+            "CORRECT",
+        ),
+        (
+            "Done with the ferry till spring, the user drives the long way.",
+            "The user takes the ferry to Vashon.",
+            "CORRECT",
+        ),
+        ("The trainer says switch Juno to a grain-free kibble.", "Juno eats Orijen puppy kibble.", "CORRECT"),
+        (
+            "The book club meets on Sundays from next month.",
+            "The book club meets on Thursdays at Café Lune.",
+            "CORRECT",
+        ),
+        ("Make it 7 days of retention for the staging logs.", "Staging logs keep 30 days of retention.", "CORRECT"),
+        ("ピアノのレッスンは金曜日になりました。", "ピアノのレッスンは火曜日です。", "CORRECT"),
+        (
+            "The thesis goes to the Utrecht committee instead of Leiden, due in May.",
+            "The user submits the thesis to the Leiden committee.",
+            "CORRECT",
+        ),
+        # ... but what a statement merely prefers to something else is no value it gives up
+        (
+            "The user drinks rooibos in the evening instead of coffee.",
+            "The user no longer drinks coffee and now prefers rooibos.",
+            "REFINE",
+        ),
         # a body part replaced on a day is no value replaced
         (
             "The user's mother gets her knee replaced on Friday March 3.",

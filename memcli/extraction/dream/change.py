@@ -18,18 +18,18 @@ from memcli.extraction.dream.schema import Fact
 # thing that ended, its subject ("the Wednesday group at Campanhã closed", "Sunday ice is gone")
 _GIVE_UP_VERB = (
     r"\b(?:dropped|dropping|sold|quit|quitting|cancell?ed|cancelling|ditched|ditching|scrap|scrapped|"
-    r"gave up(?: on)?|giving up(?: on)?|stopped)\s+"
+    r"gave up(?: on)?|giving up(?: on)?|stopped|done with)\s+"
 )
 _ENDED_VERB = r"\s+(?:closed|folded|is gone|are gone|was cancell?ed|were cancell?ed|is over|ended|shut down)\b"
 _GIVE_UP = (
     _GIVE_UP_VERB + r"(?:the |my |our |his |her |their |a |an )?(?P<given>[\w'’.-]+(?: [\w'’.-]+){0,2}?)"
-    r"(?=[,.;!]|\s+(?:and|because|for|since|as|so|entirely)\b|$)"
+    r"(?=[,.;!]|\s+(?:and|because|for|since|as|so|entirely|till|until)\b|$)"
 )
 _ENDED = r"^(?:the |our |my |his |her |their )?(?P<ended>[\w'’.-]+(?: [\w'’.-]+){0,4}?)" + _ENDED_VERB
 # a change in Chinese, Japanese or Korean: the cues currency reads too (index/currency/shift.py; the
 # two layers do not import each other). Those before the value ("改成星期四") and after it ("7시로 바꿨어요")
 _CJK_AFTER = r"改到|改成|改为|改為|换成|換成|变成|變成|推迟到|提前到|改在"
-_CJK_CHANGE = _CJK_AFTER + r"|変わ|変更|に変え|바꿨|바뀌|변경|미뤄"
+_CJK_CHANGE = _CJK_AFTER + r"|変わ|変更|に変え|になりました|になった|바꿨|바뀌|변경|미뤄"
 _CJK_TO = re.compile(
     rf"(?:{_CJK_AFTER})([^，。、,.!！？?；;]{{1,12}})|(\S{{1,12}}?)(?:으로|로|に) ?(?:바꿨|바뀌|변경|変え|変わ)"
 )
@@ -46,14 +46,16 @@ CHANGE = re.compile(
     r"\b(?:no longer|not any ?more|from now on|anymore|now(?=[,.;!]|$)|now (?:[a-z]+s|is|are|has|"
     r"have|takes?|goes|wants?)|is now|are now|(?:has|have) been (?:replaced|moved|changed|switched|raised|lowered|cut|"
     r"retired)|(?:was|were|got|been|is being) (?:replaced|moved|changed|switched|swapped|upgraded|raised|lowered|cut|"
-    r"reduced|increased|retired|dropped|postponed|rescheduled|pushed (?:back|out)|renamed)|"
+    r"reduced|increased|retired|dropped|stopped|discontinued|postponed|rescheduled|pushed (?:back|out)|renamed)|"
     # "replaced the Brompton", not "gets his hip replaced on Thursday" (a thing replaced, no value)
     r"(?:replaced|swapped|traded|switched) (?:the |my |our |his |her |their |a |an )?"
     r"(?!(?:on|at|in|by|for|during|after|before|last|next|this|today|yesterday|tomorrow)\b)\w|"
-    r"(?:moved|moving|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
+    r"(?:moved|moving|switch|switched|switching|changed|changing|raised|lowered|cut|reduced|increased|bumped|upgraded|"
     r"downgraded|postponed|rescheduled|renamed) (?:[\w:.'’-]+ ){0,4}?(?:from|to|back to)\b|"
     # "staff meal moves to 16:30", "going with the m390 instead", "18 hours it is"
     r"(?:moves|changes|switches) to|going with|back to|instead\b|(?<=\w) it is(?=\s*[.!]?\s*$)|"
+    # "we rehearse on Tuesdays from next week", "make it HSK 3"
+    r"(?:from|starting|as of) (?:next|this coming) (?:week|month|year|term|season|[a-z]+day)\b|(?:^|[.;!] )make it\b|"
     # "bumping the goal to 200", "went up to 75%", "it's now May 26"
     r"(?:bumping|upping|upped|raising|lowering|cutting|pushing|dropping) (?:[\w:.'’-]+ ){0,4}?to\b|"
     r"(?:went|gone|goes|going|came|come) (?:up|down) to\b|(?:it|that)(?:['’]s| is) now\b|"
@@ -82,6 +84,9 @@ _OLD_VALUE = [
         r"(?:with|for|by)\b",
         r"^(?P<old>.{3,60}?) (?:was|were|has been|have been|got) (?:replaced|swapped|retired)\b",
         r"\bno longer (?:\w+ )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2})",
+        # "carprofen was stopped", "..., so the Tuesday run was dropped": the thing stopped
+        r"(?:^|[,;] (?:so |and |but )?)(?:the |my |our |his |her |their )?(?P<old>[\w'’.-]+(?: [\w'’.-]+){0,2}) "
+        r"(?:was|were|got|has been|have been) (?:stopped|discontinued|dropped|cancell?ed)\b",
     )
 ]
 
@@ -149,7 +154,8 @@ def value_changed(new: Fact, old: str) -> bool:
     was = old_value(new.text) if change else set()
     if holds(was, old):
         return True
-    a, b = _values(new.line()), _values(old)
+    # what a statement sets aside ("to Bioinformatics instead of Genome Research") is not a value it holds
+    a, b = _values(_INSTEAD_OF.sub("", new.line())), _values(old)
     if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
         to = _to_values(plain(new.line()))
         if to and not to & b:
@@ -157,6 +163,7 @@ def value_changed(new: Fact, old: str) -> bool:
     return bool(a - b) and bool(b - a)
 
 
+_INSTEAD_OF = re.compile(r"\b(?:instead of|rather than)\b[^,.;!]*", re.IGNORECASE)
 # a number and its unit: "75% hydration" (%), "200 species", "20 connections" (the noun after it)
 _MEASURE = re.compile(r"(\d[\d.,]*)\s*(%|[a-z]{3,}\b)", re.IGNORECASE)
 _TO_MEASURE = re.compile(r"\b(?:to|now|is now|are now)\s+(\d[\d.,]*\s*(?:%|[a-z]{3,}\b))", re.IGNORECASE)

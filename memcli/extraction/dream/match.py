@@ -206,7 +206,9 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
         framed = contradicts(fact, s)
         weight = ev.shared(fact.line(), s)
         cos = ev.cosine(fact.line(), s)
-        related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE)
+        # the statement holding the very value the change names ("Scrap Wednesdays" and "rehearses
+        # on Wednesdays") is related to it, however few words they share
+        related = weight >= 1.0 or (cos is not None and cos >= CHANGE_COSINE) or holds(was, s)
         if not (framed or (change and related and value_changed(fact, s))):
             continue
         rank = (
