@@ -16,7 +16,7 @@ from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
 from memcli.extraction.dream import node as dream_node
 from memcli.extraction.dream.evidence import Evidence
-from memcli.extraction.dream.schema import Fact
+from memcli.extraction.dream.schema import Fact, Unit
 from memcli.extraction.dream.subject import subject_title
 from memcli.extraction.dream.voice import statement
 
@@ -309,6 +309,35 @@ def test_a_change_to_a_number_of_the_same_unit_joins_the_statement_it_changes():
 
 
 # ------------------------------------------------------------------ node format
+def test_a_node_states_the_newest_statement_first():
+    """New statements go above the older ones (a note's own in their order), so a later value the
+    rules could not tell apart from a refinement still reads first; numbered steps keep their order."""
+    from memcli.extraction.dream import write as dream_write
+
+    def date_of(path: str) -> str:
+        return path.split("/")[1]
+
+    old = Fact("The user rides the Brompton to the office.", f"memory/{D1}/a.md")
+    new = [
+        Fact("The user takes the S-Bahn since the knee injury.", f"memory/{D2}/b.md"),
+        Fact("The S-Bahn pass costs 86 euros a month.", f"memory/{D2}/b.md"),
+    ]
+    unit = Unit("commute", "wiki", "", [old.path], [old])
+    made = dream_write.create(unit, dream_match.decide(unit, None), "digest/wiki/commute.md", date_of, [])
+    later = Unit("commute", "wiki", "", [new[0].path], new)
+    node = dream_write.update(made, later, dream_match.decide(later, made), date_of, [])
+    assert node is not None
+    assert [s.rstrip(".") for s in dream_node.current(node.body)] == [f.line().rstrip(".") for f in (*new, old)]
+    steps = [
+        Fact(t, f"memory/{d}/c.md", section="Steps", numbered=True) for d, t in ((D1, "Unplug it."), (D2, "Wait."))
+    ]
+    unit = Unit("reset", "procedure", "", [steps[0].path], steps[:1])
+    made = dream_write.create(unit, dream_match.decide(unit, None), "digest/procedure/reset.md", date_of, [])
+    more = Unit("reset", "procedure", "", [steps[1].path], steps[1:])
+    node = dream_write.update(made, more, dream_match.decide(more, made), date_of, [])
+    assert node is not None and node.body.index("1. Unplug it.") < node.body.index("2. Wait.")
+
+
 def test_supersede_puts_the_current_value_first_and_the_old_one_in_history():
     body = (
         f"# Leiden half marathon\n\n- The user's goal for the half marathon is 1:55. ([[memory/{D1}/a.md]])\n"

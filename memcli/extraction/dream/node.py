@@ -274,14 +274,17 @@ def add_sources(body: str, lines: list[str]) -> str:
     return join(head, tail + new)
 
 
-def add_lines(body: str, lines: list[str], after: str | None = None) -> str:
-    """Insert lines into the abstract: after the line containing `after`, else at its end."""
+def add_lines(body: str, lines: list[str], after: str | None = None, first: bool = False) -> str:
+    """Insert lines into the abstract: after the line containing `after`, or (`first`) above its
+    first statement, else at its end."""
     head, tail = split(body)
     have = {x.strip() for x in head}
     new = [x for x in lines if x.strip() not in have]
     if not new:
         return body
     at = next((i + 1 for i, x in enumerate(head) if after and after in x), None)
+    if at is None and first:
+        at = next((i for i, x in enumerate(head[: _history_at(head)]) if x.startswith("- ") and statement_of(x)), None)
     if at is None:
         at = _tail_index(head)
         # a list keeps growing as a list; prose and a heading get a blank line before the new lines

@@ -20,9 +20,9 @@
 
 The title names the subject (extraction/dream/subject.py). A node holds knowledge only: one
 self-contained statement per line (extraction/dream/voice.py: the user in the third person,
-no "User:" prefix), each with its sources, the note that states it most recently first
-(numbered steps stay numbered). The lines above `## History` are what is true now. When a
-later note gives a statement a new value (CORRECT), the new statement becomes the first line
+no "User:" prefix), each with its sources, the note that states it most recently first;
+the newest statement first (numbered steps stay numbered, in their order). The lines above
+`## History` are what is true now. When a later note gives a statement a new value (CORRECT), the new statement becomes the first line
 (what changed last comes first) and the old one moves, with its sources, to the top of `## History` as `- Previously:
 <old statement>, until <date of the newer note> (<its sources>)`. A statement stated again
 (CORROBORATE) gets the new note as its first source; one that adds detail (REFINE) is a new
@@ -91,13 +91,20 @@ def _line(body: str, fact: Fact, procedure: bool) -> tuple[str, str | None]:
 
 def _apply(body: str, decision: Decision, procedure: bool, date_of: DateOf) -> tuple[str, list[Fact]]:
     """The body with the decision's statements, history and sources in; (body, facts that did not fit)."""
-    overflow = []
-    for f in decision.new_facts:
+    overflow: list[Fact] = []
+    block: list[str] = []
+    # newest statement first (a note's own statements in their order): where a later note changes
+    # what an earlier one said in a way the rules cannot tell, the later one still reads first
+    newest = sorted(decision.new_facts, key=lambda f: date_of(f.path) or "", reverse=True)
+    for f in newest if not procedure else decision.new_facts:
         line, after = _line(body, f, procedure)
-        if abstract_words(body) + words(line) <= MAX_WORDS:
-            body = add_lines(body, [line], after=after)
-        else:
+        if abstract_words(body) + sum(map(words, block)) + words(line) > MAX_WORDS:
             overflow.append(f)
+        elif line.startswith("- "):
+            block.append(line)
+        else:  # a numbered step continues its list
+            body = add_lines(body, [line], after=after)
+    body = add_lines(body, block, first=True)
     for f, old in decision.contradictions:  # in note order: in a chain, each value replaces the one before
         body = supersede(body, old, _line(body, f, False)[0], date_of(f.path))
     for f, same in decision.corroborations:
