@@ -468,6 +468,21 @@ def test_a_chat_of_moods_asks_and_reactions_is_an_errand_that_states_nothing(tur
     assert errand and bullets(found) == []
 
 
+def test_a_verdict_on_what_was_said_and_the_weather_are_no_statements():
+    found = rules.findings(
+        chat(
+            "watched a doc last night, apparently puffins keep the same partner for life",
+            "They do! Most pairs reunite at the same burrow every spring.",
+            "that's the sweetest thing I've heard all day",
+            "Isn't it? Anything else on your mind?",
+            "ugh it's been snowing all week here",
+        )
+    )
+    assert bullets(found) == ["- The user watched a doc last night, apparently puffins keep the same partner for life."]
+    assert chatter.is_verdict("That's the sweetest thing the user has heard all day (about: puffins).")
+    assert not chatter.is_verdict("that's the best ramen in Montreal, we go every friday")
+
+
 def test_a_comment_on_what_was_said_is_no_statement():
     found = rules.findings(
         chat("bay harvest sent the rate sheet, $39 a bin now. bit of a jump", "That's up $3 a bin.", "yep")

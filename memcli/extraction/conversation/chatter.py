@@ -98,6 +98,27 @@ _SMALL_TALK = re.compile(
 )
 
 
+# a verdict on what was just said, and nothing else: "that's the cutest thing I've heard all week",
+# "this is so wild", "that's fascinating" (a note may say "the user has heard", with its keywords)
+_VERDICT = re.compile(
+    r"^(?:that|this|it)(?:['’]s| is| was) (?:(?:so|really|such|pretty|kinda|just|honestly|actually|literally|"
+    r"the|a|an) )*(?:cute|cutest|adorable|amazing|awesome|cool|coolest|wild|wildest|crazy|craziest|insane|nuts|"
+    r"bonkers|weird|weirdest|funny|funniest|hilarious|wholesome|lovely|beautiful|fascinating|interesting|"
+    r"incredible|mind-?blowing|terrifying|creepy|gross|sweet|sweetest|nice|nicest|great|greatest|strange|strangest|"
+    r"brilliant|neat|mad|sad|saddest|best|worst)"
+    r"(?: (?:thing|news|story|fact|idea|one|stuff))?"
+    r"(?: (?:i['’]ve|i have|i|the user has|the user)(?: ever)? (?:heard|seen|read|learned|learnt))?"
+    r"(?: (?:all (?:day|week|month|year)|today|this week|in ages|in years|ever|lol|haha))*"
+    r"\W*(?:\((?:about|keywords):[^)]*\)\W*)?$",
+    _I,
+)
+
+
+def is_verdict(text: str) -> bool:
+    """A verdict on what was just said, nothing else: "that's the cutest thing I've heard all week"."""
+    return bool(_VERDICT.match(text.strip()))
+
+
 def strip_lead(text: str) -> str:
     """`text` without the fillers it opens with ("ok so", "Right,"); "" when it is all filler."""
     return LEAD.sub("", text.strip())
@@ -139,4 +160,4 @@ def chit_chat(text: str) -> bool:
     head = text.strip()
     if GREETING.search(head) and len(re.findall(r"\w+", head)) < 8:
         return True
-    return is_acknowledgement(head) or (bool(_SMALL_TALK.search(head)) and len(head.split()) < 16)
+    return is_acknowledgement(head) or is_verdict(head) or (bool(_SMALL_TALK.search(head)) and len(head.split()) < 16)

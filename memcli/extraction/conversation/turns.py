@@ -178,8 +178,10 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             core = wanted[1]
             if len(chatter.WORDS.findall(core)) < 2:
                 continue
-        if (turn.with_assistant and d.YOU.search(core) and not digit) or (
-            d.is_reaction(core) and not d.IT_IS.match(core)
+        if (
+            (turn.with_assistant and d.YOU.search(core) and not digit)
+            or (d.is_reaction(core) and not d.IT_IS.match(core))
+            or chatter.chit_chat(core)
         ):
             continue
         if asked and turn.with_assistant and not d.FIRST.search(core) and not (own and asked == ASKED):
