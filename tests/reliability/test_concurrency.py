@@ -438,6 +438,10 @@ def test_killed_parallel_reindex_leaves_no_lock_and_no_workers(tmp_path):
     while not (workers := _children(p.pid)):
         assert p.poll() is None and time.monotonic() < deadline, "no worker was ever seen"
         time.sleep(0.005)
+    # while they run: a child caught between fork() and its after-fork hook (which closes its
+    # copies of the lock files) still shares them for those microseconds; on a busy machine the
+    # kill landed there once
+    time.sleep(0.2)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=10)
     locks = ws / "mem_metadata" / "locks"
