@@ -15,6 +15,7 @@ from memcli.extraction.dream import change as dream_change
 from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
 from memcli.extraction.dream import node as dream_node
+from memcli.extraction.dream import write as dream_write
 from memcli.extraction.dream.evidence import Evidence
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.extraction.dream.subject import subject_title
@@ -312,7 +313,6 @@ def test_a_change_to_a_number_of_the_same_unit_joins_the_statement_it_changes():
 def test_a_node_states_the_newest_statement_first():
     """New statements go above the older ones (a note's own in their order), so a later value the
     rules could not tell apart from a refinement still reads first; numbered steps keep their order."""
-    from memcli.extraction.dream import write as dream_write
 
     def date_of(path: str) -> str:
         return path.split("/")[1]

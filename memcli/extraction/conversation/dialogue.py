@@ -190,7 +190,7 @@ def is_reaction(core: str) -> bool:
     words = _WORDS.findall(core)
     if any(ch.isdigit() for ch in core):
         return False
-    if len(words) <= 2 or MOOD.match(core) or chatter.is_acknowledgement(core) or chatter.is_verdict(core):
+    if len(words) <= 2 or MOOD.match(core) or chatter.is_acknowledgement(core):
         return True
     if len(words) <= 6 and re.match(r"(?:a )?bit of an? ", core, _I):
         return True  # "bit of a jump" (a price went up), "bit of a shake up": a comment on it

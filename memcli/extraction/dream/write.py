@@ -22,9 +22,10 @@ The title names the subject (extraction/dream/subject.py). A node holds knowledg
 self-contained statement per line (extraction/dream/voice.py: the user in the third person,
 no "User:" prefix), each with its sources, the note that states it most recently first;
 the newest statement first (numbered steps stay numbered, in their order). The lines above
-`## History` are what is true now. When a later note gives a statement a new value (CORRECT), the new statement becomes the first line
-(what changed last comes first) and the old one moves, with its sources, to the top of `## History` as `- Previously:
-<old statement>, until <date of the newer note> (<its sources>)`. A statement stated again
+`## History` are what is true now. When a later note gives a statement a new value (CORRECT),
+the new statement becomes the first line (what changed last comes first) and the old one
+moves, with its sources, to the top of `## History` as `- Previously: <old statement>, until
+<date of the newer note> (<its sources>)`. A statement stated again
 (CORROBORATE) gets the new note as its first source; one that adds detail (REFINE) is a new
 line. `## Sources` logs which note did what, once per note. The abstract stays within 200
 words; statements that no longer fit are listed in `## Sources` in the same form. How to use
@@ -95,8 +96,8 @@ def _apply(body: str, decision: Decision, procedure: bool, date_of: DateOf) -> t
     block: list[str] = []
     # newest statement first (a note's own statements in their order): where a later note changes
     # what an earlier one said in a way the rules cannot tell, the later one still reads first
-    newest = sorted(decision.new_facts, key=lambda f: date_of(f.path) or "", reverse=True)
-    for f in newest if not procedure else decision.new_facts:
+    facts = decision.new_facts
+    for f in facts if procedure else sorted(facts, key=lambda f: date_of(f.path) or "", reverse=True):
         line, after = _line(body, f, procedure)
         if abstract_words(body) + sum(map(words, block)) + words(line) > MAX_WORDS:
             overflow.append(f)
