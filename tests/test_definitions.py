@@ -182,3 +182,30 @@ def test_defined_takes_the_nearest_definitions_above_the_threshold():
     assert expand.defined("travel", [1, 0, 0], glossary, 0, 0.5, 2.0) == []
     assert expand.defined("travel", [1, 0, 0], None, 3, 0.5, 2.0) == []
     assert expand.joined([("a", 0.3)], [("a", 1.2), ("b", 0.5)]) == [("a", 1.2), ("b", 0.5)]
+
+
+FELINE = {"feline": 0, "cat": 0, "cats": 0}
+
+
+@pytest.mark.parametrize("ways", ["both", "neighbours", "definitions"])
+def test_a_word_both_ways_reach_counts_as_the_querys_own(root, cli, ways):
+    """ "feline" is near "cat" (a neighbour of a query word), and WordNet's definition of a cat
+    ("feline mammal usually having thick soft fur…") is near the question: when both ways name
+    the word, the note holding it is shown though it holds no word of the question and its
+    cosine is under the noise floor. Either way alone reaches some vault word for any query,
+    so alone it is no match (tests/test_expansion.py)."""
+    srv = BowServer(vector=lambda text: concept_vector(text, FELINE, DIMS), dims=DIMS)
+    try:
+        filler = " ".join(f"filler{i}" for i in range(200))  # the note's cosine under the floor
+        notes = {"pet": f"Our cat Bruno is nine and ginger, {filler}.", "lab": "The lab samples came back clean."}
+        counts = {"both": (5, 3), "neighbours": (5, 0), "definitions": (0, 3)}[ways]
+        configure(root, srv.state.url, dims=DIMS, expand_terms=counts[0], define_terms=counts[1])
+        for name, text in notes.items():
+            write(root, name, text)
+        assert cli("reindex")[0] == 0
+        doc = search(cli, "What colour is the feline's fur?")
+        assert term("cat") in doc["expansion"], doc["expansion"]
+        shown = [Path(r["path"]).stem for r in doc["results"]]
+        assert shown == (["pet"] if ways == "both" else []), doc
+    finally:
+        srv.stop()

@@ -37,14 +37,15 @@ def full_text(text: str) -> tuple[str, list[str], list[int]]:
     return vec, list(counts), list(counts.values())
 
 
-def weighted(query: str, extra=()) -> list[tuple[str, float, bool]]:
+def weighted(query: str, extra=(), sure=frozenset()) -> list[tuple[str, float, bool]]:
     """(term, weight, a match) as memcli.index.bm25 reads a query: its own terms, de-duplicated,
     weight 1, each a match but a character inside a CJK word (tokenizer.part_terms); then the
-    expansion's (index term, weight) pairs."""
+    expansion's (index term, weight) pairs, a match only when in `sure` (a paraphrase two ways
+    agree on, memcli.retrieval.expand.corroborated)."""
     own = [t for t in tokenizer.query_terms(query) if usable(t)]
     mine, pieces = set(own), tokenizer.part_terms(query)
     return [(t, 1.0, t not in pieces) for t in own] + [
-        (t, float(w), False) for t, w in extra if usable(t) and t not in mine
+        (t, float(w), t in sure) for t, w in extra if usable(t) and t not in mine
     ]
 
 

@@ -46,14 +46,17 @@ def _terms(snap, query: str, extra=()) -> list:
     return own + added
 
 
-def _split_terms(snap, query: str, extra=()):
+def _split_terms(snap, query: str, extra=(), sure=frozenset()):
     """_terms, as (the query's own terms, the `extra` ones, how many of the own terms lead:
-    those a match needs, before the characters inside its CJK words, tokenizer.part_terms)."""
+    those a match needs, before the characters inside its CJK words, tokenizer.part_terms).
+    An `extra` term in `sure` leads too: it counts as the query's own."""
     n = snap.n_docs
     k1 = float(snap.header.get("k1", K1))
     parts: tuple[list, list, list] = ([], [], [])
     pieces = tokenizer.part_terms(query)
-    weighted = [(t, 1.0, 1 if t in pieces else 0) for t in tokenizer.query_terms(query)] + [(t, w, 2) for t, w in extra]
+    weighted = [(t, 1.0, 1 if t in pieces else 0) for t in tokenizer.query_terms(query)] + [
+        (t, w, 0 if t in sure else 2) for t, w in extra
+    ]
     for term, weight, part in weighted:
         h = tokenizer.term_hash(term)
         spans = snap.spans(h)
@@ -95,13 +98,15 @@ def search(snap, query: str, k: int, allowed=None, extra=()) -> list[tuple[int, 
     return scored(snap, query, k, allowed, extra).top
 
 
-def scored(snap, query: str, k: int, allowed=None, extra=()) -> Scored:
+def scored(snap, query: str, k: int, allowed=None, extra=(), sure=frozenset()) -> Scored:
     """search(), plus every chunk's score and which chunks match a term of the query itself.
 
     A chunk that only an expansion term reaches is scored like any other, but it is
     not a match: what a search shows needs a real term (or a vector above the floor); so is
-    one reached only by a character inside a CJK word of the query (tokenizer.part_terms)."""
-    own, added, leading = _split_terms(snap, query, extra) if snap.n_docs else ([], [], 0)
+    one reached only by a character inside a CJK word of the query (tokenizer.part_terms).
+    An expansion term in `sure` is a match like the query's own (a paraphrase two ways agree on,
+    memcli.retrieval.expand.corroborated)."""
+    own, added, leading = _split_terms(snap, query, extra, sure) if snap.n_docs else ([], [], 0)
     terms = own + added
     if not terms:
         return NOTHING
