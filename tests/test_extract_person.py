@@ -63,6 +63,10 @@ from memcli.extraction.conversation.person import convert, second_person, third_
             "the user's team moved their pipelines because they need lineage",
         ),
         ("we're late and we're sorry", "the user's household is late and they are sorry"),
+        (
+            "I'm a technician at the depot; we run 40 electric buses",
+            "the user is a technician at the depot; the user's team runs 40 electric buses",
+        ),
         # what is not a pronoun is left alone
         ("The server has 64 GB of RAM", "The server has 64 GB of RAM"),
         ("He moved to the US", "He moved to the US"),

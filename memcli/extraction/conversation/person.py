@@ -56,7 +56,10 @@ _WORK = re.compile(
     r"\b(?:team|company|colleague|manager|boss|office|work|job|project|client|customer|pipeline|"
     r"database|db|server|cluster|deploy|release|sprint|standup|repo|prod|production|staging|"
     r"migration|service|backend|frontend|api|infra|code|pr|ci|incident|index|partition|table|query|backfill|"
-    r"schema|dashboard|data|pool|cluster|vendor|contract|meeting|review|onboarding|ticket)s?\b",
+    r"schema|dashboard|data|pool|cluster|vendor|contract|meeting|review|onboarding|ticket|"
+    # where people work: "I'm a technician at the depot; we run 40 buses" is the depot's fleet
+    r"depot|factory|warehouse|workshop|fleet|crew|staff|clinic|hospital|ward|"
+    r"restaurant|lab|firm|agency|technician|engineer|nurse|mechanic)s?\b",
     re.IGNORECASE,
 )
 
