@@ -167,6 +167,19 @@ def test_damaged_derived_state_is_rebuilt_from_the_notes(vault, run_mem):
     assert json.loads((folder / "relations.json").read_text(encoding="utf-8"))["superseded"][OLD]
 
 
+def test_relations_of_another_rules_version_are_worked_out_again_by_the_next_search(vault, run_mem):
+    """After an upgrade no note has changed, but the relations were written by other rules:
+    the search's sync works them out again instead of ranking without them."""
+    from memcli.index.currency import VERSION
+
+    path = vault / "mem_metadata/currency/relations.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "version": VERSION - 1, "superseded": {}}), encoding="utf-8")
+    hits = search(run_mem, vault, "half-marathon goal")
+    assert hits[0]["path"] == NEW and any(h["superseded_by"] for h in hits), hits
+    assert json.loads(path.read_text(encoding="utf-8"))["version"] == VERSION
+
+
 def test_a_thing_given_up_is_shown_but_a_query_about_it_keeps_its_order(vault, note, run_mem):
     old, new = "memory/2026-03-19/helix.md", "memory/2026-04-15/zed.md"
     note(

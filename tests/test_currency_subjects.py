@@ -768,3 +768,45 @@ def test_a_frame_and_a_subject_of_its_word_with_another_unit_stay_apart():
         )
     )
     assert rel == {}
+
+
+@pytest.mark.parametrize(
+    "said, label, value, old",
+    [
+        # who said it and from when it holds are no part of the subject; "not 6" is the old value
+        (
+            "Ochieng says from next monday shift starts 5:30 not 6, they want the buses out early.",
+            "shift start",
+            "5:30",
+            "6",
+        ),
+        ("Shift starts 6:30 from today, handover at 3.", "shift start", "6:30", ""),
+        ("From next monday standup is at 9:15.", "standup", "9:15", ""),
+        ("She moved our 1:1 from monday to thursday.", "1:1", "thursday", "monday"),  # a change's "from" stays
+    ],
+)
+def test_a_frame_leaves_out_who_said_it_and_from_when(said, label, value, old):
+    got = subjects.claim(said)
+    assert got is not None and (got.label, got.value, got.old) == (label, value, old), got
+
+
+REPORT = "# Report\n\n- Monday SoH report (Faith by 10:00) (in order):\n  1. Export the CSV.\n"
+
+
+def test_a_shift_changed_twice_in_frames_is_one_chain_and_a_lead_in_sets_nothing():
+    rel = relate(
+        _files(
+            ("memory/2027-09-10/a.md", "2027-09-10", ["The user's shift starts at 6:00 and the user is off at 2."]),
+            ("memory/2027-09-20/b.md", "2027-09-20", ["Ochieng says from next monday shift starts 5:30 not 6."]),
+            (
+                "memory/2027-10-18/c.md",
+                "2027-10-18",
+                ["Faith scrapped the 5:30 starts.", "Shift starts 6:30 from today."],
+            ),
+            ("memory/2027-10-26/d.md", "2027-10-26", [t for _, t in statements(REPORT)]),
+        )
+    )
+    assert rel["memory/2027-09-10/a.md"][0]["current"]["path"] == "memory/2027-10-18/c.md"
+    assert rel["memory/2027-09-20/b.md"][0]["by"]["path"] == "memory/2027-10-18/c.md"
+    assert "memory/2027-10-18/c.md" not in rel, "the lead-in of a list supersedes nothing"
+    assert [t for _, t in statements(REPORT)] == ["Export the CSV."]

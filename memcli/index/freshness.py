@@ -12,7 +12,7 @@ change journal answers instead, exactly and without a stat (memcli.watch.journal
 from __future__ import annotations
 
 from memcli.errors import Busy, CorruptStore
-from memcli.index import quick, sources, sync
+from memcli.index import currency, quick, sources, sync
 from memcli.vault import lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -48,12 +48,13 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
     # folders and recent files, else a stat of every file (the sync below finds them again)
     stale = _journaled(ws, snap) if snap is not None else None
     walked: list[tuple[str, str]] = []
+    behind = currency.outdated(ws.metadata)  # written by other rules: the sync below works it out again
     if stale is None:
-        if snap is not None and quick.unchanged(snap):
+        if snap is not None and quick.unchanged(snap) and not behind:
             return snap
         stale = len(sync.stale_paths(snap, sync.scan(ws, snap=snap, problems=walked)))
         stale += len(sources.notes_of_changed_logs(ws, snap))
-    if not stale:
+    if not stale and not behind:
         # what the walk went round is named as a sync would name it: a search finds its notes not
         warnings.extend(f"skipped {path}: {why}" for path, why in walked)
         return snap
@@ -74,6 +75,6 @@ def fresh_snapshot(ws: Workspace, warnings: list[str], *, auto_sync: bool = True
         except OSError as exc:  # read-only workspace: answer from what is there
             warnings.append(f"could not update the index ({exc.strerror}); results may be stale")
             return snap
-    if snap is not None:
+    if snap is not None and stale:
         warnings.append(f"{stale} file(s) changed since the last index; results may be stale (run `mem reindex`)")
     return snap

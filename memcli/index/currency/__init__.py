@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-VERSION = 11  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards; 8: shifts; 9: a change naming only its values; 10: "done with"; 11: "the old hilux"
+VERSION = 12  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards; 8: shifts; 9: a change naming only its values; 10: "done with"; 11: "the old hilux"; 12: lead-ins, "X says", "from next monday", "5:30 not 6"
 
 
 def folder(metadata: Path) -> Path:
@@ -33,6 +33,19 @@ def read_state(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("version") == VERSION else None
+
+
+def outdated(metadata: Path) -> bool:
+    """The relations were written by another version of these rules, or never: the next sync
+    must work them out again even when no note changed (a search after an upgrade would
+    otherwise rank without them). Reads only the file's first bytes: `update` writes the
+    version first."""
+    try:
+        with (folder(metadata) / "relations.json").open("rb") as f:
+            head = f.read(32)
+    except OSError:
+        return True
+    return not head.startswith(f'{{"version": {VERSION},'.encode())
 
 
 def load(metadata: Path) -> dict[str, list[dict]]:

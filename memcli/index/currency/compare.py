@@ -1,4 +1,4 @@
-"""When two claims speak of the same subject, or give it the same value (memcli.index.currency.subjects
+"""A claim, and when two claims speak of the same subject or give it the same value (memcli.index.currency.subjects
 makes the claims; docs/currency.md).
 
 Two keys name the same subject when the words of one are all words of the other ("goal" and
@@ -10,8 +10,18 @@ with these comparisons live here too.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from memcli.index.currency.reading import clean, words
+
+
+class Claim(NamedTuple):
+    key: tuple[str, ...]  # the subject's words, stemmed and sorted (the comparison form)
+    label: str  # the subject as written ("half-marathon goal")
+    value: str  # the value as written ("1:52")
+    old: str = ""  # the previous value when the sentence names it ("from 9:30", "instead of 9:30")
+    also: tuple[str, ...] = ()  # a CJK claim's English words, from its statement's keywords gloss
+
 
 # words of a subject that do not change which subject it is ("my new manager" is "my manager")
 SOFT = frozenset("new current old previous latest usual regular own actual whole main first".split())

@@ -20,6 +20,7 @@ _UNIT = re.compile(r"(\d)\s+(m|km|kg|min|mins|h|hrs?|gb|tb|cm|ms|s|k|gi|mb)\b")
 _MARKUP = re.compile(r"\*\*|__|`")
 _DIGIT = re.compile(r"\d")
 _THE_USER = re.compile(r"\bthe user('s\b)?\b")
+_EMOJI = re.compile(r"\s*[\U0001F000-\U0001FAFF\u2600-\u27BF]+[\ufe0f\u200d]*\s*")
 
 
 def _clean(sentence: str) -> str:
@@ -31,6 +32,8 @@ def _clean(sentence: str) -> str:
         s = _MARKUP.sub("", s)
     if _DIGIT.search(s):
         s = _UNIT.sub(r"\1\2", s)  # "50 m" is one value, as "50m"
+    if not s.isascii():  # an emoji ends a clause as a full stop does ("moved to thika 😢 my new supervisor is faith")
+        s = _EMOJI.sub(". ", s)
     if "the user" in s:
         s = _THE_USER.sub(lambda m: "my" if m.group(1) else "i", s)
     return s

@@ -53,7 +53,9 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
                 continue
         s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
         for part in _SENTENCE.split(s):
-            if 3 <= len(part) <= MAX_STATEMENT:
+            # a lead-in ("Monday SoH report (Faith by 10:00) (in order):") introduces the lines
+            # below it and sets nothing itself
+            if 3 <= len(part) <= MAX_STATEMENT and not part.endswith((":", "：")):
                 out.append((n, part, when) if date_of is not None else (n, part))
     return out
 

@@ -23,17 +23,9 @@ import re
 from typing import NamedTuple
 
 from memcli.index.currency import gloss
-from memcli.index.currency.compare import DAYS, FILLER, NOT_SUBJECT, SOFT, subject_key
+from memcli.index.currency.compare import DAYS, FILLER, NOT_SUBJECT, SOFT, Claim, subject_key
+from memcli.index.currency.frames import FROM_WHEN, framed
 from memcli.index.currency.reading import clean, words
-
-
-class Claim(NamedTuple):
-    key: tuple[str, ...]  # the subject's words, stemmed and sorted (the comparison form)
-    label: str  # the subject as written ("half-marathon goal")
-    value: str  # the value as written ("1:52")
-    old: str = ""  # the previous value when the sentence names it ("from 9:30", "instead of 9:30")
-    also: tuple[str, ...] = ()  # a CJK claim's English words, from its statement's keywords gloss
-
 
 _WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
 _NP = rf"{_WORD}(?: {_WORD}){{0,3}}?(?: (?:of|for) (?:the |my |our )?{_WORD}(?: {_WORD})?)?"
@@ -191,6 +183,8 @@ def claims(sentence: str) -> list[Claim]:
     s = clean(sentence)
     if not s:
         return []
+    if " as of " in s or "from " in s or "starting " in s:
+        s = FROM_WHEN.sub("", s).strip()
     shaped, span = _shaped(s)
     if shaped is not None and _CJK.search(shaped.label):  # its subject in English, for older English notes
         shaped = shaped._replace(also=tuple(dict.fromkeys(w for k in gloss.keywords(sentence) for w in words(k))))
@@ -232,46 +226,6 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
-# words of a clause that name no subject: time adverbs, hedges, chat, light verbs ("still going
-# for 200" and "going with plainsman m390" share no subject)
-_FRAME_NOISE = frozenset(
-    "every like about around only just really also already ok yeah yes lol tho morn even "
-    "today tonight yesterday tomorrow going gonna doing got".split()
-)
-_VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{DAYS}|{_MONTHS})s?)$")
-_PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
-# units a value is counted in: alone they name no subject
-_MEASURES = frozenset(
-    "day week month year hour minute min second sec night time lap length rep km mile "
-    "meter metre kilometer person people euro dollar".split()
-)
-# verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
-_DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())
-MAX_FRAME_WORDS = 8  # longer clauses say more than one value of one thing
-
-
-def framed(clause: str) -> Claim | None:
-    """A short clause holding one value: its other content words are its subject, compared as a
-    whole ("its a 25m pool" and "it's a 50m pool": the frame "pool"; "a long run on sunday" and
-    "so long runs on saturdays": "long run"). The frame is one token of the key, so only an
-    identical frame is the same subject: "pool size is 20" is not "a 25m pool"."""
-    clause = _PLACE.sub("", clause)  # "a 25m pool at sportcentrum kralingen": the pool
-    toks = [t.strip("'.-!?") for t in clause.split()]
-    toks = [t for t in toks if t and t not in FILLER]
-    if not toks or len(toks) > MAX_FRAME_WORDS:
-        return None
-    if _DONE & set(toks):
-        return None  # "did a 5k trial": an event, not a value that holds until changed
-    flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
-    if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
-        return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
-    frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in FILLER | _FRAME_NOISE]
-    if not frame or frame[0] in NOT_SUBJECT or set(frame) <= _MEASURES:
-        return None  # "10 days" and "90 days" are two quantities, not one subject
-    value = " ".join(t for t, f in zip(toks, flags) if f)
-    return Claim(("~" + " ".join(sorted(set(frame))),), " ".join(dict.fromkeys(frame)), value)
-
-
 _GIVEN_UP = re.compile(r"^(?:now )?(?:retired|sold|returned|replaced|gone|dead|over|switched off|decommissioned)\b")
 
 
