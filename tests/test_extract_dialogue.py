@@ -128,6 +128,15 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
             "bedside manners lol. done",
         ),
         ("gift ideas for a 5 year old who likes dinosaurs", "A fossil dig kit, a dinosaur lamp…", "fossil kit it is"),
+        # chat spelling, a game the assistant runs, the weather in other words
+        (
+            "can u translate this to english, a colleague got it on a box: \"Ne pas exposer à l'humidité. "
+            'Conserver dans un endroit sec."',
+            "Do not expose to moisture. Store in a cool, dry place.",
+            "ok thx",
+        ),
+        ("quiz me on capitals, africa only, hard mode", "Burkina Faso?", "ouagadougou, mbabane, lilongwe"),
+        ("the dust today is something else. is it always this dry before the short rains", "Yes, usually.", "lol true"),
         # a piece of content named without a verb, and a quiz the user accepts: no procedure
         ("riddle about a lighthouse pls", "What has a light but no switch? A lighthouse.", "haha ok"),
         (
@@ -140,6 +149,17 @@ def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
 )
 def test_chit_chat_and_requests_leave_no_note(turns):
     assert rules.extract(Request(chat(*turns), "2026-06-29", "s")) is None
+
+
+def test_the_users_own_lines_after_a_request_for_their_own_task_are_kept():
+    """After "can u write a closing checklist" the user's first-person lines say how things are
+    for them; after a request to translate, tell a joke or run a game they are its material."""
+    found = rules.read(
+        chat(
+            "we keep screwing up closing. can u write a closing checklist for the kitchen. i close with gus tue to thu"
+        )
+    )[0]
+    assert any("closes with gus" in b for b in bullets(found)), found
 
 
 def test_what_follows_the_users_own_question_is_context_they_give():

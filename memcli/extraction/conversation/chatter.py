@@ -35,7 +35,9 @@ _VERBS = (
 )
 # what a user asks the assistant to do: an imperative, or "can you"/"I need you to"/"help me" before one
 REQUEST = re.compile(
-    rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) you|"
+    rf"^(?:(?:hey|ok(?:ay)?|so|now|and|also)[, ]+)*(?:please |pls |plz )?(?:(?:can|could|would|will) (?:you|u)|"
+    # a game the assistant runs: "quiz me on capitals, africa only"
+    r"(?:quiz|test) (?:me|us)|"
     rf"(?:i )?(?:need|want|would like) you to|help me|make (?:me|us)|{_VERBS}|"
     # "make this sound less passive aggressive", "make it shorter"
     r"make (?:this|it|that) (?:sound|read|look|more|less|shorter|longer|nicer|friendlier|politer|clearer|simpler|better)|"
@@ -90,7 +92,8 @@ GREETING = re.compile(
     _I,
 )
 _SMALL_TALK = re.compile(
-    r"\b(?:weather|forecast|sunny|rain|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
+    r"\b(?:weather|forecast|sunny|rains?|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
+    r"dusty|the dust|so dry|humid|muggy|windy|chilly|drizzl\w*|foggy|"
     r"bored(?! of| with)|"  # "bored waiting in the ute": how the user feels this minute
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
     r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b",
@@ -148,6 +151,21 @@ def is_request(text: str) -> bool:
     if m and _MORE.match(head):
         return len(WORDS.findall(head)) <= 4  # "another one" asks; "one more thing to run" states
     return bool(m)
+
+
+# asking for work on a text or for entertainment: what follows is the text or the game, not the user's own
+_TEXT_OR_GAME = re.compile(
+    r"\b(?:translate|rephrase|reword|proofread|polish|check|correct|fix|edit|shorten|summari[sz]e|"
+    r"fun facts?|trivia|quiz|riddles?|another|one more)\b",
+    _I,
+)
+
+
+def own_task(request: str) -> bool:
+    """A request for the user's own task ("can u write a closing checklist for the kitchen"): the
+    user's first-person lines after it say how things are for them ("i close with gus tue to
+    thu"). After a request to work on a text, a creative piece or a game they are the material."""
+    return not _CREATIVE.search(request) and not _TEXT_OR_GAME.search(request)
 
 
 def is_acknowledgement(text: str) -> bool:

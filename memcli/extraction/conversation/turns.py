@@ -134,6 +134,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
     # i mention the standup thing?") or follows what they stated ("its fine? lab results pull in
     # automatically"): what follows it is context they give, not talk about the answer
     own = False
+    own_task = False  # this turn asked for the user's own task (chatter.own_task)
     for k, s in enumerate(sents):
         requesting = asked == REQUESTED
         if k == 0 and out and len(s.split()) <= 6:
@@ -162,6 +163,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             continue
         if chatter.is_request(core):
             asked = REQUESTED  # what follows in the turn is material for the request
+            own_task = chatter.own_task(core)
             continue
         if d.is_question(core):
             asked = max(asked, ASKED)
@@ -178,18 +180,28 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             core = wanted[1]
             if len(chatter.WORDS.findall(core)) < 2:
                 continue
-        if (
-            (turn.with_assistant and d.YOU.search(core) and not digit)
-            or (d.is_reaction(core) and not d.IT_IS.match(core))
-            or chatter.chit_chat(core)
-        ):
-            continue
-        if asked and turn.with_assistant and not d.FIRST.search(core) and not (own and asked == ASKED):
-            continue  # "american recipe so 240": about the answer, not the user
-        if requesting and turn.with_assistant and not (digit or turn.section(core) in ("Decisions", "Preferences")):
+        if _aside(core, turn, digit, asked, requesting, own, own_task):
             continue
         section, statement, whole = _statement(core, k, refusing, subject, turn, group)
         if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole and turn.with_assistant:
             statement = _with_context(statement, core, turn)
         out.append((section, statement))
     return out, asked
+
+
+def _aside(core: str, turn, digit: bool, asked: int, requesting: bool, own: bool, own_task: bool) -> bool:
+    """A sentence of the turn that states nothing about the user: addressed to the assistant, a
+    reaction or small talk, about the answer to a question, or material for a request (the user's
+    own lines after a request for their own task still count: chatter.own_task)."""
+    if (
+        (turn.with_assistant and d.YOU.search(core) and not digit)
+        or (d.is_reaction(core) and not d.IT_IS.match(core))
+        or chatter.chit_chat(core)
+    ):
+        return True
+    if asked and turn.with_assistant and not d.FIRST.search(core) and not (own and asked == ASKED):
+        return True  # "american recipe so 240": about the answer, not the user
+    mine = own_task and asked == REQUESTED and bool(d.FIRST.search(core))  # "i close with gus tue to thu"
+    return bool(
+        requesting and turn.with_assistant and not (digit or mine or turn.section(core) in ("Decisions", "Preferences"))
+    )
