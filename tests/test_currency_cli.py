@@ -278,6 +278,34 @@ def test_a_newer_note_telling_a_change_of_every_asked_word_goes_first(ws, note, 
     assert search(run_mem, ws, "When was the user's Japanese class?")[0]["path"] == old  # the past
 
 
+@pytest.mark.parametrize(
+    "old_line, new_line, question",
+    [
+        (
+            "The user's mum is having cataract surgery at the eye centre on october 14.",
+            "The eye centre called, mums surgery moved to the 21st, the doctor is away that week.",
+            "What date is mum's cataract surgery?",
+        ),
+        (
+            "The user is hosting their cell group tonight (church, tuesdays 7pm).",
+            "The pastor moved all the cell groups to mondays, so tonight was the first monday one.",
+            "What day does the user's church cell group meet?",
+        ),
+    ],
+)
+def test_a_thing_moved_in_time_is_its_value_now_for_a_question_asking_when(
+    ws, note, run_mem, old_line, new_line, question
+):
+    """A question asking for a date or a day ("what date", "what day") is a question asking when:
+    a newer line telling that the thing moved ("moved … to mondays", "moved to the 21st") and
+    holding a time, a day or a date answers it."""
+    old, new = "memory/2027-09-21/old.md", "memory/2027-10-25/new.md"
+    note(ws, old, f"# Old\n\n- {old_line}\n")
+    note(ws, new, f"# New\n\n- {new_line}\n")
+    reindex(run_mem, ws)
+    assert [h["path"] for h in search(run_mem, ws, question)][:2] == [new, old]
+
+
 def test_done_with_a_thing_gives_it_up_for_a_question_asking_what_holds_now(ws, note, run_mem):
     old, new = "memory/2027-04-30/braces.md", "memory/2027-05-25/bike.md"
     note(ws, old, "# Braces\n\n- Driving him saturdays, still taking the train to work the rest of the week.\n")

@@ -117,7 +117,11 @@ NOW_COSINE = 0.75
 
 
 # a question asking when a thing is: a newer line telling a change of its time answers it
-_ASKS_WHEN = re.compile(r"^\W*(?:when|what time|(?:what|which) days?|how often)\b", re.I)
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when|what time|(?:what|which) (?:days?|dates?|evenings?|nights?|mornings?|afternoons?|hours?|weeks?|months?)|"
+    r"how often)\b",
+    re.I,
+)
 
 
 def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: bool, when: bool) -> list[Hit]:

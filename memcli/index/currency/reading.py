@@ -59,6 +59,8 @@ _TOKEN = re.compile(r"[\w:'+.-]+")
 @lru_cache(maxsize=1 << 17)  # a vault repeats its tokens: a lookup instead of string work
 def _token_words(tok: str) -> tuple[str, ...]:
     w = tok.strip("'.-")
+    if w.endswith("'s") and len(w) > 3:
+        w = w[:-2]  # a possessive is its noun: "mum's surgery" is about mum
     parts = w.split("-") if "-" in w and not any(c.isdigit() for c in w) else [w]
     return tuple(_stem(p) for p in parts if p and p not in STOPWORDS)
 

@@ -36,7 +36,11 @@ _CUE = re.compile(
 )
 # a statement telling a change at all, its values named or not ("the sunday class folded",
 # "Japanese update: ...", "swapped with Ana"): search lets such a newer note go first (memcli.retrieval.currency)
-_TOLD = re.compile(_CUE.pattern + r"|\b(?:changed|swapped|replaced|update|updated|folded|ditched|dropped)\b")
+_TOLD = re.compile(
+    _CUE.pattern + r"|\b(?:changed|swapped|replaced|update|updated|folded|ditched|dropped|"
+    # a thing moved in time, its new value anywhere after ("moved all the cell groups to mondays")
+    r"moved|pushed|postponed|rescheduled|delayed|brought forward|scrapped|cancell?ed)\b"
+)
 _MONTH_NO = {m[:3]: i for i, m in enumerate(gloss.MONTHS, 1)}
 _INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
 
@@ -129,6 +133,10 @@ def tells_change(sentence: str) -> bool:
     return bool(_TOLD.search(reading.clean(sentence)))
 
 
+_DAY_OF_MONTH = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")  # "moved to the 21st"
+
+
 def timed(sentence: str) -> bool:
-    """`sentence` holds a clock time, a weekday or a date."""
-    return any(kind in ("time", "day", "date") for _, kind, _ in values(reading.clean(sentence)))
+    """`sentence` holds a clock time, a weekday or a date (a day of the month alone included)."""
+    s = reading.clean(sentence)
+    return any(kind in ("time", "day", "date") for _, kind, _ in values(s)) or bool(_DAY_OF_MONTH.search(s))
