@@ -79,13 +79,15 @@ def defined(
     return sorted(found.items())
 
 
-def corroborated(near: list[tuple[str, float]], defined_: list[tuple[str, float]]) -> frozenset[str]:
-    """The terms both a query word's neighbours and the definitions nearest the whole query
-    name: "feline" is near "cat", and "cat"'s definition near "What colour is the feline's
-    fur?". Two ways agreeing on one word is a paraphrase, and a search shows the chunks it
-    reaches like those holding a word of the query (memcli.index.keyword.bm25.scored); either
-    way alone reaches some vault word for any query, nonsense included."""
-    return frozenset(t for t, _ in near) & frozenset(t for t, _ in defined_)
+def with_definitions(
+    near: list[tuple[str, float]], defined_: list[tuple[str, float]]
+) -> tuple[list[tuple[str, float]], frozenset[str]]:
+    """The expansion `near` (a query word's neighbours) joined with the words defined like the
+    query, and the terms both name: "feline" is near "cat", and "cat"'s definition near "What
+    colour is the feline's fur?". Two ways agreeing on one word is a paraphrase, and a search
+    shows the chunks it reaches like those holding a word of the query (memcli.index.keyword.
+    bm25.scored); either way alone reaches some vault word for any query, nonsense included."""
+    return joined(near, defined_), frozenset(t for t, _ in near) & frozenset(t for t, _ in defined_)
 
 
 def joined(*expansions: list[tuple[str, float]]) -> list[tuple[str, float]]:

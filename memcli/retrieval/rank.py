@@ -42,12 +42,12 @@ def keyword(snap, query: str, depth: int, allowed, branch: VectorBranch) -> tupl
     definition is near the query (branch.defined), which then join the branch's expansion."""
     scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
     if branch.defined is not None and fusion.weakly_covered(scored.top, bm25.ideal(snap, query)):
-        from memcli.retrieval.expand import corroborated, joined
+        from memcli.retrieval.expand import with_definitions
 
         defined = branch.defined()
         if defined:
-            sure = corroborated(branch.expansion, defined)
-            branch = branch._replace(expansion=joined(branch.expansion, defined))
+            expansion, sure = with_definitions(branch.expansion, defined)
+            branch = branch._replace(expansion=expansion)
             scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion, sure=sure)
     return branch, scored
 

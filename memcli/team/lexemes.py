@@ -41,7 +41,7 @@ def weighted(query: str, extra=(), sure=frozenset()) -> list[tuple[str, float, b
     """(term, weight, a match) as memcli.index.bm25 reads a query: its own terms, de-duplicated,
     weight 1, each a match but a character inside a CJK word (tokenizer.part_terms); then the
     expansion's (index term, weight) pairs, a match only when in `sure` (a paraphrase two ways
-    agree on, memcli.retrieval.expand.corroborated)."""
+    agree on, memcli.retrieval.expand.with_definitions)."""
     own = [t for t in tokenizer.query_terms(query) if usable(t)]
     mine, pieces = set(own), tokenizer.part_terms(query)
     return [(t, 1.0, t not in pieces) for t in own] + [

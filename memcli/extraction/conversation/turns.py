@@ -180,7 +180,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             core = wanted[1]
             if len(chatter.WORDS.findall(core)) < 2:
                 continue
-        if _aside(core, turn, digit, asked, requesting, own, own_task):
+        if _aside(core, turn, digit, asked, own, own_task):
             continue
         section, statement, whole = _statement(core, k, refusing, subject, turn, group)
         if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole and turn.with_assistant:
@@ -189,7 +189,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
     return out, asked
 
 
-def _aside(core: str, turn, digit: bool, asked: int, requesting: bool, own: bool, own_task: bool) -> bool:
+def _aside(core: str, turn, digit: bool, asked: int, own: bool, own_task: bool) -> bool:
     """A sentence of the turn that states nothing about the user: addressed to the assistant, a
     reaction or small talk, about the answer to a question, or material for a request (the user's
     own lines after a request for their own task still count: chatter.own_task)."""
@@ -201,7 +201,9 @@ def _aside(core: str, turn, digit: bool, asked: int, requesting: bool, own: bool
         return True
     if asked and turn.with_assistant and not d.FIRST.search(core) and not (own and asked == ASKED):
         return True  # "american recipe so 240": about the answer, not the user
-    mine = own_task and asked == REQUESTED and bool(d.FIRST.search(core))  # "i close with gus tue to thu"
-    return bool(
-        requesting and turn.with_assistant and not (digit or mine or turn.section(core) in ("Decisions", "Preferences"))
+    mine = own_task and bool(d.FIRST.search(core))  # "i close with gus tue to thu"
+    return (
+        asked == REQUESTED
+        and turn.with_assistant
+        and not (digit or mine or turn.section(core) in ("Decisions", "Preferences"))
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from memcli.index.currency import gloss
 from memcli.index.currency.reading import clean, words
 
 
@@ -30,6 +31,7 @@ NOT_SUBJECT = frozenset(
     "something nothing anything one thing lot bit".split()
 )
 DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun"
+MONTHS = "|".join(gloss.MONTHS)
 FILLER = frozenset("now then again still currently anyway instead actually entirely completely altogether".split())
 DUE = {words("due")[0]: words("deadline")[0]}  # "the grant is due 18 june" sets the grant's deadline
 

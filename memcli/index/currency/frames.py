@@ -1,20 +1,19 @@
 """Value frames: a short clause holding one value, its other content words the subject.
 
 The last way memcli.index.currency.subjects reads a claim, for what no shaped pattern
-recognises: "its a 25m pool" and "it's a 50m pool" both set the frame "pool"; "from next
-monday shift starts 5:30 not 6" sets "shift start" to 5:30, replacing 6. A frame is one token
-of the subject key, so only an identical frame is the same subject (docs/currency.md).
+recognises: "its a 25m pool" and "it's a 50m pool" both set the frame "pool"; "ochieng says
+shift starts 5:30 not 6" sets "shift start" to 5:30, replacing 6 (who said it is left out). A
+frame is one token of the subject key, so only an identical frame is the same subject
+(docs/currency.md).
 """
 
 from __future__ import annotations
 
 import re
 
-from memcli.index.currency import gloss
-from memcli.index.currency.compare import DAYS, FILLER, NOT_SUBJECT, Claim
+from memcli.index.currency.compare import DAYS, FILLER, MONTHS, NOT_SUBJECT, Claim
 from memcli.index.currency.reading import words
 
-MONTHS = "|".join(gloss.MONTHS)
 # words of a clause that name no subject: time adverbs, hedges, chat, light verbs ("still going
 # for 200" and "going with plainsman m390" share no subject)
 _FRAME_NOISE = frozenset(
@@ -25,10 +24,6 @@ _VALUE_TOKEN = re.compile(rf"^(?:[\w.:/-]*\d[\w.:/-]*|(?:{DAYS}|{MONTHS})s?)$")
 _PLACE = re.compile(r"\s(?:at|near|by|from)\s[^\d]*$")  # a trailing place without a value
 # who said it: "ochieng says shift starts 5:30" sets the shift, not something of ochieng's
 _REPORTED = re.compile(r"^(?:[a-z]+ )?(?:says|said|reckons|thinks|told (?:me|us))(?: that)? ")
-# from when it holds: "from next monday shift starts 5:30" (a weekday that is no value of it)
-FROM_WHEN = re.compile(
-    rf"\b(?:from|starting|as of) (?:next |this |the )?(?:today|tomorrow|tonight|now on|week|month|(?:{DAYS})s?)\b(?! to\b)"
-)
 # the value it replaces: "starts 5:30 not 6"
 _NOT_PREVIOUS = re.compile(r"(?<=\d) not (?P<old>[\w.:/-]*\d[\w.:/-]*)\b")
 # units a value is counted in: alone they name no subject

@@ -23,8 +23,8 @@ import re
 from typing import NamedTuple
 
 from memcli.index.currency import gloss
-from memcli.index.currency.compare import DAYS, FILLER, NOT_SUBJECT, SOFT, Claim, subject_key
-from memcli.index.currency.frames import FROM_WHEN, framed
+from memcli.index.currency.compare import DAYS, FILLER, MONTHS, NOT_SUBJECT, SOFT, Claim, subject_key
+from memcli.index.currency.frames import framed
 from memcli.index.currency.reading import clean, words
 
 _WORD = r"[a-z0-9](?:[\w'’/+-]|[:.](?=\w))*"  # a colon or dot only inside ("1:1", "v2.1")
@@ -144,8 +144,7 @@ _CJK_RULES = [  # (pattern, the characters it needs: one of each group)
         (("을", "를"), ("로",)),
     ),
 ]
-_MONTHS = "|".join(gloss.MONTHS)
-_VALUE_LIKE = re.compile(rf"\d|\b(?:{DAYS}|{_MONTHS})s?\b")
+_VALUE_LIKE = re.compile(rf"\d|\b(?:{DAYS}|{MONTHS})s?\b")
 _DIGIT = re.compile(r"\d")
 _DAY_OR_MONTH = re.compile(
     "mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
@@ -184,7 +183,7 @@ def claims(sentence: str) -> list[Claim]:
     if not s:
         return []
     if " as of " in s or "from " in s or "starting " in s:
-        s = FROM_WHEN.sub("", s).strip()
+        s = _FROM_WHEN.sub("", s).strip()
     shaped, span = _shaped(s)
     if shaped is not None and _CJK.search(shaped.label):  # its subject in English, for older English notes
         shaped = shaped._replace(also=tuple(dict.fromkeys(w for k in gloss.keywords(sentence) for w in words(k))))
@@ -224,6 +223,10 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
     return None, None
 
 
+# from when it holds: "from next monday shift starts 5:30" (a weekday that is no value of it)
+_FROM_WHEN = re.compile(
+    rf"\b(?:from|starting|as of) (?:next |this |the )?(?:today|tomorrow|tonight|now on|week|month|(?:{DAYS})s?)\b(?! to\b)"
+)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CLAUSE = re.compile(r"[,;!?()]|:\s|\s(?:and|but|so|because|since|though|tho|while)\s")
 _GIVEN_UP = re.compile(r"^(?:now )?(?:retired|sold|returned|replaced|gone|dead|over|switched off|decommissioned)\b")

@@ -105,7 +105,7 @@ def scored(snap, query: str, k: int, allowed=None, extra=(), sure=frozenset()) -
     not a match: what a search shows needs a real term (or a vector above the floor); so is
     one reached only by a character inside a CJK word of the query (tokenizer.part_terms).
     An expansion term in `sure` is a match like the query's own (a paraphrase two ways agree on,
-    memcli.retrieval.expand.corroborated)."""
+    memcli.retrieval.expand.with_definitions)."""
     own, added, leading = _split_terms(snap, query, extra, sure) if snap.n_docs else ([], [], 0)
     terms = own + added
     if not terms:

@@ -45,10 +45,9 @@ class Team:
                 if defined is not None and terms and _weakly_covered(t, found, req.asked):  # as rank.keyword
                     extra = defined()
                     if extra:
-                        from memcli.retrieval.expand import corroborated, joined
+                        from memcli.retrieval.expand import with_definitions
 
-                        sure = corroborated(expansion, extra)
-                        expansion = joined(expansion, extra)
+                        expansion, sure = with_definitions(expansion, extra)
                         terms_now = lexemes.weighted(req.asked, expansion, sure)
                         found = sql_search.run(conn, t, dataclasses.replace(ask, terms=terms_now))
                 return found
