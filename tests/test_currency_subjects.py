@@ -770,6 +770,23 @@ def test_a_frame_and_a_subject_of_its_word_with_another_unit_stay_apart():
     assert rel == {}
 
 
+def test_a_number_written_onto_letters_names_a_thing_and_counts_nothing():
+    """ "van KX-12 has a slow puncture" and later "the vans are 90 kW, 3 vans per driver": one word
+    ("van"), but "KX-12" names a van and "3" counts them."""
+    rel = relate(
+        _files(
+            (
+                "memory/2026-05-02/a.md",
+                "2026-05-02",
+                ["Van KX-12 has one tyre way low, 1.9 bar when the others are 2.4."],
+            ),
+            ("memory/2026-05-20/b.md", "2026-05-20", ["The chargers are 90 kW, 3 vans per charger."]),
+        )
+    )
+    assert rel == {}
+    assert shift.same_unit("60", "72") and not shift.same_unit("kx-12", "3")
+
+
 @pytest.mark.parametrize(
     "said, label, value, old",
     [

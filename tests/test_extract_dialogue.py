@@ -523,3 +523,42 @@ def test_a_statement_trailing_off_before_a_question_is_kept():
         chat("so officially switched from avimark to ezyvet and honestly... its fine? invoicing is slower", "ok")
     )
     assert "- The user officially switched from avimark to ezyvet." in found["Facts"]
+
+
+def test_an_emoji_between_two_clauses_ends_the_first():
+    found = rules.findings(
+        chat(
+            "the boiler guy cancelled again 😡 we moved the service to friday the 9th",
+            "Annoying! Friday the 9th it is.",
+            "did you see that match last night 🙄 how was that offside",
+        )
+    )
+    assert bullets(found) == [
+        "- The boiler guy cancelled again.",
+        "- The user moved the service to friday the 9th.",
+    ]
+    # around a short part the emoji ends nothing: a short lead names what the rest is about, a
+    # short tail leans on the lead
+    assert rules.sentences("Choir again 😩 the hall is booked on tuesdays", rules._TURN_SPLIT) == [
+        "Choir again 😩 the hall is booked on tuesdays"
+    ]
+    assert len(rules.sentences("the fox took three of the ducks 😭 only 5 left", rules._TURN_SPLIT)) == 1
+
+
+def test_a_turn_in_two_scripts_reads_each_line_in_its_own():
+    found = rules.findings(
+        chat(
+            "im taking japanese at the community centre on thursdays 7 to 9, level 3. "
+            "my teacher wants a short diary entry, can you check it:\n"
+            "今日は友達と公園で散歩しました。とても楽しかったです。",
+            "Looks good! One small fix…",
+            "thanks. 良い週末を",
+            "",
+            "the lease ends in march so we move then\n来月から大阪で働きます。",
+        )
+    )
+    got = bullets(found)
+    assert "- The user is taking japanese at the community centre on thursdays 7 to 9, level 3." in got
+    assert not any("散歩" in b or "週末" in b for b in got)  # the text to check, a sign-off
+    assert any(b.startswith("- The user said: 「来月から大阪で働きます。」") for b in got)
+    assert any("lease ends in march" in b for b in got)

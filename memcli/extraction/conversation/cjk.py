@@ -25,7 +25,8 @@ QUESTION = re.compile(r"[?？]\s*$|[吗呢]\s*[。!！]?$|(?:ですか|ますか
 # greetings, thanks, short reactions and sign-offs (whole sentence)
 SMALL = re.compile(
     r"^(?:안녕|고마워|감사|ㅇㅋ|ㅋ+|ㅎ+|좋다|응|네|아니|ありがとう|こんにちは|こんばんは|おはよう|そうですね|"
-    r"はい|いいえ|今日はここまで|お疲れ|你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白)"
+    r"はい|いいえ|今日はここまで|お疲れ|你好|您好|谢谢|多谢|好的|好吧|嗯|哈哈|再见|拜拜|没问题|不客气|收到|明白|"
+    r"周末愉快|晚安|加油|良い週末|おやすみ|잘 자|좋은 주말)"
     r"[^。！？!?]{0,12}[。！？!?~\s]*$"
 )
 # requests to the assistant: correct, help, teach, translate, "may I"

@@ -104,11 +104,32 @@ HAN_STOP = frozenset("我你您他她它们的了是在和就都也还这那有�
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n.*?(?:^[ \t]*```[^\n]*$|\Z)", re.S | re.M)
 
 
+# an emoji between two clauses of a chat message ends the first ("that arsenal chelsea game 😤 how
+# was that not a penalty"); around a short part it does not: a short lead names what the rest is
+# about ("Orchestra again 😩 the parish rented thursdays"), a short tail leans on the lead ("a
+# mongoose got two hens last night 😭 down to 12")
+_EMOJI_END = re.compile(r"(?<=\w)\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\uFE0F?\s+(?=\w)")
+EMOJI_LEAD = 4  # words on each side of an emoji that make two clauses
+
+
+def _emoji_clauses(part: str) -> list[str]:
+    out, start = [], 0
+    for m in _EMOJI_END.finditer(part):
+        lead, rest = part[start : m.start()], part[m.end() :]
+        if len(lead.split()) >= EMOJI_LEAD and len(rest.split()) >= EMOJI_LEAD:
+            out.append(lead)
+            start = m.end()
+    return [*out, part[start:]]
+
+
 def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
     out = []
     if "```" in text:
         text = _FENCE.sub("\n", text)
-    for part in split.split(text):
+    parts = split.split(text)
+    if split is _TURN_SPLIT:
+        parts = [c for p in parts for c in _emoji_clauses(p or "")]
+    for part in parts:
         part = _BULLET.sub("", part or "").strip()
         if part:
             out.append(part if len(part) <= MAX_SENTENCE else part[: MAX_SENTENCE - 1].rstrip() + "…")

@@ -117,6 +117,9 @@ def _proposal_statement(text: str, first: str, first_core: str, subject: str, tu
 def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]], int]:
     """([(section, statement)], 0 or whether the turn ASKED or REQUESTED something of the assistant)."""
     if cjk.is_cjk(text):
+        lines = [x for x in _SCRIPT_BREAK.split(text) if x.strip()]
+        if len(lines) > 1 and not all(cjk.is_cjk(x) for x in lines):
+            return _by_line(lines, subject, turn)
         got = cjk.statement(text)
         if got is None:
             return [], REQUESTED if cjk.REQUEST.search(text) else ASKED if cjk.QUESTION.search(text) else 0
@@ -187,6 +190,35 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             statement = _with_context(statement, core, turn)
         out.append((section, statement))
     return out, asked
+
+
+# where a turn goes from one script to another: a new line, or a colon before Chinese, Japanese or
+# Korean text ("help me reply: 周老师，我12月1日...")
+_SCRIPT_BREAK = re.compile(r"\n+|(?<=[A-Za-z]:)\s*(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+
+
+def _by_line(lines: list[str], subject: str, turn: Turn) -> tuple[list[tuple[str, str]], int]:
+    """A turn read as Chinese, Japanese or Korean that holds lines in English, each line read in
+    its own script ("im learning mandarin, classes on saturdays ... can u check mine:" and the
+    Chinese text to check): a CJK line after a request is its material. (A turn mostly in English
+    goes through the English rules sentence by sentence, as before.)"""
+    out: list[tuple[str, str]] = []
+    asked = 0
+    for k, line in enumerate(lines):
+        if cjk.is_cjk(line) and (asked == REQUESTED or (k and _introduces(lines[k - 1], asked))):
+            continue  # "can u check mine:" and the text to check
+        got, now = user_turn(line, subject, turn)
+        out += got
+        asked = max(asked, now)
+    return out, asked
+
+
+def _introduces(line: str, asked: int) -> bool:
+    """A line announcing the text after it as material for a question or a request ("the teacher
+    wants a short self intro, can u check mine:")."""
+    return line.rstrip().endswith((":", "：")) and (
+        bool(asked) or any(chatter.is_request(c.strip()) for c in re.split(r"[,;.]", line))
+    )
 
 
 def _aside(core: str, turn, digit: bool, asked: int, own: bool, own_task: bool) -> bool:

@@ -116,6 +116,9 @@ def same_kind(a: str, b: str) -> bool:
     return not ka or not kb or bool(ka & kb)
 
 
+_IDENTIFIER_NUMBER = re.compile(r"[A-Za-z][-_/#]?\d$")  # a number written onto letters: part of a name
+
+
 def same_unit(a: str, b: str) -> bool:
     """Two values of one kind and, for numbers, one unit ("60" and "72"; "25m" and "50m"; not
     "25m" and "50"): the test for one subject said in two different clauses."""
@@ -124,6 +127,8 @@ def same_unit(a: str, b: str) -> bool:
         return False
     if va[0][1] != "number":
         return True
+    if any(_IDENTIFIER_NUMBER.search(reading.clean(x)[: v[0][0] + 1]) for x, v in ((a, va), (b, vb))):
+        return False  # "se-17" names a bus, "2" counts buses
     unit = [re.sub(r"[\d.,\s%]", "", v[0][2]) for v in (va, vb)]
     return unit[0] == unit[1]
 
