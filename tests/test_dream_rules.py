@@ -185,6 +185,13 @@ def test_facts_skip_links_questions_small_talk_and_images():
         ("Painting is a great way to relax.", "Painting is a fun way to express feelings.", False),
         ("I went swimming on Friday.", "I went painting on Friday.", False),
         ("I live in Porto now.", "I live in Lisbon.", True),
+        # ingest writes the user in the third person: the same slot as "my editor is"
+        ("The user's editor is Helix.", "The user's editor is Zed.", True),
+        ("The user's new manager is Ines Duarte.", "My manager is Koen Bakker.", True),
+        ("The user's editor is Zed.", "The user's editor is Zed.", False),
+        # an attribute of the thing is another slot: which font the editor uses is not which editor
+        ("My editor is Helix.", "My editor font is Iosevka.", False),
+        ("The user's editor font is Fira Code.", "The user's editor is Zed.", False),
     ],
 )
 def test_contradictions(new, old, expected):

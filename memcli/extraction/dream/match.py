@@ -52,7 +52,10 @@ _FRAMES = [
         r"\b(?:is|was|on|by|at|for)\b(?P<val>.+)$",
         re.I,
     ),
-    re.compile(r"^(?P<subj>(?:the |our |my |their |his |her )[\w -]{2,40}?) (?:is|are|was|were)\b(?P<val>.+)$", re.I),
+    re.compile(
+        r"^(?P<subj>(?:the user['’]s |the |our |my |their |his |her )[\w -]{2,40}?) (?:is|are|was|were)\b(?P<val>.+)$",
+        re.I,
+    ),
     # "Koen Bakker is my new manager": a name in a role; the role is the slot, the name its value
     re.compile(
         r"^(?P<val>[A-Z][\w'’.-]*(?: (?:[A-Z][\w'’.-]*|de|van|von|der|den|da|di|du|del|le|la|ter|ten)){0,4}) "
@@ -141,6 +144,8 @@ def slot(new: Fact, old: str) -> str | None:
     )
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
+    if not change and s1 != s2 and (s1 < s2 or s2 < s1):
+        return None  # "the editor font is Iosevka" says something of the editor, not which editor
     c1, c2 = {w for w in s1 if ":" not in w}, {w for w in s2 if ":" not in w}
     if bool(c1) != bool(c2):
         return None  # "the user's guitar is ..." and "the user is ...": one names a subject, the other none
