@@ -539,10 +539,10 @@ def test_an_emoji_between_two_clauses_ends_the_first():
     ]
     # around a short part the emoji ends nothing: a short lead names what the rest is about, a
     # short tail leans on the lead
-    assert rules.sentences("Choir again 😩 the hall is booked on tuesdays", rules._TURN_SPLIT) == [
+    assert rules.turn_sentences("Choir again 😩 the hall is booked on tuesdays") == [
         "Choir again 😩 the hall is booked on tuesdays"
     ]
-    assert len(rules.sentences("the fox took three of the ducks 😭 only 5 left", rules._TURN_SPLIT)) == 1
+    assert len(rules.turn_sentences("the fox took three of the ducks 😭 only 5 left")) == 1
 
 
 def test_a_turn_in_two_scripts_reads_each_line_in_its_own():

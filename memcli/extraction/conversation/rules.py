@@ -123,12 +123,21 @@ def _emoji_clauses(part: str) -> list[str]:
 
 
 def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
+    return _tidy(split.split(_unfenced(text)))
+
+
+def turn_sentences(text: str) -> list[str]:
+    """The sentences of a user's chat message: a line, a sentence ending, or an emoji between
+    two clauses ends one (an ellipsis before a lowercase word ends one too, not "INSERT ... ON")."""
+    return _tidy(c for p in _TURN_SPLIT.split(_unfenced(text)) for c in _emoji_clauses(p or ""))
+
+
+def _unfenced(text: str) -> str:
+    return _FENCE.sub("\n", text) if "```" in text else text
+
+
+def _tidy(parts) -> list[str]:
     out = []
-    if "```" in text:
-        text = _FENCE.sub("\n", text)
-    parts = split.split(text)
-    if split is _TURN_SPLIT:
-        parts = [c for p in parts for c in _emoji_clauses(p or "")]
     for part in parts:
         part = _BULLET.sub("", part or "").strip()
         if part:
@@ -243,7 +252,7 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
     counts = dialogue.session_counts(texts + [t for t, m in zip(texts, messages) if m["role"] == "user"], STOP)
     turn = Turn(
         counts=counts,
-        split=lambda t: sentences(t, _TURN_SPLIT),
+        split=turn_sentences,
         section=_cue,
         stop=STOP,
         with_assistant=any(m["role"] == "assistant" for m in messages),

@@ -194,7 +194,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
 
 # where a turn goes from one script to another: a new line, or a colon before Chinese, Japanese or
 # Korean text ("help me reply: 周老师，我12月1日...")
-_SCRIPT_BREAK = re.compile(r"\n+|(?<=[A-Za-z]:)\s*(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+_SCRIPT_BREAK = re.compile(rf"\n+|(?<=[A-Za-z]:)\s*(?={cjk.CJK.pattern})")
 
 
 def _by_line(lines: list[str], subject: str, turn: Turn) -> tuple[list[tuple[str, str]], int]:

@@ -144,7 +144,7 @@ def slot(new: Fact, old: str) -> str | None:
     )
     if not ((s1 == s2) or jaccard(s1, s2) >= 0.5 or (change and bool(s1 & s2))):
         return None
-    if not change and s1 != s2 and (s1 < s2 or s2 < s1):
+    if not change and (s1 < s2 or s2 < s1):
         return None  # "the editor font is Iosevka" says something of the editor, not which editor
     c1, c2 = {w for w in s1 if ":" not in w}, {w for w in s2 if ":" not in w}
     if bool(c1) != bool(c2):
