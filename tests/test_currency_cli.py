@@ -306,6 +306,66 @@ def test_a_thing_moved_in_time_is_its_value_now_for_a_question_asking_when(
     assert [h["path"] for h in search(run_mem, ws, question)][:2] == [new, old]
 
 
+@pytest.mark.parametrize(
+    "old_line, new_line, question",
+    [
+        (
+            "The user keeps kienyeji chickens at home, 10 hens and a rooster.",
+            "Brian called, a mongoose got two hens last night, down to 8.",
+            "How many hens does the user have?",
+        ),
+        (
+            "The user's supervisor mr ochieng wants a weekly list of buses.",
+            "The user's new supervisor is faith mutua, started yesterday.",
+            "Who is the user's supervisor?",
+        ),
+        (
+            "Ethan gets his braces off may 12, ortho appointment with dr pham.",
+            "Ortho called about Ethan's appointment to get the braces off.\n- Now may 26 at 3:40 for the braces.",
+            "What is the date of Ethan's appointment to get his braces off?",
+        ),
+        (
+            "The user's coworker ji-hye and the user do a language exchange over lunch.",
+            "Ji-hye wants to keep the language exchange going.\n"
+            "- The user said: “지혜 씨하고 언어 교환을 수요일 저녁 7시로 바꿨어요.” (keywords: language, Wednesday, evening)",
+            "When does the user meet Ji-hye for the language exchange?",
+        ),
+    ],
+)
+def test_a_newer_line_telling_a_change_with_a_value_of_the_kind_asked_goes_first(
+    ws, note, run_mem, old_line, new_line, question
+):
+    """No "now" asked: a newer line telling a change ("down to 8", "new supervisor is", "now may
+    26", 바꿨어요) that holds a word asked and a value of the kind the question asks for (a number
+    for "how many", someone new in the role for "who", a date for "what is the date", a day, in a
+    CJK line's English keywords, for "when") is the value now."""
+    old, new = "memory/2027-09-08/old.md", "memory/2027-10-22/new.md"
+    note(ws, old, f"# Old\n\n- {old_line}\n")
+    note(ws, new, f"# New\n\n- {new_line}\n")
+    reindex(run_mem, ws)
+    assert [h["path"] for h in search(run_mem, ws, question)][:2] == [new, old]
+
+
+@pytest.mark.parametrize(
+    "new_line, question",
+    [
+        # the number is of another thing; "frank" in the gloss names the conversation's topic
+        (
+            "The user went down to frank lake, the dog was offended.\n- At 97 species now (about: frank, lake).",
+            "How much does Frank the dog weigh?",
+        ),
+        # something new, but not in the role asked about
+        ("Ochieng moved to the new thika road depot, the dog came along.", "Who walks the user's dog Frank?"),
+    ],
+)
+def test_a_newer_change_of_another_kind_or_role_keeps_the_older_note_first(ws, note, run_mem, new_line, question):
+    old, new = "memory/2027-04-05/old.md", "memory/2027-04-19/new.md"
+    note(ws, old, "# Old\n\n- Frank the dog is a greyhound, weighs 31 kg, and Greg walks the dog every morning.\n")
+    note(ws, new, f"# New\n\n- {new_line}\n")
+    reindex(run_mem, ws)
+    assert search(run_mem, ws, question)[0]["path"] == old
+
+
 def test_done_with_a_thing_gives_it_up_for_a_question_asking_what_holds_now(ws, note, run_mem):
     old, new = "memory/2027-04-30/braces.md", "memory/2027-05-25/bike.md"
     note(ws, old, "# Braces\n\n- Driving him saturdays, still taking the train to work the rest of the week.\n")

@@ -39,7 +39,7 @@ _CUE = re.compile(
 _TOLD = re.compile(
     _CUE.pattern + r"|\b(?:changed|swapped|replaced|update|updated|folded|ditched|dropped|"
     # a thing moved in time, its new value anywhere after ("moved all the cell groups to mondays")
-    r"moved|pushed|postponed|rescheduled|delayed|brought forward|scrapped|cancell?ed)\b"
+    r"moved|pushed|postponed|rescheduled|delayed|brought forward|scrapped|cancell?ed)\b|\b(?:down|up) to(?= \d)|\bnew \w+(?: \w+)? (?:is|are)\b"
 )
 _MONTH_NO = {m[:3]: i for i, m in enumerate(gloss.MONTHS, 1)}
 _INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
@@ -139,6 +139,11 @@ def tells_change(sentence: str) -> bool:
 
 
 _DAY_OF_MONTH = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b")  # "moved to the 21st"
+
+
+def counted(sentence: str) -> bool:
+    """`sentence` holds a number that is no time or date ("down to 12", "$39 a bin")."""
+    return any(kind == "number" for _, kind, _ in values(reading.clean(sentence)))
 
 
 def timed(sentence: str) -> bool:
