@@ -10,9 +10,10 @@ one holds, or all but one of three or more, or one of them as near the question 
 (by vectors); any other question not about the past, only when
 the newer one tells a change in a line holding every query word ("Japanese update: the sunday
 class folded" for "when is the Japanese class"), or one of them and a value of the kind asked
-("down to 12" for "how many hens", "my new supervisor is" for "who is my supervisor"). Nothing else moves: recency orders statements of one subject only, never the
-results as a whole (a global decay with a 30-day half-life put current values first but cost
-a fifth of session recall@5).
+("down to 12" for "how many hens", "my new supervisor is" for "who is my supervisor"). Nothing
+else moves: recency orders statements of one subject only, never the results as a whole (a
+global decay with a 30-day half-life put current values first but cost a fifth of session
+recall@5).
 
 Every hit holding a superseded statement carries `superseded_by`: what holds that subject's
 value now (path, date, line, text), and the statement it replaces.

@@ -39,7 +39,9 @@ _CUE = re.compile(
 _TOLD = re.compile(
     _CUE.pattern + r"|\b(?:changed|swapped|replaced|update|updated|folded|ditched|dropped|"
     # a thing moved in time, its new value anywhere after ("moved all the cell groups to mondays")
-    r"moved|pushed|postponed|rescheduled|delayed|brought forward|scrapped|cancell?ed)\b|\b(?:down|up) to(?= \d)|\bnew \w+(?: \w+)? (?:is|are)\b"
+    r"moved|pushed|postponed|rescheduled|delayed|brought forward|scrapped|cancell?ed)\b"
+    # a count gone down or up ("down to 12"), someone or something new in a role ("my new supervisor is")
+    r"|\b(?:down|up) to(?= \d)|\bnew \w+(?: \w+)? (?:is|are)\b"
 )
 _MONTH_NO = {m[:3]: i for i, m in enumerate(gloss.MONTHS, 1)}
 _INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")  # the clearest cue, wherever it is
