@@ -135,12 +135,6 @@ _ASKS_WHO = re.compile(r"^\W*who\b", re.I)
 _NEW = re.compile(r"\bnew ((?:\w+ )?\w+)", re.I)  # "new supervisor", "new head coach"
 
 
-def _said(line: str) -> set[str]:
-    """The words of a line's own sentence: ingest's "(about: ...)" names the conversation's
-    topics, not what the line says; a CJK line's "(keywords: ...)" is its English reading."""
-    return set(reading.words(gloss.bare(line))) | set(reading.words(" ".join(gloss.keywords(line))))
-
-
 def _asked_kind(question: str) -> str:
     """What kind of value a question asks for: "when", "count", "who" or "" (another)."""
     if _ASKS_WHEN.search(question):
@@ -185,7 +179,7 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
         for line in note_text(h.path).split("\n"):
             if line.startswith("- ") and shift.tells_change(line):
                 have = asked & set(reading.words(line))
-                if have == asked or (_said(line) & asked and _answers(line, kind, asked)):
+                if have == asked or (reading.statement_words(line) & asked and _answers(line, kind, asked)):
                     return True
         return False
 

@@ -122,8 +122,8 @@ def _emoji_clauses(part: str) -> list[str]:
     return [*out, part[start:]]
 
 
-def sentences(text: str, split: re.Pattern = _SPLIT) -> list[str]:
-    return _tidy(split.split(_unfenced(text)))
+def sentences(text: str) -> list[str]:
+    return _tidy(_SPLIT.split(_unfenced(text)))
 
 
 def turn_sentences(text: str) -> list[str]:

@@ -42,6 +42,12 @@ def _clean(sentence: str) -> str:
 clean = lru_cache(maxsize=8192)(_clean)  # one statement is cleaned by claims, retired, adopted and words
 
 
+def statement_words(sentence: str) -> set[str]:
+    """A statement's words as the rules read it (ingest's "(about: ...)" gloss names the
+    conversation's topics, not the statement's), and a CJK statement's English keywords."""
+    return set(words(clean(sentence))) | {w for k in gloss.keywords(sentence) for w in words(k)}
+
+
 def words(text: str) -> list[str]:
     """The content words of a text, stemmed (CJK runs kept whole)."""
     return list(_words(text))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.index.currency import gloss, kinds, reading, shift, subjects
+from memcli.index.currency import kinds, reading, shift, subjects
 from memcli.vault import frontmatter
 
 MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, rarely one value)
@@ -136,8 +136,7 @@ def items(found: list[tuple[int, str]]) -> list[dict]:
 def describe(item: dict) -> dict:
     """A statement's words (a CJK statement's gloss among them) and speaker, for relate."""
     sentence = item["text"]
-    english = [w for k in gloss.keywords(sentence) for w in reading.words(k)]
-    item["words"] = sorted(set(reading.words(reading.clean(sentence))) | set(english))
+    item["words"] = sorted(reading.statement_words(sentence))
     if speaker := _speaker(sentence):
         item["speaker"] = speaker
     return item
