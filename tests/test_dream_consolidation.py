@@ -253,6 +253,30 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
             "The user submits the thesis to the Leiden committee.",
             "CORRECT",
         ),
+        # the clause telling the change names another day; a count "down to"; someone new in a role
+        # named after a comma; a clause without its subject ("Postponed again, ...")
+        (
+            "The hall got booked on Tuesdays, so the choir sings on Fridays at 19:00 now.",
+            "The choir sings on Tuesdays at 19:00 in the church hall.",
+            "CORRECT",
+        ),
+        ("A fox took three ducks, the user is down to 5.", "The user keeps 8 ducks by the pond.", "CORRECT"),
+        (
+            "Marta is retiring, and the new head nurse, Oliver Grant, starts on June 3.",
+            "The user's head nurse is Marta Silva.",
+            "CORRECT",
+        ),
+        (
+            "Postponed again, the audit means the team now flies on March 9.",
+            "The team flies to Shenzhen for the audit on March 2.",
+            "CORRECT",
+        ),
+        (
+            "The choir sings on Tuesdays at 19:00 now, as always.",
+            "The choir sings on Tuesdays at 19:00.",
+            "CORROBORATE",
+        ),
+        ("The new flat in Graz has a balcony for Nala.", "Nala sleeps on the sofa all day.", "REFINE"),
         # ... but what a statement merely prefers to something else is no value it gives up
         (
             "The user drinks rooibos in the evening instead of coffee.",

@@ -126,6 +126,46 @@ def test_meaning_groups_what_words_do_not():
     assert [len(p.unit.facts) for p in placed] == [2, 1]
 
 
+def test_a_name_neither_statement_is_about_links_nothing():
+    """ "Utawala" is where the commute starts and part of a football team's name: the model puts the
+    two close for that one rare name (made-up vectors: 0.8 with it, 0.2 without). A name a
+    statement starts with is what it is about: "Miso" links Miso's walks and check-ups as before."""
+    commute = fact("The user takes the matatu from Utawala to the depot.")
+    football = fact("The user plays keeper for Utawala Queens on Wednesdays.")
+    walk = fact("Miso needs a walk at 07:00.")
+    vet = fact("The vet check-up for Miso is on June 19.")
+    texts = [f.line() for f in (commute, football, walk, vet)]
+    ev = Evidence(None, frozenset(), None, texts)
+    assert ev.nameless(commute.line()) == "Takes the matatu from to the depot."
+    assert ev.nameless(football.line()) == "Plays keeper for on Wednesdays."
+    assert ev.shares_name(commute.line(), football.line()) and not ev.shares_name(walk.line(), vet.line())
+    vectors = {
+        plain(commute.line()): [1.0, 0.0, 0.0],
+        plain(football.line()): [0.8, 0.6, 0.0],
+        ev.nameless(commute.line()): [1.0, 0.0, 0.0],
+        ev.nameless(football.line()): [0.2, 0.98, 0.0],
+        plain(walk.line()): [0.0, 0.0, 1.0],
+        plain(vet.line()): [0.0, 0.6, 0.8],
+        ev.nameless(walk.line()): [0.0, 0.0, 1.0],
+        ev.nameless(vet.line()): [0.0, 1.0, 0.0],
+    }
+    vectors = {k: np.asarray(v, dtype=np.float32) for k, v in vectors.items()}
+    ev = Evidence(vectors, frozenset(), None, texts)
+    assert ev.cosine(commute.line(), football.line()) == pytest.approx(0.8)
+    assert ev.meaning(commute.line(), football.line()) == pytest.approx(0.2)
+    assert ev.meaning(walk.line(), vet.line()) == pytest.approx(0.8)
+    placed = dream_group.place([commute, football, walk, vet], [], ev).placed
+    assert sorted(len(p.unit.facts) for p in placed) == [1, 1, 2]
+
+
+def test_a_possessive_name_leads_its_statement():
+    """ "Greg's dad is also called Frank" is about Greg's dad, not Frank the dog, even before "Greg" is
+    seen inside a sentence: under one heading with Frank's statements it is named apart."""
+    ev = Evidence(None, frozenset(), None, ["Frank is on carprofen twice a day.", "Greg's dad is also called Frank."])
+    assert ev.leading_name("Greg's dad is also called Frank.") == "greg"
+    assert ev.named_apart("Greg's dad is also called Frank.", "Frank is on carprofen twice a day.")
+
+
 def test_facts_under_one_heading_of_an_agents_note_go_together():
     a = Fact("The home router is a Fritz!Box in the hallway.", "memory/2026-06-01/net.md", section="setup")
     b = Fact("The fibre line from Init7 gives 1 Gbit/s.", "memory/2026-06-01/net.md", section="setup")

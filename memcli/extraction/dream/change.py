@@ -59,6 +59,10 @@ CHANGE = re.compile(
     # "bumping the goal to 200", "went up to 75%", "it's now May 26"
     r"(?:bumping|upping|upped|raising|lowering|cutting|pushing|dropping) (?:[\w:.'’-]+ ){0,4}?to\b|"
     r"(?:went|gone|goes|going|came|come) (?:up|down) to\b|(?:it|that)(?:['’]s| is) now\b|"
+    # "we're down to 12"; "the new GM, Philippe Roy, starts"; "Pushed again, ..." (a clause without
+    # its subject: what was pushed is what the note is about)
+    r"\b(?:down|up) to(?= \d)|\bnew [a-z]+(?: [a-z]+)?, (?-i:[A-Z][a-z])|"
+    r"(?:^|[.;,!] )(?:pushed|postponed|rescheduled)(?: (?:again|back|out))?(?=[,.;!]| to\b)|"
     # a thing given up: "dropped the pottery class", "sold the Clio", "Sunday ice is gone" (the verb
     # only: the thing it names is what the statement shares with the one it changes)
     + _GIVE_UP_VERB
@@ -160,7 +164,24 @@ def value_changed(new: Fact, old: str) -> bool:
         to = _to_values(plain(new.line()))
         if to and not to & b:
             return True
+        # "..., so they train on Thursdays at 7pm now" after "train Wednesdays at 7pm": the clause
+        # telling the change names another day than the old statement does
+        days = _days(_changing_clause(plain(new.line())))
+        if days and _days(old) and not days & _days(old):
+            return True
     return bool(a - b) and bool(b - a)
+
+
+def _days(text: str) -> set[str]:
+    return {m.group(0).lower()[:3] for m in _WHEN.finditer(plain(text))}
+
+
+def _changing_clause(line: str) -> str:
+    """The clause of a statement that tells its change (clauses split at commas, semicolons and "so")."""
+    for clause in re.split(r"[,;]|\bso\b", line):
+        if CHANGE.search(clause.strip()):
+            return clause
+    return ""
 
 
 _INSTEAD_OF = re.compile(r"\b(?:instead of|rather than)\b[^,.;!]*", re.IGNORECASE)
@@ -184,7 +205,11 @@ def changes_measure(new: str, old: str) -> bool:
 
 
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
-_TO_VALUE = re.compile(r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})", re.IGNORECASE)
+# ... or whom it names in a role: "the new head nurse, Oliver Grant, starts"
+_TO_VALUE = re.compile(
+    r"\b(?:to|now|is now|are now)\s+((?:[\w:.'’-]+ ?){1,3})|\bnew [a-z]+(?: [a-z]+)?, ((?-i:[A-Z][\w'’-]*)(?: (?-i:[A-Z][\w'’-]*)){0,2})",
+    re.IGNORECASE,
+)
 
 
 def _to_values(line: str) -> set[str]:

@@ -86,11 +86,11 @@ def candidates(facts: list[Fact], nodes: list[Node], ev: Evidence) -> list[Node]
     return [n for k, _, n in scored[:MAX_CANDIDATES] if k]
 
 
-def texts_to_embed(facts: list[Fact], nodes: list[Node]) -> list[str]:
+def texts_to_embed(facts: list[Fact], nodes: list[Node], ev: Evidence) -> list[str]:
     """Everything the grouping compares by meaning, as it is embedded (speaker prefixes left out;
-    CJK statements have no vector: Evidence.vector)."""
+    CJK statements have no vector: Evidence.vector), each also without its names (Evidence.meaning)."""
     said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
-    out = [plain(t) for t in said if not mostly_cjk(t)]
+    out = [form for t in said if not mostly_cjk(t) for form in (plain(t), ev.nameless(t))]
     return list(dict.fromkeys(t for t in out if t))
 
 
@@ -100,8 +100,12 @@ def _centroid(ev: Evidence, item: list[Fact], c: Cluster) -> tuple[float, int] |
     default model would join any CJK statement to a cluster of others)."""
     if not ev.semantic or all(mostly_cjk(f.line()) for f in item):
         return None
-    vecs = [v for v in (ev.vector(m if isinstance(m, str) else m.line()) for m in c.members()) if v is not None]
-    mine = [v for v in (ev.vector(f.line()) for f in item) if v is not None]
+    texts = [m if isinstance(m, str) else m.line() for m in c.members()]
+    # a name shared but not the subject ("from Utawala", "for Utawala Queens") pulls the means together
+    apart = any(ev.shares_name(f.line(), t) for f in item for t in texts)
+    vector = ev.nameless_vector if apart else ev.vector
+    vecs = [v for v in (vector(t) for t in texts) if v is not None]
+    mine = [v for v in (vector(f.line()) for f in item) if v is not None]
     if not vecs or not mine:
         return 0.0, 0
     import numpy as np

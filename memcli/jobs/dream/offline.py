@@ -236,7 +236,9 @@ def evidence(ws: Workspace, notes: list, facts: list[Fact], nodes: list, warning
     lexical = Evidence(None, skip, bags, said)
     candidates = dream_group.candidates(facts, nodes, lexical)
     found = (
-        dream_meaning.vectors_for(ws, dream_group.texts_to_embed(facts, candidates), warnings, save=not dry_run)
+        dream_meaning.vectors_for(
+            ws, dream_group.texts_to_embed(facts, candidates, lexical), warnings, save=not dry_run
+        )
         if facts
         else dream_meaning.Meaning(None, "words")
     )
