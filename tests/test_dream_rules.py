@@ -158,6 +158,17 @@ def test_a_name_neither_statement_is_about_links_nothing():
     assert sorted(len(p.unit.facts) for p in placed) == [1, 1, 2]
 
 
+def test_a_statement_leaning_on_the_one_before_moves_with_it():
+    """ "They eat layers mash" says nothing of what eats it: the hens of the statement before, in the
+    same note section; it is placed with that one (as the steps of one list are)."""
+    hens = Fact("I keep 10 hens and a rooster in the backyard.", "memory/2026-06-01/a.md", "User", "Facts")
+    feed = Fact("They eat layers mash plus kitchen scraps.", "memory/2026-06-01/a.md", "User", "Facts")
+    elsewhere = Fact("They eat layers mash plus kitchen scraps.", "memory/2026-06-01/b.md", "User", "Facts")
+    assert dream_group.items([hens, feed]) == [[hens, feed]]
+    assert dream_group.items([hens, elsewhere]) == [[hens], [elsewhere]]
+    assert [len(p.unit.facts) for p in place([hens, feed]).placed] == [2]
+
+
 def test_a_possessive_name_leads_its_statement():
     """ "Greg's dad is also called Frank" is about Greg's dad, not Frank the dog, even before "Greg" is
     seen inside a sentence: under one heading with Frank's statements it is named apart."""

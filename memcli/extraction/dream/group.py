@@ -57,10 +57,17 @@ class Placement:
     kept: list[tuple[Fact, str]]  # facts left in their daily note, and why
 
 
+# a statement that starts with a pronoun leans on the one before it ("They eat layers mash" after
+# "The user keeps 10 hens"): what it is about is said there
+_LEANS = re.compile(r"^(?:she|he|they|it|her|his|their|its)\b(?!['’]s (?:been )?(?:raining|sunny|cold|hot))", re.I)
+
+
 def items(facts: list[Fact]) -> list[list[Fact]]:
-    """Facts in placement order; the numbered steps of one list in one note section as one item."""
+    """Facts in placement order; the numbered steps of one list in one note section as one item,
+    and a statement leaning on the one before it (a pronoun for its subject) with that one."""
     out: list[list[Fact]] = []
     lists: dict[tuple[str, str], list[Fact]] = {}
+    before: Fact | None = None
     for f in facts:
         if f.numbered:
             key = (f.path, f.section)
@@ -68,8 +75,16 @@ def items(facts: list[Fact]) -> list[list[Fact]]:
                 lists[key] = []
                 out.append(lists[key])
             lists[key].append(f)
+        elif (
+            before is not None
+            and not before.numbered
+            and (before.path, before.section, before.speaker) == (f.path, f.section, f.speaker)
+            and _LEANS.match(f.text)
+        ):
+            out[-1].append(f)
         else:
             out.append([f])
+        before = f
     return out
 
 
