@@ -302,6 +302,15 @@ def test_only_a_changed_value_is_a_correction(new, said, action):
     assert verdict.reason
 
 
+def test_a_changed_number_replaces_the_line_measuring_the_same_quantity():
+    """ "the alert now fires below 15%" changes the line that sets 20%, not the one sharing more words."""
+    threshold = "The threshold is now 20%, the vendor's warning line, because 25% paged every night."
+    report = "The alert report also lists each disk's growth over four weeks; sdb grew 3 GB last month."
+    new = Fact("Ops asked for fewer pages, so the alert report now fires below 15%.", "memory/2026-09-14/b.md")
+    verdict = dream_match.judge(new, [threshold, report], [threshold, report])
+    assert (verdict.action, verdict.statement) == ("CORRECT", threshold)
+
+
 def test_facts_sharing_one_incidental_word_stay_apart():
     swim = Fact(
         "The user swims 1500 m in the 25 m pool at Sportcentrum Kralingen after an easy run.",

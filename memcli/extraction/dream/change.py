@@ -204,6 +204,13 @@ def changes_measure(new: str, old: str) -> bool:
     return any(u == unit and n != number for number, unit in measures(m.group(1)) for n, u in measures(old))
 
 
+def same_quantity(new: str, old: str) -> bool:
+    """Both measure something in one unit with other numbers ("flags buses below 82%" and "the
+    threshold is now 80%"): what a change of that number replaces, rather than a line sharing words."""
+    mine = measures(new)
+    return any(u == unit and n != number for number, unit in mine for n, u in measures(old))
+
+
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
 # ... or whom it names in a role: "the new head nurse, Oliver Grant, starts"
 _TO_VALUE = re.compile(

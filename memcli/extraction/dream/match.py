@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memcli.extraction.dream.change import changes, holds, old_value, raw_words, value_changed
+from memcli.extraction.dream.change import changes, holds, old_value, raw_words, same_quantity, value_changed
 from memcli.extraction.dream.evidence import GENERIC, Evidence
 from memcli.extraction.dream.node import Node, cited, current, statements
 from memcli.extraction.dream.rules import SPEAKER, terms, values
@@ -222,6 +222,7 @@ def replaced(fact: Fact, said: list[str], ev: Evidence) -> str | None:
             + 0.5 * jaccard(raw_words(fact.line()), raw_words(s))
             + (1.0 if framed else 0.0)
             + (2.0 if holds(was, s) else 0.0)
+            + (2.0 if same_quantity(fact.line(), s) else 0.0)
         )
         if rank > best_rank:
             best, best_rank = s, rank
