@@ -105,6 +105,14 @@ def test_requests_and_chit_chat_are_recognised(text, request_, chat):
             "Pgbouncer pool",
         ),
         (["The user writes code in VS Code on a Dell XPS 13.", "The user switched from VS Code to Neovim."], "VS Code"),
+        # what someone has is a noun ("the user's rota"), and a plain verb after a plural subject is none
+        (
+            [
+                "The user's rota starts at 7:00 and the user is off at 3.",
+                "From next week the rota starts at 6:30, so the trams go out earlier on the new line.",
+            ],
+            "Rota",
+        ),
     ],
 )
 def test_a_node_is_named_for_the_noun_phrase_its_statements_share(texts, title):

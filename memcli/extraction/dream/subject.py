@@ -81,12 +81,16 @@ _BREAK = (
 _GLOSS = re.compile(r"\((?:keywords|about):", re.I)
 
 
-def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
+def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool, owner: bool = False) -> bool:
     low = tok.lower()
     if prev in _AUX and low.endswith(("ing", "ed")):
         return True  # "is changing", "was moved"
+    if owner:
+        return False  # "the user's shift": what someone has is a noun
     if prev in _NEGATIONS or prev in _SUBJECTS or prev in _FREQUENCY:
         return True  # "the user commutes", "doesn't eat", "always takes"
+    if low in _IMPERATIVE and re.fullmatch(r"[a-z]+[^s]s", prev):
+        return True  # "the buses go out", "the hens eat": a plain verb after a plural subject
     if re.fullmatch(r"[a-z]+(?<![su])s", tok) and (prev_cap or (not verb_seen and prev and prev not in _BREAK)):
         return True  # "Tofu eats", "The ride takes": the first -s word after the subject
     return bool(re.fullmatch(r"[a-z]+ed", tok)) and len(tok) > 4
@@ -95,13 +99,17 @@ def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool) -> bool:
 def phrases(text: str) -> list[list[str]]:
     """The noun-phrase runs of a statement, as surface words."""
     runs: list[list[str]] = [[]]
-    prev, prev_cap, verb_seen = "", False, False
+    prev, prev_cap, verb_seen, owner = "", False, False, False
     text = _GLOSS.sub("(", SPEAKER.sub("", text.strip()))
     for m in _TOKEN.finditer(text):
         tok = m.group(0)
         low = tok.lower().replace("’", "'")
+        possessive = low.endswith("'s")
         low = re.sub(r"'s$", "", low)
-        verb = tok[0].isalpha() and (_verb_like(tok, prev, prev_cap, verb_seen) or (not prev and low in _IMPERATIVE))
+        verb = tok[0].isalpha() and (
+            _verb_like(tok, prev, prev_cap, verb_seen, owner) or (not prev and low in _IMPERATIVE)
+        )
+        owner = possessive
         verb_seen = verb_seen or verb or low in _AUX
         contracted = re.search(r"['’](?!s$)", tok)  # "I'll", "we're", "don't": no noun
         if not tok[0].isalpha() or low in _BREAK or low in _UNITS or verb or low.endswith("ly") or contracted:
