@@ -256,6 +256,25 @@ def test_a_question_asking_what_holds_now_puts_the_newer_note_of_its_subject_fir
     assert search(run_mem, ws, "Does the gym have a cafe now?")[0]["path"] == old
 
 
+def test_a_digest_node_between_the_older_and_the_newer_note_is_passed_over(ws, note, run_mem):
+    """After dream a node on the subject ranks between the two notes: it has no date to order by, and
+    the newer note still goes above the older one for a question asking what holds now."""
+    old, new, node = "memory/2026-01-05/gym.md", "memory/2026-02-10/climbing.md", "digest/wiki/gym.md"
+    note(ws, old, "# Gym\n\n- The user trains at the Bouldergarten gym on Mondays; the Bouldergarten gym has a cafe.\n")
+    note(
+        ws,
+        new,
+        "# Climbing\n\n- The user trains at the Klettermax gym.\n"
+        "- The user bought new chalk, a brush and a chalk bag with a belt.\n"
+        "- The user's partner prefers the sauna on Fridays after work.\n"
+        "- The user's shoes are La Sportiva Solutions, resoled in March.\n",
+    )
+    note(ws, node, f"# Gym\n\n- The user trains at a gym twice a week. ([[{new}]])\n")
+    reindex(run_mem, ws)
+    assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at?")][:3] == [old, node, new]
+    assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at now?")][:3] == [new, node, old]
+
+
 def test_a_newer_note_telling_a_change_of_every_asked_word_goes_first(ws, note, run_mem):
     """ "When is the Japanese class?" without "now": a newer note whose line tells a change and
     holds every word asked ("the sunday class folded") is the class's value now; a question

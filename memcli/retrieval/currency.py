@@ -22,6 +22,7 @@ value now (path, date, line, text), and the statement it replaces.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from memcli.index.currency import compare, gloss, load, reading, shift
 from memcli.retrieval.framing import VALIDITY
@@ -116,6 +117,10 @@ _ASKS_NOW = re.compile(rf"\b(?:now|currently|current|{VALIDITY}|any ?more|still|
 # note ("the user's current goal time for the half marathon" to a note on oatmeal and minutes)
 NOW_SCORE = 0.5
 NOW_COSINE = 0.75
+# the dated notes ordered, and how many undated hits (digest nodes) among them are passed over:
+# after dream a node citing the old and the new note ranks between them. On dev-dev7's kept
+# after-dream workspaces: current value first 79 -> 83 of 102, R@1 400 -> 404; after ingest unchanged
+NOTES, UNDATED = 3, 2
 
 
 # The kind of value a question asks for, when it does not ask what holds now: a newer line
@@ -156,7 +161,8 @@ def _answers(line: str, kind: str, asked: set[str]) -> bool:
 
 
 def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: bool, kind: str) -> list[Hit]:
-    """For a query asking what holds now: among the first three hits, a newer dated note whose
+    """For a query asking what holds now: among the first three dated notes of the hits (up to two
+    digest nodes between them passed over), a newer note whose
     whole text (its conversation included) holds every query word the one above it holds, or all
     but one of three or more, or one of them as near the query in meaning (NOW_SCORE, NOW_COSINE),
     goes above it; `date`: a hit's note's date, "" when undated.
@@ -167,7 +173,6 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
     "which day does the user drive the carpool"), a number for "how many" ("down to 12"),
     someone new in the role for "who" ("the user's new supervisor is"): the older note is its old value.
     `note_text`: a note's whole indexed text by path."""
-    top = hits[:3]
     seen: dict[str, set[str]] = {}
 
     def covered(h: Hit) -> set[str]:
@@ -201,15 +206,19 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
         near = a.vector is not None and b.vector is not None and b.vector >= NOW_COSINE * a.vector
         return bool(both) and near and b.score >= NOW_SCORE * a.score
 
-    for _ in range(len(top)):
+    # the first three dated notes, a digest node among them passed over: a node citing the old and
+    # the new note sits between them and is no date to order by
+    at = [i for i, h in enumerate(hits[: NOTES + UNDATED]) if date(h)][:NOTES]
+    top = list(hits)
+    for _ in range(len(at)):
         moved = False
-        for i in range(len(top) - 1):
-            if goes_above(top[i], top[i + 1]):
-                top[i], top[i + 1] = top[i + 1], top[i]
+        for i, j in pairwise(at):
+            if goes_above(top[i], top[j]):
+                top[i], top[j] = top[j], top[i]
                 moved = True
         if not moved:
             break
-    return top + hits[3:]
+    return top
 
 
 def _note_text(snap, path: str) -> str:
