@@ -353,6 +353,28 @@ def test_an_errand_keeps_nothing_of_the_reactions_and_says_it_was_an_errand():
     assert not any("tea" in b for b in bullets(found))
 
 
+def test_taking_up_an_item_of_the_answer_is_kept_and_still_the_errands():
+    """A recommendation asked for and one taken up: what was taken up is kept, and the chat is still
+    an errand (it founds no digest node); a reply about a line of advice tells something."""
+    found, errand = rules.read(
+        chat(
+            "finished the three-body problem books last night. what should i read next",
+            "If you liked it, try:\n- Project Hail Mary\n- Blindsight (dense, eerie)\n- The Dispossessed",
+            "read the dispossessed already. blindsight it is",
+        )
+    )
+    assert errand and any("blindsight" in b.lower() for b in bullets(found))
+    found, errand = rules.read(
+        chat(
+            "soil test for the east bed came back at ph 5.2, too low for beans? what should i do",
+            "A little low for beans. While you wait:\n- Work in garden lime at about 150 g per square metre.\n"
+            "- Ask Tomasz whether the plot next door was limed last spring before you buy any.",
+            "tomasz limed the plot in march, so no lime for me this year",
+        )
+    )
+    assert not errand
+
+
 def test_a_chat_that_opens_with_a_question_and_then_tells_something_is_no_errand():
     found, errand = rules.read(
         chat(

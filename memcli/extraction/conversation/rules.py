@@ -274,7 +274,9 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
             for section, statement in kept:
                 add(section, statement)
             opened = opened or (not users and asked > 0)
-            told_later = told_later or bool(users and kept)
+            # taking up what the answer offered ("seen minari. will do aftersun") is kept, and is
+            # still the errand's: nothing of the user's own was told
+            told_later = told_later or bool(users and kept and not (opened and _takes_up(text, turn.assistant)))
             users += 1
             turn.request_mode = 0 if kept else max(asked, turn.request_mode)
             turn.assistant = ""  # a proposal is answered once
@@ -293,6 +295,22 @@ def _reacts(text: str, answer: str) -> bool:
         return False
     picked = _PICKED.match(text.strip())
     return bool(dialogue.LAUGH.search(text)) or bool(picked and picked[1].lower() in answer.lower())
+
+
+def _takes_up(text: str, answer: str) -> bool:
+    """A short turn naming an item of the answer's list ("will do aftersun" after "- Aftersun
+    (quiet, devastating)"): the user takes up what was offered."""
+    if not answer or len(chatter.WORDS.findall(text)) > 9:
+        return False
+    items = {
+        w.lower()
+        for line in answer.split("\n")
+        if re.match(r"\s*(?:[-*•]|\d+[.)])\s", line)
+        # an item to pick is a name ("Aftersun (quiet, devastating)"), not a line of advice
+        and len(re.findall(r"\w+", re.sub(r"\([^)]*\)", "", line))) <= 6
+        for w in re.findall(r"[\w'-]{4,}", re.sub(r"\([^)]*\)", "", line))
+    }
+    return bool(items & {w.lower() for w in re.findall(r"[\w'-]{4,}", text)})
 
 
 # "the towel one", "that riddle one": an item of the answer named by a word from it
