@@ -302,14 +302,9 @@ def _takes_up(text: str, answer: str) -> bool:
     (quiet, devastating)"): the user takes up what was offered."""
     if not answer or len(chatter.WORDS.findall(text)) > 9:
         return False
-    items = {
-        w.lower()
-        for line in answer.split("\n")
-        if re.match(r"\s*(?:[-*•]|\d+[.)])\s", line)
-        # an item to pick is a name ("Aftersun (quiet, devastating)"), not a line of advice
-        and len(re.findall(r"\w+", re.sub(r"\([^)]*\)", "", line))) <= 6
-        for w in re.findall(r"[\w'-]{4,}", re.sub(r"\([^)]*\)", "", line))
-    }
+    lines = [re.sub(r"\([^)]*\)", "", x) for x in answer.split("\n") if re.match(r"\s*(?:[-*•]|\d+[.)])\s", x)]
+    # an item to pick is a name ("Aftersun (quiet, devastating)"), not a line of advice
+    items = {w.lower() for x in lines if len(re.findall(r"\w+", x)) <= 6 for w in re.findall(r"[\w'-]{4,}", x)}
     return bool(items & {w.lower() for w in re.findall(r"[\w'-]{4,}", text)})
 
 

@@ -199,16 +199,13 @@ def changes_measure(new: str, old: str) -> bool:
     """A change naming its new value with a unit the old statement measures with another number
     ("went up to 75% hydration" after "I bake at 70% hydration"): the same quantity, changed."""
     m = _TO_MEASURE.search(plain(new))
-    if m is None or not changes(new):
-        return False
-    return any(u == unit and n != number for number, unit in measures(m.group(1)) for n, u in measures(old))
+    return m is not None and changes(new) and same_quantity(m.group(1), old)
 
 
 def same_quantity(new: str, old: str) -> bool:
     """Both measure something in one unit with other numbers ("flags buses below 82%" and "the
     threshold is now 80%"): what a change of that number replaces, rather than a line sharing words."""
-    mine = measures(new)
-    return any(u == unit and n != number for number, unit in mine for n, u in measures(old))
+    return any(u == unit and n != number for number, unit in measures(new) for n, u in measures(old))
 
 
 # the value a change names as the new one: "moved to Saturdays", "raised to 50", "is now 1:52"
