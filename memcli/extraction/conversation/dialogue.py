@@ -15,7 +15,10 @@ So a turn is read with the assistant turn before it:
 - a statement is put in the third person, with the subject the chat leaves implicit
   ("switched to helix last week" -> "The user switched to helix last week"), and when it
   leans on the turn before ("then", "it", "that one", "do 3 before 2") the words that turn
-  was about are added: "(about: half marathon, goal)".
+  was about are added: "(about: half marathon, goal)";
+- a short turn laughing at the answer or picking one of its items ("the towel one") reacts to it
+  (`reacts`), and one naming an item of the answer's list ("will do aftersun") takes up what was
+  offered (`takes_up`): neither tells something of the user's own.
 """
 
 from __future__ import annotations
@@ -340,3 +343,27 @@ def topics(texts: list[str], stop: frozenset[str], n: int = 10) -> list[str]:
     for i, w in enumerate(words):
         first.setdefault(w, i)
     return sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], first[w]))[:n]
+
+
+def reacts(text: str, answer: str) -> bool:
+    """A short turn of laughter or surprise, or one that picks an item of the answer: a reaction
+    to the answer ("two minutes lol. wow", "the towel one will break mina's brain")."""
+    if len(chatter.WORDS.findall(text)) > 9:
+        return False
+    picked = _PICKED.match(text.strip())
+    return bool(LAUGH.search(text)) or bool(picked and picked[1].lower() in answer.lower())
+
+
+def takes_up(text: str, answer: str) -> bool:
+    """A short turn naming an item of the answer's list ("will do aftersun" after "- Aftersun
+    (quiet, devastating)"): the user takes up what was offered."""
+    if not answer or len(chatter.WORDS.findall(text)) > 9:
+        return False
+    lines = [re.sub(r"\([^)]*\)", "", x) for x in answer.split("\n") if re.match(r"\s*(?:[-*•]|\d+[.)])\s", x)]
+    # an item to pick is a name ("Aftersun (quiet, devastating)"), not a line of advice
+    items = {w.lower() for x in lines if len(re.findall(r"\w+", x)) <= 6 for w in re.findall(r"[\w'-]{4,}", x)}
+    return bool(items & {w.lower() for w in re.findall(r"[\w'-]{4,}", text)})
+
+
+# "the towel one", "that riddle one": an item of the answer named by a word from it
+_PICKED = re.compile(r"(?:the|that) ([\w'-]{3,}) one\b", re.IGNORECASE)

@@ -269,14 +269,14 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
         elif rec["role"] == "user" and text:
             found["Code"] += [b for b in code_blocks(text) if b not in found["Code"]]
             kept, asked = user_turn(procedures.without_list(text), _speaker(rec), turn)
-            if users and opened and not told_later and _reacts(text, turn.assistant):
+            if users and opened and not told_later and dialogue.reacts(text, turn.assistant):
                 kept = []  # "haha told u. a court case lol": about the answer, not the user
             for section, statement in kept:
                 add(section, statement)
             opened = opened or (not users and asked > 0)
             # taking up what the answer offered ("seen minari. will do aftersun") is kept, and is
             # still the errand's: nothing of the user's own was told
-            told_later = told_later or bool(users and kept and not (opened and _takes_up(text, turn.assistant)))
+            told_later = told_later or bool(users and kept and not (opened and dialogue.takes_up(text, turn.assistant)))
             users += 1
             turn.request_mode = 0 if kept else max(asked, turn.request_mode)
             turn.assistant = ""  # a proposal is answered once
@@ -286,30 +286,6 @@ def read(messages: list[dict]) -> tuple[dict[str, list[str]], bool]:
         found["Procedures"].append(procedures.render(title, steps))
     errand = opened and not told_later and not found["Procedures"] and not found["Code"]
     return found, errand
-
-
-def _reacts(text: str, answer: str) -> bool:
-    """A short turn of laughter or surprise, or one that picks an item of the answer: a reaction
-    to the answer ("two minutes lol. wow", "the towel one will break mina's brain")."""
-    if len(chatter.WORDS.findall(text)) > 9:
-        return False
-    picked = _PICKED.match(text.strip())
-    return bool(dialogue.LAUGH.search(text)) or bool(picked and picked[1].lower() in answer.lower())
-
-
-def _takes_up(text: str, answer: str) -> bool:
-    """A short turn naming an item of the answer's list ("will do aftersun" after "- Aftersun
-    (quiet, devastating)"): the user takes up what was offered."""
-    if not answer or len(chatter.WORDS.findall(text)) > 9:
-        return False
-    lines = [re.sub(r"\([^)]*\)", "", x) for x in answer.split("\n") if re.match(r"\s*(?:[-*•]|\d+[.)])\s", x)]
-    # an item to pick is a name ("Aftersun (quiet, devastating)"), not a line of advice
-    items = {w.lower() for x in lines if len(re.findall(r"\w+", x)) <= 6 for w in re.findall(r"[\w'-]{4,}", x)}
-    return bool(items & {w.lower() for w in re.findall(r"[\w'-]{4,}", text)})
-
-
-# "the towel one", "that riddle one": an item of the answer named by a word from it
-_PICKED = re.compile(r"(?:the|that) ([\w'-]{3,}) one\b", re.IGNORECASE)
 
 
 def _norm(line: str) -> str:
