@@ -143,7 +143,7 @@ def _values(text: str) -> set[str]:
     months, code (`SET NX PX`)."""
     text = plain(text)
     code = {w.lower() for chunk in re.findall(r"`([^`]+)`", text) for w in re.findall(r"[\w.:/()-]+", chunk)}
-    days = {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}  # "Saturdays", "sat" and "Saturday" meet
+    days = _days(text)
     days |= {_CJK_DAYS[next(g for g in m.groups() if g)] for m in _CJK_DAY.finditer(text)}
     names = {w for w in evidence_names(text) - GENERIC if not _WHEN.fullmatch(w)}
     return set(values(text)) | number_words(text) | names | code | days
@@ -166,14 +166,16 @@ def value_changed(new: Fact, old: str) -> bool:
             return True
         # "..., so they train on Thursdays at 7pm now" after "train Wednesdays at 7pm": the clause
         # telling the change names another day than the old statement does
-        days = _days(_changing_clause(plain(new.line())))
-        if days and _days(old) and not days & _days(old):
+        days, before = _days(_changing_clause(plain(new.line()))), _days(plain(old))
+        if days and before and not days & before:
             return True
     return bool(a - b) and bool(b - a)
 
 
 def _days(text: str) -> set[str]:
-    return {m.group(0).lower()[:3] for m in _WHEN.finditer(plain(text))}
+    """The weekdays and months a statement (its plain text) names, as three letters ("Saturdays", "sat" and
+    "Saturday" meet)."""
+    return {m.group(0).lower()[:3] for m in _WHEN.finditer(text)}
 
 
 def _changing_clause(line: str) -> str:

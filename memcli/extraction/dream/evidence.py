@@ -223,6 +223,7 @@ class Evidence:
                 names.add(stem_of(m.group(1).lower()))
         self.names = frozenset(names)
         self._bags: dict[str, dict[str, float]] = {}
+        self._nameless: dict[str, str] = {}  # every pair compared asks again: read each statement once
         counts: dict[str, int] = {}
         for bag in node_bags or []:
             for w in bag:
@@ -258,6 +259,11 @@ class Evidence:
     def nameless(self, text: str) -> str:
         """The statement as embedded without its names (identifiers stay: "MySQL" is what a statement
         is about), or "" when it names nothing: what it says apart from whom or where."""
+        if text not in self._nameless:
+            self._nameless[text] = self._without_names(text)
+        return self._nameless[text]
+
+    def _without_names(self, text: str) -> str:
         t = plain(text)
         found = _names(t)
         known = proper_names(t, self.names)
