@@ -90,6 +90,9 @@ class Search:
     define_terms: int = 3  # words taken per query; 0 = off (no definitions are embedded)
     define_min_similarity: float = 0.5
     define_weight: float = 2.0  # a word counts weight x similarity: about a query term at 0.5
+    # narrower words (memcli.retrieval.narrower): for a query its words barely cover, the vault
+    # words WordNet files under a query word ("spice" -> turmeric), at most this many per word; 0 = off
+    narrower_terms: int = 4
 
 
 @dataclass(frozen=True)

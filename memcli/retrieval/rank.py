@@ -36,18 +36,37 @@ class Ranking(NamedTuple):
     hybrid: bool  # both branches fused
 
 
-def keyword(snap, query: str, depth: int, allowed, branch: VectorBranch) -> tuple[VectorBranch, bm25.Scored]:
+def keyword(
+    snap, query: str, depth: int, allowed, branch: VectorBranch, narrower: int = 0
+) -> tuple[VectorBranch, bm25.Scored]:
     """The keyword branch over `snap`, expanded with the vector branch's words; when no chunk
     holds most of the query's words (fusion.weakly_covered) also with the words whose
-    definition is near the query (branch.defined), which then join the branch's expansion."""
+    definition is near the query (branch.defined), and when the best holds hardly any
+    (narrower.COVERAGE) with the vault words a query word is a broader name for, up to
+    `narrower` per query word (memcli.retrieval.narrower; 0: none). Either joins the branch's
+    expansion."""
     scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion)
-    if branch.defined is not None and fusion.weakly_covered(scored.top, bm25.ideal(snap, query)):
+    ideal = bm25.ideal(snap, query)
+    covered = fusion.coverage(scored.top, ideal)
+    sure: frozenset[str] = frozenset()
+    if branch.defined is not None and covered < fusion.COVERED:
         from memcli.retrieval.expand import with_definitions
 
         defined = branch.defined()
         if defined:
             expansion, sure = with_definitions(branch.expansion, defined)
             branch = branch._replace(expansion=expansion)
+            scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion, sure=sure)
+            covered = fusion.coverage(scored.top, ideal)
+    if narrower > 0:
+        from memcli.retrieval import narrower as narrow
+
+        found = narrow.terms(snap, query, narrower) if covered < narrow.COVERAGE else []
+        if found:
+            from memcli.retrieval.expand import joined
+
+            branch = branch._replace(expansion=joined(branch.expansion, found))
+            sure = sure | {t for t, _ in found}
             scored = bm25.scored(snap, query, depth, allowed, extra=branch.expansion, sure=sure)
     return branch, scored
 

@@ -12,7 +12,7 @@ with them (memcli.retrieval.expand.defined): the words whose definition says wha
 query asks become keyword terms. Measured on bench/semantic_set, LoCoMo and pydoc
 (docs/evaluation.md).
 
-The dictionary is data/glosses.tsv.zst, built from WordNet 3.0 by bench/make_glosses.py
+The dictionary is data/glosses.tsv.zst, built from WordNet 3.0 by bench/make_wordnet.py
 (Princeton University's licence: data/WORDNET-LICENSE): the commonest sense's definition
 in each part of speech of 77,197 single-word lemmas, 1.3 MB. Read only by an embedding
 run, never by a search. The vectors are stored as `embedding_store/glosses_<space>.f32m`,
@@ -30,6 +30,8 @@ from memcli.index.vectors import terms
 from memcli.vault import atomic
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "data" / "glosses.tsv.zst"  # (memcli/index/data/, package data)
+# the nouns each word names or names two levels above (memcli.retrieval.narrower), the same format
+NARROWER = DICTIONARY.with_name("narrower.tsv.zst")
 # regular inflections back to a WordNet lemma, tried in order after the word itself
 # (WordNet's own morphy, without its exception lists: "went" finds no "go")
 SUFFIXES = (
@@ -49,22 +51,22 @@ def store_path(metadata: Path, space: str) -> Path:
     return metadata / "embedding_store" / f"glosses_{space}.f32m"
 
 
-@lru_cache(maxsize=1)
-def dictionary() -> list[bytes]:
-    """The dictionary's lines (`lemma<TAB>definitions`, sorted by lemma), [] when the data
+@lru_cache(maxsize=2)
+def dictionary(path: Path = DICTIONARY) -> list[bytes]:
+    """The lines of a WordNet table (`lemma<TAB>...`, sorted by lemma), [] when the data
     file is missing or damaged. Searched by bisection: a dict of the 77,197 lemmas took
     longer to build than the file takes to decompress."""
     import zstandard
 
     try:
-        return zstandard.ZstdDecompressor().decompress(DICTIONARY.read_bytes()).split(b"\n")
+        return zstandard.ZstdDecompressor().decompress(path.read_bytes()).split(b"\n")
     except (OSError, zstandard.ZstdError):
         return []
 
 
-def lookup(lemma: str) -> str | None:
-    """The definitions of a WordNet lemma ("; "-joined), or None."""
-    lines = dictionary()
+def lookup(lemma: str, path: Path = DICTIONARY) -> str | None:
+    """The definitions of a WordNet lemma ("; "-joined), or another table's entry; None."""
+    lines = dictionary(path)
     key = lemma.encode("utf-8") + b"\t"  # a tab sorts before any letter: "commute\t" < "commuter"
     i = bisect.bisect_left(lines, key)
     if i < len(lines) and lines[i].startswith(key):
@@ -86,6 +88,15 @@ def base_forms(word: str) -> list[str]:
     for suffix, repl in SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             out.append(word[: -len(suffix)] + repl)
+    return out
+
+
+def inflections(lemma: str) -> list[str]:
+    """The words base_forms takes back to `lemma`: the lemma and its regular inflections."""
+    out = [lemma]
+    for suffix, repl in SUFFIXES:
+        if lemma.endswith(repl) and len(lemma) - len(repl) >= 3:
+            out.append(lemma[: len(lemma) - len(repl)] + suffix)
     return out
 
 

@@ -39,7 +39,8 @@ class Local:
             branch = _vector_branch(ws, snap, req, allowed, warnings)
         keyword = bm25.NOTHING
         if req.keyword:
-            branch, keyword = rank.keyword(snap, req.asked, req.depth, allowed, branch)
+            narrower = ws.settings.search.narrower_terms
+            branch, keyword = rank.keyword(snap, req.asked, req.depth, allowed, branch, narrower)
         return Candidates(snap, branch, keyword, ws.metadata)
 
 

