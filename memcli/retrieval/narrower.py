@@ -8,7 +8,8 @@ rarely relates the two, and the reverse dictionary (memcli.index.vectors.glosses
 thing's definition reads like the question. WordNet knows the relation:
 memcli/index/data/narrower.tsv.zst (bench/make_wordnet.py) lists, for a word, the nouns whose
 commonest sense it names or names one or two levels above (apiarist: beekeeper; volumetric
-analysis: titration; injury: sprain). So for a query its own words barely cover (COVERAGE),
+analysis: titration; injury: sprain) and the verbs whose commonest sense it names or names one
+level above (buy: purchase). So for a query its own words barely cover (COVERAGE),
 the vault's words under a query word (or under two neighbouring query words as one name)
 become keyword terms, counted as a match of the query like its own words (`sure`). A query
 word over more than `per_word` of the vault's words names a class the vault holds many of
