@@ -28,8 +28,8 @@ from memcli.index.keyword import tokenizer
 
 # the share of the query's BM25 ideal its best chunk covers under which narrower words are
 # added: a question sharing no content word with its note. At fusion.COVERED (0.75) instead,
-# questions with a word of their own in the vault lost their first hit to a sibling ("Which city
-# does the user live in now?" brought every city of the notes)
+# questions with words of their own in the vault lost their first hit ("Which city does the user
+# live in now?")
 COVERAGE = 0.3
 WEIGHT = 1.0  # a narrower word counts as a query word (BM25 weight 1)
 # words of a question that ask nothing by themselves; the broader words of a noun hold some of
@@ -68,7 +68,7 @@ def terms(snap, query: str, per_word: int) -> list[tuple[str, float]]:
         under = glosses.lookup(word, glosses.NARROWER)
         if not under:
             continue
-        found = [f for noun in under.split() for f in glosses.inflections(noun) if vault.get(f, 0) > 0]
+        found = [f for lemma in under.split() for f in glosses.inflections(lemma) if vault.get(f, 0) > 0]
         if len(found) > per_word:
             continue
         for f in found:
