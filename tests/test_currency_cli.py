@@ -422,3 +422,38 @@ def test_a_newer_note_told_in_other_words_goes_first_when_asked_what_holds_now(w
     assert first("What food is Mochi on now for her kidneys?")[:2] == [new, old]
     assert first("What food is Mochi on for her kidneys?")[0] == old  # no "now"
     assert first("Does Mochi still eat the dry food now?")[0] != "memory/2027-03-20/market.md"
+
+
+def test_a_raised_current_note_does_not_pass_a_newer_note_of_its_subject(ws, note, run_mem):
+    """A node's history line was superseded by the middle note (Mondays -> Thursdays), so that
+    note is raised right above the node; the newest note changed the day again in words no rule
+    records ("Wednesdays at 2 from next week"). Asked what holds now, the newest stays first."""
+    first, mid, last = (
+        "memory/2026-06-01/slides.md",
+        "memory/2026-06-15/helen.md",
+        "memory/2026-07-13/moved.md",
+    )
+    (ws / "mem.yaml").write_text("embedding_model_config:\n  backend: none\n", encoding="utf-8")
+    note(
+        ws,
+        first,
+        "# Slides\n\n- The user needs to make slides, lab meeting is mondays 10am and the user is up next week.\n",
+    )
+    note(
+        ws,
+        mid,
+        "# Helen\n\n- Helen moved lab meeting to thursdays 2pm (teaching clash with the new undergraduate course).\n",
+    )
+    note(ws, last, "# Moved\n\n- Lab meeting moved again.\n- Wednesdays at 2 from next week.\n")
+    note(
+        ws,
+        "digest/wiki/lab-meeting.md",
+        f"# Lab meeting\n\n- Lab meeting moved again, now on another weekday. ([[{last}]])\n\n"
+        f"## History\n- Previously: The user needs to make slides, lab meeting is mondays 10am, until 2026-06-15 "
+        f"([[{first}]])\n",
+    )
+    reindex(run_mem, ws)
+    hits = search(run_mem, ws, "On which weekday is the user's lab meeting now?")
+    paths = [h["path"] for h in hits]
+    assert hits[paths.index("digest/wiki/lab-meeting.md")]["superseded_by"]["path"] == mid  # the raise
+    assert paths[0] == last and paths.index(last) < paths.index(mid), paths

@@ -54,10 +54,14 @@ def annotate_and_rank(
             texts[path] = _note_text(snap, path)
         return texts[path]
 
-    if hits and not past:
+    def newest_first(hits: list[Hit]) -> list[Hit]:
+        if not hits or past:
+            return hits
         asked = set(reading.words(query)) - compare.GENERIC
         kind = _asked_kind(question) if not now else ""
-        hits = _newest_of_subject(note_text, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", not now, kind)
+        return _newest_of_subject(note_text, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", not now, kind)
+
+    hits = newest_first(hits)
     relations = load(metadata)
     if not relations or not hits:
         return hits
@@ -87,7 +91,11 @@ def annotate_and_rank(
         if entry["about"] and entry["current"]["path"] != h.path and (not entry["loose"] or spoken(entry)):
             i += _raise_current(snap, out, i, entry["current"])
         i += 1
-    return out
+    # a raised note holds the value a recorded change set, which a newer note may have changed
+    # again unrecorded ("Helen moved lab meeting to thursdays" raised above a digest node's
+    # history, over "Wednesdays at 2 from now on"): the newer-first pass once more, which only
+    # ever moves a newer note up
+    return newest_first(out)
 
 
 # A question in the past tense asks what was true then, so it reorders nothing (the relation is
