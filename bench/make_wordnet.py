@@ -46,21 +46,28 @@ def glosses(root: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for pos in POS:
         defs = {}
-        with open(root / f"data.{pos}", encoding="latin-1") as fh:
-            for line in fh:
-                if line.startswith("  "):  # the licence header
-                    continue
-                head, _, gloss = line.partition(" | ")
-                defs[head.split(" ", 1)[0]] = gloss.split('; "')[0].strip().rstrip(";").strip()
-        with open(root / f"index.{pos}", encoding="latin-1") as fh:
-            for line in fh:
-                if line.startswith("  "):
-                    continue
-                f = line.split()
-                lemma, pointers = f[0], int(f[3])
-                if LEMMA.fullmatch(lemma):
-                    found.setdefault(lemma, []).append(defs[f[6 + pointers]])  # first synset = commonest sense
+        for line in _records(root / f"data.{pos}"):
+            head, _, gloss = line.partition(" | ")
+            defs[head.split(" ", 1)[0]] = gloss.split('; "')[0].strip().rstrip(";").strip()
+        for lemma, sense in _first_senses(root, pos):
+            found.setdefault(lemma, []).append(defs[sense])
     return found
+
+
+def _records(path: Path):
+    """The lines of a WordNet database file, without its licence header."""
+    with open(path, encoding="latin-1") as fh:
+        yield from (line for line in fh if not line.startswith("  "))
+
+
+def _first_senses(root: Path, pos: str):
+    """(lemma, its first synset's offset: the commonest sense) for each lemma of three or more
+    letters (a-z); WordNet's index files list senses by frequency."""
+    for line in _records(root / f"index.{pos}"):
+        f = line.split()
+        lemma, pointers = f[0], int(f[3])
+        if LEMMA.fullmatch(lemma):
+            yield lemma, f[6 + pointers]
 
 
 def narrower(root: Path) -> dict[str, list[str]]:
@@ -81,31 +88,20 @@ def _above(root: Path, pos: str, depth: int) -> dict[str, set[str]]:
     """lemma -> the words of its commonest sense and of the `depth` levels of senses above it."""
     names: dict[str, list[str]] = {}
     up: dict[str, list[str]] = {}
-    with open(root / f"data.{pos}", encoding="latin-1") as fh:
-        for line in fh:
-            if line.startswith("  "):
-                continue
-            f = line.split(" | ")[0].split()
-            n = int(f[3], 16)
-            names[f[0]] = [re.sub(r"\(.*\)$", "", f[4 + 2 * i].lower()) for i in range(n)]
-            at, ptrs = 5 + 2 * n, int(f[4 + 2 * n])
-            up[f[0]] = [f[at + 4 * k + 1] for k in range(ptrs) if f[at + 4 * k] in ("@", "@i")]
+    for line in _records(root / f"data.{pos}"):
+        f = line.split(" | ")[0].split()
+        n = int(f[3], 16)
+        names[f[0]] = [re.sub(r"\(.*\)$", "", f[4 + 2 * i].lower()) for i in range(n)]
+        at, ptrs = 5 + 2 * n, int(f[4 + 2 * n])
+        up[f[0]] = [f[at + 4 * k + 1] for k in range(ptrs) if f[at + 4 * k] in ("@", "@i")]
     found: dict[str, set[str]] = {}
-    with open(root / f"index.{pos}", encoding="latin-1") as fh:
-        for line in fh:
-            if line.startswith("  "):
-                continue
-            f = line.split()
-            lemma, pointers = f[0], int(f[3])
-            if not LEMMA.fullmatch(lemma):
-                continue
-            sense = f[6 + pointers]  # the first synset = the commonest sense
-            words, level = set(names[sense]), [sense]
-            for _ in range(depth):
-                level = [h for s in level for h in up[s]]
-                words.update(w for s in level for w in names[s])
-            words.discard(lemma)
-            found[lemma] = words
+    for lemma, sense in _first_senses(root, pos):
+        words, level = set(names[sense]), [sense]
+        for _ in range(depth):
+            level = [h for s in level for h in up[s]]
+            words.update(w for s in level for w in names[s])
+        words.discard(lemma)
+        found[lemma] = words
     return found
 
 

@@ -91,7 +91,7 @@ class Search:
     define_min_similarity: float = 0.5
     define_weight: float = 2.0  # a word counts weight x similarity: about a query term at 0.5
     # narrower words (memcli.retrieval.narrower): for a query its words barely cover, the vault
-    # words WordNet files under a query word ("spice" -> turmeric), at most this many per word; 0 = off
+    # words WordNet files under a query word ("apiarist" -> beekeeper), at most this many per word; 0 = off
     narrower_terms: int = 4
 
 

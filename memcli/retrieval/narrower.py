@@ -61,14 +61,16 @@ def terms(snap, query: str, per_word: int) -> list[tuple[str, float]]:
 
     if per_word <= 0:
         return []
+    # the table first: most queries under the gate (nonsense, CJK) name no word of it, and then
+    # the vault's word counts are never read
+    listed = [u.split() for w in sorted(asked(query)) if (u := glosses.lookup(w, glosses.NARROWER))]
+    if not listed:
+        return []
     vault = live_counts(snap)
     own = set(tokenizer.query_terms(query))
     out: dict[str, float] = {}
-    for word in sorted(asked(query)):
-        under = glosses.lookup(word, glosses.NARROWER)
-        if not under:
-            continue
-        found = [f for lemma in under.split() for f in glosses.inflections(lemma) if vault.get(f, 0) > 0]
+    for under in listed:
+        found = [f for lemma in under for f in glosses.inflections(lemma) if vault.get(f, 0) > 0]
         if len(found) > per_word:
             continue
         for f in found:

@@ -30,7 +30,8 @@ from memcli.index.vectors import terms
 from memcli.vault import atomic
 
 DICTIONARY = Path(__file__).resolve().parents[1] / "data" / "glosses.tsv.zst"  # (memcli/index/data/, package data)
-# the nouns each word names or names two levels above (memcli.retrieval.narrower), the same format
+# the nouns and verbs filed under each word (memcli.retrieval.narrower): the same format, read
+# by a search whose words barely cover it (the definitions above are read only by an embedding run)
 NARROWER = DICTIONARY.with_name("narrower.tsv.zst")
 # regular inflections back to a WordNet lemma, tried in order after the word itself
 # (WordNet's own morphy, without its exception lists: "went" finds no "go")
