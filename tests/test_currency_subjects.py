@@ -827,3 +827,43 @@ def test_a_shift_changed_twice_in_frames_is_one_chain_and_a_lead_in_sets_nothing
     assert rel["memory/2027-09-20/b.md"][0]["by"]["path"] == "memory/2027-10-18/c.md"
     assert "memory/2027-10-18/c.md" not in rel, "the lead-in of a list supersedes nothing"
     assert [t for _, t in statements(REPORT)] == ["Export the CSV."]
+
+
+@pytest.mark.parametrize(
+    "sentence, subject, who",
+    [
+        ("The team uses Bay Harvest crews, tevita runs the crew, 18 pickers last season.", "crew", "tevita"),
+        ("Tevita did his back in so sione's running the bay harvest crew this season.", "bay harvest crew", "sione"),
+        ("Mrs Oduya now teaches the choir.", "choir", "mrs oduya"),
+        ("Kevin runs the Monday report while the user is away.", "monday report", "kevin"),
+    ],
+)
+def test_someone_in_a_role_is_the_value_of_who_leads_the_thing(sentence, subject, who):
+    got = subjects.claims(sentence)[0]
+    assert (got.label, got.value) == (subject, who)
+    assert got.key != subjects.claims("The crew is 24 pickers.")[0:1] and "·lead" in got.key
+
+
+@pytest.mark.parametrize(
+    "sentence", ["The user runs the Monday report.", "I'm running the half marathon in October.", "She teaches it."]
+)
+def test_the_user_or_a_pronoun_leads_nothing(sentence):
+    assert not any(subjects.LEAD in c.key for c in subjects.claims(sentence))
+
+
+def test_a_new_person_in_a_role_supersedes_the_old_one_and_the_things_size_stays():
+    rel = relate(
+        _files(
+            ("memory/2026-02-05/a.md", "2026-02-05", ["Bay Harvest is the contractor, tevita runs the crew."]),
+            (
+                "memory/2026-02-26/b.md",
+                "2026-02-26",
+                ["Tevita did his back in so sione's running the bay harvest crew."],
+            ),
+            ("memory/2026-03-20/c.md", "2026-03-20", ["Sione's crew is quick."]),
+        )
+    )
+    assert [(e["subject"], e["value"], e["current"]["path"]) for e in rel["memory/2026-02-05/a.md"]] == [
+        ("crew", "tevita", "memory/2026-02-26/b.md")
+    ]
+    assert "memory/2026-02-26/b.md" not in rel

@@ -65,7 +65,8 @@ def annotate_and_rank(
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    asked = (set(reading.words(query)) | set(reading.words(" ".join(near)))) - compare.GENERIC
+    own = set(reading.words(query)) - compare.GENERIC
+    asked = own | (set(reading.words(" ".join(near))) - compare.GENERIC)
     out = list(hits)
 
     def spoken(entry: dict) -> bool:  # in the note's own statements, not its conversation's turns
@@ -81,7 +82,7 @@ def annotate_and_rank(
     i = 0
     while i < len(out):
         h = out[i]
-        entry = _relevant(relations.get(h.path, ()), h, asked, now)
+        entry = _relevant(relations.get(h.path, ()), h, asked, now, own)
         if entry is None:
             i += 1
             continue
@@ -204,7 +205,7 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
         # asks about the old note's cafe, not the new gym)
         ok = bool(held) and (both == held or (len(held) >= 3 and len(both) >= len(held) - 1))
         if told:
-            return ok and tells_change(b)
+            return ok and (tells_change(b) or _restated(note_text(a.path), note_text(b.path), asked, kind))
         if ok:
             return True
         # asking what holds now, a newer hit sharing a word asked and near the question in meaning
@@ -229,12 +230,43 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
     return top
 
 
+def _valued(text: str, asked: set[str], kind: str) -> list[tuple[set[str], set[tuple[str, str, str]]]]:
+    """(words asked, (kind, unit, value) of its values) of each statement of a note's text holding
+    a word asked and a value of the `kind` asked (any kind for ""): "$36 a bin" is a number."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("- ") and (have := asked & set(reading.words(line))):
+            vals = {(k, re.sub(r"[\d.,\s%]", "", v), shift.key(v)) for _, k, v in shift.values(reading.clean(line))}
+            if kind == "when":
+                vals = {x for x in vals if x[0] != "number"}
+            elif kind == "count":
+                vals = {x for x in vals if x[0] == "number"}
+            if vals:
+                out.append((have, vals))
+    return out
+
+
+def _restated(older: str, newer: str, asked: set[str], kind: str) -> bool:
+    """The newer note gives another value of one kind and unit in a statement sharing two words
+    asked with one of the older note's ("They charge $36 a bin", later "Bay Harvest sent the season
+    rate sheet, $39 a bin" for "How much does Bay Harvest charge per bin?"): the subject's value
+    told again, changed, with no word of change."""
+    mine = _valued(newer, asked, kind)
+    for wa, va in _valued(older, asked, kind):
+        for wb, vb in mine:
+            if len(wa & wb) >= 2:
+                units = {x[:2] for x in va} & {x[:2] for x in vb}
+                if units and not {x for x in va if x[:2] in units} & {x for x in vb if x[:2] in units}:
+                    return True
+    return False
+
+
 def _note_text(snap, path: str) -> str:
     """The whole indexed text of a note, its source conversation's passages included."""
     return "\n".join(snap.text(d) for d in file_docs(snap, path))
 
 
-def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | None:
+def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str] | None = None) -> dict | None:
     """The superseded statement in the hit's lines the query is most about (None: none there);
     `about`: the query holds the words of its subject (the entry's `needs`: "goal" for a goal,
     "long run" for the long run), so a query about another statement of the note moves nothing.
@@ -250,6 +282,7 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
     if not inside:
         return None
     shared = [len(asked & set(reading.words(line))) for line in h.text.split("\n")]  # per line of the hit
+    mine = [len((own or set()) & set(reading.words(line))) for line in h.text.split("\n")]
 
     def at(e: dict) -> int:  # the entry's line in the hit's text
         return e["line"] - h.start_line
@@ -264,7 +297,15 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False) -> dict | Non
         # reorders nothing: annotate_and_rank), when no other line of the hit is nearer the
         # question ("which company does the user work for" is about the line naming the company,
         # not the one that says the user worked in helix)
-        return loose(e) or any(need and set(need) <= asked for need in e.get("needs") or ())
+        return loose(e) or any(need and set(need) <= asked and named(e, need) for need in e.get("needs") or ())
+
+    def named(e: dict, need) -> bool:
+        # a subject named only by the query's expansion ("meal" near "restaurant") is the one asked
+        # about only when no other line of the hit holds more of the query's own words ("Chef-owner
+        # is Aiko Mori" for "who is the chef-owner of the restaurant", not the staff meal's time)
+        if own is None or set(need) <= own:
+            return True
+        return all(k <= overlap(e) for j, k in enumerate(mine) if j != at(e))
 
     def loose(e: dict) -> bool:  # about it by the rule above alone, "now" not said
         n = overlap(e) if e.get("given_up") else 0

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from memcli.index.currency import gloss
+from memcli.index.currency import compare, gloss
 from memcli.index.currency.compare import DAYS, FILLER, MONTHS, NOT_SUBJECT, SOFT, Claim, subject_key
 from memcli.index.currency.frames import framed
 from memcli.index.currency.reading import clean, words
@@ -110,6 +110,22 @@ _RULES = [
         lambda s, f: f.value_like and any(c in s for c in _COPULAS[:2] + _COPULAS[-2:]),
     ),
 ]
+# someone in a role: "tevita runs the crew", later "sione's running the bay harvest crew": the
+# subject is who leads the thing (a key of its own: the crew's size is another subject), the value
+# the person
+_ROLE = re.compile(
+    r"(?:^|[:;,.] |\b(?:so|and|but|now|then) )(?P<val>[a-z][\w'’-]*(?: [a-z][\w'’-]*)?)(?:['’]s| is| are)? "
+    r"(?:now |currently |still |also )?(?:runs|running|leads|leading|manages|managing|coaches|coaching|"
+    r"teaches|teaching|heads|chairs|chairing|organi[sz]es|organi[sz]ing|hosts|hosting) "
+    rf"(?:the |our |my |his |her |their )(?P<attr>{_NP})"
+    r"(?=\s*(?:$|[,;.!?()]|\s(?:this|next|last|from|on|at|in|for|while|when|because|since|so|but|and|now|again|today|these)\b))"
+)
+_ROLE_VERBS = frozenset(
+    "runs running leads leading manages managing coaches coaching teaches teaching heads chairs chairing "
+    "organises organising organizes organizing hosts hosting".split()
+)
+LEAD = "·lead"  # the key word of a role's subject: never a word of a text
+_NOT_PERSON = frozenset("user users team who which that someone everyone nobody one".split())
 _CHANGE_STEMS = tuple("chang switch mov rais lower bump increas decreas reduc push shift updat set cut drop".split())
 # (the stems of _CHANGE, as substrings)
 _COPULAS: tuple[str, ...] = tuple(
@@ -158,6 +174,8 @@ _DAY_OR_MONTH = re.compile(
 _CUES = frozenset(
     "from to as is are was were became become be stays remains my our got been went retired ditched "
     "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
+    "runs running leads leading manages managing coaches coaching teaches teaching heads chairs chairing "
+    "organises organising organizes organizing hosts hosting "
     "moved 'm am started now upgraded off going sticking switching old".split()
 )
 
@@ -200,6 +218,21 @@ def claims(sentence: str) -> list[Claim]:
     return out
 
 
+def _role(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
+    """Who leads a thing ("tevita runs the crew"): the person is the value."""
+    if _ROLE_VERBS.isdisjoint(s.split()):
+        return None, None
+    for m in _ROLE.finditer(s):
+        who, attr = re.sub(r"['’](?:s|m|re)$", "", m.group("val")), m.group("attr")  # "sione's", "i'm"
+        names = who.split()
+        if names[0] in NOT_SUBJECT or _NOT_PERSON & set(names) or _DIGIT.search(who):
+            continue
+        key = subject_key(attr)
+        if key and not compare.is_frame(key):
+            return Claim(tuple(sorted({*key, LEAD})), attr.strip(" .,:;"), who), m.span()
+    return None, None
+
+
 def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
     for rule, needs in _CJK_RULES if _CJK.search(s) else ():
         m = rule.search(s) if all(any(c in s for c in group) for group in needs) else None
@@ -207,6 +240,9 @@ def _shaped(s: str) -> tuple[Claim | None, tuple[int, int] | None]:
             old = gloss.dates(m.groupdict().get("old") or "")
             return _made(m.group("attr"), gloss.dates(m.group("val")), old), m.span()
     cues = _cues(s)
+    role = _role(s)
+    if role[0] is not None:
+        return role
     for rule, value_like, may in _RULES:
         if not may(s, cues):
             continue
