@@ -92,7 +92,7 @@ class Search:
     define_weight: float = 2.0  # a word counts weight x similarity: about a query term at 0.5
     # narrower words (memcli.retrieval.narrower): for a query its words barely cover, the vault
     # words WordNet files under a query word ("apiarist" -> beekeeper), at most this many per word; 0 = off
-    narrower_terms: int = 4
+    narrower_terms: int = 2
 
 
 @dataclass(frozen=True)
