@@ -10,10 +10,11 @@ one holds, or all but one of three or more, or one of them as near the question 
 (by vectors); any other question not about the past, only when
 the newer one tells a change in a line holding every query word ("Japanese update: the sunday
 class folded" for "when is the Japanese class"), or one of them and a value of the kind asked
-("down to 12" for "how many hens", "my new supervisor is" for "who is my supervisor"). Nothing
-else moves: recency orders statements of one subject only, never the results as a whole (a
-global decay with a 30-day half-life put current values first but cost a fifth of session
-recall@5).
+("down to 12" for "how many hens", "my new supervisor is" for "who is my supervisor"), or another
+value of that kind and unit in a line sharing two query words with one of the older note's ("$39
+a bin" after "$36 a bin" for "how much per bin"). Nothing else moves: recency orders
+statements of one subject only, never the results as a whole (a global decay with a 30-day
+half-life put current values first but cost a fifth of session recall@5).
 
 Every hit holding a superseded statement carries `superseded_by`: what holds that subject's
 value now (path, date, line, text), and the statement it replaces.
@@ -236,7 +237,7 @@ def _valued(text: str, asked: set[str], kind: str) -> list[tuple[set[str], set[t
     out = []
     for line in text.split("\n"):
         if line.startswith("- ") and (have := asked & set(reading.words(line))):
-            vals = {(k, re.sub(r"[\d.,\s%]", "", v), shift.key(v)) for _, k, v in shift.values(reading.clean(line))}
+            vals = {(k, shift.unit(v), shift.key(v)) for _, k, v in shift.values(reading.clean(line))}
             if kind == "when":
                 vals = {x for x in vals if x[0] != "number"}
             elif kind == "count":
@@ -275,7 +276,8 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
     a question is about it when it shares a word with the statement ("which code editor now" and
     "vs code was too slow, switched to helix", "how does the user get to work these days", "what
     ute does the user drive" and "drive the hilux" given up by "the old hilux"); one asking what
-    holds `now`, also about any other statement without `needs` it shares a word with."""
+    holds `now`, also about any other statement without `needs` it shares a word with. `own`: the
+    query's own words (`asked` less its expansion's), None when not told apart."""
     # a note found through its source conversation (memcli.retrieval.sources) was matched as a
     # whole: any of its statements may be the one asked about
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]

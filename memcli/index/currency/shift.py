@@ -131,8 +131,12 @@ def same_unit(a: str, b: str) -> bool:
         return True
     if any(_IDENTIFIER_NUMBER.search(reading.clean(x)[: v[0][0] + 1]) for x, v in ((a, va), (b, vb))):
         return False  # "se-17" names a bus, "2" counts buses
-    unit = [re.sub(r"[\d.,\s%]", "", v[0][2]) for v in (va, vb)]
-    return unit[0] == unit[1]
+    return unit(va[0][2]) == unit(vb[0][2])
+
+
+def unit(value: str) -> str:
+    """A number's unit: what is left without its digits ("m" of "25m", "" of "$36" and "75%")."""
+    return re.sub(r"[\d.,\s%]", "", value)
 
 
 def tells_change(sentence: str) -> bool:
