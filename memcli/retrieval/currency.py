@@ -55,18 +55,18 @@ def annotate_and_rank(
             texts[path] = _note_text(snap, path)
         return texts[path]
 
+    own = set(reading.words(query)) - compare.GENERIC  # the query's own words, its expansion's apart
+    kind = _asked_kind(question) if not now else ""
+
     def newest_first(hits: list[Hit]) -> list[Hit]:
         if not hits or past:
             return hits
-        asked = set(reading.words(query)) - compare.GENERIC
-        kind = _asked_kind(question) if not now else ""
-        return _newest_of_subject(note_text, hits, asked, lambda h: dates.of(daily_dir, h.path) or "", not now, kind)
+        return _newest_of_subject(note_text, hits, own, lambda h: dates.of(daily_dir, h.path) or "", not now, kind)
 
     hits = newest_first(hits)
     relations = load(metadata)
     if not relations or not hits:
         return hits
-    own = set(reading.words(query)) - compare.GENERIC
     asked = own | (set(reading.words(" ".join(near))) - compare.GENERIC)
     out = list(hits)
 
@@ -184,11 +184,17 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
     someone new in the role for "who" ("the user's new supervisor is"): the older note is its old value.
     `note_text`: a note's whole indexed text by path."""
     seen: dict[str, set[str]] = {}
+    valued: dict[str, list] = {}
 
     def covered(h: Hit) -> set[str]:
         if h.path not in seen:
             seen[h.path] = asked & set(reading.words(note_text(h.path)))
         return seen[h.path]
+
+    def values(h: Hit) -> list:  # read once: the pairs are compared again each round
+        if h.path not in valued:
+            valued[h.path] = _valued(note_text(h.path), asked, kind)
+        return valued[h.path]
 
     def tells_change(h: Hit) -> bool:  # "who teaches the japanese class" is not about its day
         for line in note_text(h.path).split("\n"):
@@ -206,7 +212,7 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
         # asks about the old note's cafe, not the new gym)
         ok = bool(held) and (both == held or (len(held) >= 3 and len(both) >= len(held) - 1))
         if told:
-            return ok and (tells_change(b) or _restated(note_text(a.path), note_text(b.path), asked, kind))
+            return ok and (tells_change(b) or _restated(values(a), values(b)))
         if ok:
             return True
         # asking what holds now, a newer hit sharing a word asked and near the question in meaning
@@ -247,14 +253,13 @@ def _valued(text: str, asked: set[str], kind: str) -> list[tuple[set[str], set[t
     return out
 
 
-def _restated(older: str, newer: str, asked: set[str], kind: str) -> bool:
+def _restated(older: list, newer: list) -> bool:
     """The newer note gives another value of one kind and unit in a statement sharing two words
     asked with one of the older note's ("They charge $36 a bin", later "Bay Harvest sent the season
     rate sheet, $39 a bin" for "How much does Bay Harvest charge per bin?"): the subject's value
-    told again, changed, with no word of change."""
-    mine = _valued(newer, asked, kind)
-    for wa, va in _valued(older, asked, kind):
-        for wb, vb in mine:
+    told again, changed, with no word of change. `older`, `newer`: the notes' _valued statements."""
+    for wa, va in older:
+        for wb, vb in newer:
             if len(wa & wb) >= 2:
                 units = {x[:2] for x in va} & {x[:2] for x in vb}
                 if units and not {x for x in va if x[:2] in units} & {x for x in vb if x[:2] in units}:
@@ -283,8 +288,9 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
     if not inside:
         return None
-    shared = [len(asked & set(reading.words(line))) for line in h.text.split("\n")]  # per line of the hit
-    mine = [len((own or set()) & set(reading.words(line))) for line in h.text.split("\n")]
+    lines = [set(reading.words(line)) for line in h.text.split("\n")]
+    shared = [len(asked & ws) for ws in lines]  # per line of the hit
+    mine = [len((own or set()) & ws) for ws in lines]  # the same, the query's own words only
 
     def at(e: dict) -> int:  # the entry's line in the hit's text
         return e["line"] - h.start_line

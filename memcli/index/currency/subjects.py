@@ -171,12 +171,13 @@ _DAY_OR_MONTH = re.compile(
 # "as", "from" or copula, a verb of giving up (_RETIRED) or of adopting (memcli.index.kinds).
 # A sentence holding none, no value-like token and none of the CJK patterns' particles can set nothing: `may_set` says
 # so in a microsecond, where the patterns take tens (a vault has a hundred thousand statements).
-_CUES = frozenset(
-    "from to as is are was were became become be stays remains my our got been went retired ditched "
-    "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
-    "runs running leads leading manages managing coaches coaching teaches teaching heads chairs chairing "
-    "organises organising organizes organizing hosts hosting "
-    "moved 'm am started now upgraded off going sticking switching old".split()
+_CUES = (
+    frozenset(
+        "from to as is are was were became become be stays remains my our got been went retired ditched "
+        "sold returned stopped no gave switched replaced left quit dropped bought ordered picked chose "
+        "moved 'm am started now upgraded off going sticking switching old".split()
+    )
+    | _ROLE_VERBS
 )
 
 
