@@ -431,3 +431,12 @@ def test_a_cjk_statement_without_ingests_gloss_is_read_with_it():
     assert ev.link(
         "User: 森大輔さんの店「いさり」で研修します。4月5日から2週間です。", "User: 研修はまだ4月12日からです。"
     )
+
+
+def test_a_latin_name_written_against_cjk_is_a_word_of_its_own():
+    """ "Wambui上一年级" names Wambui: a Latin word ends where CJK characters begin."""
+    from memcli.extraction.dream.evidence import names, words
+
+    assert "wambui" in words("Wambui上一年级，她的生日是11月9号。")
+    assert "joost" in words("Tofuは旅行中、Joostさんの家に泊まります。")
+    assert {"hsk"} <= names("我报名了明年1月15日的HSK三级考试。")

@@ -53,6 +53,12 @@ from memcli.extraction.conversation.person import convert, second_person, third_
         ),
         ("my sister and I are close", "the user's sister and the user are close"),
         ("lab meeting is at 10am and I present next week", "lab meeting is at 10am and the user presents next week"),
+        (
+            "culture day is Friday the 24th and I'm making chapati",
+            "culture day is Friday the 24th and the user is making chapati",
+        ),
+        ("I am tired", "the user is tired"),
+        ("Wei and I am late", "Wei and the user are late"),
         ("we use dbt in production", "the user's team uses dbt in production"),
         ("we signed the lease for a flat", "the user's household signed the lease for a flat"),
         ("we're moving to Utrecht", "the user's household is moving to Utrecht"),

@@ -120,7 +120,7 @@ def convert(text: str, subject: str = "the user", group: str | None = None) -> s
                     continue
                 pending = False
                 keep = plural or low in MODALS or _is_past(low) or (low.endswith("n't") and low not in IRREGULAR)
-                out.append(tok if keep else third_singular(tok))
+                out.append(("are" if plural else "is") if low == "am" else tok if keep else third_singular(tok))
                 continue
             if tok.strip():
                 pending = False
@@ -151,7 +151,8 @@ def _compound(before: list[str]) -> bool:
         return False
     clause: list[str] = []
     for w in reversed(words[:-1]):
-        if not w[0].isalpha() or w in ("am", "pm"):  # "at 10am and I present": a time, not a person
+        # "at 10am and I present", "the 24th and I'm": a time or a date, not a person
+        if not w[0].isalpha() or w in ("am", "pm", "st", "nd", "rd", "th"):
             break
         clause.append(w)
     return 1 <= len(clause) <= 3 and not SUBJECTS & set(clause)

@@ -59,7 +59,10 @@ STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
 _SIDE = re.compile(r"(?<=\w) (?:after|before|when|while|until|since|because|once|whenever) (?=\w)", re.IGNORECASE)
 _GLOSS_LABEL = re.compile(r"\((?:keywords|about):")  # ingest's glosses: "(keywords: flight, May 2)"
 _USER = re.compile(r"\b(?:[Tt]he user(?:['’]s)?|[Tt]heir) ")
-_TOKEN = re.compile(r"[A-Za-z][\w'’.&!-]*[\w!]|[A-Za-z]")
+# a Latin word ends where CJK begins: "Wambui上一年级" names Wambui (\w alone would run on)
+_W = rf"[^\W{HAN_KANA}\uac00-\ud7af]"
+_TOKEN = re.compile(rf"[A-Za-z](?:{_W}|['’.&!-])*(?:{_W}|!)|[A-Za-z]")
+_LATIN_WORD = re.compile(rf"[A-Za-z](?:{_W}|[.&!-])*(?:{_W}|!)|[A-Za-z]")
 _IDENT = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|_|\w\.\w")
 
 
@@ -133,7 +136,7 @@ def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] =
     names = _names(text) | proper_names(text, known)
     out: dict[str, float] = dict.fromkeys(cjk_pairs(text), CJK_PAIR)
     side = _SIDE.search(text)
-    for m in re.finditer(r"[A-Za-z][\w.&!-]*[\w!]|[A-Za-z]", text):
+    for m in _LATIN_WORD.finditer(text):
         tok = m.group(0).rstrip(".!")
         aside = side is not None and m.start() >= side.end()
         low = tok.lower()
