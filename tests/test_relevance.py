@@ -166,3 +166,16 @@ def test_the_floor_is_the_quantile_of_the_probes_best_cosines_below_the_cap():
     assert low["floor"] == low["measured"] == 0.3  # under the cap: the measurement itself
     high = noise.noise_record(space, eye[:1].repeat(48, axis=0), FakeMatrix(eye[:2], [1], [0, 2]))
     assert (high["measured"], high["floor"]) == (1.0, noise.FLOOR_CAP)  # nonsense as close as it gets
+
+
+@pytest.mark.parametrize(("cosine", "shown"), [(0.35, True), (0.30, False)])
+def test_an_expansion_term_and_a_cosine_near_the_floor_agree_on_a_match(snap, cosine, shown):
+    from memcli.retrieval import rank
+
+    scored = bm25.scored(snap, "qzxv florp", 5, extra=[("deploy", 0.3)])  # reached by the expansion only
+    branch = rank.VectorBranch([], lambda d: True, [], cosines=lambda docs: dict.fromkeys(docs, cosine), floor=0.4)
+    ranking = rank.fused(snap, None, branch, scored, "qzxv florp", 5)
+    assert bool(ranking.hits) is shown  # 0.35 is within AGREE (0.08) of the floor, 0.30 is not
+    assert [h.docs[0] for h in ranking.hits] == ([d for d, _ in scored.top] if shown else [])
+    nothing = rank.fused(snap, None, branch, bm25.scored(snap, "qzxv florp", 5), "qzxv florp", 5)
+    assert nothing.hits == []  # a cosine near the floor alone is no match
