@@ -461,6 +461,23 @@ def test_how_the_user_wants_to_be_answered_is_a_preference():
     assert "- The user does not want the assistant to explain the ECG changes, just the drugs." in found["Preferences"]
 
 
+def test_an_order_on_the_answers_length_or_tone_is_a_preference():
+    found = rules.findings(
+        chat(
+            "conda takes 20 min to solve my env. i use conda for everything. keep it short pls, no essays",
+            "Use the libmamba solver and strict channel priority.",
+            "here's my aims paragraph, be blunt i can take it",
+        )
+    )
+    assert "- The user wants the assistant's answers short, no essays." in found["Preferences"]
+    assert "- The user wants the assistant's answers and feedback blunt, the user can take it." in found["Preferences"]
+    assert not any("keep it short" in b.lower() for b in bullets(found))
+    found = rules.findings(
+        chat("hosting 12 people tonight, keep it simple", "Mandazi and samosas.", "be honest, is it enough?")
+    )
+    assert not found.get("Preferences")  # a plan kept simple, a question asked honestly: no answer style
+
+
 @pytest.mark.parametrize(
     "reply,kept",
     [
@@ -584,3 +601,17 @@ def test_a_turn_in_two_scripts_reads_each_line_in_its_own():
     assert not any("散歩" in b or "週末" in b for b in got)  # the text to check, a sign-off
     assert any(b.startswith("- The user said: 「来月から大阪で働きます。」") for b in got)
     assert any("lease ends in march" in b for b in got)
+
+
+def test_a_question_asked_without_its_mark_after_a_statement_is_not_kept():
+    found = rules.findings(
+        chat(
+            "i took leave 13th to 15th to be with her in othaya. what should i expect after, and what do i pack for her",
+            "",
+            "jammed my finger in goal on wednesday. its swollen a bit, can i play this week",
+        )
+    )
+    kept = bullets(found)
+    assert "- The user took leave 13th to 15th to be with her in othaya." in kept
+    assert any(b.startswith("- Its swollen a bit") for b in kept)
+    assert not any(w in b.lower() for b in kept for w in ("pack", "can the user", "play this week"))

@@ -47,35 +47,6 @@ IT_IS = re.compile(
     r"[\w'-]+(?: [\w'-]+){0,2}( yes| yep| yeah)\W*$",
     _I,
 )
-# how the user wants to be answered, said to the assistant: "so you can skip the basics",
-# "no need to explain the pharmacology", "always answer in metric"
-ANSWER_WANTED = re.compile(
-    r"(?:^|[,;:]\s*|\b(?:so|and|but|also)\s+)(?:pls |please )?(?:you can (?P<skip>skip|leave out|drop|ignore)|"
-    r"(?P<not>no need to|you don'?t (?:need|have) to|don'?t|do not|never) (?P<verb>explain|use|give|write|add|include|"
-    r"translate|mention|spell out|define|send|suggest|recommend)|(?P<always>always|only) (?P<how>answer|reply|respond|"
-    r"write|use|give|explain))\b\s*(?P<rest>.*)$",
-    _I,
-)
-
-
-def wanted_answer(core: str, subject: str) -> tuple[str, str] | None:
-    """(the subject's preference, the sentence before it) when `core` tells the assistant how to
-    answer ("vet here so you can skip the basics"), else None."""
-    m = ANSWER_WANTED.search(core)
-    rest = re.split(f"[{EMOJI}]", m.group("rest"))[0] if m else ""
-    rest = TAIL.sub("", PLEASE.sub("", rest)).strip(" .!")
-    if not m or not rest:
-        return None
-    rest = person.convert(rest, subject.lower() if subject == "The user" else subject)
-    if m.group("skip"):
-        said = f"{subject} wants the assistant to {m.group('skip').lower()} {rest}"
-    elif m.group("not"):
-        said = f"{subject} does not want the assistant to {m.group('verb').lower()} {rest}"
-    else:
-        said = f"{subject} wants the assistant to {m.group('always').lower()} {m.group('how').lower()} {rest}"
-    return finish(said), core[: m.start()].strip(" ,;:")
-
-
 REFUSE = re.compile(r"^(?:nah|nope|not really|no thanks|no(?=\s*[,.!-]))\b[\s,.!-]*|^no\b(?=\s)", _I)
 PROPOSAL = re.compile(
     r"^(?:shall|should) (?:i|we)\b|^(?:do you )?want me to\b|^would you like\b|^how about\b|"
@@ -184,8 +155,25 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|(?<!\w)\'[^\']{3,}\'(
 
 
 def is_question(core: str) -> bool:
-    """A question without its question mark: "can i make it faster", "what time"."""
-    return bool(INVERTED.match(_QUOTED.sub('""', core)))
+    """A question without its question mark: "can i make it faster", "what time", "and what do i
+    pack for her"."""
+    return bool(INVERTED.match(_CONJUNCTION.sub("", _QUOTED.sub('""', core))))
+
+
+_CONJUNCTION = re.compile(r"^(?:and|but|or|so|also)\s+", _I)
+# a question asked after a statement in one sentence, its mark left off: "its swollen a bit, can i
+# play this week", "took leave 13th to 15th, what should i pack"
+_ASKED_AFTER = re.compile(
+    r"[,;]\s*(?:(?:and|but|so|also)\s+)?(?:(?:can|could|should|would|will|do|does|did|shall|may)\s+(?:i|we|you)|"
+    r"(?:how|what|why|where|when|which|who)\s+(?:do|does|did|should|can|could|would|will|shall)\s+(?:i|we|you))\b",
+    _I,
+)
+
+
+def without_question(core: str) -> tuple[str, str]:
+    """`core` without a question asked at its end, and that question ("" when none)."""
+    m = _ASKED_AFTER.search(_QUOTED.sub(lambda q: "_" * len(q.group(0)), core))
+    return (core[: m.start()].rstrip(" ,;"), core[m.start() :].lstrip(" ,;")) if m else (core, "")
 
 
 def is_reaction(core: str) -> bool:

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memcli.extraction.conversation import chatter, cjk
+from memcli.extraction.conversation import chatter, cjk, wanted
 from memcli.extraction.conversation import dialogue as d
 
 PREFERS = re.compile(
@@ -152,7 +152,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             s = turned_down["rest"]
         core, then = d.clean(
             d.REFUSE.sub("", s.strip())
-            if k == 0 and refusing and not turned_down and not d.ANSWER_WANTED.search(s)
+            if k == 0 and refusing and not turned_down and not wanted.ANSWER_WANTED.search(s)
             else s
         )
         core = d.WH_LEAD.sub("", core)
@@ -168,7 +168,11 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             asked = REQUESTED  # what follows in the turn is material for the request
             own_task = chatter.own_task(core)
             continue
-        if d.is_question(core):
+        core, tail = d.without_question(core)
+        if tail:  # as a sentence ending in "?" (above)
+            own = not turn.request_mode and (own or bool(out) or bool(d.FIRST.search(tail)))
+            asked = max(asked, ASKED)
+        if not core or d.is_question(core):
             asked = max(asked, ASKED)
             continue
         group = d.group_for(core, [text, *turn.user_before], who)
@@ -177,10 +181,10 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
-        wanted = d.wanted_answer(core, subject) if turn.with_assistant else None
-        if wanted:  # "so you can skip the basics": how to answer, kept; what came before goes on
-            out.append(("Preferences", wanted[0]))
-            core = wanted[1]
+        how = wanted.wanted_answer(core, subject) if turn.with_assistant else None
+        if how:  # "so you can skip the basics": how to answer, kept; what came before goes on
+            out.append(("Preferences", how[0]))
+            core = how[1]
             if len(chatter.WORDS.findall(core)) < 2:
                 continue
         if _aside(core, turn, digit, asked, own, own_task):
