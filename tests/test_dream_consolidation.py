@@ -285,6 +285,22 @@ OLD_LOCK = "On a cache miss, reload a missing key under a per-key lock (`SET NX 
             "CORROBORATE",
         ),
         ("The new flat in Graz has a balcony for Nala.", "Nala sleeps on the sofa all day.", "REFINE"),
+        # a change of one kind of value (a weekday, a time) replaces no other kind (a date, a place)
+        (
+            "The pool is shut on Mondays for repairs, so swim club is Wednesdays 6:15 from next week.",
+            "The swim club gala is in Hamilton on 12 March.",
+            "REFINE",
+        ),
+        (
+            "The user cancelled Gousto over the plastic and cooks on Sundays instead.",
+            "We get Gousto, 3 meals a week.",
+            "CORRECT",
+        ),
+        (
+            "The user dropped npm: every package is pnpm now.",
+            "The user switched to npm workspaces last year.",
+            "CORRECT",
+        ),
         # ... but what a statement merely prefers to something else is no value it gives up
         (
             "The user drinks rooibos in the evening instead of coffee.",

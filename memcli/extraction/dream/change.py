@@ -23,7 +23,8 @@ _GIVE_UP_VERB = (
 _ENDED_VERB = r"\s+(?:closed|folded|is gone|are gone|was cancell?ed|were cancell?ed|is over|ended|shut down)\b"
 _GIVE_UP = (
     _GIVE_UP_VERB + r"(?:the |my |our |his |her |their |a |an )?(?P<given>[\w'’.-]+(?: [\w'’.-]+){0,2}?)"
-    r"(?=[,.;!]|\s+(?:and|because|for|since|as|so|entirely|till|until)\b|$)"
+    r"(?=[,.;:!]|\s+(?:and|but|because|for|since|as|so|entirely|till|until|over|after|due|last|this|today|"
+    r"yesterday)\b|$)"
 )
 _ENDED = r"^(?:the |our |my |his |her |their )?(?P<ended>[\w'’.-]+(?: [\w'’.-]+){0,4}?)" + _ENDED_VERB
 # a change in Chinese, Japanese or Korean: the cues currency reads too (index/currency/shift.py; the
@@ -167,9 +168,32 @@ def value_changed(new: Fact, old: str) -> bool:
         # "..., so they train on Thursdays at 7pm now" after "train Wednesdays at 7pm": the clause
         # telling the change names another day than the old statement does
         days, before = _days(_changing_clause(plain(new.line()))), _days(plain(old))
-        if days and before and not days & before:
+        if days and before and not days & before and kinds(days) & kinds(before):
             return True
-    return bool(a - b) and bool(b - a)
+    # each holds a value the other does not, of one kind: "fridays 3:30 from next week" changes no
+    # "tournament on 18 april" (weekday and time against month and number)
+    return bool(kinds(a - b) & kinds(b - a))
+
+
+_WEEKDAYS = frozenset("mon tue wed thu fri sat sun".split())
+_MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
+
+
+def kinds(vals: set[str]) -> set[str]:
+    """The kinds of values (_values): weekday, month, time, number, or a name (anything else)."""
+    out = set()
+    for v in vals:  # _values gives days and months as three letters
+        if v in _WEEKDAYS:
+            out.add("weekday")
+        elif v in _MONTHS:
+            out.add("month")
+        elif re.fullmatch(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}", v):
+            out.add("time")
+        elif re.fullmatch(r"[\d.,/%$-]+", v):
+            out.add("number")
+        else:
+            out.add("name")
+    return out
 
 
 def _days(text: str) -> set[str]:
