@@ -760,6 +760,32 @@ def test_one_subject_said_in_different_clauses_is_one_subject():
     assert rel["memory/2026-09-28/b.md"][0]["by"]["path"] == "memory/2026-10-27/c.md"
 
 
+@pytest.mark.parametrize(
+    ("newer", "changes"),
+    [
+        ("The gym got booked by a school on Mondays, so the user's training is tuesdays 6pm now.", True),
+        ("The user's training is tuesdays 6pm.", False),  # no word of change: two clauses, maybe two subjects
+        ("The user's training kit is tuesdays 6pm now.", False),  # another subject (training kit)
+    ],
+)
+def test_a_change_of_a_subject_meets_the_older_frame_ending_in_its_word(newer, changes):
+    """ "the squad trains mondays 6pm" (a frame: squad train) and later "the user's training is
+    tuesdays 6pm now": the change's subject is the frame's last word."""
+    rel = relate(
+        _files(
+            (
+                "memory/2026-03-02/a.md",
+                "2026-03-02",
+                ["The user plays wing for the Hawks, the squad trains mondays 6pm."],
+            ),
+            ("memory/2026-03-20/b.md", "2026-03-20", [newer]),
+        )
+    )
+    assert bool(rel) is changes
+    if changes:
+        assert rel["memory/2026-03-02/a.md"][0]["by"]["value"] == "tuesdays 6pm"
+
+
 def test_a_frame_and_a_subject_of_its_word_with_another_unit_stay_apart():
     rel = relate(
         _files(

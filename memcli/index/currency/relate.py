@@ -356,9 +356,21 @@ def _head(s: dict) -> str:
 def _same_head(old: dict, new: dict) -> bool:
     """A frame and another frame or a one-word subject about the same word, with values of one
     kind and unit ("60", "72", "88"): one subject said in different clauses. "a 25m pool" and
-    "raised the pool to 50" stay two (metres are no connections)."""
+    "raised the pool to 50" stay two (metres are no connections). A change of a one-word subject
+    also meets an older frame of two words ending in it: "the user's training is thursdays 7pm
+    now" after "the user's team trains wednesdays 7pm" (team train)."""
     frames = [compare.is_frame(x.get("key")) for x in (old, new)]
-    return any(frames) and _head(old) != "" and _head(old) == _head(new) and shift.same_unit(old["value"], new["value"])
+    if not any(frames) or not shift.same_unit(old["value"], new["value"]):
+        return False
+    if _head(old) != "" and _head(old) == _head(new):
+        return True
+    said = (old.get("label") or "").split()
+    return (
+        frames == [True, False]
+        and len(said) == 2
+        and list(new.get("key") or []) == said[-1:]
+        and shift.tells_change(new["text"])
+    )
 
 
 def _public(s: dict) -> dict:
