@@ -192,12 +192,13 @@ def test_a_word_both_ways_reach_counts_as_the_querys_own(root, cli, ways):
     """ "feline" is near "cat" (a neighbour of a query word), and WordNet's definition of a cat
     ("feline mammal usually having thick soft fur…") is near the question: when both ways name
     the word, the note holding it is shown though it holds no word of the question and its
-    cosine is under the noise floor. Either way alone reaches some vault word for any query,
-    so alone it is no match (tests/test_expansion.py). WordNet's narrower words are off here:
+    cosine is far under the noise floor. Either way alone reaches some vault word for any query,
+    so alone, with a cosine that low, it is no match (tests/test_expansion.py; a cosine within
+    noise.AGREE of the floor agrees with it: tests/test_relevance.py). WordNet's narrower words are off here:
     they name "cat" under "feline" by themselves (tests/test_narrower.py)."""
     srv = BowServer(vector=lambda text: concept_vector(text, FELINE, DIMS), dims=DIMS)
     try:
-        filler = " ".join(f"filler{i}" for i in range(200))  # the note's cosine under the floor
+        filler = " ".join(f"filler{i}" for i in range(800))  # the note's cosine far under the floor
         notes = {"pet": f"Our cat Bruno is nine and ginger, {filler}.", "lab": "The lab samples came back clean."}
         counts = {"both": (5, 3), "neighbours": (5, 0), "definitions": (0, 3)}[ways]
         configure(root, srv.state.url, dims=DIMS, expand_terms=counts[0], define_terms=counts[1], narrower_terms=0)

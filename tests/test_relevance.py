@@ -173,9 +173,14 @@ def test_an_expansion_term_and_a_cosine_near_the_floor_agree_on_a_match(snap, co
     from memcli.retrieval import rank
 
     scored = bm25.scored(snap, "qzxv florp", 5, extra=[("deploy", 0.3)])  # reached by the expansion only
-    branch = rank.VectorBranch([], lambda d: True, [], cosines=lambda docs: dict.fromkeys(docs, cosine), floor=0.4)
+    near = noise.near_floor(0.4, "qzxv florp")
+    branch = rank.VectorBranch(
+        [], lambda d: True, [], cosines=lambda docs: dict.fromkeys(docs, cosine), floor=0.4, near=near
+    )
     ranking = rank.fused(snap, None, branch, scored, "qzxv florp", 5)
     assert bool(ranking.hits) is shown  # 0.35 is within AGREE (0.08) of the floor, 0.30 is not
     assert [h.docs[0] for h in ranking.hits] == ([d for d, _ in scored.top] if shown else [])
     nothing = rank.fused(snap, None, branch, bm25.scored(snap, "qzxv florp", 5), "qzxv florp", 5)
     assert nothing.hits == []  # a cosine near the floor alone is no match
+    assert noise.near_floor(0.7, "富士山の天気") is None  # nonsense reaches a CJK floor: no agreeing there
+    assert noise.near_floor(None, "qzxv florp") is None

@@ -17,14 +17,6 @@ from memcli.index.keyword import bm25
 from memcli.retrieval import fusion, sources
 from memcli.retrieval.hits import Hit
 
-# Two weak signals that agree make a match: a chunk reached only by an expansion term ("boss":
-# manager) whose cosine is at most this far below the noise floor is shown. Measured on the tune
-# sets (534 questions): at 0.08 eight more questions find their session in the top 10 (seven of
-# them paraphrases, "Who is the boss at present?" had no result at all), R@5 503 -> 507, while 40
-# general-knowledge questions asked of three vaults return results as often as before (89 -> 90
-# of 120); at 0.16 that rose to 105.
-AGREE = 0.08
-
 
 class VectorBranch(NamedTuple):
     hits: list[tuple[int, float]]  # (doc, cosine), best first
@@ -35,6 +27,8 @@ class VectorBranch(NamedTuple):
     # () -> (term, weight) of the words whose definition is near the query (expand.defined), asked
     # only for a query its own words cover weakly: the definitions' pages are read only then
     defined: Any = None
+    # the cosine above which a chunk only an expansion term reaches is a match (noise.near_floor)
+    near: float | None = None
 
 
 class Ranking(NamedTuple):
@@ -117,7 +111,7 @@ def fused(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, cand
 
     Relevance floor: a chunk is shown only with a real match, a query term of its own (an
     expansion term alone is none) or a cosine above the space's noise floor, or both weak signals
-    at once (an expansion term and a cosine within AGREE of the floor), so a query
+    at once (an expansion term and a cosine above `branch.near`), so a query
     that nothing matches gives no results in every mode. When the vector branch has such
     a match and the keyword branch any candidate, every candidate of both is fused; else
     the branch with matches ranks alone by its own scores (raw cosine or BM25)."""
@@ -127,11 +121,12 @@ def fused(snap, cfg, branch: VectorBranch, scored: bm25.Scored, asked: str, cand
     def above(d) -> bool:
         return d in cos and (floor is None or cos[d] > floor)
 
-    if floor is not None and branch.cosines is not None:  # the cosines of chunks only an expansion reached
+    near = branch.near
+    if near is not None and branch.cosines is not None:  # the cosines of chunks only an expansion reached
         cos.update(branch.cosines([d for d, _ in scored.top[:c] if not scored.matched(d) and d not in cos]))
 
     def agreed(d) -> bool:  # an expansion term (the chunk scores) and a cosine near the floor
-        return floor is not None and d in cos and cos[d] > floor - AGREE and scored.score(d) > 0
+        return near is not None and d in cos and cos[d] > near and scored.score(d) > 0
 
     vector_hits = sum(1 for d, _ in vector[:c] if above(d))
     keyword_hits = sum(1 for d, _ in scored.top[:c] if scored.matched(d))

@@ -122,11 +122,13 @@ def _scored(ws: Workspace, req: Request, space, matrix, vecs, words, vocab, nois
     expansion = query.expansion(ws, req.asked, vecs[1 : 1 + len(words)], words, vocab)
     defined = query.definitions(ws, space, req.asked, vecs[0]) if req.keyword else None
     # a chunk scores as its best passage
+    floor = noisemod.floor_for(noise, req.asked)
     return VectorBranch(
         vecmod.search(matrix, vecs[0], req.depth, allowed),
         matrix.has,
         expansion,
         lambda docs: vecmod.view_cosines(matrix, vecs[0], docs),
-        noisemod.floor_for(noise, req.asked),
+        floor,
         defined,
+        noisemod.near_floor(floor, req.asked),
     )
