@@ -223,6 +223,8 @@ def test_cjk_statements_are_kept_quoted_with_english_keywords():
         ("クラスが変わりました。日曜日の10時半になりました。", ["class lesson", "Sunday"]),
         ("从下个星期开始改成星期四送货", ["week", "Thursday", "delivery"]),
         ("林先生今天来了", ["today"]),  # 先生 is "Mr." in Chinese: no "teacher"
+        ("我妈下个月从成都来，我爸不来", ["mother", "father"]),  # "my mum", "my dad" as people say it
+        ("我舅妈来了", []),  # an aunt (舅妈) is no mother
     ],
 )
 def test_glossary(text, keys):

@@ -33,8 +33,8 @@ _YEAR = re.compile(r"(\d{4})\s*[년年]")
 
 # "english: form form form" (Korean, Japanese, Chinese forms, simplified and traditional)
 _ENTRIES = """
-mother: 엄마 어머니 어머님 母 お母さん 母親 妈妈 媽媽 母亲 母親
-father: 아빠 아버지 아버님 父 お父さん 父親 爸爸 父亲
+mother: 엄마 어머니 어머님 母 お母さん 母親 妈妈 媽媽 母亲 母親 我妈 我媽 老妈 老媽
+father: 아빠 아버지 아버님 父 お父さん 父親 爸爸 父亲 我爸 老爸
 parents: 부모 両親 父母
 sister: 누나 언니 여동생 姉 妹 お姉さん 姐姐 妹妹
 brother: 오빠 남동생 兄 弟 お兄さん 哥哥 弟弟
