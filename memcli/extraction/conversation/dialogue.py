@@ -126,11 +126,9 @@ def clean(sentence: str) -> tuple[str, bool]:
     return THEN.sub("", core).strip(" ,;:-"), then
 
 
-INVERTED = re.compile(
-    r"^(?:can|could|should|would|will|do|does|did|is|are|am|shall|may)\s+(?:i|you|we|it|they|he|she)\b|"
-    r"^(?:how|what|why|where|when|which|who)\b[^,]*$",
-    _I,
-)
+_AUX = r"can|could|should|would|will|do|does|did|shall|may"  # a question's verb before its subject
+_WH = r"how|what|why|where|when|which|who"
+INVERTED = re.compile(rf"^(?:{_AUX}|is|are|am)\s+(?:i|you|we|it|they|he|she)\b|^(?:{_WH})\b[^,]*$", _I)
 # a sentence announcing a question: "lazy question: ...", "settle a bet: is a tomato a fruit"
 ASK_LEAD = re.compile(
     r"^(?:(?:quick|lazy|random|dumb|silly|stupid|serious|honest|small|weird|odd|simple|side|real)\s+)?"
@@ -154,20 +152,16 @@ WH_LEAD = re.compile(r"^(?:how|what|why|where|when|which|who)\b[^,\"“「]{0,30
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|(?<!\w)\'[^\']{3,}\'(?!\w)')
 
 
+_CONJUNCTION = re.compile(r"^(?:and|but|or|so|also)\s+", _I)
+# a question asked after a statement in one sentence, its mark left off: "its swollen a bit, can i
+# play this week", "took leave 13th to 15th, what should i pack"
+_ASKED_AFTER = re.compile(rf"[,;]\s*(?:(?:and|but|so|also)\s+)?(?:(?:{_WH})\s+)?(?:{_AUX})\s+(?:i|we|you)\b", _I)
+
+
 def is_question(core: str) -> bool:
     """A question without its question mark: "can i make it faster", "what time", "and what do i
     pack for her"."""
     return bool(INVERTED.match(_CONJUNCTION.sub("", _QUOTED.sub('""', core))))
-
-
-_CONJUNCTION = re.compile(r"^(?:and|but|or|so|also)\s+", _I)
-# a question asked after a statement in one sentence, its mark left off: "its swollen a bit, can i
-# play this week", "took leave 13th to 15th, what should i pack"
-_ASKED_AFTER = re.compile(
-    r"[,;]\s*(?:(?:and|but|so|also)\s+)?(?:(?:can|could|should|would|will|do|does|did|shall|may)\s+(?:i|we|you)|"
-    r"(?:how|what|why|where|when|which|who)\s+(?:do|does|did|should|can|could|would|will|shall)\s+(?:i|we|you))\b",
-    _I,
-)
 
 
 def without_question(core: str) -> tuple[str, str]:
@@ -230,7 +224,7 @@ def third_person(core: str, subject: str, group: str) -> str:
         r"(?:loving|using|thinking|planning|going|trying|learning|working|looking)\b", core, _I
     ) and not re.search(r"\b(?:is|are|was|were)\b", core, _I):
         core = "I'm " + core
-    text = person.convert(core, subject.lower() if subject == "The user" else subject, group)
+    text = person.convert(core, subject, group)
     return finish(text)
 
 

@@ -106,6 +106,8 @@ def _next_word(tokens: list[str], i: int) -> str:
 def convert(text: str, subject: str = "the user", group: str | None = None) -> str:
     """`text` with its first-person pronouns rewritten for `subject`; `group` stands for "we"
     (default: the subject's team when the sentence is about work, else their household)."""
+    if subject == "The user":  # a sentence's subject, written mid-sentence
+        subject = "the user"
     if group is None:
         group = f"{subject}'s team" if _WORK.search(text) else f"{subject}'s household"
     tokens = _TOKEN.findall(text)

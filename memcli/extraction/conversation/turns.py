@@ -88,7 +88,7 @@ def _statement(core: str, k: int, refusing: bool, subject: str, turn: Turn, grou
         return "Preferences", d.finish(f"{subject} asked for: {core}"), False
     change = CHANGE.match(core)
     if change:
-        value = d.person.convert(change.group(2), subject.lower() if subject == "The user" else subject, group)
+        value = d.person.convert(change.group(2), subject, group)
         return "Decisions", d.finish(f"{subject}'s {change.group(1)} is now {value}"), False
     lets = LETS.match(core)
     if lets:
@@ -178,7 +178,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         group = d.group_for(core, [text, *turn.user_before], who)
         digit = bool(_DIGIT.search(core))
         if turn.assistant and not requesting and d.AMEND.match(core) and (digit or len(core.split()) >= 3):
-            edit = d.person.convert(core, subject.lower() if subject == "The user" else subject, group)
+            edit = d.person.convert(core, subject, group)
             out.append(("Decisions", d.finish(f"{subject} asked to {edit[:1].lower()}{edit[1:]}")))
             continue
         how = wanted.wanted_answer(core, subject) if turn.with_assistant else None

@@ -43,7 +43,7 @@ def answer_style(core: str, subject: str) -> tuple[str, str] | None:
         return None
     how = (m.group("how") or m.group("kind")).lower()
     rest = TAIL.sub("", re.sub(r"[\s,]*\b(?:pls|plz|please)\b", "", m.group("rest"), flags=_I)).strip(" .!,")
-    rest = person.convert(rest, subject.lower() if subject == "The user" else subject) if rest else ""
+    rest = person.convert(rest, subject) if rest else ""
     what = "answers and feedback" if how in ("blunt", "direct") else "answers"
     said = f"{subject} wants the assistant's {what} {how}" + (f", {rest}" if rest else "")
     return finish(said), core.strip()[: m.start()].strip(" ,;:")
@@ -59,7 +59,7 @@ def wanted_answer(core: str, subject: str) -> tuple[str, str] | None:
     rest = TAIL.sub("", PLEASE.sub("", rest)).strip(" .!")
     if not m or not rest:
         return None
-    rest = person.convert(rest, subject.lower() if subject == "The user" else subject)
+    rest = person.convert(rest, subject)
     if m.group("skip"):
         said = f"{subject} wants the assistant to {m.group('skip').lower()} {rest}"
     elif m.group("not"):

@@ -177,6 +177,8 @@ def value_changed(new: Fact, old: str) -> bool:
 
 _WEEKDAYS = frozenset("mon tue wed thu fri sat sun".split())
 _MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}")
+_NUMBER = re.compile(r"[\d.,/%$-]+")
 
 
 def kinds(vals: set[str]) -> set[str]:
@@ -187,9 +189,9 @@ def kinds(vals: set[str]) -> set[str]:
             out.add("weekday")
         elif v in _MONTHS:
             out.add("month")
-        elif re.fullmatch(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}", v):
+        elif _CLOCK.fullmatch(v):
             out.add("time")
-        elif re.fullmatch(r"[\d.,/%$-]+", v):
+        elif _NUMBER.fullmatch(v):
             out.add("number")
         else:
             out.add("name")

@@ -59,10 +59,17 @@ STOP = conversation_rules.STOP - {"plan", "planned", "planning", "draft"}
 _SIDE = re.compile(r"(?<=\w) (?:after|before|when|while|until|since|because|once|whenever) (?=\w)", re.IGNORECASE)
 _GLOSS_LABEL = re.compile(r"\((?:keywords|about):")  # ingest's glosses: "(keywords: flight, May 2)"
 _USER = re.compile(r"\b(?:[Tt]he user(?:['’]s)?|[Tt]heir) ")
-# a Latin word ends where CJK begins: "Wambui上一年级" names Wambui (\w alone would run on)
-_W = rf"[^\W{HAN_KANA}\uac00-\ud7af]"
-_TOKEN = re.compile(rf"[A-Za-z](?:{_W}|['’.&!-])*(?:{_W}|!)|[A-Za-z]")
-_LATIN_WORD = re.compile(rf"[A-Za-z](?:{_W}|[.&!-])*(?:{_W}|!)|[A-Za-z]")
+
+
+def _latin(inner: str) -> re.Pattern[str]:
+    """A Latin word with `inner` marks inside it; it ends where CJK begins ("Wambui上一年级" names
+    Wambui: a word character alone would run on)."""
+    w = rf"[^\W{HAN_KANA}\uac00-\ud7af]"
+    return re.compile(rf"[A-Za-z](?:{w}|[{inner}])*(?:{w}|!)|[A-Za-z]")
+
+
+_TOKEN = _latin("'’.&!-")  # a name's token keeps its apostrophe ("O'Brien")
+_LATIN_WORD = _latin(".&!-")
 _IDENT = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|_|\w\.\w")
 
 

@@ -30,8 +30,8 @@ class Team:
 
     def candidates(self, ws: Workspace, req: Request, warnings: list[str]) -> Candidates | None:
         t = self.t
-        vec, space, floor, expansion, defined = (
-            _query_vector(ws, req, warnings) if req.vector else (None, None, (None, None), [], None)
+        vec, space, floor, near, expansion, defined = (
+            _query_vector(ws, req, warnings) if req.vector else (None, None, None, None, [], None)
         )
         terms = lexemes.weighted(req.asked, expansion) if req.keyword else []
         ask = sql_search.Ask(terms, vec, space, req.depth, req.since, req.until)
@@ -58,7 +58,7 @@ class Team:
             warnings.append(f"{exc.line()}; results are from the local index")
             return None
         warnings.extend(late)
-        return _candidates(t, found, floor, expansion)
+        return _candidates(t, found, floor, near, expansion)
 
 
 def searcher(ws: Workspace) -> Team | None:
@@ -71,31 +71,31 @@ def _weakly_covered(t: Target, found, asked: str) -> bool:
     return fusion.weakly_covered(found.keyword, bm25.ideal(sql_search.View(t, found), asked))
 
 
-def _candidates(t: Target, found, floor: tuple[float | None, float | None], expansion) -> Candidates:
-    """`floor`: the noise floor and the cosine an expansion term's chunk must reach (noise.near_floor)."""
+def _candidates(t: Target, found, floor, near, expansion) -> Candidates:
     cos, bm, own = found.cos, found.bm, found.own
     branch = VectorBranch(
         found.vector,
         found.embedded.__contains__,
         expansion,
         lambda docs: {d: cos[d] for d in docs if d in cos},
-        floor[0],
-        near=floor[1],
+        floor,
+        near=near,
     )
     keyword = bm25.Scored(found.keyword, lambda d: bm.get(d, 0.0), own.__contains__, bool(own))
     return Candidates(sql_search.View(t, found), branch, keyword)  # the team index keeps no statements
 
 
 def _query_vector(ws: Workspace, req: Request, warnings: list[str]):
-    """(query vector, its space, (the space's noise floor, noise.near_floor), expansion terms, the words defined
-    like the query when asked: query.definitions), or Nones and [].
+    """(query vector, its space, the space's noise floor, the cosine an expansion term's chunk must
+    reach (noise.near_floor), expansion terms, the words defined like the query when asked:
+    query.definitions), or Nones and [].
 
     The space is the configured backend's: other agents' vectors of it count even when
     this workspace has none yet (so a caller's loaded backend is used even then)."""
     from memcli.index.vectors import noise as noisemod
     from memcli.index.vectors import vectors
 
-    nothing = (None, None, (None, None), [], None)
+    nothing = (None, None, None, None, [], None)
     here = vectors.active_space(ws.metadata) is not None or req.embedding is not None
     backend = query.embedder(ws, req, vectors_here=here)
     if backend is None:
@@ -113,10 +113,4 @@ def _query_vector(ws: Workspace, req: Request, warnings: list[str]):
         expansion = query.expansion(ws, req.asked, vecs[1:], words, vocab)
         defined = query.definitions(ws, backend.space, req.asked, vecs[0])
     floor = noisemod.floor_for(noisemod.load_noise(ws.metadata, backend.space), req.asked)
-    return (
-        [float(x) for x in vecs[0]],
-        backend.space,
-        (floor, noisemod.near_floor(floor, req.asked)),
-        expansion,
-        defined,
-    )
+    return [float(x) for x in vecs[0]], backend.space, floor, noisemod.near_floor(floor, req.asked), expansion, defined
