@@ -109,6 +109,20 @@ def test_a_fact_that_links_to_two_nodes_alike_stays_in_its_note():
     assert placement.placed == [] and "links about equally" in placement.kept[0][1]
 
 
+def test_a_fact_that_links_to_two_waiting_statements_alike_founds_one_node_with_both():
+    """Two lone statements of earlier nights wait for a second about their subject; a new one that
+    links to both about equally is that second for each (no node to mix up yet): one node of three."""
+    export = fact("The Lumen billing export runs nightly.", "2026-06-01", "a")
+    dashboard = fact("The Lumen billing dashboard is slow.", "2026-06-01", "b")
+    new = fact("Lumen billing moves to a new region.")
+    facts = [export, dashboard, new]
+    ev = Evidence(None, dream_rules.speaker_words(facts), None, [f.line() for f in facts])
+    placement = dream_group.place(facts, [], ev, None, frozenset({id(export), id(dashboard)}))
+    assert placement.kept == []
+    [p] = placement.placed
+    assert p.target is None and p.unit.facts == [export, dashboard, new]
+
+
 def test_meaning_groups_what_words_do_not():
     """With vectors (here made up), a close meaning links facts that share no word; a far one does not."""
     facts = [

@@ -20,14 +20,13 @@ import re
 from dataclasses import dataclass, field
 
 from memcli.extraction.dream.change import CHANGE, changes, changes_measure, holds, old_value, raw_words
-from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, mostly_cjk, plain, speaker
+from memcli.extraction.dream.evidence import MARGIN, MEANING, WORD_BONUS, Evidence, Link, mostly_cjk, speaker
 from memcli.extraction.dream.match import jaccard, slot
 from memcli.extraction.dream.naming import bucket, name, title
 from memcli.extraction.dream.node import BUCKETS, Node, cited, slugify, statements
 from memcli.extraction.dream.schema import Fact, Unit
 from memcli.extraction.dream.subject import subject_title
 
-MAX_CANDIDATES = 400  # digest nodes compared with every fact; beyond, those sharing words with one
 MIN_SUBSTANCE = 1.0  # word weight a fact needs to found a node of its own (one content word)
 
 
@@ -86,27 +85,6 @@ def items(facts: list[Fact]) -> list[list[Fact]]:
             out.append([f])
         before = f
     return out
-
-
-def candidates(facts: list[Fact], nodes: list[Node], ev: Evidence) -> list[Node]:
-    """The nodes facts are compared with: all of them, or in a large digest those sharing a word."""
-    if len(nodes) <= MAX_CANDIDATES:
-        return nodes
-    ours = set().union(*(ev.bag(f.line()) for f in facts)) if facts else set()
-    scored = []
-    for i, n in enumerate(nodes):
-        theirs = set().union(ev.bag(n.description), *(ev.bag(s) for s in statements(n.body)))
-        scored.append((len(ours & theirs), -i, n))
-    scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
-    return [n for k, _, n in scored[:MAX_CANDIDATES] if k]
-
-
-def texts_to_embed(facts: list[Fact], nodes: list[Node], ev: Evidence) -> list[str]:
-    """Everything the grouping compares by meaning, as it is embedded (speaker prefixes left out;
-    CJK statements have no vector: Evidence.vector), each also without its names (Evidence.meaning)."""
-    said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
-    out = [form for t in said if not mostly_cjk(t) for form in (plain(t), ev.nameless(t))]
-    return list(dict.fromkeys(t for t in out if t))
 
 
 def _centroid(ev: Evidence, item: list[Fact], c: Cluster) -> tuple[float, int] | None:
@@ -221,8 +199,9 @@ def _speakers_agree(item: list[Fact], c: Cluster) -> bool:
 
 def _choose(
     ev: Evidence, item: list[Fact], clusters: list[Cluster], contexts: dict[str, str], by_mean: bool = True
-) -> tuple[int | None, list[int], bool]:
-    """(the cluster the item joins or None, the clusters it linked to, whether it is in doubt)."""
+) -> tuple[int | None, list[int], list[int] | None]:
+    """(the cluster the item joins or None, the clusters it linked to, the clusters it links to about
+    as well as to the one it joins; None when that is a doubt)."""
     scored = sorted(
         (
             (found.score, -i)
@@ -233,15 +212,15 @@ def _choose(
     )
     linked = [-i for _, i in scored]
     if not scored:
-        return None, [], False
+        return None, [], []
     home = [i for i in linked if _holds(ev, item, clusters[i])]
     if home:  # a fact a node already states with this very source stays there (re-runs change nothing)
-        return home[0], linked, False
+        return home[0], linked, []
     best = scored[0][0]
     rivals = [-i for s, i in scored[1:] if s >= best - (MARGIN if ev.semantic else 0.0)]
     if rivals and not _same_node_family(clusters, [linked[0], *rivals]):
-        return None, linked, True
-    return linked[0], linked, False
+        return None, linked, None
+    return linked[0], linked, rivals
 
 
 def _holds(ev: Evidence, item: list[Fact], c: Cluster) -> bool:
@@ -253,7 +232,12 @@ def _holds(ev: Evidence, item: list[Fact], c: Cluster) -> bool:
 
 
 def _same_node_family(clusters: list[Cluster], ids: list[int]) -> bool:
-    """Rivals that are all groups of this run already linked to each other are not a doubt."""
+    """Rivals that are all groups of this run already linked to each other are not a doubt, nor
+    are lone statements waiting for a second (seeds): a statement that links to two of them
+    about equally is the second for both ("Wambui comes home on the school van now" after
+    "Wambui is in Grade 1" and "Brian picks her up from school"), and they found one node."""
+    if all(clusters[i].seed for i in ids):
+        return True
     return all(clusters[i].node is None for i in ids) and all(
         j in clusters[ids[0]].linked or ids[0] in clusters[j].linked for j in ids[1:]
     )
@@ -275,13 +259,14 @@ def place(
     kept: list[tuple[Fact, str]] = []
     order: dict[int, int] = {}
     where: list[tuple[list[Fact], int]] = []
+    rank = {id(f): i for i, f in enumerate(facts)}
     for pos, item in enumerate(items(facts)):
         if all(id(f) in seeds for f in item):
             clusters.append(Cluster(None, facts=list(item), seed=True))
             order[len(clusters) - 1] = pos
             continue
-        chosen, linked, doubt = _choose(ev, item, clusters, contexts)
-        if doubt:
+        chosen, linked, ties = _choose(ev, item, clusters, contexts)
+        if ties is None:
             names = ", ".join(_label(clusters[i]) for i in linked[:3])
             kept += [(f, f"links about equally to {names}") for f in item]
             continue
@@ -297,11 +282,15 @@ def place(
                 continue
             clusters.append(Cluster(None))
             chosen = len(clusters) - 1
+        if clusters[chosen].seed:  # the seeds it links to as well found one node with it
+            for j in [j for j in ties or [] if clusters[j].seed]:
+                clusters[chosen].facts = sorted(clusters[chosen].facts + clusters[j].facts, key=lambda f: rank[id(f)])
+                clusters[j].facts = []
+                order.pop(j, None)
         clusters[chosen].facts += item
         clusters[chosen].linked |= {i for i in linked if i != chosen}
         order.setdefault(chosen, pos)
         where.append((item, chosen))
-    rank = {id(f): i for i, f in enumerate(facts)}
     _replace(ev, clusters, contexts, where, rank)
     order = {i: pos for i, pos in order.items() if clusters[i].facts}
     _merge_groups(ev, clusters, contexts, order, rank)
@@ -329,8 +318,8 @@ def _replace(
         if home.node is None and home.facts[: len(item)] == item:
             continue
         home.facts = [f for f in home.facts if all(f is not g for g in item)]
-        chosen, linked, doubt = _choose(ev, item, clusters, contexts)
-        target = clusters[chosen] if chosen is not None and not doubt else home
+        chosen, _linked, ties = _choose(ev, item, clusters, contexts)
+        target = clusters[chosen] if chosen is not None and ties is not None else home
         target.facts = sorted(target.facts + item, key=lambda f: rank[id(f)])
 
 
@@ -351,8 +340,8 @@ def _merge_groups(
                 for j, x in enumerate(clusters)
             ]
             # two groups' means are alike whenever their subjects are related: only a pair link merges
-            chosen, _linked, doubt = _choose(ev, c.facts, others, contexts, by_mean=False)
-            if chosen is None or doubt or chosen == i:
+            chosen, _linked, ties = _choose(ev, c.facts, others, contexts, by_mean=False)
+            if chosen is None or ties is None or chosen == i:
                 continue
             target = clusters[chosen]
             target.facts = sorted(target.facts + c.facts, key=lambda f: rank[id(f)])

@@ -31,6 +31,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import date
 
+from memcli.extraction.dream import candidates as dream_candidates
 from memcli.extraction.dream import group as dream_group
 from memcli.extraction.dream import match as dream_match
 from memcli.extraction.dream import rules as dream_rules
@@ -234,10 +235,10 @@ def evidence(ws: Workspace, notes: list, facts: list[Fact], nodes: list, warning
     bags = [set().union(*(Evidence().bag(s) for s in statements(n.body))) for n in nodes]
     said = [f.line() for f in facts] + [s for n in nodes for s in statements(n.body)]
     lexical = Evidence(None, skip, bags, said)
-    candidates = dream_group.candidates(facts, nodes, lexical)
+    candidates = dream_candidates.candidates(facts, nodes, lexical)
     found = (
         dream_meaning.vectors_for(
-            ws, dream_group.texts_to_embed(facts, candidates, lexical), warnings, save=not dry_run
+            ws, dream_candidates.texts_to_embed(facts, candidates, lexical), warnings, save=not dry_run
         )
         if facts
         else dream_meaning.Meaning(None, "words")
