@@ -529,3 +529,43 @@ def test_chinese_and_japanese_statements_are_consolidated_by_the_characters_they
     assert sorted(len(p.unit.facts) for p in placed) == [1, 2]
     [pair] = [p for p in placed if len(p.unit.facts) == 2]
     assert {f.text for f in pair.unit.facts} == set(ev_texts[:2])
+
+
+def test_a_change_to_another_kind_of_value_corrects_nothing():
+    """ "Switching fish to Pêcheries Lin" names a supplier: it does not change the day Lin
+    delivers. A Korean change of day and hour ("수요일 저녁 7시로 바꿨어요") does change a day."""
+    delivery = "林先生的公司每个星期二送货，最低订货是三百块。"
+    switch = Fact("We're switching fish to Pêcheries Lin in Chinatown; the owner is 林先生.", "memory/2027-01-06/f.md")
+    assert not dream_change.value_changed(switch, delivery)
+    moved = Fact("금요일에 쉬게 돼서 지혜 씨하고 언어 교환을 수요일 저녁 7시로 바꿨어요.", "memory/2027-02-01/k.md")
+    assert dream_change.value_changed(moved, "지혜 씨하고 금요일마다 점심에 언어 교환을 해요.")
+    assert dream_change.kinds({"7시", "19:30", "7pm"}) == {"time"}
+
+
+def test_a_node_is_titled_by_what_its_notes_titles_share():
+    """A note's title names what it is about where a statement's words may not ("Still Mondays at
+    9:15"); a weekday is when, not what; the statements' phrase wins when it says more ("Wheel
+    class" over the titles' "Class"); a title in capitals is shouted, not an acronym."""
+    from memcli.extraction.dream.naming import title
+
+    goalie = Fact("The user is the goalie for Les Castors, 22:00 at aréna Marquette.", "memory/2027-01-05/hockey.md")
+    moved = Fact("Sunday ice is gone, we play Mondays at 21:15 now, same arena.", "memory/2027-01-08/hockey-mondays.md")
+    still = Fact("Still Mondays at 9:15, and the playoff game is March 8.", "memory/2027-01-11/sister-visit.md")
+    assert title([moved, still]) != "Mondays"
+    titles = {goalie.path: "Hockey", moved.path: "Hockey mondays", still.path: "Sister visit"}
+    assert title([goalie, moved, still], titles) == "Hockey"
+    wheel = Fact("Wheel class at Mudroom Studio is on Tuesdays.", "memory/2027-04-05/wheel-class.md")
+    again = Fact("The studio moved wheel class to Thursdays.", "memory/2027-04-09/thursday-class.md")
+    assert title([wheel, again], {wheel.path: "Wheel class", again.path: "Thursday class"}) == "Wheel class"
+    trip = Fact("Flights booked.", "memory/2027-03-01/a.md")
+    budget = Fact("Budget is 3000 EUR.", "memory/2027-03-02/b.md")
+    assert title([trip, budget], {trip.path: "JAPAN TRIP", budget.path: "Japan trip budget"}) == "Japan trip"
+
+
+def test_a_word_with_an_accent_is_the_word_without_it():
+    from memcli.extraction.dream.evidence import words
+    from memcli.extraction.dream.rules import stem_of
+
+    assert "arena" in words("The user plays at aréna Marquette.") and "arena" in words("Same arena as before.")
+    assert stem_of("pêcheries") == stem_of("pecheries")
+    assert stem_of("が") == "が"  # a kana's voicing mark is part of the letter

@@ -454,3 +454,16 @@ def test_a_latin_name_written_against_cjk_is_a_word_of_its_own():
     assert "wambui" in words("Wambui上一年级，她的生日是11月9号。")
     assert "joost" in words("Tofuは旅行中、Joostさんの家に泊まります。")
     assert {"hsk"} <= names("我报名了明年1月15日的HSK三级考试。")
+
+
+def test_a_person_named_with_a_title_in_chinese_or_japanese_is_a_name():
+    """林先生 is one person (Mr Lin), not the pairs 林先 and 先生 that any 先生 shares: named in an
+    English statement and in a Chinese one, the two link on that name."""
+    from memcli.extraction.dream.evidence import cjk_names
+
+    assert cjk_names("下个星期开始是周老师教我们") == {"周老师"}
+    assert cjk_names("森大輔さんの店で研修します。田中先生に言われました。") == {"森大輔さん", "田中先生"}
+    switch = "User: We're switching fish to Pêcheries Lin in Chinatown; the owner is 林先生."
+    delivery = "User: 林先生的公司每个星期二送货，最低订货是三百块。"
+    assert Evidence().link(switch, delivery) is not None
+    assert Evidence().link("User: 王先生明天来修空调。", delivery) is None

@@ -32,7 +32,7 @@ _ENDED = r"^(?:the |our |my |his |her |their )?(?P<ended>[\w'’.-]+(?: [\w'’.
 _CJK_AFTER = r"改到|改成|改为|改為|换成|換成|变成|變成|推迟到|提前到|改在"
 _CJK_CHANGE = _CJK_AFTER + r"|変わ|変更|に変え|になりました|になった|바꿨|바뀌|변경|미뤄"
 _CJK_TO = re.compile(
-    rf"(?:{_CJK_AFTER})([^，。、,.!！？?；;]{{1,12}})|(\S{{1,12}}?)(?:으로|로|に) ?(?:바꿨|바뀌|변경|変え|変わ)"
+    rf"(?:{_CJK_AFTER})([^，。、,.!！？?；;]{{1,12}})|((?:\S{{1,12}} ){{0,2}}\S{{1,12}}?)(?:으로|로|に) ?(?:바꿨|바뀌|변경|変え|変わ)"
 )
 # weekdays in Chinese (星期二, 周四), Japanese (日曜日) and Korean (수요일), as the English days are read
 _CJK_DAY = re.compile(r"(?:星期|周|週|礼拜|禮拜)([一二三四五六日天])|([月火水木金土日])曜|([월화수목금토일])요일")
@@ -163,7 +163,7 @@ def value_changed(new: Fact, old: str) -> bool:
     a, b = _values(_INSTEAD_OF.sub("", new.line())), _values(old)
     if change and b:  # "moved to Saturdays" after "on Sundays": the value it changes to is not the old one
         to = _to_values(plain(new.line()))
-        if to and not to & b:
+        if to and not to & b and kinds(to) & kinds(b):
             return True
         # "..., so they train on Thursdays at 7pm now" after "train Wednesdays at 7pm": the clause
         # telling the change names another day than the old statement does
@@ -177,7 +177,8 @@ def value_changed(new: Fact, old: str) -> bool:
 
 _WEEKDAYS = frozenset("mon tue wed thu fri sat sun".split())
 _MONTHS = frozenset("jan feb mar apr may jun jul aug sep oct nov dec".split())
-_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}")
+# 7pm, 19:30; 7시, 7時, 7点 (Korean, Japanese, Chinese hours)
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}|\d{1,2}(?:시|時|点|點)(?:半|반|\d{1,2}分)?")
 _NUMBER = re.compile(r"[\d.,/%$-]+")
 
 

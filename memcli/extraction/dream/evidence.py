@@ -120,6 +120,19 @@ def cjk_pairs(text: str) -> set[str]:
     }
 
 
+# a person named with a title: 林先生, 周老师, 田中先生, 森大輔さん; the surname is the Han run before
+# the title when it stands apart (Japanese: kana or punctuation around it), else its last character
+# (Chinese runs on: 下个星期开始是周老师 is 周)
+_TITLED = re.compile(
+    r"([\u3400-\u9fff]+)(先生|老师|老師|医生|醫生|教授|小姐|女士|太太|阿姨|师傅|師傅|さん|様|くん|ちゃん)"
+)
+
+
+def cjk_names(text: str) -> set[str]:
+    """People named with a title in Chinese or Japanese, as written (林先生, 森大輔さん)."""
+    return {(run if len(run) <= 3 else run[-1]) + title for run, title in _TITLED.findall(text)}
+
+
 def is_pair(word: str) -> bool:
     """A word of a bag that is a pair of CJK characters (cjk_pairs), not a word of its own."""
     return len(word) == 2 and bool(_CJK_RUN.fullmatch(word)) and not _KANA.match(word)
@@ -141,7 +154,7 @@ def words(text: str, skip: frozenset[str] = frozenset(), known: frozenset[str] =
         text += " (keywords: " + ", ".join(glossary.gloss(text)) + ")"
     text = _GLOSS_LABEL.sub("(", text)  # the label is no word of the statement: every gloss has it
     names = _names(text) | proper_names(text, known)
-    out: dict[str, float] = dict.fromkeys(cjk_pairs(text), CJK_PAIR)
+    out: dict[str, float] = dict.fromkeys(cjk_pairs(text), CJK_PAIR) | dict.fromkeys(cjk_names(text), 1.5)
     side = _SIDE.search(text)
     for m in _LATIN_WORD.finditer(text):
         tok = m.group(0).rstrip(".!")

@@ -378,7 +378,7 @@ def _unit(c: Cluster, ev: Evidence) -> Unit:
     else:
         unit_name, unit_bucket = name(facts, ev), bucket(facts)
     summary = " ".join(f.line().rstrip(".") + "." for f in facts)[:1200]
-    named = title(facts) if c.node is None else ""
+    named = title(facts, ev.titles) if c.node is None else ""
     return Unit(
         unit_name,
         unit_bucket,

@@ -26,9 +26,13 @@ def bucket(facts: list[Fact]) -> str:
     return min(counts, key=lambda b: (-counts[b], BUCKET_RANK[b]))
 
 
-def title(facts: list[Fact]) -> str:
+def title(facts: list[Fact], titles: dict[str, str] | None = None) -> str:
     """The subject the facts are about, as a title: the numbered list's heading when the unit is
-    one list, else the noun phrase most of them share (extraction/dream/subject.py)."""
+    one list, else the noun phrase the titles of two or more of their notes share ("Hockey" of
+    "Hockey" and "Hockey mondays": a note's title names what it is about, a statement's words
+    may not: "Still Mondays at 9:15") unless the facts' own phrase holds it and says more, else
+    the noun phrase most of the facts share (extraction/dream/subject.py). `titles`: note path
+    -> its title."""
     if (
         len(facts) > 1
         and all(f.numbered and (f.path, f.section) == (facts[0].path, facts[0].section) for f in facts)
@@ -38,13 +42,18 @@ def title(facts: list[Fact]) -> str:
         if heading.strip().lower() in GENERIC_HEADINGS:  # "## Steps" of deployment-process.md
             heading = facts[0].path.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ")
         return heading[:1].upper() + heading[1:]
-    return subject_title([f.line() for f in facts])
+    headings = [h for p in dict.fromkeys(f.path for f in facts) if (h := (titles or {}).get(p, ""))]
+    said = subject_title([f.line() for f in facts])
+    heading = subject_title(headings, least=2)
+    if heading and said and set(heading.lower().split()) < set(said.lower().split()):
+        return said  # the statements name it more closely ("Wheel class" of the notes' "Class")
+    return heading or said
 
 
 def name(facts: list[Fact], ev: Evidence) -> str:
     """A kebab-case name for the subject's title; the words that weigh most across the facts when
     no noun phrase names it. The same facts get the same name run after run."""
-    found = title(facts)
+    found = title(facts, ev.titles)
     if found and slugify(found) != "node":
         return slugify(found)
     score: dict[str, float] = {}

@@ -53,11 +53,13 @@ _CHAT = frozenset(
 ) | frozenset(  # contractions typed without the apostrophe: no noun
     "thats whats its im ive id ill dont doesnt didnt cant wont isnt wasnt arent theres heres lets youre theyre".split()
 )
-# words that name no subject: interjections, someone and something, months and weekdays as typed
+# words that name no subject: interjections, someone and something, months and weekdays (when, not what)
 _NO_SUBJECT = frozenset(
     "oh ah aw wow hey hmm nobody somebody someone anyone anybody everyone everybody nothing "
     "something anything everything jan feb mar apr jun jul aug sep sept oct nov dec "
-    "mon tue tues wed thu thur thurs fri sat sun".split()
+    "mon tue tues wed thu thur thurs fri sat sun monday tuesday wednesday thursday friday saturday sunday "
+    "mondays tuesdays wednesdays thursdays fridays saturdays sundays january february march april june july "
+    "august september october november december".split()
 )
 # a frequency adverb is followed by the verb: "the user always *takes* the aisle"
 _FREQUENCY = frozenset("always usually often sometimes never rarely normally mostly".split())
@@ -120,6 +122,11 @@ def phrases(text: str) -> list[list[str]]:
     return [r for r in runs if r]
 
 
+def _capitals(span: tuple[str, ...]) -> int:
+    """Capital letters of a phrase as written, a word in capitals (shouted) not counted."""
+    return sum(sum(c.isupper() for c in w) for w in span if not (w.isupper() and len(w) > 4))
+
+
 def _weight(tok: str) -> float:
     low = tok.lower()
     if low in WEAK or stem_of(low) in WEAK:
@@ -172,8 +179,9 @@ def cjk_title(texts: list[str]) -> str:
     return max(found, key=lambda r: (support[r], -found.index(r)))
 
 
-def subject_title(texts: list[str]) -> str:
-    """A noun-phrase title for statements about one subject ("" when none has a noun phrase)."""
+def subject_title(texts: list[str], least: int = 1) -> str:
+    """A noun-phrase title for statements about one subject ("" when none has a noun phrase, or
+    none is shared by `least` of them)."""
     bags = [{stem_of(w.lower()) for run in phrases(t) for w in run} for t in texts]
     support: Counter = Counter()
     weight: dict[tuple[str, ...], float] = {}
@@ -186,12 +194,14 @@ def subject_title(texts: list[str]) -> str:
                 lead = SUBJECT_BONUS if i == 0 else 0.0  # a sentence's first phrase is usually its subject
                 if key in surface:
                     weight[key] = max(weight[key], sum(_weight(w) for w in span) + lead)
+                    if _capitals(span) > _capitals(surface[key]):
+                        surface[key] = span  # "SoH report" over "soh report"
                     continue
                 surface[key], order[key] = span, len(order)
                 support[key] = sum(1 for b in bags if set(key) <= b)
                 weight[key] = sum(_weight(w) for w in span) + lead
     if not surface:
-        return cjk_title(texts)
+        return cjk_title(texts) if least <= 1 else ""
     # support first (the phrase most statements share); a longer phrase is worth a little more support
     best = max(
         surface,
@@ -201,6 +211,10 @@ def subject_title(texts: list[str]) -> str:
             -order[k],
         ),
     )
+    if support[best] < least:
+        return ""
     words = list(surface[best])
+    if all(w.isupper() for w in words) and any(len(w) > 4 for w in words):
+        words = [w.lower() for w in words]  # "JAPAN TRIP" is shouted, not an acronym
     title = " ".join(words)
     return title[:1].upper() + title[1:] if not re.search(r"[a-z][A-Z]|[_.]", words[0]) else title
