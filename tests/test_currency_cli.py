@@ -275,6 +275,29 @@ def test_a_digest_node_between_the_older_and_the_newer_note_is_passed_over(ws, n
     assert [h["path"] for h in search(run_mem, ws, "Which gym does the user train at now?")][:3] == [new, node, old]
 
 
+def test_a_newer_note_goes_above_a_digest_node_that_does_not_cite_it(ws, note, run_mem):
+    """A node citing only the older note states the older value: the newer note telling the change
+    goes above the node as it would above the older note."""
+    old, new, node = "memory/2027-09-06/buses.md", "memory/2027-10-05/faith.md", "digest/wiki/depot.md"
+    filler = "".join(f"- The user noted errand number {i} for the week.\n" for i in range(6))
+    note(ws, old, f"# Buses\n\n- The user's supervisor Mr Ochieng wants a weekly list of weak batteries.\n{filler}")
+    note(
+        ws,
+        new,
+        "# Faith\n\n- Mr Ochieng moved to the new Thika Road depot.\n"
+        f"- The user's new supervisor is Faith Mutua, started yesterday.\n{filler}",
+    )
+    note(
+        ws,
+        node,
+        f"# Depot supervisor\n\n- The user's supervisor Mr Ochieng wants a weekly list of weak batteries. ([[{old}]])\n"
+        f"- The user is a technician at the depot; the depot supervisor signs the list. ([[{old}]])\n",
+    )
+    reindex(run_mem, ws)
+    asked = [h["path"] for h in search(run_mem, ws, "Who is the user's supervisor at the depot?")]
+    assert asked.index(new) < asked.index(node)
+
+
 def test_a_newer_note_telling_a_change_of_every_asked_word_goes_first(ws, note, run_mem):
     """ "When is the Japanese class?" without "now": a newer note whose line tells a change and
     holds every word asked ("the sunday class folded") is the class's value now; a question

@@ -61,7 +61,8 @@ def annotate_and_rank(
     def newest_first(hits: list[Hit]) -> list[Hit]:
         if not hits or past:
             return hits
-        return _newest_of_subject(note_text, hits, own, lambda h: dates.of(daily_dir, h.path) or "", not now, kind)
+        date = lambda h: dates.of(daily_dir, h.path) or ""  # noqa: E731
+        return _newest_of_subject(note_text, hits, own, date, not now, kind, _cited(daily_dir, note_text))
 
     hits = newest_first(hits)
     relations = load(metadata)
@@ -170,7 +171,9 @@ def _answers(line: str, kind: str, asked: set[str]) -> bool:
     return kind == "who" and any(asked & set(reading.words(m.group(1))) for m in _NEW.finditer(line))
 
 
-def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: bool, kind: str) -> list[Hit]:
+def _newest_of_subject(
+    note_text, hits: list[Hit], asked: set[str], date, told: bool, kind: str, cited=lambda h: ""
+) -> list[Hit]:
     """For a query asking what holds now: among the first three dated notes of the hits (up to two
     digest nodes between them passed over), a newer note whose
     whole text (its conversation included) holds every query word the one above it holds, or all
@@ -182,7 +185,11 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
     (_asked_kind): a time, a day or a date for "when" ("the user is doing fridays now" for
     "which day does the user drive the carpool"), a number for "how many" ("down to 12"),
     someone new in the role for "who" ("the user's new supervisor is"): the older note is its old value.
-    `note_text`: a note's whole indexed text by path."""
+    `note_text`: a note's whole indexed text by path. `cited`: the newest date of the daily notes a
+    digest node cites: a node above a newer note of its subject that it does not cite does not
+    know that note's value, and the note goes above it as above an older note ("the user's
+    supervisor mr ochieng" in a node citing September only, over October's "the user's new
+    supervisor is faith mutua")."""
     seen: dict[str, set[str]] = {}
     valued: dict[str, list] = {}
 
@@ -204,8 +211,9 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
                     return True
         return False
 
-    def goes_above(a: Hit, b: Hit) -> bool:
-        if not date(a) or date(b) <= date(a) or a.path == b.path:
+    def goes_above(a: Hit, b: Hit, since: str = "") -> bool:
+        since = since or date(a)
+        if not since or date(b) <= since or a.path == b.path:
             return False  # dates first: most pairs end here, before any note is read
         held, both = covered(a), covered(b) & covered(a)
         # all of its words, or all but one of three or more ("Does the gym have a cafe now?"
@@ -234,6 +242,12 @@ def _newest_of_subject(note_text, hits: list[Hit], asked: set[str], date, told: 
                 moved = True
         if not moved:
             break
+    window = min(len(top), NOTES + UNDATED)
+    for i in range(window):
+        known = "" if date(top[i]) else cited(top[i])
+        later = next((j for j in range(i + 1, window) if known and goes_above(top[i], top[j], known)), None)
+        if later is not None:
+            top.insert(i, top.pop(later))
     return top
 
 
@@ -265,6 +279,18 @@ def _restated(older: list, newer: list) -> bool:
                 if units and not {x for x in va if x[:2] in units} & {x for x in vb if x[:2] in units}:
                     return True
     return False
+
+
+def _cited(daily_dir: str, note_text):
+    """The newest date of the daily notes a digest node cites ("" for a daily note)."""
+    link = re.compile(rf"\[\[{re.escape(daily_dir.strip('/'))}/(\d{{4}}-\d{{2}}-\d{{2}})/")
+
+    def cited(h: Hit) -> str:
+        if dates.of(daily_dir, h.path) or h.path.startswith(daily_dir.strip("/") + "/"):
+            return ""
+        return max(link.findall(note_text(h.path)), default="")
+
+    return cited
 
 
 def _note_text(snap, path: str) -> str:
