@@ -569,3 +569,18 @@ def test_a_word_with_an_accent_is_the_word_without_it():
     assert "arena" in words("The user plays at aréna Marquette.") and "arena" in words("Same arena as before.")
     assert stem_of("pêcheries") == stem_of("pecheries")
     assert stem_of("が") == "が"  # a kana's voicing mark is part of the letter
+
+
+def test_a_new_count_of_the_same_things_joins_the_statement_it_changes():
+    """ "Got 4 more point-of-lay hens, so 14 now" counts the hens that "I keep 10 kienyeji hens"
+    counts: one shared word, but the same quantity changed, so the two meet; buses counted in
+    another statement stay apart from the hens."""
+    keep = Fact("User: I keep 10 kienyeji hens and a rooster, Kanali, in the backyard.", "memory/2027-09-07/h.md")
+    more = Fact("User: Got 4 more point-of-lay hens from a farmer in Kitengela, so 14 now.", "memory/2027-09-11/m.md")
+    buses = Fact("User: The depot got 6 more electric buses, so 46 now.", "memory/2027-09-11/b.md")
+    assert dream_change.counts(keep.text) == {("10", "hen")}
+    assert dream_change.changes_measure(more.text, keep.text)
+    assert not dream_change.changes_measure(buses.text, keep.text)
+    ev = Evidence(None, frozenset(), None, [f.line() for f in (keep, more, buses)])
+    placed = dream_group.place([keep, more, buses], [], ev).placed
+    assert [[f.text for f in p.unit.facts] for p in placed] == [[keep.text, more.text], [buses.text]]

@@ -11,7 +11,7 @@ import re
 from memcli.extraction.conversation import rules as conversation_rules
 from memcli.extraction.dream.evidence import GENERIC, plain
 from memcli.extraction.dream.evidence import names as evidence_names
-from memcli.extraction.dream.rules import number_words, values
+from memcli.extraction.dream.rules import number_words, stem_of, values
 from memcli.extraction.dream.schema import Fact
 
 # giving a thing up names it: its object ("dropped the pottery class", "scrap Wednesdays") or, for a
@@ -226,9 +226,25 @@ def measures(text: str) -> set[tuple[str, str]]:
 
 def changes_measure(new: str, old: str) -> bool:
     """A change naming its new value with a unit the old statement measures with another number
-    ("went up to 75% hydration" after "I bake at 70% hydration"): the same quantity, changed."""
+    ("went up to 75% hydration" after "I bake at 70% hydration"), or counting what the old one
+    counts with another number ("got 4 more point-of-lay hens, so 14 now" after "I keep 10
+    kienyeji hens"): the same quantity, changed."""
+    if not changes(new):
+        return False
     m = _TO_MEASURE.search(plain(new))
-    return m is not None and changes(new) and same_quantity(m.group(1), old)
+    if m is not None and same_quantity(m.group(1), old):
+        return True
+    return any(thing == was and n != k for n, thing in counts(new) for k, was in counts(old))
+
+
+# a number and the plural it counts, up to two words between: "10 kienyeji hens", "4 more
+# point-of-lay hens" (digits only: "two" of "two weeks" is too often no count of anything)
+_COUNT = re.compile(r"\b(\d[\d,]*)\s+(?:[a-z][\w-]*\s+){0,2}?([a-z]{3,}s)\b", re.IGNORECASE)
+
+
+def counts(text: str) -> set[tuple[str, str]]:
+    """(number, what it counts) pairs of a statement: {("10", "hen")} of "I keep 10 kienyeji hens"."""
+    return {(n.replace(",", ""), stem_of(w.lower())) for n, w in _COUNT.findall(plain(text))}
 
 
 def same_quantity(new: str, old: str) -> bool:
