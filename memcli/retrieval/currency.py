@@ -244,8 +244,9 @@ def _newest_of_subject(
             break
     window = min(len(top), NOTES + UNDATED)
     for i in range(window):
-        known = "" if date(top[i]) else cited(top[i])
-        later = next((j for j in range(i + 1, window) if known and goes_above(top[i], top[j], known)), None)
+        if date(top[i]) or not (known := cited(top[i])):
+            continue  # a dated note was ordered above; a hit citing no daily note has no date at all
+        later = next((j for j in range(i + 1, window) if goes_above(top[i], top[j], known)), None)
         if later is not None:
             top.insert(i, top.pop(later))
     return top
@@ -282,11 +283,12 @@ def _restated(older: list, newer: list) -> bool:
 
 
 def _cited(daily_dir: str, note_text):
-    """The newest date of the daily notes a digest node cites ("" for a daily note)."""
-    link = re.compile(rf"\[\[{re.escape(daily_dir.strip('/'))}/(\d{{4}}-\d{{2}}-\d{{2}})/")
+    """The newest date of the daily notes an undated hit (a digest node) cites ("" for a daily note)."""
+    folder = daily_dir.strip("/")
+    link = re.compile(rf"\[\[{re.escape(folder)}/(\d{{4}}-\d{{2}}-\d{{2}})/")
 
     def cited(h: Hit) -> str:
-        if dates.of(daily_dir, h.path) or h.path.startswith(daily_dir.strip("/") + "/"):
+        if h.path.startswith(folder + "/"):
             return ""
         return max(link.findall(note_text(h.path)), default="")
 

@@ -283,7 +283,7 @@ def place(
             clusters.append(Cluster(None))
             chosen = len(clusters) - 1
         if clusters[chosen].seed:  # the seeds it links to as well found one node with it
-            for j in [j for j in ties or [] if clusters[j].seed]:
+            for j in [j for j in ties if clusters[j].seed]:
                 clusters[chosen].facts = sorted(clusters[chosen].facts + clusters[j].facts, key=lambda f: rank[id(f)])
                 clusters[j].facts = []
                 order.pop(j, None)
