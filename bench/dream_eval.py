@@ -398,6 +398,8 @@ def nightly(
         )
         rep = json.loads(out)
         reports.append(rep)
+        if (ws / "mem_metadata").is_dir():  # kept workspaces keep each run's report beside the state
+            (ws / "mem_metadata" / f"dream-report-{len(reports):02d}-{day}.json").write_text(out, encoding="utf-8")
         facts = rep.get("facts") or {}
         nights.append(
             {
