@@ -123,6 +123,8 @@ def test_a_title_is_no_statements_first_words_and_no_bare_adjective():
     title = subject_title(["The user is changing their goal to 1:52 then."])
     assert not title.lower().startswith(("changing", "the user")) and title == "Goal"
     assert subject_title(["The small garden gets morning sun."]) == "Small garden"
+    # a plural after a number or a code is a noun, not the verb of a subject
+    assert subject_title(["The 10B parents' evening is on Thursday 15 October at 18:30."]) == "Parents"
 
 
 def test_chat_words_glosses_and_superlatives_title_nothing():

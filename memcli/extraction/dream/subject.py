@@ -93,8 +93,12 @@ def _verb_like(tok: str, prev: str, prev_cap: bool, verb_seen: bool, owner: bool
         return True  # "the user commutes", "doesn't eat", "always takes"
     if low in _IMPERATIVE and re.fullmatch(r"[a-z]+[^s]s", prev):
         return True  # "the buses go out", "the hens eat": a plain verb after a plural subject
-    if re.fullmatch(r"[a-z]+(?<![su])s", tok) and (prev_cap or (not verb_seen and prev and prev not in _BREAK)):
-        return True  # "Tofu eats", "The ride takes": the first -s word after the subject
+    # "Tofu eats", "The ride takes": the first -s word after the subject (not after a number or a
+    # code: "the 10B parents' evening", "2 hens" are nouns)
+    if re.fullmatch(r"[a-z]+(?<![su])s", tok) and (
+        prev_cap or (not verb_seen and prev[:1].isalpha() and prev not in _BREAK)
+    ):
+        return True
     return bool(re.fullmatch(r"[a-z]+ed", tok)) and len(tok) > 4
 
 
