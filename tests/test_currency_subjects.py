@@ -760,6 +760,48 @@ def test_one_subject_said_in_different_clauses_is_one_subject():
     assert rel["memory/2026-09-28/b.md"][0]["by"]["path"] == "memory/2026-10-27/c.md"
 
 
+def test_a_steps_number_and_a_unit_alone_set_nothing():
+    """A numbered list's "2 rinse, dry" after "3 rinse + dry" is another step, not the rinse's new
+    value; "4 yrs with the user" and "11 yrs" are two ages, not one subject."""
+    text = "# Routine\n\n- 1 rinse under water.\n- 2 ultrasonic 10 min.\n- 3 rinse + dry.\n- 2 hens died.\n"
+    assert [t for _, t in statements(text)] == [
+        "rinse under water.",
+        "ultrasonic 10 min.",
+        "rinse + dry.",
+        "2 hens died.",
+    ]
+    notes = {
+        "memory/2028-03-13/a.md": "- 1 soak.\n- 2 brush.\n- 3 rinse + dry with paper towel.\n- Jéssica (4 yrs with the user).\n",
+        "memory/2028-03-14/b.md": "- Seu Madruga (red footed, 11 yrs) lives on the balcony.\n",
+        "memory/2028-03-27/c.md": "- 1 polish.\n- 2 rinse, dry, cheek retractor.\n",
+    }
+    files = {
+        path: {"stat": [n, 1], "date": path[7:17], "statements": items(statements(text))}
+        for n, (path, text) in enumerate(notes.items())
+    }
+    rel = relate(files)
+    assert rel == {}
+
+
+def test_two_things_that_start_on_other_dates_are_two_subjects():
+    """'going with R$220, starting april 10' and later 'priscila starts on april 3': a frame of
+    "start" says when, not what; the course that starts again on another date is one subject."""
+    rel = relate(
+        _files(
+            (
+                "memory/2028-03-15/a.md",
+                "2028-03-15",
+                ["The user is going with R$220 for maintenance, starting april 10."],
+            ),
+            ("memory/2028-03-27/b.md", "2028-03-27", ["The user hired Priscila, she starts on april 3."]),
+            ("memory/2028-03-28/c.md", "2028-03-28", ["The pottery course starts on april 5."]),
+            ("memory/2028-03-30/d.md", "2028-03-30", ["The pottery course starts on april 12 now."]),
+        )
+    )
+    assert "memory/2028-03-15/a.md" not in rel
+    assert rel["memory/2028-03-28/c.md"][0]["by"]["path"] == "memory/2028-03-30/d.md"
+
+
 @pytest.mark.parametrize(
     ("newer", "changes"),
     [

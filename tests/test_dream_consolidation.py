@@ -144,6 +144,7 @@ def test_chat_words_glosses_and_superlatives_title_nothing():
         (["User: 店の改装で、研修は4月12日から25日までになりました。", "User: 研修はまだ4月12日からです。"], "研修"),
         (["林先生的公司每个星期二送货，最低订货是三百块。"], "林先生"),
         (["사료를 아카나로 바꿨어요"], "사료"),
+        (["User: 7月6日にサンパウロを出発して、家族4人で日本に行きます。"], "サンパウロ"),  # a date is no topic
     ],
 )
 def test_a_cjk_subject_is_titled_by_its_topic_not_by_the_whole_sentence(texts, title):

@@ -178,6 +178,40 @@ def test_what_follows_the_users_own_question_is_context_they_give():
     assert rules.extract(Request(rant, "2026-06-29", "s")) is None
 
 
+def test_what_a_question_states_first_is_kept_without_the_question():
+    """Facts given as a question's context, in the same sentence, are the user's; the question
+    is not, nor a question's head that is not the user's own ("the sun, is it a star?")."""
+    answer = "Sure."
+    found = rules.findings(
+        chat(
+            answer,
+            answer,
+            "quick one: my first patient is at 8 and i get there 7:20, is 40 min enough for the batch?",
+            answer,
+            "and the x-rays for new cases i send to imagem vila mariana, should i ask for dicom or pdf?",
+        )
+    )
+    said = bullets(found)
+    assert "- The user's first patient is at 8 and the user gets there 7:20." in said, said
+    assert any(b.startswith("- The x-rays for new cases the user sends to imagem vila mariana") for b in said), said
+    assert not any("?" in b or "dicom" in b or "40 min" in b for b in said), said
+    trivia = chat("ok so the moon, is it moving away from earth?", "Yes, about 3.8 cm a year.")
+    assert rules.extract(Request(trivia, "2026-06-29", "s")) is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "is it true tempura is a portuguese word?? my grandma says so",
+        "how long would it take to drive to the moon, lucas asked",
+    ],
+)
+def test_a_saying_without_what_was_said_and_a_reported_question_are_no_statements(said):
+    assert rules.extract(Request(chat(said, "A long answer."), "2026-06-29", "s")) is None
+    kept = rules.findings(chat("my boss says we ship on friday", "Good luck."))
+    assert any("boss says" in b and "friday" in b for b in bullets(kept)), kept  # what was said is there
+
+
 @pytest.mark.parametrize(
     "said,core",
     [

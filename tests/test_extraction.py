@@ -206,6 +206,14 @@ def test_rules_name_is_deterministic_across_hash_seeds():
     assert len(names) == 1 and names.pop().strip().startswith("lumen-")
 
 
+def test_a_note_name_keeps_accented_names_whole():
+    msgs = [user("Jéssica, my assistant, logs every autoclave cycle. Jéssica prints the log on Fridays.")]
+    draft = rules.extract(Request(msgs, "2028-03-13", "s"))
+    assert draft.name.startswith("jessica-") and "ssica-" not in draft.name.removeprefix("jessica-")
+    msgs = [user("The new price didn't go great. I'm settling at R$200 for everyone, one price didn't hurt.")]
+    assert "didn" not in rules.extract(Request(msgs, "2028-04-19", "s")).name.split("-")
+
+
 def test_merge_body_adds_only_new_items_and_keeps_the_rest():
     body = "# Plan\n\nIntro by hand.\n\n## Decisions\n- User: Use Postgres.\n\n## Notes\nfree text\n"
     found = {

@@ -311,8 +311,7 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
     ute does the user drive" and "drive the hilux" given up by "the old hilux"); one asking what
     holds `now`, also about any other statement without `needs` it shares a word with. `own`: the
     query's own words (`asked` less its expansion's), None when not told apart."""
-    # a note found through its source conversation (memcli.retrieval.sources) was matched as a
-    # whole: any of its statements may be the one asked about
+    # a note found through its source conversation (sources) was matched whole: any statement may be asked about
     inside = list(entries) if h.via_source else [e for e in entries if h.start_line <= e.get("line", 0) <= h.end_line]
     if not inside:
         return None
@@ -336,12 +335,13 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
         return loose(e) or any(need and set(need) <= asked and named(e, need) for need in e.get("needs") or ())
 
     def named(e: dict, need) -> bool:
-        # a subject named only by the query's expansion ("meal" near "restaurant") is the one asked
-        # about only when no other line of the hit holds more of the query's own words ("Chef-owner
-        # is Aiko Mori" for "who is the chef-owner of the restaurant", not the staff meal's time)
+        # a subject named only by the query's expansion ("meal" near "restaurant") is asked about only
+        # when no other line of the hit holds more of the query's own words than its statement ("Kumo's
+        # owner is Aiko Mori" for "who is the owner of the restaurant", not the staff meal's time)
         if own is None or set(need) <= own:
             return True
-        return all(k <= overlap(e) for j, k in enumerate(mine) if j != at(e))
+        here = h.text.split("\n")[at(e)] if 0 <= at(e) < len(lines) else e["text"]
+        return all(k <= len(own & set(reading.words(here))) for j, k in enumerate(mine) if j != at(e))
 
     def loose(e: dict) -> bool:  # about it by the rule above alone, "now" not said
         n = overlap(e) if e.get("given_up") else 0

@@ -132,7 +132,7 @@ INVERTED = re.compile(rf"^(?:{_AUX}|is|are|am)\s+(?:i|you|we|it|they|he|she)\b|^
 # a sentence announcing a question: "lazy question: ...", "settle a bet: is a tomato a fruit"
 ASK_LEAD = re.compile(
     r"^(?:(?:quick|lazy|random|dumb|silly|stupid|serious|honest|small|weird|odd|simple|side|real)\s+)?"
-    r"(?:question|q|qn)\s*[:-]\s*|^settle (?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:-]?\s*",
+    r"(?:question|q|qn|(?<=\s)one)\s*[:-]\s*|^settle (?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:-]?\s*",
     _I,
 )
 # laughter or surprise: a short turn holding it reacts to what the assistant just said ("60
@@ -156,6 +156,38 @@ _CONJUNCTION = re.compile(r"^(?:and|but|or|so|also)\s+", _I)
 # a question asked after a statement in one sentence, its mark left off: "its swollen a bit, can i
 # play this week", "took leave 13th to 15th, what should i pack"
 _ASKED_AFTER = re.compile(rf"[,;]\s*(?:(?:and|but|so|also)\s+)?(?:(?:{_WH})\s+)?(?:{_AUX})\s+(?:i|we|you)\b", _I)
+
+
+# the question closing a sentence that first states something: "my first patient is at 8 and i
+# get there 7:20, is 40 min enough to run the batch?", "the x-rays i send to imagem, should i ask
+# for dicom?"
+_QUESTION_AFTER = re.compile(
+    rf"[,;]\s*(?:(?:and|but|so|also)\s+)?(?:(?:{_WH})\b|(?:{_AUX}|is|are|am|was|were|isn['’]t|any)\s+\w)[^,;]*[?？]\s*$",
+    _I,
+)
+
+
+def before_question(sentence: str) -> str:
+    """What a sentence ending in a question states before it, in the first person and at least
+    four words ("" when nothing): the facts the user gives as the question's context."""
+    m = _QUESTION_AFTER.search(_QUOTED.sub(lambda q: "_" * len(q.group(0)), sentence))
+    head = sentence[: m.start()].strip(" ,;") if m else ""
+    return head if len(head.split()) >= 4 and FIRST.search(head) else ""
+
+
+# who said something, without what ("my grandma says so"), or a question someone asked ("how long
+# would it take to drive to the moon, lucas asked"): the question is what was said, not a fact
+_SAYS = r"(?:says|said|asked|asks|thinks|reckons|wonders|wondered)"
+_SAID_ONLY = re.compile(rf"^(?:[\w'’]+\s+){{0,3}}{_SAYS}(?:\s+so)?\W*$", _I)
+_ASKED_BY = re.compile(rf",\s*(?:[\w'’]+\s+){{1,2}}{_SAYS}\W*$", _I)
+
+
+def reported(core: str) -> bool:
+    """Someone's saying with nothing said, or a question reported as someone's."""
+    m = _ASKED_BY.search(core)
+    return bool(_SAID_ONLY.match(core)) or (
+        m is not None and (is_question(core[: m.start()]) or bool(re.match(rf"(?:{_WH})\b", core, _I)))
+    )
 
 
 def is_question(core: str) -> bool:

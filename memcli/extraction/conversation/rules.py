@@ -13,6 +13,7 @@ number/name rules.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 from memcli.extraction.conversation import Draft, Request, chatter, cjk, dialogue, person, procedures
@@ -301,16 +302,24 @@ FRAME = re.compile(
 )
 
 
+def unaccented(w: str) -> str:
+    """Latin letters without their accents ("aréna" is "arena", "Jéssica" "Jessica"); other scripts
+    as they are (a kana's voicing mark is part of the letter)."""
+    if w.isascii():
+        return w
+    return "".join(unicodedata.normalize("NFKD", c)[0] if "\u00c0" <= c <= "\u024f" else c for c in w)
+
+
 def topic_name(found: dict[str, list[str]], skip: set[str]) -> str:
     """Kebab-case name from the words most sentences share; names (capitalised mid-sentence,
     identifiers) count double. Ties go to the word seen first, so the name is stable."""
     counts: Counter = Counter()
     first: dict[str, int] = {}
     for item in (i for s in SECTIONS for i in found[s]):
-        text = FRAME.sub(" ", item)
-        terms = dict.fromkeys(
-            w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2 and w not in STOP and w not in skip
-        )
+        text = unaccented(FRAME.sub(" ", item))  # "jéssica" is one word, not "j" and "ssica"
+        # a possessive is its noun ("dong's": dong), a contraction no word ("didn't" is not "didn")
+        bare = (re.sub(r"['’]s$", "", w) for w in re.findall(r"[a-z]+(?:['’][a-z]+)?", text.lower()))
+        terms = dict.fromkeys(w for w in bare if len(w) > 2 and not {"'", "’"} & set(w) and w not in STOP | skip)
         names = {w.lower() for w in re.findall(r"(?<=[\w,;:] )[A-Z][A-Za-z]*[A-Z0-9]?[A-Za-z]*", text)}
         for run in re.findall(r"[\u3400-\u9fff]+", text):
             terms.update(

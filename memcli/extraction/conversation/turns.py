@@ -145,7 +145,8 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         if s.rstrip().endswith(("?", "？")):
             own = not turn.request_mode and (own or bool(out) or bool(d.FIRST.search(s)))
             asked = max(asked, ASKED)
-            continue
+            if not (s := d.before_question(s)):  # what it states first is the user's own context
+                continue
         turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else None
         if turned_down:  # the refusal and what follows it, each a statement
             out.append(("Preferences", _refusal_object(turned_down["thing"], subject)))
@@ -160,9 +161,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         if lead:  # what follows is the question; a line of the user's own ("i want to...") still counts
             asked = max(asked, ASKED)
             core = core[lead.end() :]
-            if not d.FIRST.search(core):
-                continue
-        if not core:
+        if not core or (lead and not d.FIRST.search(core)):
             continue
         if chatter.is_request(core):
             asked = REQUESTED  # what follows in the turn is material for the request
@@ -172,7 +171,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
         if tail:  # as a sentence ending in "?" (above)
             own = not turn.request_mode and (own or bool(out) or bool(d.FIRST.search(tail)))
             asked = max(asked, ASKED)
-        if not core or d.is_question(core):
+        if not core or d.is_question(core) or d.reported(core):
             asked = max(asked, ASKED)
             continue
         group = d.group_for(core, [text, *turn.user_before], who)

@@ -12,7 +12,6 @@ Which facts belong together, and in which node, is decided by extraction/dream/g
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 
 from memcli.extraction.conversation import chatter, rules
@@ -186,19 +185,11 @@ def _stem(w: str) -> str:
     return w
 
 
-def _unaccented(w: str) -> str:
-    """Latin letters without their accents ("aréna" is "arena", "Pokémon" "Pokemon"); other scripts
-    as they are (a kana's voicing mark is part of the letter)."""
-    if w.isascii():
-        return w
-    return "".join(unicodedata.normalize("NFKD", c)[0] if "\u00c0" <= c <= "\u024f" else c for c in w)
-
-
 def stem_of(w: str) -> str:
     """A crude stem for matching words across forms: plural, -ing, -ed and a final e go
     ("commuting", "commutes" and "commute" meet at "commut"; "running" and "runs" at "run");
     accents too ("aréna" and "arena")."""
-    w = _stem(_unaccented(w))
+    w = _stem(rules.unaccented(w))
     for end in ("ing", "ed"):
         if w.endswith(end) and len(w) - len(end) >= 3:
             w = w[: -len(end)]

@@ -165,6 +165,8 @@ _CJK_BREAK = re.compile(
     r"[的是在把了每和与]|(?<=[\uac00-\ud7af])(?:에서|으로|은|는|이|가|을|를|에|로|도|와|과|의)(?=\s|$)"
 )
 _CJK = re.compile(rf"[{HAN_KANA}\uac00-\ud7af]")
+# a date or a time says when, not what: "7月6日にサンパウロを出発" is not about 7月6日
+_WHEN = re.compile(r"^[\d年月日時分秒号號点半午前後년월일시분]+$")
 _CONTENT = re.compile(r"[\u3400-\u9fff\u30a0-\u30ff\uac00-\ud7afA-Za-z0-9]")
 
 
@@ -175,7 +177,9 @@ def cjk_title(texts: list[str]) -> str:
     runs = []
     for t in texts:
         mine = [r for r in _CJK_BREAK.split(_GLOSS.split(SPEAKER.sub("", t.strip()))[0]) if 2 <= len(r) <= 10]
-        runs.append([r for r in mine if len(_CONTENT.findall(r)) * 2 > len(r) and _CJK.search(r)])
+        runs.append(
+            [r for r in mine if len(_CONTENT.findall(r)) * 2 > len(r) and _CJK.search(r) and not _WHEN.match(r)]
+        )
     found = [r for rs in runs for r in rs[:1]]
     if not found:
         return ""

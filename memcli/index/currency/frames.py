@@ -29,7 +29,8 @@ _NOT_PREVIOUS = re.compile(r"(?<=\d) not (?P<old>[\w.:/-]*\d[\w.:/-]*)\b")
 # units a value is counted in: alone they name no subject
 _MEASURES = frozenset(
     "day week month year hour minute min second sec night time lap length rep km mile "
-    "meter metre kilometer person people euro dollar".split()
+    "meter metre kilometer person people euro dollar "
+    "yr yrs hr hrs h mins secs wk wks c f kg g lb lbs cm mm m ml l".split()  # "4 yrs", "134 °C"
 )
 # verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
 _DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())

@@ -331,6 +331,8 @@ def _same_subject(
     most words count, and none if those still disagree: a guess would supersede a decoy."""
     near = sorted({j for w in compare.key_words(key) for j in live.get(w, ())})
     found = [j for j in near if compare.same_subject(tuple(ordered[j]["key"]), key)]
+    if me is not None:
+        found = [j for j in found if not _event_apart(ordered[j], me)]
     if not found and me is not None:  # "metronome at 60 is right", later "metronome at 72 on the development"
         return [j for j in near if _same_head(ordered[j], me)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
@@ -353,6 +355,20 @@ def _head(s: dict) -> str:
     return str(key[0]) if len(key) == 1 else ""
 
 
+# a frame of one of these verbs says when, not what ("R$220, starting april 10", "priscila starts
+# on april 3"): two of them are one subject only when their statements share another word
+_EVENTS = frozenset("start begin end finish keep stay go come leave arriv open close happen".split())
+
+
+def _event_apart(old: dict, new: dict) -> bool:
+    """Two frames of one event verb whose statements share no other word: two things, not one."""
+    head = _head(old)
+    if head not in _EVENTS or _head(new) != head:
+        return False
+    values = set(reading.words(old.get("value", ""))) | set(reading.words(new.get("value", "")))
+    return not (set(old["words"]) & set(new["words"])) - {head} - values - compare.GENERIC
+
+
 def _same_head(old: dict, new: dict) -> bool:
     """A frame and another frame or a one-word subject about the same word, with values of one
     kind and unit ("60", "72", "88"): one subject said in different clauses. "a 25m pool" and
@@ -363,7 +379,7 @@ def _same_head(old: dict, new: dict) -> bool:
     if not any(frames) or not shift.same_unit(old["value"], new["value"]):
         return False
     if _head(old) != "" and _head(old) == _head(new):
-        return True
+        return not _event_apart(old, new)
     said = (old.get("label") or "").split()
     return (
         frames == [True, False]

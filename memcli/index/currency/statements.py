@@ -20,6 +20,7 @@ _LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parenth
 # a digest node's `## Sources` log ("- Stated on 2026-09-01 in [[...]]") and a note's `## Topics` keyword
 # list ("env, mamba, solve") hold no statement
 _LOG = re.compile(r"^#{1,6}\s+(?:sources|topics)\s*$", re.I)
+_STEP = re.compile(r"(\d{1,2})[.)]?\s+(?=[^\W\d])")
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
 
 
@@ -33,6 +34,7 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
     text = _AUTO.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     out: list[tuple] = []
     log = False  # under a `## Sources` heading: a digest node's log of which note did what
+    steps = 0  # the number of the last step of a numbered list read (1, 2, 3 ... in a row)
     fence = False  # inside a fenced code block: code, no statements
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -52,6 +54,9 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
             if when is None:
                 continue
         s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
+        step = _STEP.match(s)  # "1 rinse ...", "2 ultrasonic 10 min": a step's number is its place, no value
+        steps = int(step.group(1)) if step and int(step.group(1)) in (1, steps + 1) else 0
+        s = s[step.end() :] if steps and step else s
         for part in _SENTENCE.split(s):
             # a lead-in ("Monday SoH report (Faith by 10:00) (in order):") introduces the lines
             # below it and sets nothing itself
