@@ -371,7 +371,7 @@ def _tally(values) -> dict[str, int]:
 
 
 def nightly(
-    data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int, drain: int
+    data: dict, ws: Path, env: dict, mem: list[str], max_units: int, scan_days: int, drain: int, keep: bool = False
 ) -> tuple[list[dict], list[dict]]:
     reports, nights = [], []
     days = sorted({n["day"] for n in data["notes"]})
@@ -398,7 +398,7 @@ def nightly(
         )
         rep = json.loads(out)
         reports.append(rep)
-        if (ws / "mem_metadata").is_dir():  # kept workspaces keep each run's report beside the state
+        if keep:  # a kept workspace keeps each run's report beside the state, to see why a fact stayed put
             (ws / "mem_metadata" / f"dream-report-{len(reports):02d}-{day}.json").write_text(out, encoding="utf-8")
         facts = rep.get("facts") or {}
         nights.append(
@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         home.mkdir()
         env = environment(home, args.embedding)
         t = time.perf_counter()
-        reports, nights = nightly(data, ws, env, mem, args.max_units, args.scan_days, args.drain)
+        reports, nights = nightly(data, ws, env, mem, args.max_units, args.scan_days, args.drain, args.keep is not None)
         result = {
             "set": str(args.set.relative_to(ROOT) if args.set.is_relative_to(ROOT) else args.set),
             "embedding": args.embedding,

@@ -111,10 +111,11 @@ def test_values_agree_or_differ(a, b, same):
 
 
 def _files(*notes):
-    """claims.json's `files` for notes given as (path, date, [statement, ...])."""
+    """claims.json's `files` for notes given as (path, date, [statement, ...] or a note's text)."""
     out = {}
     for n, (path, date, lines) in enumerate(notes):
-        out[path] = {"stat": [n, 1], "date": date, "statements": items(list(enumerate(lines, 1)))}
+        found = statements(lines) if isinstance(lines, str) else list(enumerate(lines, 1))
+        out[path] = {"stat": [n, 1], "date": date, "statements": items(found)}
     return out
 
 
@@ -770,16 +771,17 @@ def test_a_steps_number_and_a_unit_alone_set_nothing():
         "rinse + dry.",
         "2 hens died.",
     ]
-    notes = {
-        "memory/2028-03-13/a.md": "- 1 soak.\n- 2 brush.\n- 3 rinse + dry with paper towel.\n- Jéssica (4 yrs with the user).\n",
-        "memory/2028-03-14/b.md": "- Seu Madruga (red footed, 11 yrs) lives on the balcony.\n",
-        "memory/2028-03-27/c.md": "- 1 polish.\n- 2 rinse, dry, cheek retractor.\n",
-    }
-    files = {
-        path: {"stat": [n, 1], "date": path[7:17], "statements": items(statements(text))}
-        for n, (path, text) in enumerate(notes.items())
-    }
-    rel = relate(files)
+    rel = relate(
+        _files(
+            (
+                "memory/2028-03-13/a.md",
+                "2028-03-13",
+                "- 1 soak.\n- 2 brush.\n- 3 rinse + dry with paper towel.\n- Jéssica (4 yrs with the user).\n",
+            ),
+            ("memory/2028-03-14/b.md", "2028-03-14", "- Seu Madruga (red footed, 11 yrs) lives on the balcony.\n"),
+            ("memory/2028-03-27/c.md", "2028-03-27", "- 1 polish.\n- 2 rinse, dry, cheek retractor.\n"),
+        )
+    )
     assert rel == {}
 
 

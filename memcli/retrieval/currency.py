@@ -58,11 +58,10 @@ def annotate_and_rank(
     own = set(reading.words(query)) - compare.GENERIC  # the query's own words, its expansion's apart
     kind = _asked_kind(question) if not now else ""
 
+    cited, date = _cited(daily_dir, note_text), lambda h: dates.of(daily_dir, h.path) or ""  # built once a search
+
     def newest_first(hits: list[Hit]) -> list[Hit]:
-        if not hits or past:
-            return hits
-        date = lambda h: dates.of(daily_dir, h.path) or ""  # noqa: E731
-        return _newest_of_subject(note_text, hits, own, date, not now, kind, _cited(daily_dir, note_text))
+        return hits if not hits or past else _newest_of_subject(note_text, hits, own, date, not now, kind, cited)
 
     hits = newest_first(hits)
     relations = load(metadata)
@@ -322,8 +321,8 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
     def at(e: dict) -> int:  # the entry's line in the hit's text
         return e["line"] - h.start_line
 
-    def overlap(e: dict) -> int:
-        return shared[at(e)] if 0 <= at(e) < len(shared) else len(asked & set(reading.words(e.get("text", ""))))
+    def overlap(e: dict, per_line: list[int] = shared, of: set[str] = asked) -> int:
+        return per_line[at(e)] if 0 <= at(e) < len(lines) else len(of & set(reading.words(e.get("text", ""))))
 
     def about(e: dict) -> bool:
         if now and (e.get("given_up") or not e.get("needs")) and overlap(e):
@@ -340,8 +339,7 @@ def _relevant(entries, h: Hit, asked: set[str], now: bool = False, own: set[str]
         # owner is Aiko Mori" for "who is the owner of the restaurant", not the staff meal's time)
         if own is None or set(need) <= own:
             return True
-        here = h.text.split("\n")[at(e)] if 0 <= at(e) < len(lines) else e["text"]
-        return all(k <= len(own & set(reading.words(here))) for j, k in enumerate(mine) if j != at(e))
+        return all(k <= overlap(e, mine, own) for j, k in enumerate(mine) if j != at(e))
 
     def loose(e: dict) -> bool:  # about it by the rule above alone, "now" not said
         n = overlap(e) if e.get("given_up") else 0

@@ -180,13 +180,14 @@ def before_question(sentence: str) -> str:
 _SAYS = r"(?:says|said|asked|asks|thinks|reckons|wonders|wondered)"
 _SAID_ONLY = re.compile(rf"^(?:[\w'’]+\s+){{0,3}}{_SAYS}(?:\s+so)?\W*$", _I)
 _ASKED_BY = re.compile(rf",\s*(?:[\w'’]+\s+){{1,2}}{_SAYS}\W*$", _I)
+_WH_START = re.compile(rf"(?:{_WH})\b", _I)
 
 
 def reported(core: str) -> bool:
     """Someone's saying with nothing said, or a question reported as someone's."""
     m = _ASKED_BY.search(core)
     return bool(_SAID_ONLY.match(core)) or (
-        m is not None and (is_question(core[: m.start()]) or bool(re.match(rf"(?:{_WH})\b", core, _I)))
+        m is not None and (is_question(core[: m.start()]) or bool(_WH_START.match(core)))
     )
 
 
