@@ -471,9 +471,8 @@ def test_a_raised_current_note_does_not_pass_a_newer_note_of_its_subject(ws, not
     note(
         ws,
         "digest/wiki/lab-meeting.md",
-        f"# Lab meeting\n\n- Lab meeting moved again, now on another weekday. ([[{last}]])\n\n"
-        f"## History\n- Previously: The user needs to make slides, lab meeting is mondays 10am, until 2026-06-15 "
-        f"([[{first}]])\n",
+        f"# Lab meeting\n\n- Lab meeting moved again, now on another weekday. ([[{last}]])\n"
+        f"- The user needs to make slides, lab meeting is mondays 10am. ([[{first}]])\n",
     )
     reindex(run_mem, ws)
     hits = search(run_mem, ws, "On which weekday is the user's lab meeting now?")
@@ -554,3 +553,24 @@ def test_a_subject_named_only_by_the_expansion_moves_nothing_when_another_line_i
     # one word of the question in the owner's line is still more than none in the staff meal's
     assert search(run_mem, ws, "Who is the owner of the restaurant?", env=UNPIN)[0]["path"] == old
     assert search(run_mem, ws, "What time is the staff meal?", env=UNPIN)[0]["path"] == new
+
+
+def test_a_digest_relates_nothing_to_the_notes_it_restates_nor_through_its_history(ws, note, run_mem):
+    """A digest node's copy of a statement, read again in other words ("User: we rehearse" made
+    "The user rehearses"), is no newer value of it; its `## History` says what was, not what is;
+    and the steps of one list ("add 2 tbsp", "add 250 ml") are no values of one subject."""
+    (ws / "mem.yaml").write_text("embedding_model_config:\n  backend: none\n", encoding="utf-8")
+    taiko, recipe = "memory/2026-03-12/taiko.md", "memory/2026-05-06/mapo.md"
+    said = "Watanabe-sensei's son started a night course on Thursdays, so rehearsals move to Tuesdays 8 to 10."
+    note(ws, taiko, f"# Taiko\n\n- User: {said}\n")
+    steps = ["Fry the shiitake in oil; add 2 tbsp doubanjiang.", "Add 250 ml shiitake water, simmer 3 min."]
+    note(ws, recipe, "# Mapo tofu\n\n" + "".join(f"{n}. {s}\n" for n, s in enumerate(steps, 1)))
+    note(
+        ws,
+        "digest/wiki/taiko.md",
+        f"# Taiko\n\n- {said} ([[{taiko}]])\n\n## History\n"
+        f"- Previously: The user rehearses on Wednesdays from 8 to 10, until 2026-03-12 ([[{taiko}]])\n",
+    )
+    reindex(run_mem, ws)
+    relations = json.loads((ws / "mem_metadata/currency/relations.json").read_text(encoding="utf-8"))
+    assert relations["superseded"] == {}

@@ -39,6 +39,9 @@ D1, D2, D3 = "2026-09-01", "2026-09-14", "2026-09-15"
         ("I need a new laptop.", "The user needs a new laptop."),
         ("I'd decided already.", "The user had decided already."),
         ("We moved the pipelines to Dagster.", "The user's team moved the pipelines to Dagster."),
+        # a "we" of no known company is the user, not the household: the taiko group rehearses
+        ("We rehearse taiko on Wednesdays.", "The user rehearses taiko on Wednesdays."),
+        ("We got Tofu a slow feeder for the dog.", "The user's household got Tofu a slow feeder for the dog."),
         ("I/O is the bottleneck on my box.", "I/O is the bottleneck on the user's box."),
         # a filler word that is also an adjective is one only when punctuation closes it
         ("Perfect, the build passes now.", "The build passes now."),

@@ -191,6 +191,25 @@ def test_a_possessive_name_leads_its_statement():
     assert ev.named_apart("Greg's dad is also called Frank.", "Frank is on carprofen twice a day.")
 
 
+def test_a_name_beside_the_user_or_acting_for_someone_leads_nothing():
+    """ "Wei and I fly to Osaka" is the user's trip and "Kenji takes her to the pool" is about whom
+    "her" names: neither is about Wei or Kenji alone, so neither is named apart from the statement
+    beside it ("We stay five nights at the Hanaikada ryokan in Kyoto")."""
+    said = ["Wei and the user fly to Osaka on May 9.", "The user stays five nights at the Hanaikada ryokan in Kyoto."]
+    ev = Evidence(
+        None,
+        frozenset(),
+        None,
+        [*said, "Wei is a nurse.", "The user lives with Wei and Kenji.", "Kenji takes her to the pool on Saturdays."],
+    )
+    assert ev.leading_name("Wei is a nurse.") == "wei"
+    assert ev.leading_name(said[0]) == ""
+    assert ev.leading_name("User: Wei and I fly to Osaka on May 9.") == ""
+    assert ev.leading_name("Kenji takes her to the pool on Saturdays.") == ""
+    assert not ev.named_apart(*said)
+    assert ev.named_apart("Wei is a nurse.", said[1].replace("Kyoto", "Kyoto with Joost"))
+
+
 def test_facts_under_one_heading_of_an_agents_note_go_together():
     a = Fact("The home router is a Fritz!Box in the hallway.", "memory/2026-06-01/net.md", section="setup")
     b = Fact("The fibre line from Init7 gives 1 Gbit/s.", "memory/2026-06-01/net.md", section="setup")

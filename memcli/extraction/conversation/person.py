@@ -64,6 +64,10 @@ _WORK = re.compile(
 )
 
 
+def about_work(text: str) -> bool:
+    return bool(_WORK.search(text))
+
+
 def _key(word: str) -> str:
     return word.lower().replace("’", "'")
 
@@ -109,7 +113,7 @@ def convert(text: str, subject: str = "the user", group: str | None = None) -> s
     if subject == "The user":  # a sentence's subject, written mid-sentence
         subject = "the user"
     if group is None:
-        group = f"{subject}'s team" if _WORK.search(text) else f"{subject}'s household"
+        group = f"{subject}'s team" if about_work(text) else f"{subject}'s household"
     tokens = _TOKEN.findall(text)
     out: list[str] = []
     named = pending = plural = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.extraction.conversation import chatter, person
+from memcli.extraction.conversation import chatter, dialogue, person
 
 USER_SPEAKERS = frozenset({"user", "me", "i"})
 
@@ -29,6 +29,9 @@ def statement(text: str, speaker: str = "") -> str:
     if speaker and not is_user(speaker):
         return f"{speaker}: {text}" if speaker != "Assistant" else text
     if speaker:
-        text = person.convert(text)
+        # "we" is the team at work, the household at home, else the user alone: "We rehearse
+        # taiko" is the user's rehearsal, not the household's (ingest reads "we" the same way)
+        we = "the user's team" if person.about_work(text) else dialogue.group_for(text, [], "the user")
+        text = person.convert(text, group=we)
     # a sentence opens with a capital, an identifier keeps its case ("wal_level needs a restart")
     return text[:1].upper() + text[1:] if re.match(r"[a-z]+\b(?![_.-]\w)", text) else text

@@ -119,3 +119,9 @@ def mentions(sentence: str, key: tuple[str, ...], value: str) -> bool:
         return False
     tokens = [w for w in words(value) if w not in FILLER]
     return bool(tokens) and all(t in have for t in tokens)
+
+
+def restates(a: dict, b: dict) -> bool:
+    """One statement is a digest node's copy of the other (it cites the other's note): written
+    again in other words ("I" made "the user"), read again, not a newer value."""
+    return a["path"] in b.get("cites", ()) or b["path"] in a.get("cites", ())

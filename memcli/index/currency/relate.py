@@ -8,7 +8,7 @@ superseded it (`by`) and the one holding the subject's value now (`current`).
 from __future__ import annotations
 
 from memcli.index.currency import compare, kinds, reading, shift, subjects
-from memcli.index.currency.statements import describe, sets
+from memcli.index.currency.statements import bare, describe, sets
 
 MAX_HOLDING = 200  # a thing given up or a value replaced supersedes at most its newest holders
 
@@ -64,11 +64,7 @@ class _Holders:
                 found = [i for i in rec.get("statements", ()) if not sets(i)]
             else:
                 setting = {(i["line"], i["text"]) for i in rec.get("statements", ())}
-                found = [
-                    {"line": n, "text": t, **({"date": w[0]} if w and w[0] else {})}
-                    for n, t, *w in self.read(rel)
-                    if (n, t) not in setting
-                ]
+                found = [i for i in bare(self.read(rel)) if (i["line"], i["text"]) not in setting]
             start = len(self.ordered)
             self.ordered.extend(_entry(rel, rec, i) for i in found)
             self.of_note[rel] = list(range(start, len(self.ordered)))
@@ -138,7 +134,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                 for j in holders.find(s["old"], s["order"], seen_words, by):
                     if (
                         ordered[j]["path"] != s["path"]
-                        and _same_speaker(ordered[j], s)
+                        and _comparable(ordered[j], s)
                         and compare.mentions(ordered[j]["text"], key + tuple(s.get("also", ())), s["old"])
                     ):
                         by[j], by.cause[j] = i, "named"
@@ -148,7 +144,7 @@ def relate(files: dict, vecs: kinds.Vectors | None = None, read=None, vocab=None
                     j
                     for j in reps
                     if ordered[j]["order"] != s["order"]
-                    and _same_speaker(ordered[j], s)
+                    and _comparable(ordered[j], s)
                     and compare.same_value(ordered[j]["value"], s["value"])
                 ),
                 None,
@@ -189,7 +185,7 @@ def _sibling(s: dict, valued: dict[str, list[int]], ordered: list[dict]) -> int 
         j
         for j in valued.get(names[0], ())
         if ordered[j]["path"] != s["path"]
-        and _same_speaker(ordered[j], s)
+        and _comparable(ordered[j], s)
         and set(names) <= set(reading.words(ordered[j]["value"]))
         and (theirs := set(shift.held(ordered[j]["value"])))
         and not theirs & mine
@@ -197,9 +193,9 @@ def _sibling(s: dict, valued: dict[str, list[int]], ordered: list[dict]) -> int 
     return max(found, key=lambda j: ordered[j]["order"]) if found else None
 
 
-def _same_speaker(a: dict, b: dict) -> bool:
-    """One person's statements: another speaker's value never supersedes the user's."""
-    return a.get("speaker", "") == b.get("speaker", "")
+def _comparable(a: dict, b: dict) -> bool:
+    """One person's statements (not another speaker's value), neither a digest's copy of the other."""
+    return a.get("speaker", "") == b.get("speaker", "") and not compare.restates(a, b)
 
 
 def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, by: _Superseded) -> None:
@@ -211,7 +207,7 @@ def _give_up(i: int, ordered: list[dict], holders: _Holders, seen_words: dict, b
         if (
             old["path"] != s["path"]
             and old.get("retired") != s["retired"]
-            and _same_speaker(old, s)
+            and _comparable(old, s)
             and (
                 subjects.holds(old["text"], s["retired"])
                 or ("key" in old and compare.value_holds(old["value"], s["retired"]))
@@ -227,7 +223,7 @@ def _new_value(old: dict, new: dict) -> bool:
     """`new` gives the subject of `old` another value: same speaker, another value of a kind
     the subject can take (a clock time does not replace a count)."""
     return (
-        _same_speaker(old, new)
+        _comparable(old, new)
         and old["order"] != new["order"]
         and not compare.same_value(old["value"], new["value"])
         and shift.same_kind(old["value"], new["value"])
@@ -244,7 +240,7 @@ def _shifted(s: dict, held: dict[str, set[int]], ordered: list[dict], by: dict) 
             if j not in by
             and ordered[j]["path"] != s["path"]
             and ordered[j]["order"] < s["order"]
-            and _same_speaker(ordered[j], s)
+            and _comparable(ordered[j], s)
         ]
         if found:
             return max(found, key=lambda j: ordered[j]["order"]), old, new
@@ -334,7 +330,8 @@ def _same_subject(
     if me is not None:
         found = [j for j in found if not _event_apart(ordered[j], me)]
     if not found and me is not None:  # "metronome at 60 is right", later "metronome at 72 on the development"
-        return [j for j in near if _same_head(ordered[j], me)]
+        # (in another note: one note's frames of one word are its list, "add 2 tbsp", "add 250 ml")
+        return [j for j in near if ordered[j]["path"] != me["path"] and _same_head(ordered[j], me)]
     if len({tuple(ordered[j]["key"]) for j in found}) <= 1:
         return found
     mine = set(compare.key_words(key))
@@ -355,9 +352,10 @@ def _head(s: dict) -> str:
     return str(key[0]) if len(key) == 1 else ""
 
 
-# a frame of one of these verbs says when, not what ("R$220, starting april 10", "priscila starts
-# on april 3"): two of them are one subject only when their statements share another word
-_EVENTS = frozenset("start begin end finish keep stay go come leave arriv open close happen".split())
+# a frame of one of these verbs says when or what was done, not what ("R$220, starting april 10",
+# "priscila starts on april 3", "added reserve pool 5" and a recipe's "add 2 tbsp doubanjiang"): two
+# of them are one subject only when their statements share another word
+_EVENTS = frozenset("start begin end finish keep stay go come leave arriv open close happen add put take make".split())
 
 
 def _event_apart(old: dict, new: dict) -> bool:

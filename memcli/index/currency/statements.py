@@ -17,15 +17,16 @@ MAX_STATEMENT = 240  # characters of a statement kept (longer lines are prose, r
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
 _LINK = re.compile(r"\[\[([^\]|#]+)")
 _LINKED = re.compile(r"\s*\(?\[\[[^\]]*\]\]\)?")  # a wikilink, with the parentheses around a source link
-# a digest node's `## Sources` log ("- Stated on 2026-09-01 in [[...]]") and a note's `## Topics` keyword
-# list ("env, mamba, solve") hold no statement
-_LOG = re.compile(r"^#{1,6}\s+(?:sources|topics)\s*$", re.I)
+# a digest node's `## Sources` log ("- Stated on 2026-09-01 in [[...]]"), its `## History` of values
+# replaced ("- Previously: pool 20, until 2026-03-30": what was, not what is) and a note's `## Topics`
+# keyword list ("env, mamba, solve") hold no statement
+_LOG = re.compile(r"^#{1,6}\s+(?:sources|history|topics)\s*$", re.I)
 _STEP = re.compile(r"(\d{1,2})[.)]?\s+(?=[^\W\d])")
 _AUTO = re.compile(r"<!--\s*notes:auto\s*-->.*?<!--\s*/notes:auto\s*-->", re.S)
 
 
 def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
-    """(line number, sentence[, date]) of a note's body: list items and paragraphs, not
+    """(line number, sentence[, date, cited notes]) of a note's body: list items and paragraphs, not
     headings, front matter, comments, the day page's generated list of links or a digest
     node's `## Sources` log (memcli.extraction.dream.write). In a note
     without a date of its own (a digest node), only the lines citing a dated note count, dated
@@ -47,10 +48,10 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
             log = _LOG.match(s) is not None
         if n <= skip or not s or log or s.startswith(("#", "<!--", ">", "|", "[[")):
             continue
-        when = date
+        when, cites = date, []
         if date_of is not None:
-            cited = [d for t in _LINK.findall(s) if (d := date_of(t) or date_of(t + ".md"))]
-            when = date or (max(cited) if cited else None)
+            cites = [(t, d) for t in _LINK.findall(s) if (d := date_of(t) or date_of(t + ".md"))]
+            when = date or (max(d for _, d in cites) if cites else None)
             if when is None:
                 continue
         s = _LINKED.sub("", re.sub(r"^[-*+]\s+(?:\[[ xX]\]\s+)?", "", s)).strip()
@@ -61,7 +62,7 @@ def statements(text: str, date: str | None = None, date_of=None) -> list[tuple]:
             # a lead-in ("Monday SoH report (Faith by 10:00) (in order):") introduces the lines
             # below it and sets nothing itself
             if 3 <= len(part) <= MAX_STATEMENT and not part.endswith((":", "：")):
-                out.append((n, part, when) if date_of is not None else (n, part))
+                out.append((n, part, when, [t for t, _ in cites]) if date_of is not None else (n, part))
     return out
 
 
@@ -100,14 +101,25 @@ def sets(item: dict) -> bool:
     return bool(item.keys() & {"claims", "retired", "adopts", "shift"})
 
 
-def items(found: list[tuple[int, str]]) -> list[dict]:
-    """A note's statements: each with its claims, or what it gives up or adopts, and then its
-    words and speaker; a statement doing none of these is only its line, text and date."""
+def bare(found: list[tuple]) -> list[dict]:
+    """The statements' records before reading what they set: line, text, date, cited notes."""
     out = []
     for line, sentence, *when in found:
         item: dict = {"line": line, "text": sentence}
         if when and when[0]:
             item["date"] = when[0]
+        if len(when) > 1 and when[1]:  # a digest line restates the notes it cites (compare.restates)
+            item["cites"] = when[1]
+        out.append(item)
+    return out
+
+
+def items(found: list[tuple[int, str]]) -> list[dict]:
+    """A note's statements: each with its claims, or what it gives up or adopts, and then its
+    words and speaker; a statement doing none of these is only its line, text and date."""
+    out = []
+    for item in bare(found):
+        sentence = item["text"]
         if not subjects.may_set(sentence):
             out.append(item)
             continue
