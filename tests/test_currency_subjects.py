@@ -937,3 +937,31 @@ def test_a_new_person_in_a_role_supersedes_the_old_one_and_the_things_size_stays
         ("crew", "tevita", "memory/2026-02-26/b.md")
     ]
     assert "memory/2026-02-26/b.md" not in rel
+
+
+def test_values_shared_by_chance_relate_nothing():
+    """A number changed without its subject names it only with a word the two share ("caustic goes
+    to 80 instead of 70" is no new price of a tank bought for 70); a digit ties no two clauses by
+    one word ("tobi drops the user at terminal 1"); a unit is the value's ("25 hl brewhouse", "40
+    hl of kellerbier"); "the old tuesday slot" gives up no Tuesday."""
+    said = [
+        "The user is the second brewer at a small family place, 25 hl brewhouse.",
+        "Brewing is tuesdays and fridays.",
+        "The ibc tank, tobi found one on kleinanzeigen for 70, it had apple juice in it.",
+        "40 hl of kellerbier down the drain.",
+        "New rule for the CIP: caustic goes to 80 instead of 70.",
+        "The youth team got the user's old tuesday slot, so they ended up with wednesdays.",
+        "tobi drops the user at terminal 1 and parks in P2.",
+    ]
+    notes = [(f"memory/2029-05-{10 + k}/n.md", f"2029-05-{10 + k}", [line]) for k, line in enumerate(said)]
+    assert relate(_files(*notes)) == {}
+    # the same change with the word the two share, and a clock time alone, still relate
+    kept = relate(
+        _files(
+            ("memory/2029-05-01/a.md", "2029-05-01", ["The caustic runs at 70 for the CIP."]),
+            ("memory/2029-05-02/b.md", "2029-05-02", ["New rule: caustic goes to 80 instead of 70."]),
+            ("memory/2029-05-03/c.md", "2029-05-03", ["The user is on the 7:37 metro."]),
+            ("memory/2029-05-04/d.md", "2029-05-04", ["The 7:37 was brutal, going with the 7:45 from now on."]),
+        )
+    )
+    assert set(kept) == {"memory/2029-05-01/a.md", "memory/2029-05-03/c.md"}

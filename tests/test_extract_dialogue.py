@@ -83,6 +83,18 @@ def test_a_thing_turned_down_keeps_its_no():
     assert found["Preferences"] == ["- The user does not want an ebike.", "- The user wants the exercise."]
 
 
+def test_a_suggestion_turned_down_mid_turn_keeps_its_no():
+    found = rules.findings(
+        chat(
+            "our helles takes 12-14 days to hit final gravity at 9 degrees",
+            "An iSpindel in the tank would log gravity for you every 15 minutes.",
+            "lagering is 4 weeks. and nah to the ispindel, konrad hates gadgets in his tanks",
+        )
+    )
+    assert "- The user does not want the ispindel." in found["Preferences"]
+    assert not any(b.startswith("- To the ispindel") for bs in found.values() for b in bs)
+
+
 def test_a_sentence_leaning_on_the_turn_before_carries_its_subject():
     found = rules.findings(
         chat(
@@ -428,6 +440,10 @@ def test_a_chat_that_opens_with_a_question_and_then_tells_something_is_no_errand
     [
         "whats a japanese tongue twister",  # typed without the apostrophe, still a question
         "settle a bet: is a peanut a nut",
+        "settle this, was einstein bad at maths as a kid",
+        "random question, how many ping pong balls would fit in a city bus",
+        "rainy evening, give me 3 films, nothing sad",
+        "question from lucas",
         "make this sound less rude: 'rent is late again'",
     ],
 )

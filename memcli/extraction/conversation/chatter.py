@@ -138,6 +138,12 @@ _CONTENT_ASK = re.compile(
 _FINITE = re.compile(r"\b(?:is|are|was|were|have|has|had|will|would|did|does|do|got|went)\b|'s\b|n't\b", _I)
 
 
+# a request after a clause setting the scene: "rainy evening, give me 3 films, nothing sad"
+_ASK_AFTER = re.compile(
+    r"[,:;]\s*(?:(?:please|pls|plz|now|so)\s+)?(?:give|tell|show|find|recommend|suggest|pick) (?:me|us)\b", _I
+)
+
+
 def is_request(text: str) -> bool:
     """A request to the assistant (write, rephrase, translate, tell a joke), not a statement."""
     head = text.strip()
@@ -146,6 +152,8 @@ def is_request(text: str) -> bool:
     if _CREATIVE.search(head) and _CREATIVE_ASK.search(head):
         return True
     if _CONTENT_ASK.match(head) and not _FINITE.search(head) and ":" not in head and len(WORDS.findall(head)) <= 14:
+        return True
+    if _ASK_AFTER.search(head):
         return True
     m = REQUEST.match(head)
     if m and _MORE.match(head):

@@ -132,7 +132,8 @@ INVERTED = re.compile(rf"^(?:{_AUX}|is|are|am)\s+(?:i|you|we|it|they|he|she)\b|^
 # a sentence announcing a question: "lazy question: ...", "settle a bet: is a tomato a fruit"
 ASK_LEAD = re.compile(
     r"^(?:(?:quick|lazy|random|dumb|silly|stupid|serious|honest|small|weird|odd|simple|side|real)\s+)?"
-    r"(?:question|q|qn|(?<=\s)one)\s*[:-]\s*|^settle (?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:-]?\s*",
+    r"(?:question|q|qn|(?<=\s)one)\s*(?:[:,-]\s*|(?:from|for) [\w'’]+\W*$)|"
+    r"^settle (?:(?:a|an|this|the|our) (?:bet|argument|debate|dispute)\s*[:,-]?|this\s*[:,-]|it\s*[:,-])\s*",
     _I,
 )
 # laughter or surprise: a short turn holding it reacts to what the assistant just said ("60

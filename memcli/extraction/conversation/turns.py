@@ -19,6 +19,11 @@ PREFERS = re.compile(
     r"enjoy|enjoys)\b|\bbest part\b",
     re.IGNORECASE,
 )
+# "and nah to the ispindel, konrad hates gadgets": a suggestion turned down anywhere in the turn
+_NO_TO = re.compile(
+    r"^(?:(?:and|but|also|oh|ok|so)\s+)*(?:no|nah|nope)\s+to\s+(?P<thing>[\w'-]+(?: [\w'-]+){0,3})\s*[,;:]\s+(?P<rest>\S.*)$",
+    re.IGNORECASE,
+)
 _DIGIT = re.compile(r"\d")
 ASKED, REQUESTED = 1, 2
 LETS = re.compile(r"let'?s\s+", re.IGNORECASE)
@@ -147,7 +152,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             asked = max(asked, ASKED)
             if not (s := d.before_question(s)):  # what it states first is the user's own context
                 continue
-        turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else None
+        turned_down = _NO_THING.match(s.strip()) if k == 0 and refusing else turn.assistant and _NO_TO.match(s.strip())
         if turned_down:  # the refusal and what follows it, each a statement
             out.append(("Preferences", _refusal_object(turned_down["thing"], subject)))
             s = turned_down["rest"]

@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-VERSION = 19  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards; 8: shifts; 9: a change naming only its values; 10: "done with"; 11: "the old hilux"; 12: lead-ins, "X says", "from next monday", "5:30 not 6"; 13: a possessive is its noun; 14: a number written onto letters is a name; 15: someone in a role; 16: a change meets a frame ending in its word;
+VERSION = 20  # 4: glosses read apart, CJK claims' English words, things adopted; 5: speakers; 6: vocab; 7: its shards; 8: shifts; 9: a change naming only its values; 10: "done with"; 11: "the old hilux"; 12: lead-ins, "X says", "from next monday", "5:30 not 6"; 13: a possessive is its noun; 14: a number written onto letters is a name; 15: someone in a role; 16: a change meets a frame ending in its word;
 # 17: frames of an event verb need another shared word; 18: a list step's number and a unit alone set nothing;
-# 19: a digest's History and its copies of the notes it cites relate nothing, nor one note's frames of one word
+# 19: a digest's History and its copies of the notes it cites relate nothing, nor one note's frames of one word;
+# 20: a unit after a number is the value's, a number changed needs a shared word, a digit ties no frames
 
 
 def folder(metadata: Path) -> Path:

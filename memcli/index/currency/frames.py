@@ -30,7 +30,7 @@ _NOT_PREVIOUS = re.compile(r"(?<=\d) not (?P<old>[\w.:/-]*\d[\w.:/-]*)\b")
 _MEASURES = frozenset(
     "day week month year hour minute min second sec night time lap length rep km mile "
     "meter metre kilometer person people euro dollar "
-    "yr yrs hr hrs h mins secs wk wks c f kg g lb lbs cm mm m ml l".split()  # "4 yrs", "134 °C"
+    "yr yrs hr hrs h mins secs wk wks c f kg g lb lbs cm mm m ml l hl litre liter per".split()  # "4 yrs", "134 °C", "25 hl", "20 g per litre"
 )
 # verbs telling what was done: a clause with one is an event ("did a 10k trial", "ran 18km")
 _DONE = frozenset("did ran swam raced rode walked hiked cycled finished completed".split())
@@ -53,6 +53,8 @@ def framed(clause: str) -> Claim | None:
     if _DONE & set(toks):
         return None  # "did a 5k trial": an event, not a value that holds until changed
     flags = [bool(_VALUE_TOKEN.match(t)) and t != "1:1" for t in toks]
+    # a unit after a number is the value's ("a 25 hl brewhouse": 25 hl of a brewhouse), not a subject
+    flags = [f or (k > 0 and flags[k - 1] and t in _MEASURES) for k, (t, f) in enumerate(zip(toks, flags))]
     if sum(1 for k, f in enumerate(flags) if f and (k == 0 or not flags[k - 1])) != 1:
         return None  # one value, maybe of several words ("tuesday 14:00"), or no frame
     frame = [w for t, f in zip(toks, flags) if not f for w in words(t) if w not in FILLER | _FRAME_NOISE]

@@ -241,6 +241,7 @@ def _shifted(s: dict, held: dict[str, set[int]], ordered: list[dict], by: dict) 
             and ordered[j]["path"] != s["path"]
             and ordered[j]["order"] < s["order"]
             and _comparable(ordered[j], s)
+            and shift.tied(old, new, ordered[j]["words"], s["words"])
         ]
         if found:
             return max(found, key=lambda j: ordered[j]["order"]), old, new
@@ -369,12 +370,13 @@ def _event_apart(old: dict, new: dict) -> bool:
 
 def _same_head(old: dict, new: dict) -> bool:
     """A frame and another frame or a one-word subject about the same word, with values of one
-    kind and unit ("60", "72", "88"): one subject said in different clauses. "a 25m pool" and
+    kind and unit ("60", "72", "88"; not a digit: "tobi drops the user at terminal 1" is no value of
+    "tobi found one for 70"): one subject said in different clauses. "a 25m pool" and
     "raised the pool to 50" stay two (metres are no connections). A change of a one-word subject
     also meets an older frame of two words ending in it: "the user's training is thursdays 7pm
     now" after "the user's team trains wednesdays 7pm" (team train)."""
     frames = [compare.is_frame(x.get("key")) for x in (old, new)]
-    if not any(frames) or not shift.same_unit(old["value"], new["value"]):
+    if not any(frames) or not shift.same_unit(old["value"], new["value"]) or shift.digit(old["value"], new["value"]):
         return False
     if _head(old) != "" and _head(old) == _head(new):
         return not _event_apart(old, new)

@@ -10,7 +10,8 @@ sentence as a new value of that claim's subject. Nothing is superseded on a valu
 older statement must be a claim (a subject set to that value), and the old value particular
 (a clock time, a date, a number of two digits or with a unit: not "friday" or "4", which
 unrelated subjects share), so "75" in a sentence about something else is never taken for a
-hydration of 75%.
+hydration of 75%. A number also needs a word the two statements share besides the values (`tied`):
+"caustic goes to 80 instead of 70" is no new price of the IBC tank "found on kleinanzeigen for 70".
 """
 
 from __future__ import annotations
@@ -66,6 +67,20 @@ def _specific(kind: str, value: str) -> bool:
 def _read(value: str) -> tuple[tuple[int, str, str], ...]:
     """The values a claim's value holds, as `values` reads them."""
     return tuple(values(reading.clean(value)))
+
+
+def tied(old: str, new: str, a: list[str], b: list[str]) -> bool:
+    """Whether statements of words `a` and `b` may be one subject's `old` and `new` values: a clock
+    time or a date is particular enough alone, a number needs another word of both."""
+    if any(k in ("time", "date") for _, k, _ in _read(old)):
+        return True
+    return bool(set(a) & set(b) - set(reading.words(old)) - set(reading.words(new)))
+
+
+def digit(*values: str) -> bool:
+    """One of the values is a bare digit ("terminal 1", "4 fermenters"): too common a value to tie two
+    clauses by the one word they share."""
+    return any(re.fullmatch(r"\d", v.strip()) for v in values)
 
 
 def held(value: str) -> list[str]:

@@ -299,7 +299,8 @@ def _trimmed(value: str) -> str:
 
 _THING = rf"{_WORD}(?: {_WORD}){{0,3}}?"  # a thing given up: a name, no "of"/"for" phrase
 _THING_END = r"(?=\s*(?:$|[,;.!?()]|\s(?:for|with|to|in|on|at|after|because|since|so|but|and|when|last|this|today|till|until)\b))"
-_NOT_OLD = r"(?:days?|times?|friends?|school|town|city|man|lady|age|habits?|ways?|ones?|self|place|boss|manager|teacher|coach|tutor|doctor|colleagues?|neighbou?rs?|[a-z]*mates?|partner|girlfriend|boyfriend|team|job)"
+# (nor a time: "got the user's old tuesday slot" gives up no tuesday)
+_NOT_OLD = r"(?:days?|times?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|slots?|friends?|school|town|city|man|lady|age|habits?|ways?|ones?|self|place|boss|manager|teacher|coach|tutor|doctor|colleagues?|neighbou?rs?|[a-z]*mates?|partner|girlfriend|boyfriend|team|job)"
 _BARE = r"(?!(?:off|at|to|by|from)\b)" + _WORD + r"(?: (?!(?:off|at|to|by|from)\b)" + _WORD + r"){0,3}?"  # no place
 # a change naming only its values, made by the user: "i officially switched from avimark to ezyvet"
 # gives up avimark ("the 1:1 moved from 9 to 10" names its subject: a claim, not a thing given up)
