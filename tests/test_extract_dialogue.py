@@ -259,6 +259,22 @@ def test_cjk_statements_are_kept_quoted_with_english_keywords():
     ]
 
 
+def test_cjk_details_for_the_users_own_task_are_kept_and_a_text_to_check_is_not():
+    """After "help me with the invitation stuff", the visit's details typed in Chinese are the
+    user's facts; after "can u check this", the Chinese text is the material to check."""
+    details = "爸妈6月5号到法兰克福，坐汉莎的飞机从青岛直飞。住三个星期，住我们家。"
+    found = rules.findings(
+        chat(
+            f"my parents are coming in june!! help me with the invitation stuff pls. here are the details\n{details}",
+            "Congratulations! Here is what the invitation letter needs.",
+            "perfect",
+        )
+    )
+    assert any("汉莎" in b for bs in found.values() for b in bs)
+    found = rules.findings(chat(f"can u check this for my mum pls\n{details}", "It reads well; one small fix.", "thx"))
+    assert not any("汉莎" in b for bs in found.values() for b in bs)
+
+
 @pytest.mark.parametrize(
     "text,keys",
     [

@@ -208,16 +208,23 @@ _SCRIPT_BREAK = re.compile(rf"\n+|(?<=[A-Za-z]:)\s*(?={cjk.CJK.pattern})")
 def _by_line(lines: list[str], subject: str, turn: Turn) -> tuple[list[tuple[str, str]], int]:
     """A turn read as Chinese, Japanese or Korean that holds lines in English, each line read in
     its own script ("im learning mandarin, classes on saturdays ... can u check mine:" and the
-    Chinese text to check): a CJK line after a request is its material. (A turn mostly in English
-    goes through the English rules sentence by sentence, as before.)"""
+    Chinese text to check): a CJK line after a request is its material, unless the request is
+    for the user's own task ("help me with the invitation stuff pls" and the visit's details in
+    Chinese: chatter.own_task). (A turn mostly in English goes through the English rules sentence
+    by sentence, as before.)"""
     out: list[tuple[str, str]] = []
     asked = 0
+    own = False  # the last request was for the user's own task
     for k, line in enumerate(lines):
-        if cjk.is_cjk(line) and (asked == REQUESTED or (k and _introduces(lines[k - 1], asked))):
+        material = asked == REQUESTED and not own
+        if cjk.is_cjk(line) and (material or (k and _introduces(lines[k - 1], asked))):
             continue  # "can u check mine:" and the text to check
         got, now = user_turn(line, subject, turn)
         out += got
         asked = max(asked, now)
+        asks = [c for c in re.split(r"[,;.!]", line) if chatter.is_request(c.strip())]
+        if asks:
+            own = all(chatter.own_task(c) for c in asks)
     return out, asked
 
 
