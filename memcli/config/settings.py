@@ -160,6 +160,9 @@ class Settings:
     redaction: Redaction = field(default_factory=Redaction)
     shared: Shared = field(default_factory=Shared)
     extra_paths: tuple[str, ...] = ()
+    # the names the memory's owner goes by ("Oh Ha-eun", "Ha-eun"): a query naming them asks about
+    # "the user" (memcli.vault.owner adds those USER.md and the conversations give)
+    owner_names: tuple[str, ...] = ()
     timezone: str = ""
     backup_dir: str = ""
     inbox_webhook_url: str = ""
@@ -211,7 +214,7 @@ def build(cfg: Mapping[str, Any]) -> Settings:
         if f.name in SECTIONS.values():
             values[f.name] = section(type(getattr(Settings(), f.name)), raw)
         else:
-            values[f.name] = tuple(raw) if f.name == "extra_paths" else raw
+            values[f.name] = tuple(raw) if f.name in ("extra_paths", "owner_names") else raw
     settings = Settings(**values)
     validate(settings)
     return settings

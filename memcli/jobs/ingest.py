@@ -19,7 +19,7 @@ from memcli.extraction.conversation.messages import is_user_turn
 from memcli.extraction.conversation.messages import parse as parse_messages
 from memcli.index import sync
 from memcli.index.freshness import index_lock
-from memcli.jobs import inbox
+from memcli.jobs import inbox, owner
 from memcli.secrets.scrub import Scrubber
 from memcli.vault import atomic, lock, notes, session
 from memcli.vault.lock import Lock
@@ -151,6 +151,7 @@ def run(
                 draft = llm.extract(req, chat.chat, chat.identity) if chat else rules.extract(req)
             # everything is validated: from here on, write
             rep.log_write = session.write_log(log_path, old, merged)
+            owner.learn(ws, sid, merged)  # the names a letter signed for the user shows
             if trigger and pending:
                 rep.extracted = True
                 rep.pending_user_turns = 0

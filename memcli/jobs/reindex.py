@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.errors import BadInput
 from memcli.index import sync
 from memcli.index.freshness import REBUILD_BUSY, index_lock
+from memcli.jobs import owner
 from memcli.vault import atomic, lock
 from memcli.vault.lock import Lock
 from memcli.vault.workspace import Workspace
@@ -113,6 +114,7 @@ def run(
         with index_lock(ws, "reindex", wait=max(wait, lock.WAIT)):
             atomic.clean_temp_files(ws.metadata)
             report = sync.sync(ws, full=full and scope != "embedding", progress=progress, strict=True)
+        owner.rebuild(ws)  # the owner's names, when mem_metadata/ lost them
         report.warnings += ws.config_warnings()  # extra paths giving no files, OpenClaw settings left out
         rep = ReindexReport(report, 0.0, scope)
         if scope != "bm25":

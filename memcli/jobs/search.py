@@ -15,6 +15,7 @@ from memcli.jobs.searchers.local import Local
 from memcli.retrieval import framing, fusion, rank
 from memcli.retrieval import links as linkmod
 from memcli.retrieval.hits import VIA_SOURCE, Hit, clip
+from memcli.vault import owner
 from memcli.vault.workspace import Workspace
 
 MAX_CANDIDATES = 200
@@ -121,9 +122,10 @@ def run(
         raise BadInput(f"--since {since} is later than --until {until}, so no note can match")
     candidates = min(MAX_CANDIDATES, max(1, int(limit * cfg.candidate_multiplier)))
     result = SearchResult(query, [], candidates)
+    owned = framing.as_owner(query, owner.names(ws))  # "Ha-eun's mother" asks about the user's
     req = searchers.Request(
-        asked=framing.topic(query),  # the query without "discussed last time"
-        voiced=framing.first_person(query),
+        asked=framing.topic(owned),  # the query without "discussed last time"
+        voiced=framing.first_person(owned),
         mode=mode,
         since=since,
         until=until,

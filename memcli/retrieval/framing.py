@@ -91,6 +91,42 @@ def _cased(found: str, repl: str) -> str:
     return repl[0].upper() + repl[1:] if found[:1].isupper() else repl
 
 
+def as_owner(query: str, names: tuple[str, ...]) -> str:
+    """The query with the owner's names read as "the user" ("Where does Ha-eun's mother live?"
+    -> "Where does the user's mother live?"): the notes say "the user", and the few that hold the
+    name (a letter the assistant signed for them) are no more about the question
+    (memcli.vault.owner). A full name anywhere, any case; one word of it only capitalised and
+    alone ("Xu's parents"; not "Xu Jianguo", her father)."""
+    for name in names:  # longest first
+        if name.casefold() not in query.casefold() and not any(w in query for w in name.split()):
+            continue
+        query = _owner_name(name, re.IGNORECASE).sub(_as_user, query)
+        for word in name.split() if " " in name else ():
+            if len(word) > 1 and word.casefold() not in tokenizer.STOPWORDS:
+                query = _owner_name(word, 0).sub(functools.partial(_as_user, alone=True), query)
+    return query
+
+
+@functools.cache
+def _owner_name(name: str, flags: int) -> re.Pattern:
+    if re.search(r"[A-Za-z]", name):
+        return re.compile(rf"(?<![\w-])({re.escape(name)})(?P<of>['’]s)?(?![\w-])", flags)
+    return re.compile(rf"({re.escape(name)})(?P<of>)", flags)  # a CJK name has no word bounds
+
+
+# a capitalised word before a word of the owner's name, not the query's first (unless a title)
+_NAMED_BEFORE = re.compile(r"(?:(?<=\s)[A-Z][\w'’-]*|^(?:Mr|Mrs|Ms|Dr|Herr|Frau)\.?) $")
+_NAMED_AFTER = re.compile(r"(?:['’]s)? [A-Z]")
+
+
+def _as_user(m: re.Match, alone: bool = False) -> str:
+    """ "the user" for the name matched; a word of the name beside another name is someone
+    else's ("Xu Jianguo", "Mr Xu"), not after the query's first word ("Does Xu like ...")."""
+    if alone and (_NAMED_BEFORE.search(m.string, 0, m.start()) or _NAMED_AFTER.match(m.string, m.end(1))):
+        return m.group(0)
+    return "the user's" if m.group("of") else "the user"
+
+
 def topic(query: str) -> str:
     """The query without its conversation framing and without its owner; the query itself
     if no search term is left."""
