@@ -5,12 +5,18 @@ memcli.vault.owner, memcli.retrieval.framing.as_owner), through the real CLI whe
 from __future__ import annotations
 
 import json
-
-from conftest import open_workspace
+import os
+from pathlib import Path
 
 from memcli.extraction.conversation.signed import names_in
 from memcli.retrieval.framing import as_owner, first_person
 from memcli.vault import owner
+from memcli.vault.workspace import open_workspace as _open
+
+
+def open_workspace(root: Path):
+    return _open(Path(root).resolve(), dict(os.environ))
+
 
 EMAIL = (
     "Sure, here's a short email:\n\nSubject: Use the D5 preset\n\nHi all,\n\nHarbourline approved the "
