@@ -468,6 +468,22 @@ def test_an_ask_typed_loosely_states_nothing(line):
     assert bullets(found) == [] and errand
 
 
+def test_why_a_question_was_asked_and_what_its_answer_taught_state_nothing():
+    found, errand = rules.read(
+        chat(
+            "random q how is tiramisu actually made? had one at a cafe and now im curious",
+            "Classic tiramisu is a no-bake dessert: egg yolks and sugar, mascarpone, cream, ladyfingers in coffee.",
+            "oh its not even baked. interesting",
+        )
+    )
+    assert bullets(found) == [] and errand
+    # curious about something of the user's own is no reason for a question: it is kept
+    found, errand = rules.read(
+        chat("im curious about the senior role at work, applications close friday", "Go for it.")
+    )
+    assert not errand and any("senior role" in b for b in bullets(found))
+
+
 def test_cli_an_errands_note_founds_no_digest_node(ws, tmp_path, mem):
     day = "2026-06-30"
     talk = [

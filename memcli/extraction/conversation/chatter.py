@@ -95,6 +95,8 @@ _SMALL_TALK = re.compile(
     r"\b(?:weather|forecast|sunny|rains?|rainy day|raining|snowing|so hot|so cold|heatwave|how are you|how'?s it going|"
     r"dusty|the dust|so dry|humid|muggy|windy|chilly|drizzl\w*|foggy|"
     r"bored(?! of| with)|"  # "bored waiting in the ute": how the user feels this minute
+    # "had one at a cafe and now im curious": why a question was asked, not something to keep
+    r"(?:i'?m |now |just |so )curious(?! (?:about|whether|if|to|how|what)\b)|just wondering|out of curiosity|"
     r"good (?:morning|night|evening)|happy (?:friday|monday|weekend|birthday|new year)|tgif|"
     r"you'?re (?:funny|hilarious|the best)|made me laugh|that'?s (?:funny|hilarious))\b",
     _I,

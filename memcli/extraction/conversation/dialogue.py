@@ -367,7 +367,7 @@ def reacts(text: str, answer: str) -> bool:
     if len(chatter.WORDS.findall(text)) > 9:
         return False
     picked = _PICKED.match(text.strip())
-    return bool(LAUGH.search(text)) or bool(picked and picked[1].lower() in answer.lower())
+    return bool(LAUGH.search(text) or _INTEREST.search(text)) or bool(picked and picked[1].lower() in answer.lower())
 
 
 def takes_up(text: str, answer: str) -> bool:
@@ -381,5 +381,7 @@ def takes_up(text: str, answer: str) -> bool:
     return bool(items & {w.lower() for w in re.findall(r"[\w'-]{4,}", text)})
 
 
+# "oh its not even baked. interesting": what the answer taught, said back
+_INTEREST = re.compile(r"\b(?:interesting|fascinating|huh|til|who knew|good to know|learn(?:ed|t) something)\b", _I)
 # "the towel one", "that riddle one": an item of the answer named by a word from it
 _PICKED = re.compile(r"(?:the|that) ([\w'-]{3,}) one\b", re.IGNORECASE)
