@@ -48,6 +48,8 @@ def test_no_one_owner_in_a_placeholder_a_group_or_someone_the_user_names():
     friend = [("user", "my friend marta wants her deposit email to sound nicer"), ("assistant", "Best,\nMarta")]
     assert names_in(friend) == []  # the user speaks of Marta: she is someone else
     assert names_in([("assistant", "Thanks for asking! Here is the plan.")]) == []
+    assert names_in([("assistant", "Norwegian Wood, written by Haruki Murakami, is a good start.")]) == []
+    assert names_in([("assistant", "The parcel is sent by DHL Express:\nTracking: 123")]) == []
 
 
 def test_a_query_naming_the_owner_asks_about_the_user():

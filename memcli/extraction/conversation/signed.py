@@ -32,7 +32,8 @@ _MARKUP = re.compile(r"^[\s>*_\"“”'‘’`-]+|[\s*_\"“”'‘’`]+$")
 _CLOSING_LINE = re.compile(rf"(?:今後とも|引き続き)?(?:{_CLOSING})\s*[,.!。！、]?", re.IGNORECASE)
 # "... é só nos chamar. Um abraço, Dra. Beatriz."
 _INLINE = re.compile(rf"(?:^|(?<=[.!?]) )(?:{_CLOSING}),\s+(?P<name>[^,.!?]+(?:\.[^,.!?]+)?)[.!]?$", re.IGNORECASE)
-_FIELD = re.compile(r"\b(?:prepared|written|signed|sent) by:?\s*(?P<name>[^|/\n*_]+)", re.IGNORECASE)
+# a form's field: "Prepared by: Ha-eun" (not "a novel written by Haruki Murakami", nor "sent by DHL")
+_FIELD = re.compile(r"\b(?:prepared|signed) by:\s*(?P<name>[^|/\n*_]+)", re.IGNORECASE)
 _INTRO = re.compile(
     r"\bmy name is (?P<en>[A-Z][A-Za-zÀ-ÿ'’-]+(?: [A-Z][A-Za-zÀ-ÿ'’-]+)?)"
     # "我叫Njeri，": a name and then a pause ("我叫Daniel去接Joon" is "I'll have Daniel pick Joon up")
