@@ -49,6 +49,7 @@ def test_no_one_owner_in_a_placeholder_a_group_or_someone_the_user_names():
     assert names_in(friend) == []  # the user speaks of Marta: she is someone else
     assert names_in([("assistant", "Thanks for asking! Here is the plan.")]) == []
     assert names_in([("assistant", "Norwegian Wood, written by Haruki Murakami, is a good start.")]) == []
+    assert names_in([("assistant", "Rank them:\n- Best\n- Worst\n- Average")]) == []  # a list
     assert names_in([("assistant", "The parcel is sent by DHL Express:\nTracking: 123")]) == []
 
 
@@ -68,6 +69,10 @@ def test_a_query_naming_the_owner_asks_about_the_user():
     assert as_owner("Does Xu like beer?", ("Xu Qing",)) == "Does the user like beer?"
     assert as_owner("What camera does Ha-eun use?", ()) == "What camera does Ha-eun use?"
     assert as_owner("Is Hanna's camera new?", ("Han",)) == "Is Hanna's camera new?"  # a word, not a part of one
+    # a name that is also a word counts only capitalised, and not as the query's first word
+    assert as_owner("Did Grace say where grace notes go?", ("Grace",)) == "Did the user say where grace notes go?"
+    assert as_owner("Will the flight move in May?", ("Will", "May")) == "Will the flight move in May?"
+    assert as_owner("What did Will order?", ("Will",)) == "What did the user order?"
 
 
 def test_names_from_the_config_and_user_md(ws):

@@ -95,16 +95,28 @@ def as_owner(query: str, names: tuple[str, ...]) -> str:
     """The query with the owner's names read as "the user" ("Where does Ha-eun's mother live?"
     -> "Where does the user's mother live?"): the notes say "the user", and the few that hold the
     name (a letter the assistant signed for them) are no more about the question
-    (memcli.vault.owner). A full name anywhere, any case; one word of it only capitalised and
-    alone ("Xu's parents"; not "Xu Jianguo", her father)."""
+    (memcli.vault.owner). A name of two words or with a hyphen or a non-Latin letter in any case
+    ("xu qing", "ha-eun"); a plain word, and one word of a longer name, only capitalised ("Grace",
+    not "grace"; "May" is a month) and alone ("Xu's parents"; not "Xu Jianguo", her father)."""
     for name in names:  # longest first
         if name.casefold() not in query.casefold() and not any(w in query for w in name.split()):
             continue
-        query = _owner_name(name, re.IGNORECASE).sub(_as_user, query)
+        distinct = " " in name or "-" in name or not name.isascii()
+        if distinct or _MONTH_OR_DAY.fullmatch(name) is None:
+            query = _owner_name(name, re.IGNORECASE if distinct else 0).sub(
+                functools.partial(_as_user, alone=not distinct), query
+            )
         for word in name.split() if " " in name else ():
-            if len(word) > 1 and word.casefold() not in tokenizer.STOPWORDS:
+            if len(word) > 1 and word.casefold() not in tokenizer.STOPWORDS and not _MONTH_OR_DAY.fullmatch(word):
                 query = _owner_name(word, 0).sub(functools.partial(_as_user, alone=True), query)
     return query
+
+
+_MONTH_OR_DAY = re.compile(
+    r"(?:jan|febr)uary|march|april|may|june|july|august|(?:sept|nov|dec)ember|october|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day",
+    re.IGNORECASE,
+)
 
 
 @functools.cache
@@ -121,8 +133,13 @@ _NAMED_AFTER = re.compile(r"(?:['’]s)? [A-Z]")
 
 def _as_user(m: re.Match, alone: bool = False) -> str:
     """ "the user" for the name matched; a word of the name beside another name is someone
-    else's ("Xu Jianguo", "Mr Xu"), not after the query's first word ("Does Xu like ...")."""
-    if alone and (_NAMED_BEFORE.search(m.string, 0, m.start()) or _NAMED_AFTER.match(m.string, m.end(1))):
+    else's ("Xu Jianguo", "Mr Xu"), not after the query's first word ("Does Xu like ...");
+    the query's first word is a name only with "'s" ("Will the flight move?")."""
+    if alone and (
+        _NAMED_BEFORE.search(m.string, 0, m.start())
+        or _NAMED_AFTER.match(m.string, m.end(1))
+        or (m.start() == 0 and not m.group("of"))
+    ):
         return m.group(0)
     return "the user's" if m.group("of") else "the user"
 

@@ -41,6 +41,7 @@ _INTRO = re.compile(
     r"|제 이름은 (?P<ko>[\uac00-\ud7af]{2,5}?)(?:입니다|이에요|예요|이고|라고)"
     r"|(?P<ja>[\u30a0-\u30ff\u4e00-\u9fff]{2,10})と申します"
 )
+_ITEM = re.compile(r"\s*(?:[-*•+]|\d+[.)])\s")
 _TITLE = re.compile(r"^(?:dr|dra|mr|mrs|ms|mx|prof|sr|sra)\.?\s+", re.IGNORECASE)
 _LATIN_NAME = re.compile(r"[A-Z][^\W\d_]*(?:['’-][^\W\d_]+)*")
 _CJK_NAME = re.compile(r"[\u4e00-\u9fff\uac00-\ud7af\u30a0-\u30ff]{2,4}")
@@ -67,10 +68,11 @@ def names_in(records: list[tuple[str, str]]) -> list[str]:
 
 def _signed(text: str) -> list[str]:
     out = []
-    lines = [_MARKUP.sub("", line) for line in text.split("\n")]
+    raw = text.split("\n")
+    lines = [_MARKUP.sub("", line) for line in raw]
     for i, line in enumerate(lines):
         name = None
-        if _CLOSING_LINE.fullmatch(line):
+        if _CLOSING_LINE.fullmatch(line) and not _ITEM.match(raw[i]):  # "- Best" of a list closes nothing
             after = next((x for x in lines[i + 1 : i + 3] if x), "")
             name = _name(after)
         elif (m := _INLINE.search(line)) or (m := _FIELD.search(line)):
