@@ -16,8 +16,15 @@ from memcli.vault.workspace import Workspace
 
 def learn(ws: Workspace, session_id: str, records: list[dict]) -> None:
     """Record the names one session's whole log gives; the caller holds the workspace lock."""
-    known = _all_logs(ws) if owner.missing(ws) else owner.learned(ws)
-    owner.record(ws, session_id, _names(records), known)
+    if owner.missing(ws):  # the logs, this one's included, read once
+        owner.save(ws, _all_logs(ws))
+        return
+    known = owner.learned(ws)
+    sessions = {k: v for k, v in known.items() if k != session_id}
+    if found := _names(records):
+        sessions[session_id] = found
+    if sessions != known:
+        owner.save(ws, sessions)
 
 
 def rebuild(ws: Workspace) -> None:
@@ -26,13 +33,12 @@ def rebuild(ws: Workspace) -> None:
         return
     with Lock(ws.lock_path(lock.WORKSPACE), "reindex", wait=lock.WAIT):
         if owner.missing(ws):
-            known = _all_logs(ws)
-            owner.record(ws, "", [], known)
+            owner.save(ws, _all_logs(ws))
 
 
 def _all_logs(ws: Workspace) -> dict[str, list[str]]:
     out = {}
-    for path in sorted(ws.sessions.glob("*.jsonl")) if ws.sessions.is_dir() else ():
+    for path in sorted(ws.sessions.glob("*.jsonl")):
         try:
             found = _names(session.read_log(path))
         except (JobFailed, OSError):

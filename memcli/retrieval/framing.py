@@ -112,6 +112,8 @@ def as_owner(query: str, names: tuple[str, ...]) -> str:
     return query
 
 
+# a name that is a month or a weekday is never one ("May"); spelled out here rather than taken from
+# memcli.index.currency.compare, whose import (9 ms) a search without currency relations skips
 _MONTH_OR_DAY = re.compile(
     r"(?:jan|febr)uary|march|april|may|june|july|august|(?:sept|nov|dec)ember|october|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day",

@@ -40,16 +40,8 @@ def learned(ws: Workspace) -> dict[str, list[str]]:
         return {}
 
 
-def record(ws: Workspace, session_id: str, found: list[str], known: dict[str, list[str]] | None = None) -> None:
-    """Keep the names one session's conversation gave (none: forget the session). The caller
-    holds the workspace lock."""
-    sessions = dict(learned(ws) if known is None else known)
-    if sessions.get(session_id, []) == found and (ws.metadata / FILE).exists():
-        return
-    if found:
-        sessions[session_id] = found
-    else:
-        sessions.pop(session_id, None)
+def save(ws: Workspace, sessions: dict[str, list[str]]) -> None:
+    """Keep the names each session's conversation gave; the caller holds the workspace lock."""
     ws.metadata.mkdir(parents=True, exist_ok=True)
     text = json.dumps({"sessions": dict(sorted(sessions.items()))}, ensure_ascii=False, indent=1) + "\n"
     atomic.write_text(ws.metadata / FILE, text)

@@ -19,14 +19,16 @@ from __future__ import annotations
 import re
 
 # closing words of a letter or a message, on a line of their own before the signer's name
-_CLOSING = (
-    r"thanks|thank you|many thanks|thanks again|best|best wishes|best regards|kind regards|warm regards|"
-    r"warmest regards|regards|cheers|sincerely|yours sincerely|yours truly|yours faithfully|yours|"
-    r"all the best|love|lots of love|warmly|with thanks|respectfully|take care|"
-    r"mit freundlichen grüßen|viele grüße|liebe grüße|beste grüße|herzliche grüße|"
-    r"cordialement|bien à vous|amitiés|atenciosamente|um abraço|abraços|saludos|atentamente|"
-    r"un abrazo|cordiali saluti|met vriendelijke groet|groetjes|"
-    r"敬上|谢谢|謝謝|您的学生|你的学生|よろしくお願いいたします|よろしくお願いします|감사합니다"
+_CLOSING = "|".join(
+    (
+        "thanks/thank you/many thanks/thanks again/best/best wishes/best regards/kind regards/warm regards/"
+        "warmest regards/regards/cheers/sincerely/yours sincerely/yours truly/yours faithfully/yours/"
+        "all the best/love/lots of love/warmly/with thanks/respectfully/take care/"
+        "mit freundlichen grüßen/viele grüße/liebe grüße/beste grüße/herzliche grüße/"
+        "cordialement/bien à vous/amitiés/atenciosamente/um abraço/abraços/saludos/atentamente/"
+        "un abrazo/cordiali saluti/met vriendelijke groet/groetjes/"
+        "敬上/谢谢/謝謝/您的学生/你的学生/よろしくお願いいたします/よろしくお願いします/감사합니다"
+    ).split("/")
 )
 _MARKUP = re.compile(r"^[\s>*_\"“”'‘’`-]+|[\s*_\"“”'‘’`]+$")
 _CLOSING_LINE = re.compile(rf"(?:今後とも|引き続き)?(?:{_CLOSING})\s*[,.!。！、]?", re.IGNORECASE)

@@ -54,6 +54,8 @@ class Turn:
     # a chat with an assistant: questions and "you" address it; between people (a group chat)
     # they address each other and say as much about the speakers as anything else
     with_assistant: bool = True
+    # the turn's last request was for the user's own task (chatter.own_task); None: it made none
+    own_task: bool | None = None
 
 
 def _refusal_object(thing: str, subject: str) -> str:
@@ -142,7 +144,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
     # i mention the standup thing?") or follows what they stated ("its fine? lab results pull in
     # automatically"): what follows it is context they give, not talk about the answer
     own = False
-    own_task = False  # this turn asked for the user's own task (chatter.own_task)
+    turn.own_task = None
     for k, s in enumerate(sents):
         requesting = asked == REQUESTED
         if k == 0 and out and len(s.split()) <= 6:
@@ -170,7 +172,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             continue
         if chatter.is_request(core):
             asked = REQUESTED  # what follows in the turn is material for the request
-            own_task = chatter.own_task(core)
+            turn.own_task = chatter.own_task(core)
             continue
         core, tail = d.without_question(core)
         if tail:  # as a sentence ending in "?" (above)
@@ -191,7 +193,7 @@ def user_turn(text: str, subject: str, turn: Turn) -> tuple[list[tuple[str, str]
             core = how[1]
             if len(chatter.WORDS.findall(core)) < 2:
                 continue
-        if _aside(core, turn, digit, asked, own, own_task):
+        if _aside(core, turn, digit, asked, own, bool(turn.own_task)):
             continue
         section, statement, whole = _statement(core, k, refusing, subject, turn, group)
         if (then or d.LEANS.search(core) or len(core.split()) <= 3) and not whole and turn.with_assistant:
@@ -222,9 +224,8 @@ def _by_line(lines: list[str], subject: str, turn: Turn) -> tuple[list[tuple[str
         got, now = user_turn(line, subject, turn)
         out += got
         asked = max(asked, now)
-        asks = [c for c in re.split(r"[,;.!]", line) if chatter.is_request(c.strip())]
-        if asks:
-            own = all(chatter.own_task(c) for c in asks)
+        if turn.own_task is not None:  # the line asked for something: whose task it is
+            own = turn.own_task
     return out, asked
 
 
